@@ -1,0 +1,78 @@
+// headcount/attention.h: find every attention block in a Model and the Q/K/V/O weights it owns.
+//
+// Matching is structural: the unfused core MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax ->
+// MatMul(., V), and the fused operators (com.microsoft Attention, MultiHeadAttention,
+// GroupQueryAttention, ONNX Attention). Names are used only for display. Every Softmax ends up
+// either inside a block or in `unmatched` with the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headcount/model.h"
+
+namespace headcount {
+
+enum class Role { Q, K, V, O };
+const char* role_name(Role r);  // "q", "k", "v", "o"
+
+// One tensor's part in a projection: the whole tensor or a slice of a packed one.
+struct TensorShare {
+  int weight = -1;            // index into Model::weights
+  bool bias = false;          // a bias vector rather than a weight matrix
+  uint64_t elements = 0;      // elements of this share (a third of a packed QKV tensor, say)
+  std::string slice;          // "" for the whole tensor, else e.g. "columns 0:32 of 96"
+};
+
+// A Q, K, V or O projection: weight and bias elements that belong to it.
+struct Projection {
+  bool found = false;
+  uint64_t weight = 0;
+  uint64_t bias = 0;
+  int64_t in_width = 0;   // input features (0 when unknown)
+  int64_t out_width = 0;  // output features (0 when unknown)
+  std::vector<TensorShare> tensors;
+  uint64_t total() const { return weight + bias; }
+};
+
+struct AttentionBlock {
+  int index = 0;
+  std::string name;   // readable common prefix of its nodes or weights, else the core node's name
+  std::string form;   // "unfused" or the fused op type ("Attention", "MultiHeadAttention", ...)
+  std::string kind;   // "self" or "cross"
+  std::optional<int64_t> heads;
+  std::optional<int64_t> kv_heads;
+  std::string heads_from;     // where the head count came from, or why it is unknown
+  int64_t width = 0;          // input width of the Q projection
+  std::optional<int64_t> head_dim;
+  std::optional<int64_t> v_head_dim;
+  Projection q, k, v, o;
+  uint64_t total = 0;         // q + k + v + o totals
+  uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count
+  bool has_bias = false;      // any projection has a bias
+  int core_node = -1;         // the Softmax or fused node (index into Model::nodes)
+  std::vector<std::string> notes;  // what the matcher could not see, in words
+  const Projection& projection(Role r) const;
+  Projection& projection(Role r);
+};
+
+// A Softmax that is not part of any block, and why.
+struct UnmatchedSoftmax {
+  int node = -1;
+  std::string name;
+  std::string reason;
+};
+
+struct AttentionResult {
+  std::vector<AttentionBlock> blocks;
+  std::vector<UnmatchedSoftmax> unmatched;
+  uint64_t parameters = 0;  // elements in all Q/K/V/O projections, each tensor once
+};
+
+// Finds the attention blocks of a loaded model. Never throws for unusual graphs: what it cannot
+// read becomes an unmatched entry or a note.
+AttentionResult match_attention(const Model& model);
+
+}  // namespace headcount

@@ -1,0 +1,40 @@
+// headcount/findings.h: the rules that turn a loaded and matched model into findings.
+//
+// Each rule is one row of kRules (id, severity, summary, documentation); the same table feeds
+// `--help`, `headcount explain RULE` and validation of rule names.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headcount/attention.h"
+#include "headcount/model.h"
+
+namespace headcount {
+
+enum class Severity { Info, Warning, Error };
+const char* severity_name(Severity s);
+std::optional<Severity> parse_severity(const std::string& s);
+
+struct Rule {
+  const char* id;        // stable kebab-case id
+  Severity severity;
+  const char* summary;   // one line
+  const char* doc;       // what it means, why it matters, what to do
+};
+
+const std::vector<Rule>& rules();
+const Rule* find_rule(const std::string& id);
+
+struct Finding {
+  std::string rule;
+  Severity severity = Severity::Info;
+  std::optional<int> block;  // attention block index when it applies
+  std::string message;
+};
+
+// Runs every rule over a model and its attention blocks.
+std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention);
+
+}  // namespace headcount

@@ -1,0 +1,108 @@
+// headcount/model.h: the loaded model, as plain data the later stages read.
+//
+// The loader (load.h) fills it; the matcher, rules and renderers only read it. The ONNX protobuf
+// skeleton is kept as parsed, except that large tensor payloads are left in the file: a Weight
+// says where its bytes are instead of holding them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace headcount {
+
+// Where a weight tensor's bytes live.
+enum class Storage { Embedded, External, ConstantNode };
+
+// What a stat of an external data file found (the file is never opened to count).
+enum class ExternalStatus { NotExternal, Present, Missing, SizeMismatch };
+
+const char* storage_name(Storage s);
+const char* external_status_name(ExternalStatus s);
+
+// One tensor stored in the model: an initializer (embedded or external), a sparse initializer, or
+// the value of a Constant node. Elements and bytes come from dims and data_type, overflow-checked.
+struct Weight {
+  std::string name;      // the value name nodes refer to
+  int graph = 0;         // index into Model::graphs of the scope it is declared in
+  int32_t dtype = 0;     // onnx::TensorProto_DataType
+  std::vector<int64_t> dims;
+  uint64_t elements = 0;
+  uint64_t bytes = 0;
+  Storage storage = Storage::Embedded;
+  bool parameter = false;   // counts as a parameter (see README "What counts as a parameter")
+  bool sparse = false;      // a SparseTensorProto; elements are the dense shape's
+  // Payload location for content comparisons: in the model file (embedded raw_data) or in an
+  // external file. payload_known is false when the bytes are in typed fields or missing.
+  bool payload_known = false;
+  std::string payload_file;  // absolute path, checked to lie inside the model's folder
+  uint64_t payload_offset = 0;
+  uint64_t payload_length = 0;
+  // External data as written in the file, and what a stat found.
+  std::string external_location;
+  uint64_t external_offset = 0;
+  int64_t external_length = -1;  // -1: not given, the tensor runs to its computed size
+  ExternalStatus external_status = ExternalStatus::NotExternal;
+  uint64_t external_file_size = 0;
+  const onnx::TensorProto* proto = nullptr;  // skeleton; payload present only when small
+  std::vector<int> consumers;                 // indices into Model::nodes
+};
+
+// One node of any graph or function body, in topological order within its graph.
+struct Node {
+  const onnx::NodeProto* proto = nullptr;
+  int graph = 0;
+};
+
+// A graph scope: the main graph, a subgraph held by a node attribute, or a function body.
+struct Graph {
+  std::string scope;  // "main", "main/If_3:then_branch", "function:local.Block"
+  int parent = -1;    // enclosing scope, -1 for the main graph and functions
+  std::vector<int> nodes;                              // topological order
+  std::unordered_map<std::string, int> producer;       // value name -> node index
+  std::unordered_map<std::string, int> weight;         // value name -> weight index
+  std::unordered_map<std::string, std::vector<int>> consumers;  // value name -> node indices
+};
+
+// Everything the loader learned about one file.
+struct Model {
+  std::string path;
+  uint64_t file_size = 0;
+  std::unique_ptr<onnx::ModelProto> proto;  // skeleton, large payloads stripped
+  std::vector<Weight> weights;
+  std::vector<Node> nodes;
+  std::vector<Graph> graphs;
+  uint64_t stripped_payload_bytes = 0;      // payload bytes skipped, never read
+
+  // The weight a value name refers to as seen from graph g (looks through enclosing scopes).
+  const Weight* weight_for(int g, const std::string& value) const;
+  // The node producing a value as seen from graph g, or -1.
+  int producer_of(int g, const std::string& value) const;
+  // Nodes consuming a value inside graph g.
+  const std::vector<int>& consumers_of(int g, const std::string& value) const;
+};
+
+// Element width in bits for an ONNX data type, 0 when unknown (string, undefined).
+int dtype_bits(int32_t dtype);
+// Short lowercase name: float32, float16, int8, uint4 ...
+std::string dtype_name(int32_t dtype);
+// Whether tensors of this type can be learned parameters (float or quantized-weight types).
+bool dtype_is_parameter_type(int32_t dtype);
+
+// Integer values of a small constant tensor (int32/int64/uint8/int8 or float holding integers),
+// when its payload was kept. nullopt when the payload is stripped or the type is not integral.
+std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t);
+// Float values of a small constant tensor (float32/float64/float16 as float), when kept.
+std::optional<std::vector<double>> float_values(const onnx::TensorProto& t);
+
+// Checked arithmetic on counts that come from the file.
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out);
+bool add_overflows(uint64_t a, uint64_t b, uint64_t* out);
+
+}  // namespace headcount

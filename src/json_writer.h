@@ -1,0 +1,105 @@
+// json_writer.h: a minimal streaming JSON writer for the renderers (internal).
+//
+// Writes pretty-printed JSON with integers as integers and strings escaped per RFC 8259.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace headcount {
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& out, int indent = 2) : out_(out), indent_(indent) {}
+
+  JsonWriter& begin_object() { open('{'); return *this; }
+  JsonWriter& end_object() { close('}'); return *this; }
+  JsonWriter& begin_array() { open('['); return *this; }
+  JsonWriter& end_array() { close(']'); return *this; }
+  JsonWriter& key(const std::string& k) {
+    separate();
+    write_string(k);
+    out_ << ": ";
+    after_key_ = true;
+    return *this;
+  }
+  JsonWriter& value(const std::string& s) { separate(); write_string(s); return *this; }
+  JsonWriter& value(const char* s) { return value(std::string(s)); }
+  JsonWriter& value(uint64_t n) { separate(); out_ << n; return *this; }
+  JsonWriter& value(int64_t n) { separate(); out_ << n; return *this; }
+  JsonWriter& value(int n) { return value(static_cast<int64_t>(n)); }
+  JsonWriter& value(bool b) { separate(); out_ << (b ? "true" : "false"); return *this; }
+  JsonWriter& null() { separate(); out_ << "null"; return *this; }
+  // A list of integers on one line: shapes stay readable.
+  template <typename Ints>
+  JsonWriter& int_array(const Ints& v) {
+    separate();
+    out_ << '[';
+    bool first = true;
+    for (auto x : v) {
+      out_ << (first ? "" : ", ") << static_cast<int64_t>(x);
+      first = false;
+    }
+    out_ << ']';
+    return *this;
+  }
+  template <typename T>
+  JsonWriter& field(const std::string& k, const T& v) { key(k); return value(v); }
+
+  static std::string escape(const std::string& s) {
+    std::string o;
+    for (unsigned char c : s) {
+      switch (c) {
+        case '"': o += "\\\""; break;
+        case '\\': o += "\\\\"; break;
+        case '\n': o += "\\n"; break;
+        case '\r': o += "\\r"; break;
+        case '\t': o += "\\t"; break;
+        default:
+          if (c < 0x20) {
+            static const char* hex = "0123456789abcdef";
+            o += "\\u00";
+            o += hex[c >> 4];
+            o += hex[c & 15];
+          } else {
+            o += static_cast<char>(c);
+          }
+      }
+    }
+    return o;
+  }
+
+ private:
+  std::ostream& out_;
+  int indent_;
+  std::vector<bool> first_;  // per open container: nothing written yet
+  bool after_key_ = false;
+
+  void newline() {
+    out_ << '\n';
+    for (size_t i = 0; i < first_.size() * static_cast<size_t>(indent_); ++i) out_ << ' ';
+  }
+  void separate() {
+    if (after_key_) { after_key_ = false; return; }
+    if (first_.empty()) return;
+    if (!first_.back()) out_ << ',';
+    first_.back() = false;
+    newline();
+  }
+  void open(char c) {
+    separate();
+    out_ << c;
+    first_.push_back(true);
+  }
+  void close(char c) {
+    bool empty = first_.back();
+    first_.pop_back();
+    if (!empty) newline();
+    out_ << c;
+  }
+  void write_string(const std::string& s) { out_ << '"' << escape(s) << '"'; }
+};
+
+}  // namespace headcount

@@ -1,0 +1,703 @@
+// load.cpp: the wire-level reader that parses an .onnx file into ONNX's classes while leaving
+// large tensor payloads in the file, then indexes the graphs into a Model.
+#include "headcount/load.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <unordered_map>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
+#include <spdlog/spdlog.h>
+
+#include "headcount/error.h"
+
+namespace headcount {
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::CodedOutputStream;
+using google::protobuf::io::FileInputStream;
+using google::protobuf::io::StringOutputStream;
+using google::protobuf::internal::WireFormatLite;
+
+constexpr int kLengthDelimited = WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+// Non-structural fields above this size (giant doc strings, unknown blobs) are skipped, not kept.
+constexpr uint32_t kMaxLightField = 64u << 20;
+
+// Field numbers from onnx.proto (ONNX 1.12 and later; numbers never change).
+namespace field {
+constexpr int kModelGraph = 7, kModelTrainingInfo = 20, kModelFunctions = 25;
+constexpr int kGraphNode = 1, kGraphInitializer = 5, kGraphSparseInitializer = 15;
+constexpr int kNodeAttribute = 5;
+constexpr int kAttrT = 5, kAttrG = 6, kAttrTensors = 10, kAttrGraphs = 11, kAttrSparseTensor = 22,
+              kAttrSparseTensors = 23;
+constexpr int kFunctionNode = 7;
+constexpr int kSparseValues = 1, kSparseIndices = 2;
+constexpr int kTensorRawData = 9;
+bool is_tensor_payload(int f) {  // float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data
+  return f == 4 || f == 5 || f == 6 || f == 7 || f == 9 || f == 10 || f == 11;
+}
+}  // namespace field
+
+// Where a tensor's payload was, and whether it was left in the file.
+struct PayloadInfo {
+  bool stripped = false;
+  int64_t raw_offset = -1;
+  uint64_t raw_length = 0;
+};
+
+// Walks the protobuf wire format. Structural fields (graphs, nodes, attributes, tensors) are read
+// recursively; every other field is copied verbatim and handed to protobuf's own parser.
+class WireReader {
+ public:
+  WireReader(CodedInputStream& in, uint64_t file_size, const LoadOptions& options)
+      : in_(in), file_size_(file_size), options_(options) {}
+
+  std::unordered_map<const onnx::TensorProto*, PayloadInfo> payloads;
+  uint64_t stripped_bytes = 0;
+
+  void read_model(onnx::ModelProto* m) {
+    read_message(m, "ModelProto", [&](int f, int wt) {
+      if (wt != kLengthDelimited) return false;
+      if (f == field::kModelGraph) {
+        nested([&] { read_graph(m->mutable_graph()); }, "GraphProto");
+        return true;
+      }
+      if (f == field::kModelFunctions) {
+        nested([&] { read_function(m->add_functions()); }, "FunctionProto");
+        return true;
+      }
+      if (f == field::kModelTrainingInfo) {  // training graphs are not the model: skip unread
+        uint32_t len = read_length("TrainingInfoProto");
+        in_.Skip(static_cast<int>(len));
+        return true;
+      }
+      return false;
+    });
+  }
+
+ private:
+  CodedInputStream& in_;
+  uint64_t file_size_;
+  const LoadOptions& options_;
+  int graph_depth_ = 0;
+
+  [[noreturn]] void malformed() {
+    throw InputError("not a valid ONNX model: malformed protobuf at byte " +
+                     std::to_string(in_.CurrentPosition()));
+  }
+
+  // Reads a length prefix and proves the field fits in the file and in its enclosing message.
+  uint32_t read_length(const char* what) {
+    uint32_t len = 0;
+    int64_t at = in_.CurrentPosition();
+    if (!in_.ReadVarint32(&len)) {
+      if (static_cast<uint64_t>(in_.CurrentPosition()) >= file_size_) truncated_at(at);
+      malformed();
+    }
+    int64_t start = in_.CurrentPosition();
+    if (static_cast<uint64_t>(start) + len > file_size_) {
+      throw InputError(std::string("truncated: ") + what + " at byte " + std::to_string(start) +
+                       " needs " + std::to_string(len) + " bytes but the file ends at byte " +
+                       std::to_string(file_size_));
+    }
+    if (static_cast<int64_t>(len) > in_.BytesUntilLimit()) malformed();
+    return len;
+  }
+
+  [[noreturn]] void truncated_at(int64_t at) {
+    throw InputError("truncated at byte " + std::to_string(at) + " (the file ends at byte " +
+                     std::to_string(file_size_) + ")");
+  }
+
+  // Reads one length-delimited child message with `read` inside its limit.
+  template <typename F>
+  void nested(F read, const char* what) {
+    uint32_t len = read_length(what);
+    auto limit = in_.PushLimit(static_cast<int>(len));
+    read();
+    in_.PopLimit(limit);
+  }
+
+  // Copies a non-structural field into `out` so protobuf's parser reads it later.
+  void copy_field(uint32_t tag, CodedOutputStream& out) {
+    if (WireFormatLite::GetTagWireType(tag) == kLengthDelimited) {
+      uint32_t len = read_length("a field");
+      if (len > kMaxLightField) {
+        spdlog::warn("skipping field {} of {} bytes at byte {}", WireFormatLite::GetTagFieldNumber(tag),
+                     len, in_.CurrentPosition());
+        in_.Skip(static_cast<int>(len));
+        return;
+      }
+      std::string bytes;
+      if (!in_.ReadString(&bytes, static_cast<int>(len))) malformed();
+      out.WriteTag(tag);
+      out.WriteVarint32(len);
+      out.WriteString(bytes);
+      return;
+    }
+    int64_t at = in_.CurrentPosition();
+    if (!WireFormatLite::SkipField(&in_, tag, &out)) {
+      if (static_cast<uint64_t>(in_.CurrentPosition()) >= file_size_) truncated_at(at);
+      malformed();
+    }
+  }
+
+  // The loop every message shares: structural fields go to `on_field` (which returns true when it
+  // consumed the field); the rest are gathered and parsed by protobuf into `msg`.
+  template <typename Msg, typename F>
+  void read_message(Msg* msg, const char* what, F on_field) {
+    std::string light;
+    {
+      StringOutputStream sink(&light);
+      CodedOutputStream out(&sink);
+      for (;;) {
+        uint32_t tag = in_.ReadTag();
+        if (tag == 0) break;
+        int f = WireFormatLite::GetTagFieldNumber(tag);
+        int wt = WireFormatLite::GetTagWireType(tag);
+        if (!on_field(f, wt)) copy_field(tag, out);
+      }
+    }
+    if (in_.BytesUntilLimit() != 0) {
+      if (static_cast<uint64_t>(in_.CurrentPosition()) >= file_size_) truncated_at(in_.CurrentPosition());
+      malformed();
+    }
+    if (!msg->MergeFromString(light)) {
+      throw InputError(std::string("not a valid ONNX model: malformed ") + what + " before byte " +
+                       std::to_string(in_.CurrentPosition()));
+    }
+  }
+
+  void read_graph(onnx::GraphProto* g) {
+    if (++graph_depth_ > options_.max_graph_depth) {
+      throw InputError("subgraphs are nested more than " + std::to_string(options_.max_graph_depth) +
+                       " levels deep");
+    }
+    read_message(g, "GraphProto", [&](int f, int wt) {
+      if (wt != kLengthDelimited) return false;
+      switch (f) {
+        case field::kGraphNode: nested([&] { read_node(g->add_node()); }, "NodeProto"); return true;
+        case field::kGraphInitializer: nested([&] { read_tensor(g->add_initializer()); }, "TensorProto"); return true;
+        case field::kGraphSparseInitializer:
+          nested([&] { read_sparse(g->add_sparse_initializer()); }, "SparseTensorProto");
+          return true;
+        default: return false;
+      }
+    });
+    --graph_depth_;
+  }
+
+  void read_function(onnx::FunctionProto* fn) {
+    read_message(fn, "FunctionProto", [&](int f, int wt) {
+      if (wt != kLengthDelimited || f != field::kFunctionNode) return false;
+      nested([&] { read_node(fn->add_node()); }, "NodeProto");
+      return true;
+    });
+  }
+
+  void read_node(onnx::NodeProto* n) {
+    read_message(n, "NodeProto", [&](int f, int wt) {
+      if (wt != kLengthDelimited || f != field::kNodeAttribute) return false;
+      nested([&] { read_attribute(n->add_attribute()); }, "AttributeProto");
+      return true;
+    });
+  }
+
+  void read_attribute(onnx::AttributeProto* a) {
+    read_message(a, "AttributeProto", [&](int f, int wt) {
+      if (wt != kLengthDelimited) return false;
+      switch (f) {
+        case field::kAttrT: nested([&] { read_tensor(a->mutable_t()); }, "TensorProto"); return true;
+        case field::kAttrTensors: nested([&] { read_tensor(a->add_tensors()); }, "TensorProto"); return true;
+        case field::kAttrG: nested([&] { read_graph(a->mutable_g()); }, "GraphProto"); return true;
+        case field::kAttrGraphs: nested([&] { read_graph(a->add_graphs()); }, "GraphProto"); return true;
+        case field::kAttrSparseTensor:
+          nested([&] { read_sparse(a->mutable_sparse_tensor()); }, "SparseTensorProto");
+          return true;
+        case field::kAttrSparseTensors:
+          nested([&] { read_sparse(a->add_sparse_tensors()); }, "SparseTensorProto");
+          return true;
+        default: return false;
+      }
+    });
+  }
+
+  void read_sparse(onnx::SparseTensorProto* s) {
+    read_message(s, "SparseTensorProto", [&](int f, int wt) {
+      if (wt != kLengthDelimited) return false;
+      if (f == field::kSparseValues) { nested([&] { read_tensor(s->mutable_values()); }, "TensorProto"); return true; }
+      if (f == field::kSparseIndices) { nested([&] { read_tensor(s->mutable_indices()); }, "TensorProto"); return true; }
+      return false;
+    });
+  }
+
+  // Payload fields are kept while they are small (shape constants, scales); past
+  // keep_payload_bytes the tensor's payload is skipped by its length and only its place recorded.
+  void read_tensor(onnx::TensorProto* t) {
+    PayloadInfo info;
+    uint64_t kept = 0;
+    read_message(t, "TensorProto", [&](int f, int wt) {
+      if (!field::is_tensor_payload(f)) return false;
+      if (wt == kLengthDelimited) {
+        int64_t tag_at = in_.CurrentPosition();
+        uint32_t len = read_length(f == field::kTensorRawData ? "tensor data" : "a TensorProto data field");
+        int64_t start = in_.CurrentPosition();
+        if (f == field::kTensorRawData) {
+          info.raw_offset = start;
+          info.raw_length = len;
+        }
+        if (!info.stripped && kept + len <= options_.keep_payload_bytes) {
+          // Too small to skip: rewind-free copy into the message's own bytes.
+          kept += len;
+          std::string bytes;
+          if (!in_.ReadString(&bytes, static_cast<int>(len))) malformed();
+          keep_payload(t, f, bytes);
+          (void)tag_at;
+          return true;
+        }
+        info.stripped = true;
+        stripped_bytes += len;
+        if (!in_.Skip(static_cast<int>(len))) truncated_at(start);
+        return true;
+      }
+      // An unpacked element of a typed field: at most 8 bytes each.
+      if (!info.stripped && kept + 8 <= options_.keep_payload_bytes) {
+        kept += 8;
+        return false;
+      }
+      info.stripped = true;
+      int64_t at = in_.CurrentPosition();
+      if (!WireFormatLite::SkipField(&in_, WireFormatLite::MakeTag(f, static_cast<WireFormatLite::WireType>(wt)))) {
+        truncated_at(at);
+      }
+      return true;
+    });
+    if (info.stripped) {
+      t->clear_raw_data();
+      t->clear_float_data();
+      t->clear_int32_data();
+      t->clear_string_data();
+      t->clear_int64_data();
+      t->clear_double_data();
+      t->clear_uint64_data();
+    }
+    if (info.stripped || info.raw_offset >= 0) payloads[t] = info;
+  }
+
+  // Parses a kept length-delimited payload field into the tensor through protobuf itself.
+  static void keep_payload(onnx::TensorProto* t, int f, const std::string& bytes) {
+    std::string wire;
+    {
+      StringOutputStream sink(&wire);
+      CodedOutputStream out(&sink);
+      out.WriteTag(WireFormatLite::MakeTag(f, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+      out.WriteVarint32(static_cast<uint32_t>(bytes.size()));
+      out.WriteString(bytes);
+    }
+    if (!t->MergeFromString(wire)) {
+      throw InputError("not a valid ONNX model: malformed tensor data field");
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Indexing: from the skeleton to Model's graphs, nodes and weights.
+
+// Splits a location on '/' and '\\' (Windows exporters write either).
+std::vector<std::string> path_parts(const std::string& s) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : s) {
+    if (c == '/' || c == '\\') {
+      if (!cur.empty()) parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) parts.push_back(cur);
+  return parts;
+}
+
+class Indexer {
+ public:
+  Indexer(Model& model, const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads)
+      : m_(model), payloads_(payloads) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(model.path, ec);
+    root_ = std::filesystem::weakly_canonical(p.parent_path(), ec);
+    if (ec) root_ = p.parent_path();
+  }
+
+  void run() {
+    const onnx::ModelProto& mp = *m_.proto;
+    add_graph(mp.graph(), "main", -1);
+    for (const auto& fn : mp.functions()) {
+      int gi = new_graph("function:" + (fn.domain().empty() ? std::string() : fn.domain() + ".") + fn.name(), -1);
+      for (const auto& n : fn.node()) add_node(n, gi);
+    }
+    for (size_t gi = 0; gi < m_.graphs.size(); ++gi) index_graph(static_cast<int>(gi));
+  }
+
+ private:
+  Model& m_;
+  const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads_;
+  std::filesystem::path root_;
+  std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
+  std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
+
+  int new_graph(std::string scope, int parent) {
+    Graph g;
+    g.scope = std::move(scope);
+    g.parent = parent;
+    m_.graphs.push_back(std::move(g));
+    raw_nodes_.emplace_back();
+    return static_cast<int>(m_.graphs.size()) - 1;
+  }
+
+  int add_graph(const onnx::GraphProto& gp, const std::string& scope, int parent) {
+    int gi = new_graph(scope, parent);
+    for (const auto& t : gp.initializer()) {
+      add_weight(t, gi, t.name(), t.data_location() == onnx::TensorProto::EXTERNAL ? Storage::External : Storage::Embedded);
+    }
+    for (const auto& s : gp.sparse_initializer()) add_sparse(s, gi, s.values().name(), Storage::Embedded);
+    for (const auto& n : gp.node()) add_node(n, gi);
+    return gi;
+  }
+
+  void add_node(const onnx::NodeProto& n, int gi) {
+    int ni = static_cast<int>(m_.nodes.size());
+    m_.nodes.push_back(Node{&n, gi});
+    raw_nodes_[gi].push_back(ni);
+    bool is_constant = n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
+    for (const auto& a : n.attribute()) {
+      if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));
+      std::string label = (n.name().empty() ? n.op_type() + "#" + std::to_string(ni) : n.name()) + ":" + a.name();
+      if (a.has_g()) add_graph(a.g(), m_.graphs[gi].scope + "/" + label, gi);
+      for (int i = 0; i < a.graphs_size(); ++i) {
+        add_graph(a.graphs(i), m_.graphs[gi].scope + "/" + label + "[" + std::to_string(i) + "]", gi);
+      }
+    }
+  }
+
+  // A Constant's value: tensor, sparse tensor or float list. Scalars and integer types are shape
+  // and index data, not parameters (README: "What counts as a parameter").
+  void add_constant_attribute(const onnx::AttributeProto& a, int gi, const std::string& out) {
+    if (a.name() == "value" && a.has_t()) {
+      int wi = add_weight(a.t(), gi, out, Storage::ConstantNode);
+      Weight& w = m_.weights[wi];
+      if (w.dims.empty()) w.parameter = false;
+    } else if (a.name() == "sparse_value" && a.has_sparse_tensor()) {
+      int wi = add_sparse(a.sparse_tensor(), gi, out, Storage::ConstantNode);
+      if (m_.weights[wi].dims.empty()) m_.weights[wi].parameter = false;
+    } else if (a.name() == "value_floats" && a.floats_size() > 0) {
+      Weight w;
+      w.name = out;
+      w.graph = gi;
+      w.dtype = onnx::TensorProto::FLOAT;
+      w.dims = {a.floats_size()};
+      w.elements = static_cast<uint64_t>(a.floats_size());
+      w.bytes = w.elements * 4;
+      w.storage = Storage::ConstantNode;
+      w.parameter = true;
+      register_weight(std::move(w));
+    }
+  }
+
+  static uint64_t elements_of(const std::string& name, const google::protobuf::RepeatedField<int64_t>& dims) {
+    uint64_t n = 1;
+    for (int64_t d : dims) {
+      if (d < 0) {
+        throw InputError("tensor '" + name + "' has a negative dimension (" + std::to_string(d) + ")");
+      }
+      if (mul_overflows(n, static_cast<uint64_t>(d), &n)) {
+        throw InputError("tensor '" + name + "': the element count of its shape overflows 64 bits");
+      }
+    }
+    return n;
+  }
+
+  static uint64_t bytes_of(const std::string& name, int32_t dtype, uint64_t elements) {
+    uint64_t bits = static_cast<uint64_t>(dtype_bits(dtype)), total = 0;
+    if (mul_overflows(elements, bits, &total)) {
+      throw InputError("tensor '" + name + "': its size in bytes overflows 64 bits");
+    }
+    return total / 8 + (total % 8 ? 1 : 0);
+  }
+
+  int register_weight(Weight w) {
+    int wi = static_cast<int>(m_.weights.size());
+    m_.graphs[w.graph].weight[w.name] = wi;
+    m_.weights.push_back(std::move(w));
+    return wi;
+  }
+
+  int add_weight(const onnx::TensorProto& t, int gi, const std::string& name, Storage storage) {
+    Weight w;
+    w.name = name;
+    w.graph = gi;
+    w.dtype = t.data_type();
+    w.dims.assign(t.dims().begin(), t.dims().end());
+    w.elements = elements_of(name, t.dims());
+    w.bytes = bytes_of(name, w.dtype, w.elements);
+    w.storage = storage;
+    w.parameter = dtype_is_parameter_type(w.dtype);
+    w.proto = &t;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      w.storage = storage == Storage::ConstantNode ? Storage::ConstantNode : Storage::External;
+      check_external(t, w);
+    } else {
+      auto p = payloads_.find(&t);
+      if (p != payloads_.end() && p->second.raw_offset >= 0) {
+        if (p->second.raw_length != w.bytes && dtype_bits(w.dtype) > 0) {
+          throw InputError("tensor '" + name + "' declares " + std::to_string(w.bytes) +
+                           " bytes of data by its shape but holds " + std::to_string(p->second.raw_length));
+        }
+        w.payload_known = true;
+        w.payload_file = m_.path;
+        w.payload_offset = static_cast<uint64_t>(p->second.raw_offset);
+        w.payload_length = p->second.raw_length;
+      }
+    }
+    return register_weight(std::move(w));
+  }
+
+  int add_sparse(const onnx::SparseTensorProto& s, int gi, const std::string& name, Storage storage) {
+    Weight w;
+    w.name = name;
+    w.graph = gi;
+    w.dtype = s.values().data_type();
+    w.dims.assign(s.dims().begin(), s.dims().end());
+    w.elements = elements_of(name, s.dims());
+    uint64_t nnz_values = elements_of(name, s.values().dims());
+    uint64_t nnz_indices = elements_of(name, s.indices().dims());
+    uint64_t a = bytes_of(name, w.dtype, nnz_values), b = bytes_of(name, s.indices().data_type(), nnz_indices);
+    if (add_overflows(a, b, &w.bytes)) throw InputError("tensor '" + name + "': its size in bytes overflows 64 bits");
+    w.storage = storage;
+    w.sparse = true;
+    w.parameter = dtype_is_parameter_type(w.dtype);
+    w.proto = &s.values();
+    return register_weight(std::move(w));
+  }
+
+  // Proves an external location stays inside the model's folder without touching anything
+  // outside it: only paths inside the folder are lstat'ed, symlinks are followed by reading them.
+  std::filesystem::path resolve_inside(const std::string& name, const std::string& location) {
+    auto refuse = [&](const std::string& why) -> InputError {
+      return InputError("tensor '" + name + "': external data location '" + location + "' " + why +
+                        "; refused, it must stay inside the model's folder");
+    };
+    if (location.empty()) throw InputError("tensor '" + name + "': external data has no location");
+    if (location[0] == '/' || location[0] == '\\' || (location.size() > 1 && location[1] == ':')) {
+      throw refuse("is an absolute path");
+    }
+    std::deque<std::string> todo;
+    for (auto& part : path_parts(location)) {
+      if (part == "..") throw refuse("contains '..'");
+      todo.push_back(part);
+    }
+    std::vector<std::string> cur;  // components below root_
+    int hops = 0;
+    while (!todo.empty()) {
+      std::string part = todo.front();
+      todo.pop_front();
+      if (part == ".") continue;
+      if (part == "..") {
+        if (cur.empty()) throw refuse("resolves through a symlink outside the model's folder");
+        cur.pop_back();
+        continue;
+      }
+      std::filesystem::path next = root_;
+      for (auto& c : cur) next /= c;
+      next /= part;
+      struct stat st;
+      if (lstat(next.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+        cur.push_back(part);
+        continue;
+      }
+      if (++hops > 40) throw refuse("has too many symlinks");
+      std::string target(4096, '\0');
+      ssize_t n = readlink(next.c_str(), target.data(), target.size());
+      if (n < 0) throw refuse("has an unreadable symlink");
+      target.resize(static_cast<size_t>(n));
+      auto tparts = path_parts(target);
+      if (!target.empty() && target[0] == '/') {
+        // An absolute target is acceptable only when it points back inside the folder.
+        auto rparts = path_parts(root_.string());
+        if (tparts.size() < rparts.size() || !std::equal(rparts.begin(), rparts.end(), tparts.begin())) {
+          throw refuse("resolves through a symlink outside the model's folder");
+        }
+        cur.clear();
+        tparts.erase(tparts.begin(), tparts.begin() + static_cast<long>(rparts.size()));
+      }
+      todo.insert(todo.begin(), tparts.begin(), tparts.end());
+    }
+    std::filesystem::path out = root_;
+    for (auto& c : cur) out /= c;
+    return out;
+  }
+
+  void check_external(const onnx::TensorProto& t, Weight& w) {
+    std::string location;
+    for (const auto& kv : t.external_data()) {
+      auto number = [&](const std::string& what) -> uint64_t {
+        uint64_t v = 0;
+        const std::string& s = kv.value();
+        auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
+          throw InputError("tensor '" + w.name + "': external data " + what + " '" + s + "' is not a number");
+        }
+        return v;
+      };
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") w.external_offset = number("offset");
+      else if (kv.key() == "length") w.external_length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
+    }
+    w.external_location = location;
+    std::filesystem::path file = resolve_inside(w.name, location);
+    uint64_t length = w.external_length >= 0 ? static_cast<uint64_t>(w.external_length) : w.bytes;
+    auto it = stat_cache_.find(file.string());
+    if (it == stat_cache_.end()) {
+      struct stat st;
+      bool ok = stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+      it = stat_cache_.emplace(file.string(), std::make_pair(ok, ok ? static_cast<uint64_t>(st.st_size) : 0)).first;
+    }
+    uint64_t end = 0;
+    if (!it->second.first) {
+      w.external_status = ExternalStatus::Missing;
+    } else if (length != w.bytes || add_overflows(w.external_offset, length, &end) || end > it->second.second) {
+      w.external_status = ExternalStatus::SizeMismatch;
+      w.external_file_size = it->second.second;
+    } else {
+      w.external_status = ExternalStatus::Present;
+      w.external_file_size = it->second.second;
+      w.payload_known = true;
+      w.payload_file = file.string();
+      w.payload_offset = w.external_offset;
+      w.payload_length = length;
+    }
+  }
+
+  // Producers, consumers and a topological order; a cycle makes the model unreadable.
+  void index_graph(int gi) {
+    Graph& g = m_.graphs[gi];
+    const auto& nodes = raw_nodes_[gi];
+    for (int ni : nodes) {
+      for (const auto& out : m_.nodes[ni].proto->output()) {
+        if (!out.empty()) g.producer[out] = ni;
+      }
+    }
+    std::unordered_map<int, int> pending;  // node -> inputs produced by nodes of this graph
+    std::unordered_map<int, std::vector<int>> users;
+    for (int ni : nodes) {
+      int count = 0;
+      for (const auto& in : m_.nodes[ni].proto->input()) {
+        if (in.empty()) continue;
+        g.consumers[in].push_back(ni);
+        auto p = g.producer.find(in);
+        if (p != g.producer.end()) {
+          ++count;
+          users[p->second].push_back(ni);
+        }
+        if (const Weight* w = m_.weight_for(gi, in)) {
+          m_.weights[static_cast<size_t>(w - m_.weights.data())].consumers.push_back(ni);
+        }
+      }
+      pending[ni] = count;
+    }
+    std::deque<int> ready;
+    for (int ni : nodes) {
+      if (pending[ni] == 0) ready.push_back(ni);
+    }
+    while (!ready.empty()) {
+      int ni = ready.front();
+      ready.pop_front();
+      g.nodes.push_back(ni);
+      for (int u : users[ni]) {
+        if (--pending[u] == 0) ready.push_back(u);
+      }
+    }
+    if (g.nodes.size() != nodes.size()) {
+      for (int ni : nodes) {
+        if (pending[ni] > 0) {
+          const auto& n = *m_.nodes[ni].proto;
+          throw InputError("graph '" + g.scope + "' has a cycle through node '" +
+                           (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() + ")");
+        }
+      }
+    }
+  }
+};
+
+// Opens the file and refuses what protobuf cannot read, with a message a person understands.
+int open_model_file(const std::string& path, uint64_t* size) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    throw InputError(std::string("cannot stat: ") + std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    throw InputError("is a directory, not an .onnx file");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    throw InputError("is not a regular file");
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  if (*size == 0) {
+    close(fd);
+    throw InputError("file is empty");
+  }
+  if (*size > static_cast<uint64_t>(INT_MAX)) {
+    close(fd);
+    throw InputError("file is " + std::to_string(*size) +
+                     " bytes; an embedded model above protobuf's 2 GiB limit cannot be read "
+                     "(models this large keep their weights in external data)");
+  }
+  return fd;
+}
+
+}  // namespace
+
+Model load_model(const std::string& path, const LoadOptions& options) {
+  Model m;
+  m.path = path;
+  m.proto = std::make_unique<onnx::ModelProto>();
+  int fd = open_model_file(path, &m.file_size);
+  FileInputStream file(fd);
+  file.SetCloseOnDelete(true);
+  std::unordered_map<const onnx::TensorProto*, PayloadInfo> payloads;
+  {
+    CodedInputStream in(&file);
+    in.SetTotalBytesLimit(INT_MAX);
+    in.PushLimit(static_cast<int>(m.file_size));
+    WireReader reader(in, m.file_size, options);
+    reader.read_model(m.proto.get());
+    payloads = std::move(reader.payloads);
+    m.stripped_payload_bytes = reader.stripped_bytes;
+  }
+  if (!m.proto->has_graph()) throw InputError("not an ONNX model: no graph found");
+  Indexer(m, payloads).run();
+  spdlog::debug("{}: {} graphs, {} nodes, {} tensors, {} payload bytes left unread", path, m.graphs.size(),
+                m.nodes.size(), m.weights.size(), m.stripped_payload_bytes);
+  return m;
+}
+
+}  // namespace headcount

@@ -1,0 +1,232 @@
+// model.cpp: small facts about ONNX data types and the lookups the later stages share.
+#include "headcount/model.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace headcount {
+
+const char* storage_name(Storage s) {
+  switch (s) {
+    case Storage::Embedded: return "embedded";
+    case Storage::External: return "external";
+    case Storage::ConstantNode: return "constant-node";
+  }
+  return "?";
+}
+
+const char* external_status_name(ExternalStatus s) {
+  switch (s) {
+    case ExternalStatus::NotExternal: return "none";
+    case ExternalStatus::Present: return "present";
+    case ExternalStatus::Missing: return "missing";
+    case ExternalStatus::SizeMismatch: return "size-mismatch";
+  }
+  return "?";
+}
+
+int dtype_bits(int32_t dtype) {
+  using T = onnx::TensorProto;
+  switch (dtype) {
+    case T::FLOAT: case T::INT32: case T::UINT32: return 32;
+    case T::UINT8: case T::INT8: case T::BOOL: return 8;
+    case T::UINT16: case T::INT16: case T::FLOAT16: case T::BFLOAT16: return 16;
+    case T::INT64: case T::UINT64: case T::DOUBLE: case T::COMPLEX64: return 64;
+    case T::COMPLEX128: return 128;
+    case 17: case 18: case 19: case 20: return 8;  // float8 e4m3fn, e4m3fnuz, e5m2, e5m2fnuz
+    case 21: case 22: case 23: return 4;            // uint4, int4, float4e2m1
+    default: return 0;                              // undefined, string
+  }
+}
+
+std::string dtype_name(int32_t dtype) {
+  using T = onnx::TensorProto;
+  switch (dtype) {
+    case T::FLOAT: return "float32";
+    case T::UINT8: return "uint8";
+    case T::INT8: return "int8";
+    case T::UINT16: return "uint16";
+    case T::INT16: return "int16";
+    case T::INT32: return "int32";
+    case T::INT64: return "int64";
+    case T::STRING: return "string";
+    case T::BOOL: return "bool";
+    case T::FLOAT16: return "float16";
+    case T::DOUBLE: return "float64";
+    case T::UINT32: return "uint32";
+    case T::UINT64: return "uint64";
+    case T::COMPLEX64: return "complex64";
+    case T::COMPLEX128: return "complex128";
+    case T::BFLOAT16: return "bfloat16";
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    default: return "dtype" + std::to_string(dtype);
+  }
+}
+
+bool dtype_is_parameter_type(int32_t dtype) {
+  using T = onnx::TensorProto;
+  switch (dtype) {
+    case T::FLOAT: case T::FLOAT16: case T::DOUBLE: case T::BFLOAT16:
+    case 17: case 18: case 19: case 20: case 23:               // float8, float4
+    case T::UINT8: case T::INT8: case T::UINT16: case T::INT16:  // quantized weights
+    case 21: case 22:                                           // uint4, int4
+      return true;
+    default:
+      return false;  // int32/int64 shapes and indices, bool masks, strings, complex
+  }
+}
+
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+
+bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_add_overflow(a, b, out);
+}
+
+namespace {
+
+// Little-endian fixed-width read from raw_data.
+template <typename V>
+V read_le(const std::string& raw, size_t i) {
+  V v;
+  std::memcpy(&v, raw.data() + i * sizeof(V), sizeof(V));
+  return v;
+}
+
+double half_to_double(uint16_t h) {
+  int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+  double v;
+  if (exp == 0) v = std::ldexp(frac, -24);
+  else if (exp == 31) v = frac ? std::numeric_limits<double>::quiet_NaN()
+                               : std::numeric_limits<double>::infinity();
+  else v = std::ldexp(frac + 1024, exp - 25);
+  return sign ? -v : v;
+}
+
+bool payload_stripped(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t) {
+  using T = onnx::TensorProto;
+  if (payload_stripped(t)) return std::nullopt;
+  std::vector<int64_t> v;
+  const std::string& raw = t.raw_data();
+  switch (t.data_type()) {
+    case T::INT64:
+      if (!raw.empty()) {
+        if (raw.size() % 8) return std::nullopt;
+        for (size_t i = 0; i < raw.size() / 8; ++i) v.push_back(read_le<int64_t>(raw, i));
+      } else {
+        v.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    case T::INT32:
+      if (!raw.empty()) {
+        if (raw.size() % 4) return std::nullopt;
+        for (size_t i = 0; i < raw.size() / 4; ++i) v.push_back(read_le<int32_t>(raw, i));
+      } else {
+        v.assign(t.int32_data().begin(), t.int32_data().end());
+      }
+      break;
+    case T::INT8: case T::UINT8: case T::INT16: case T::UINT16: case T::BOOL:
+      if (!raw.empty()) return std::nullopt;  // only shape-like types are read
+      v.assign(t.int32_data().begin(), t.int32_data().end());
+      break;
+    default:
+      return std::nullopt;
+  }
+  // A kept payload must match the declared shape; a stripped one reads as empty.
+  uint64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || mul_overflows(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
+  }
+  if (n != v.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
+  using T = onnx::TensorProto;
+  if (payload_stripped(t)) return std::nullopt;
+  std::vector<double> v;
+  const std::string& raw = t.raw_data();
+  switch (t.data_type()) {
+    case T::FLOAT:
+      if (!raw.empty()) {
+        if (raw.size() % 4) return std::nullopt;
+        for (size_t i = 0; i < raw.size() / 4; ++i) v.push_back(read_le<float>(raw, i));
+      } else {
+        v.assign(t.float_data().begin(), t.float_data().end());
+      }
+      break;
+    case T::DOUBLE:
+      if (!raw.empty()) {
+        if (raw.size() % 8) return std::nullopt;
+        for (size_t i = 0; i < raw.size() / 8; ++i) v.push_back(read_le<double>(raw, i));
+      } else {
+        v.assign(t.double_data().begin(), t.double_data().end());
+      }
+      break;
+    case T::FLOAT16:
+      if (!raw.empty()) {
+        if (raw.size() % 2) return std::nullopt;
+        for (size_t i = 0; i < raw.size() / 2; ++i) v.push_back(half_to_double(read_le<uint16_t>(raw, i)));
+      } else {
+        for (int32_t x : t.int32_data()) v.push_back(half_to_double(static_cast<uint16_t>(x)));
+      }
+      break;
+    default: {
+      auto ints = int_values(t);
+      if (!ints) return std::nullopt;
+      v.assign(ints->begin(), ints->end());
+      return v;
+    }
+  }
+  uint64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || mul_overflows(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
+  }
+  if (n != v.size()) return std::nullopt;
+  return v;
+}
+
+const Weight* Model::weight_for(int g, const std::string& value) const {
+  for (; g >= 0; g = graphs[g].parent) {
+    const Graph& graph = graphs[g];
+    if (graph.producer.count(value)) {
+      auto w = graph.weight.find(value);  // a Constant node is both producer and weight
+      return w == graph.weight.end() ? nullptr : &weights[w->second];
+    }
+    auto w = graph.weight.find(value);
+    if (w != graph.weight.end()) return &weights[w->second];
+  }
+  return nullptr;
+}
+
+int Model::producer_of(int g, const std::string& value) const {
+  for (; g >= 0; g = graphs[g].parent) {
+    auto p = graphs[g].producer.find(value);
+    if (p != graphs[g].producer.end()) return p->second;
+    if (graphs[g].weight.count(value)) return -1;
+  }
+  return -1;
+}
+
+const std::vector<int>& Model::consumers_of(int g, const std::string& value) const {
+  static const std::vector<int> none;
+  auto c = graphs[g].consumers.find(value);
+  return c == graphs[g].consumers.end() ? none : c->second;
+}
+
+}  // namespace headcount

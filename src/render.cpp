@@ -1,0 +1,309 @@
+// render.cpp: text and JSON renderers. Nothing else in headcount knows about output formats.
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+#include "headcount/report.h"
+#include "json_writer.h"
+
+namespace headcount {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string node_label(const Model& m, int ni) {
+  const auto& n = *m.nodes[ni].proto;
+  return n.name().empty() ? n.op_type() + "#" + std::to_string(ni) : n.name();
+}
+
+std::string producer_string(const onnx::ModelProto& p) {
+  std::string s = p.producer_name().empty() ? "unknown producer" : p.producer_name();
+  if (!p.producer_version().empty()) s += " " + p.producer_version();
+  return s;
+}
+
+std::string opset_string(const onnx::ModelProto& p) {
+  std::string s;
+  for (const auto& o : p.opset_import()) {
+    if (!s.empty()) s += ", ";
+    s += (o.domain().empty() || o.domain() == "ai.onnx" ? std::string("opset ") : o.domain() + " ") +
+         std::to_string(o.version());
+  }
+  return s;
+}
+
+// Left- or right-aligned column printing for the text tables.
+struct Table {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right;  // per column
+  void print(std::ostream& out, const std::string& indent) const {
+    std::vector<size_t> w(right.size(), 0);
+    for (const auto& r : rows)
+      for (size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], r[c].size());
+    for (const auto& r : rows) {
+      std::string line = indent;
+      for (size_t c = 0; c < r.size(); ++c) {
+        std::string cell = r[c];
+        std::string pad(w[c] - cell.size(), ' ');
+        line += right[c] ? pad + cell : cell + (c + 1 < r.size() ? pad : "");
+        if (c + 1 < r.size()) line += "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << '\n';
+    }
+  }
+};
+
+std::string optional_int(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "?"; }
+
+std::string percent(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "0%";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << 100.0 * static_cast<double>(part) / static_cast<double>(whole) << "%";
+  return s.str();
+}
+
+std::string truncate(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "…" + s.substr(s.size() - (n - 1));
+}
+
+}  // namespace
+
+void render_text(const Audit& a, const RenderOptions& options, std::ostream& out) {
+  const Model& m = a.model;
+  const Inventory& inv = a.inventory;
+  out << "headcount " << kVersion << ": " << m.path << "\n";
+  out << "  model       " << producer_string(*m.proto) << ", ir " << m.proto->ir_version() << ", "
+      << opset_string(*m.proto) << "; " << m.graphs.size() << (m.graphs.size() == 1 ? " graph, " : " graphs, ")
+      << m.nodes.size() << " nodes\n";
+  out << "  parameters  " << with_commas(inv.stored) << " stored in " << with_commas(inv.tensors) << " tensors ("
+      << human_bytes(inv.bytes) << ")\n";
+  const auto& att = a.attention;
+  out << "  attention   " << with_commas(att.parameters) << " in " << att.blocks.size()
+      << (att.blocks.size() == 1 ? " block" : " blocks") << " (" << percent(att.parameters, inv.stored)
+      << " of stored)\n";
+
+  if (!att.blocks.empty()) {
+    out << "\nattention blocks\n";
+    Table t;
+    t.right = {true, false, false, false, true, true, true, true, true, true, true, true, true};
+    t.rows.push_back({"#", "name", "form", "kind", "heads", "width", "d_k", "q", "k", "v", "o", "total", "standard"});
+    for (const auto& b : att.blocks) {
+      std::string heads = optional_int(b.heads);
+      if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) heads += "/" + std::to_string(*b.kv_heads);
+      t.rows.push_back({std::to_string(b.index), truncate(b.name, 28), b.form, b.kind, heads,
+                        std::to_string(b.width), optional_int(b.head_dim), with_commas(b.q.total()),
+                        with_commas(b.k.total()), with_commas(b.v.total()), with_commas(b.o.total()),
+                        with_commas(b.total), with_commas(b.standard)});
+    }
+    t.print(out, "  ");
+    out << "  heads a/b: a query heads, b key/value heads. standard: 4*width^2 (+4*width with biases).\n";
+  }
+  if (att.unmatched.empty()) {
+    out << "  " << att.blocks.size() << (att.blocks.size() == 1 ? " attention block" : " attention blocks")
+        << "; every softmax is accounted for\n";
+  } else {
+    out << "  " << att.blocks.size() << (att.blocks.size() == 1 ? " attention block" : " attention blocks") << "; "
+        << att.unmatched.size() << (att.unmatched.size() == 1 ? " softmax is" : " softmaxes are")
+        << " not attention:\n";
+    for (const auto& u : att.unmatched) out << "    " << u.name << ": " << u.reason << "\n";
+  }
+
+  if (!a.findings.empty()) {
+    out << "\nfindings\n";
+    for (const auto& f : a.findings) {
+      out << "  " << severity_name(f.severity) << " [" << f.rule << "]";
+      if (f.block) out << " block " << *f.block;
+      out << ": " << f.message << "\n";
+    }
+  }
+
+  out << "\nby dtype\n";
+  Table d;
+  d.right = {false, true, true, true};
+  d.rows.push_back({"dtype", "tensors", "parameters", "bytes"});
+  for (const auto& r : inv.by_dtype) d.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes)});
+  d.print(out, "  ");
+  out << "\nby storage\n";
+  Table s;
+  s.right = {false, true, true, true};
+  s.rows.push_back({"storage", "tensors", "parameters", "bytes"});
+  for (const auto& r : inv.by_storage) s.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes)});
+  s.print(out, "  ");
+
+  if (!inv.largest.empty() && options.top > 0) {
+    out << "\nlargest tensors\n";
+    Table l;
+    l.right = {false, false, false, true, false};
+    l.rows.push_back({"name", "shape", "dtype", "parameters", "storage"});
+    size_t n = std::min(inv.largest.size(), static_cast<size_t>(options.top));
+    for (size_t i = 0; i < n; ++i) {
+      const Weight& w = m.weights[inv.largest[i]];
+      std::string storage = storage_name(w.storage);
+      if (w.external_status == ExternalStatus::Missing) storage += " (data file missing)";
+      if (w.external_status == ExternalStatus::SizeMismatch) storage += " (data file too short)";
+      l.rows.push_back({truncate(w.name, 40), shape_string(w.dims), dtype_name(w.dtype), with_commas(w.elements), storage});
+    }
+    l.print(out, "  ");
+    if (inv.largest.size() > n) out << "  ... and " << with_commas(inv.largest.size() - n) << " more (--top N, or --format json for all)\n";
+  }
+}
+
+namespace {
+
+void write_projection(JsonWriter& j, const Model& m, const Projection& p) {
+  j.begin_object();
+  j.field("found", p.found);
+  j.field("weight", p.weight);
+  j.field("bias", p.bias);
+  j.field("total", p.total());
+  j.key("tensors").begin_array();
+  for (const auto& t : p.tensors) {
+    const Weight& w = m.weights[t.weight];
+    j.begin_object();
+    j.field("name", w.name);
+    j.field("role", t.bias ? "bias" : "weight");
+    j.key("shape").int_array(w.dims);
+    j.field("elements", t.elements);
+    if (t.slice.empty()) j.key("slice").null();
+    else j.field("slice", t.slice);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+void write_optional(JsonWriter& j, const std::string& k, const std::optional<int64_t>& v) {
+  j.key(k);
+  if (v) j.value(*v);
+  else j.null();
+}
+
+}  // namespace
+
+void render_json(const Audit& a, const RenderOptions& options, std::ostream& out) {
+  const Model& m = a.model;
+  const Inventory& inv = a.inventory;
+  JsonWriter j(out);
+  j.begin_object();
+  j.field("schema", kSchema);
+  j.key("tool").begin_object().field("name", "headcount").field("version", kVersion).end_object();
+  j.field("file", m.path);
+  j.key("model").begin_object();
+  j.field("ir_version", static_cast<int64_t>(m.proto->ir_version()));
+  j.field("producer", producer_string(*m.proto));
+  j.key("opsets").begin_array();
+  for (const auto& o : m.proto->opset_import()) {
+    j.begin_object().field("domain", o.domain()).field("version", static_cast<int64_t>(o.version())).end_object();
+  }
+  j.end_array();
+  j.field("file_bytes", m.file_size);
+  j.field("graphs", static_cast<uint64_t>(m.graphs.size()));
+  j.field("nodes", static_cast<uint64_t>(m.nodes.size()));
+  j.field("functions", static_cast<int64_t>(m.proto->functions_size()));
+  j.end_object();
+
+  j.key("parameters").begin_object();
+  j.field("stored", inv.stored);
+  j.field("bytes", inv.bytes);
+  j.field("tensors", inv.tensors);
+  j.field("attention", a.attention.parameters);
+  j.end_object();
+
+  auto breakdown = [&](const char* name, const char* keyname, const std::vector<Breakdown>& rows) {
+    j.key(name).begin_array();
+    for (const auto& r : rows) {
+      j.begin_object().field(keyname, r.key).field("tensors", r.tensors).field("elements", r.elements)
+          .field("bytes", r.bytes).end_object();
+    }
+    j.end_array();
+  };
+  breakdown("by_dtype", "dtype", inv.by_dtype);
+  breakdown("by_storage", "storage", inv.by_storage);
+
+  j.key("tensors").begin_array();
+  if (options.all_tensors) {
+    for (const Weight& w : m.weights) {
+      if (!w.parameter) continue;
+      j.begin_object();
+      j.field("name", w.name);
+      j.field("graph", m.graphs[w.graph].scope);
+      j.field("dtype", dtype_name(w.dtype));
+      j.key("shape").int_array(w.dims);
+      j.field("elements", w.elements);
+      j.field("bytes", w.bytes);
+      j.field("storage", storage_name(w.storage));
+      if (w.sparse) j.field("sparse", true);
+      if (w.external_status != ExternalStatus::NotExternal) {
+        j.key("external").begin_object();
+        j.field("location", w.external_location);
+        j.field("offset", w.external_offset);
+        j.key("length");
+        if (w.external_length >= 0) j.value(w.external_length);
+        else j.null();
+        j.field("status", external_status_name(w.external_status));
+        j.end_object();
+      }
+      j.key("consumers").begin_array();
+      for (int ni : w.consumers) j.value(node_label(m, ni));
+      j.end_array();
+      j.end_object();
+    }
+  }
+  j.end_array();
+
+  j.key("attention_blocks").begin_array();
+  for (const auto& b : a.attention.blocks) {
+    j.begin_object();
+    j.field("index", b.index);
+    j.field("name", b.name);
+    j.field("form", b.form);
+    j.field("kind", b.kind);
+    write_optional(j, "heads", b.heads);
+    write_optional(j, "kv_heads", b.kv_heads);
+    j.field("heads_from", b.heads_from);
+    j.field("width", b.width);
+    write_optional(j, "head_dim", b.head_dim);
+    write_optional(j, "v_head_dim", b.v_head_dim);
+    j.field("total", b.total);
+    j.field("standard", b.standard);
+    j.key("projections").begin_object();
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      j.key(role_name(r));
+      write_projection(j, m, b.projection(r));
+    }
+    j.end_object();
+    j.key("notes").begin_array();
+    for (const auto& n : b.notes) j.value(n);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("findings").begin_array();
+  for (const auto& f : a.findings) {
+    j.begin_object();
+    j.field("rule", f.rule);
+    j.field("severity", severity_name(f.severity));
+    j.key("block");
+    if (f.block) j.value(*f.block);
+    else j.null();
+    j.field("message", f.message);
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("unmatched").begin_array();
+  for (const auto& u : a.attention.unmatched) {
+    j.begin_object().field("node", u.name).field("op_type", m.nodes[u.node].proto->op_type()).field("reason", u.reason).end_object();
+  }
+  j.end_array();
+  j.end_object();
+  out << "\n";
+}
+
+}  // namespace headcount
