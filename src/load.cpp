@@ -350,6 +350,7 @@ class Indexer {
       for (const auto& n : fn.node()) add_node(n, gi);
     }
     for (size_t gi = 0; gi < m_.graphs.size(); ++gi) index_graph(static_cast<int>(gi));
+    mark_quantized_parameters();
   }
 
  private:
@@ -588,6 +589,18 @@ class Indexer {
       w.payload_file = file.string();
       w.payload_offset = w.external_offset;
       w.payload_length = length;
+    }
+  }
+
+  // Integer tensors that feed DequantizeLinear as data are quantized weights (int32 biases of QDQ
+  // models), not shape data.
+  void mark_quantized_parameters() {
+    for (Weight& w : m_.weights) {
+      if (w.parameter || w.dims.empty() || dtype_bits(w.dtype) == 0) continue;
+      for (int ni : w.consumers) {
+        const auto& n = *m_.nodes[ni].proto;
+        if (n.op_type() == "DequantizeLinear" && n.input_size() > 0 && n.input(0) == w.name) w.parameter = true;
+      }
     }
   }
 

@@ -1,0 +1,495 @@
+#!/usr/bin/python3
+"""Benchmark `headcount audit` against the onnx.load() a user would otherwise write.
+
+Run with Debian's interpreter (it has python3-onnx and numpy):
+
+    /usr/bin/python3 bench/run_bench.py --headcount build/headcount
+    /usr/bin/python3 bench/run_bench.py --sizes 1M,10M --markdown
+    /usr/bin/python3 bench/run_bench.py --layers          # 1,000-layer encoder
+
+Not a pass/fail test: exits 0 whether or not the targets are met (exit 2 only
+for usage errors such as a missing headcount binary).  Progress goes to
+stderr, results to stdout.
+"""
+
+import argparse
+import gc
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(HERE)
+MiB = 1 << 20
+
+DEFAULT_SIZES = "1M,10M,100M,500M,1G"
+OPSET = 13
+TARGET_SPEEDUP = 20.0      # on the 500M model
+TARGET_SPEEDUP_SIZE = "500M"
+TARGET_RSS_MIB = 64.0      # headcount, every size
+
+# What a user would write: load the model, sum element counts of initializers.
+PY_COUNT_SRC = (
+    "import math, sys, onnx\n"
+    "m = onnx.load(sys.argv[1])\n"
+    "print(sum(math.prod(t.dims) for t in m.graph.initializer))\n"
+)
+PY_IMPORT_ONLY_SRC = "import onnx\n"
+
+# Fallback wrapper if measure.c cannot be compiled.  Same output format, but
+# the child's ru_maxrss then includes this interpreter's pre-exec RSS (~10 MB).
+PY_WRAPPER_SRC = r"""
+import json, resource, subprocess, sys, time
+out = sys.argv[1]
+sink = subprocess.DEVNULL if out == "-" else open(out, "wb")
+t0 = time.perf_counter()
+rc = subprocess.call(sys.argv[2:], stdout=sink)
+t1 = time.perf_counter()
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc if rc >= 0 else 128 - rc, "wall": t1 - t0,
+                  "maxrss_kb": ru.ru_maxrss}))
+"""
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# Model generation
+# --------------------------------------------------------------------------
+
+def parse_size(label):
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG])i?B?\s*", label, re.IGNORECASE)
+    if not m:
+        raise ValueError(f"bad size {label!r} (expected e.g. 1M, 500M, 1G)")
+    n, unit = int(m.group(1)), m.group(2).upper()
+    return n * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[unit]
+
+
+def build_weights_model(target_bytes, seed=0):
+    """A MatMul+Add chain whose [d, d] float32 weights total ~target_bytes.
+
+    Weights are embedded (raw_data).  d is 256/512/1024 depending on size so
+    small models still have several tensors.  Returns the ModelProto.
+    """
+    if target_bytes >= 64 * MiB:
+        d = 1024
+    elif target_bytes >= 4 * MiB:
+        d = 512
+    else:
+        d = 256
+    n = max(1, round(target_bytes / (d * d * 4)))
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+    h = "input"
+    for i in range(n):
+        w = (rng.standard_normal((d, d), dtype=np.float32) * 0.02)
+        inits.append(numpy_helper.from_array(w, f"blocks.{i}.weight"))
+        del w
+        inits.append(numpy_helper.from_array(np.zeros(d, np.float32), f"blocks.{i}.bias"))
+        mm, out = f"/blocks.{i}/MatMul_output_0", ("output" if i == n - 1 else f"/blocks.{i}/Add_output_0")
+        nodes.append(helper.make_node("MatMul", [h, f"blocks.{i}.weight"], [mm], name=f"/blocks.{i}/MatMul"))
+        nodes.append(helper.make_node("Add", [mm, f"blocks.{i}.bias"], [out], name=f"/blocks.{i}/Add"))
+        h = out
+    graph = helper.make_graph(
+        nodes, "weights_chain",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", d])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", d])],
+        initializer=inits)
+    return helper.make_model(graph, producer_name="headcount-bench",
+                             opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0):
+    """Synthetic N-layer self-attention encoder, unfused PyTorch-export style.
+
+    Per layer: Q/K/V = MatMul+Add (width d_model); Reshape [0,0,H,Dh] +
+    Transpose (K transposed to [0,2,3,1], i.e. K^T); MatMul(Q, K^T); Div by
+    sqrt(Dh); Softmax(axis=-1); MatMul(., V); Transpose + Reshape [0,0,d_model];
+    output MatMul+Add; residual Add.  Weights/biases are small embedded
+    float32 initializers; shape and scale constants are Constant nodes (as
+    torch.onnx.export emits them), so every initializer is a parameter.
+    Returns the ModelProto.
+    """
+    head_dim = d_model // num_heads
+    assert head_dim * num_heads == d_model
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+
+    def weight(name, shape):
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal(shape, dtype=np.float32) * np.float32(0.02), name))
+        return name
+
+    def node(op, inputs, name, **attrs):
+        out = f"{name}_output_0"
+        nodes.append(helper.make_node(op, inputs, [out], name=name, **attrs))
+        return out
+
+    def const(name, arr):
+        return node("Constant", [], name, value=numpy_helper.from_array(arr, f"{name}_value"))
+
+    def linear(x, prefix, scope):
+        y = node("MatMul", [x, weight(f"{prefix}.weight", (d_model, d_model))], f"{scope}/MatMul")
+        return node("Add", [y, weight(f"{prefix}.bias", (d_model,))], f"{scope}/Add")
+
+    x = "input"
+    for l in range(num_layers):
+        p, s = f"layers.{l}.self_attn", f"/layers.{l}/self_attn"
+        heads = {}
+        for proj, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
+            y = linear(x, f"{p}.{proj}_proj", f"{s}/{proj}_proj")
+            shape = const(f"{s}/{proj}_Constant", np.array([0, 0, num_heads, head_dim], np.int64))
+            y = node("Reshape", [y, shape], f"{s}/{proj}_Reshape")
+            heads[proj] = node("Transpose", [y], f"{s}/{proj}_Transpose", perm=perm)
+        scores = node("MatMul", [heads["q"], heads["k"]], f"{s}/MatMul")
+        scale = const(f"{s}/Constant", np.array(math.sqrt(head_dim), np.float32))
+        scores = node("Div", [scores, scale], f"{s}/Div")
+        probs = node("Softmax", [scores], f"{s}/Softmax", axis=-1)
+        ctx = node("MatMul", [probs, heads["v"]], f"{s}/MatMul_1")
+        ctx = node("Transpose", [ctx], f"{s}/Transpose", perm=[0, 2, 1, 3])
+        shape = const(f"{s}/Constant_1", np.array([0, 0, d_model], np.int64))
+        ctx = node("Reshape", [ctx, shape], f"{s}/Reshape")
+        y = linear(ctx, f"{p}.out_proj", f"{s}/out_proj")
+        x = node("Add", [x, y], f"/layers.{l}/Add")
+    nodes.append(helper.make_node("Identity", [x], ["output"], name="/Identity"))
+    graph = helper.make_graph(
+        nodes, f"encoder_{num_layers}L",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", "seq", d_model])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", "seq", d_model])],
+        initializer=inits)
+    return helper.make_model(graph, producer_name="headcount-bench",
+                             opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def save_model(model, path):
+    """Save with all weights embedded (raw_data, no external data)."""
+    onnx.save(model, path)  # save_as_external_data=False is the default
+
+
+def check_model_file(path):
+    """onnx.checker by path (C++ reads the file; call after freeing the proto)."""
+    onnx.checker.check_model(path)
+
+
+# --------------------------------------------------------------------------
+# Measurement
+# --------------------------------------------------------------------------
+
+class Runner:
+    def __init__(self, workdir, cc):
+        self.workdir = workdir
+        self.prefix = None
+        self.note = None
+        src = os.path.join(HERE, "measure.c")
+        exe = os.path.join(workdir, "measure")
+        try:
+            subprocess.run([cc, "-O2", "-o", exe, src], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.prefix = [exe]
+        except (OSError, subprocess.CalledProcessError) as e:
+            err = getattr(e, "stderr", b"") or b""
+            log(f"warning: could not compile {src} with {cc!r} ({e}) {err.decode(errors='replace')}")
+            self.prefix = [sys.executable, "-c", PY_WRAPPER_SRC]
+            self.note = ("measure.c could not be compiled; RSS measured via a Python "
+                         "wrapper, which adds a ~10 MB floor to every RSS figure")
+        floor = self.run(["/bin/true"])
+        self.floor_mib = floor["maxrss_kb"] / 1024.0
+
+    def run(self, cmd, out="-"):
+        """Run cmd once through the wrapper; returns {rc, wall, maxrss_kb}."""
+        p = subprocess.run(self.prefix + [out] + list(cmd),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            raise RuntimeError(f"measurement wrapper failed: {p.stderr.decode(errors='replace')}")
+        res = json.loads(p.stdout.decode().strip().splitlines()[-1])
+        res["stderr"] = p.stderr.decode(errors="replace").strip()
+        return res
+
+
+def measure_pair(runner, model_path, headcount, python, repeat):
+    """Warm-up (untimed, output kept for verification) then `repeat` timed runs
+    of each command, interleaved.  Returns a dict of results."""
+    cmds = {
+        "hc": [headcount, "audit", model_path, "--format", "json"],
+        "py": [python, "-c", PY_COUNT_SRC, model_path],
+    }
+    res = {}
+    for key, cmd in cmds.items():
+        out = os.path.join(runner.workdir, f"{key}.out")
+        warm = runner.run(cmd, out)
+        with open(out, "rb") as f:
+            text = f.read().decode(errors="replace")
+        os.unlink(out)
+        res[key] = {"walls": [], "rss_kb": [warm["maxrss_kb"]], "rc": warm["rc"],
+                    "stdout": text, "stderr": warm["stderr"]}
+    for _ in range(repeat):
+        for key, cmd in cmds.items():
+            r = runner.run(cmd)
+            res[key]["walls"].append(r["wall"])
+            res[key]["rss_kb"].append(r["maxrss_kb"])
+            if r["rc"] != 0:
+                res[key]["rc"] = r["rc"]
+                res[key]["stderr"] = r["stderr"]
+    for key in cmds:
+        d = res[key]
+        d["ms"] = min(d["walls"]) * 1000.0
+        d["rss_mib"] = max(d["rss_kb"]) / 1024.0
+    return res
+
+
+def verify(res):
+    """Compare headcount's parameters.stored with the Python sum.
+    Returns (status, message) with status in ok / MISMATCH / n/a / FAIL."""
+    hc, py = res["hc"], res["py"]
+    if py["rc"] != 0:
+        return "FAIL", f"python/onnx.load exited {py['rc']}: {py['stderr'][-500:]}"
+    try:
+        py_sum = int(py["stdout"].strip())
+    except ValueError:
+        return "FAIL", f"could not parse python output {py['stdout'][:200]!r}"
+    if hc["rc"] != 0:
+        return "FAIL", f"headcount exited {hc['rc']}: {hc['stderr'][-500:]}"
+    try:
+        doc = json.loads(hc["stdout"])
+    except ValueError as e:
+        return "n/a", f"headcount output is not JSON ({e}); python sum = {py_sum:,}"
+    stored = doc.get("parameters", {}).get("stored") if isinstance(doc, dict) else None
+    if isinstance(stored, dict):  # tolerate e.g. {"stored": {"count": N}}
+        stored = stored.get("count", stored.get("total"))
+    if not isinstance(stored, int) or isinstance(stored, bool):
+        return "n/a", f"headcount JSON has no integer parameters.stored; python sum = {py_sum:,}"
+    if stored != py_sum:
+        return "MISMATCH", f"headcount parameters.stored = {stored:,} but onnx.load sum = {py_sum:,}"
+    return "ok", f"both count {py_sum:,} parameters"
+
+
+# --------------------------------------------------------------------------
+# Reporting
+# --------------------------------------------------------------------------
+
+COLUMNS = ["model", "size MiB", "headcount ms", "onnx.load ms", "speedup",
+           "headcount RSS MiB", "python RSS MiB", "params"]
+
+
+def fmt_ratio(r):
+    if r is None:
+        return "-"
+    return f"{r:.0f}x" if r >= 10 else f"{r:.1f}x"
+
+
+def row_cells(row):
+    return [row["name"], f"{row['size_mib']:.1f}", f"{row['hc_ms']:.1f}", f"{row['py_ms']:.1f}",
+            fmt_ratio(row["ratio"]), f"{row['hc_rss']:.1f}", f"{row['py_rss']:.1f}", row["status"]]
+
+
+def print_table(rows, markdown):
+    cells = [row_cells(r) for r in rows]
+    if markdown:
+        print("| " + " | ".join(COLUMNS) + " |")
+        print("|" + "|".join(["---"] + ["---:"] * (len(COLUMNS) - 2) + [":---:"]) + "|")
+        for c in cells:
+            print("| " + " | ".join(c) + " |")
+        return
+    widths = [max(len(COLUMNS[i]), *(len(c[i]) for c in cells)) for i in range(len(COLUMNS))]
+    fmt = lambda cs: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(cs, widths)))
+    print(fmt(COLUMNS))
+    print("  ".join("-" * w for w in widths))
+    for c in cells:
+        print(fmt(c))
+
+
+def make_row(name, path, res, status):
+    hc_ms, py_ms = res["hc"]["ms"], res["py"]["ms"]
+    return {"name": name, "size_mib": os.path.getsize(path) / MiB,
+            "hc_ms": hc_ms, "py_ms": py_ms,
+            "ratio": (py_ms / hc_ms) if hc_ms > 0 and res["hc"]["rc"] == 0 else None,
+            "hc_rss": res["hc"]["rss_mib"], "py_rss": res["py"]["rss_mib"],
+            "status": status, "hc_ok": res["hc"]["rc"] == 0}
+
+
+def print_preamble(args, runner, import_ms):
+    print(f"headcount: {args.headcount}")
+    print(f"python:    {args.python} (onnx {onnx.__version__} in this interpreter)")
+    print(f"method:    best wall time of {args.repeat} runs per command, each its own child "
+          f"process; peak RSS = max ru_maxrss of the child over all runs.")
+    print("           One untimed warm-up run of each command per model first, so both read "
+          "from a warm page cache (dropping the cache is not possible here).")
+    print(f"           Measurement floor: RSS {runner.floor_mib:.1f} MiB (/bin/true through the wrapper); "
+          f"'{os.path.basename(args.python)} -c \"import onnx\"' alone takes {import_ms:.0f} ms "
+          f"(included in the onnx.load column).")
+    if runner.note:
+        print(f"NOTE:      {runner.note}")
+    print()
+
+
+def print_notes(notes):
+    for name, status, msg in notes:
+        if status == "ok":
+            continue
+        if status in ("MISMATCH", "FAIL"):
+            print(f"!!! {status} on {name}: {msg}")
+        else:
+            print(f"note: {name}: {msg}")
+
+
+def print_targets(rows, by_label):
+    print()
+    print("Targets (informational, not a pass/fail test):")
+    t = by_label.get(TARGET_SPEEDUP_SIZE)
+    if t is None:
+        print(f"  speed  >= {TARGET_SPEEDUP:.0f}x vs onnx.load on {TARGET_SPEEDUP_SIZE}: "
+              f"NOT MEASURED (include {TARGET_SPEEDUP_SIZE} in --sizes)")
+    else:
+        met = t["hc_ok"] and t["ratio"] is not None and t["ratio"] >= TARGET_SPEEDUP
+        why = "" if t["hc_ok"] else " (headcount failed)"
+        print(f"  speed  >= {TARGET_SPEEDUP:.0f}x vs onnx.load on {TARGET_SPEEDUP_SIZE}: "
+              f"{'MET' if met else 'MISSED'} ({fmt_ratio(t['ratio'])}){why}")
+    print_rss_target(rows, "every size")
+
+
+def print_rss_target(rows, what):
+    over = [r for r in rows if r["hc_rss"] >= TARGET_RSS_MIB or not r["hc_ok"]]
+    worst = max(r["hc_rss"] for r in rows)
+    if over:
+        print(f"  headcount peak RSS < {TARGET_RSS_MIB:.0f} MiB at {what}: MISSED on "
+              + ", ".join(f"{r['name']} ({r['hc_rss']:.1f} MiB{'' if r['hc_ok'] else ', failed'})"
+                          for r in over))
+    else:
+        print(f"  headcount peak RSS < {TARGET_RSS_MIB:.0f} MiB at {what}: MET (max {worst:.1f} MiB)")
+
+
+# --------------------------------------------------------------------------
+# Modes
+# --------------------------------------------------------------------------
+
+def run_sizes(args, runner, workdir):
+    labels = [s.strip().upper() for s in args.sizes.split(",") if s.strip()]
+    rows, notes, by_label = [], [], {}
+    for label in labels:
+        target = parse_size(label)
+        path = os.path.join(workdir, f"weights_{label}.onnx")
+        log(f"[{label}] generating {path} ...")
+        model = build_weights_model(target, seed=args.seed)
+        save_model(model, path)
+        del model  # keep at most one model in memory
+        gc.collect()
+        if not args.no_check:
+            check_model_file(path)
+        log(f"[{label}] {os.path.getsize(path) / MiB:.1f} MiB; measuring ({args.repeat} runs + warm-up) ...")
+        res = measure_pair(runner, path, args.headcount, args.python, args.repeat)
+        status, msg = verify(res)
+        if status in ("MISMATCH", "FAIL"):
+            log(f"[{label}] !!! {status}: {msg}")
+        row = make_row(f"weights_{label}", path, res, status)
+        rows.append(row)
+        by_label[label] = row
+        notes.append((row["name"], status, msg))
+        if not args.keep:
+            os.unlink(path)
+    print_table(rows, args.markdown)
+    print()
+    print_notes(notes)
+    print_targets(rows, by_label)
+
+
+def run_layers(args, runner, workdir):
+    n = args.layers
+    name = f"encoder_{n}L"
+    path = os.path.join(workdir, f"{name}.onnx")
+    log(f"[{name}] generating {path} ...")
+    model = build_transformer_encoder(n, seed=args.seed)
+    n_nodes, n_inits = len(model.graph.node), len(model.graph.initializer)
+    save_model(model, path)
+    del model
+    gc.collect()
+    if not args.no_check:
+        check_model_file(path)
+    log(f"[{name}] {n_nodes:,} nodes, {n_inits:,} initializers, "
+        f"{os.path.getsize(path) / MiB:.1f} MiB; measuring ({args.repeat} runs + warm-up) ...")
+    res = measure_pair(runner, path, args.headcount, args.python, args.repeat)
+    status, msg = verify(res)
+    row = make_row(name, path, res, status)
+    print(f"model:     {n}-layer unfused self-attention encoder (d_model 64, 4 heads): "
+          f"{n_nodes:,} nodes, {n_inits:,} initializers")
+    print()
+    print_table([row], args.markdown)
+    print()
+    print_notes([(name, status, msg)])
+    print()
+    print("Targets (informational, not a pass/fail test):")
+    print_rss_target([row], name)
+    if not args.keep:
+        os.unlink(path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--headcount", default="build/headcount",
+                    help="headcount binary (default: build/headcount, relative to cwd or repo root)")
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="interpreter with onnx for the onnx.load baseline (default: /usr/bin/python3)")
+    ap.add_argument("--sizes", default=DEFAULT_SIZES,
+                    help=f"comma-separated embedded-weight sizes (default: {DEFAULT_SIZES})")
+    ap.add_argument("--layers", type=int, nargs="?", const=1000, default=None, metavar="N",
+                    help="instead of --sizes, time an N-layer transformer encoder (default N: 1000)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per command (default: 3)")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--keep", action="store_true", help="keep the generated models and temp dir")
+    ap.add_argument("--tmpdir", default=None, help="parent of the temp dir (default: $TMPDIR or /tmp)")
+    ap.add_argument("--seed", type=int, default=0, help="RNG seed for weights (default: 0)")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler for measure.c")
+    ap.add_argument("--no-check", action="store_true", help="skip onnx.checker on generated models")
+    args = ap.parse_args(argv)
+
+    if args.repeat < 1:
+        ap.error("--repeat must be >= 1")
+    if args.layers is not None and args.layers < 1:
+        ap.error("--layers must be >= 1")
+    try:
+        for s in args.sizes.split(","):
+            if s.strip():
+                parse_size(s)
+    except ValueError as e:
+        ap.error(str(e))
+    hc = args.headcount
+    if not os.path.exists(hc) and not os.path.isabs(hc) and os.path.exists(os.path.join(REPO_ROOT, hc)):
+        hc = os.path.join(REPO_ROOT, hc)
+    if not (os.path.isfile(hc) and os.access(hc, os.X_OK)):
+        print(f"error: headcount binary not found or not executable: {args.headcount}", file=sys.stderr)
+        return 2
+    args.headcount = os.path.abspath(hc)
+
+    workdir = tempfile.mkdtemp(prefix="headcount-bench-", dir=args.tmpdir)
+    try:
+        runner = Runner(workdir, args.cc)
+        imp = [runner.run([args.python, "-c", PY_IMPORT_ONLY_SRC]) for _ in range(args.repeat)]
+        if imp[0]["rc"] != 0:
+            print(f"error: {args.python} cannot import onnx: {imp[0]['stderr']}", file=sys.stderr)
+            return 2
+        print_preamble(args, runner, min(r["wall"] for r in imp) * 1000.0)
+        if args.layers is not None:
+            run_layers(args, runner, workdir)
+        else:
+            run_sizes(args, runner, workdir)
+    finally:
+        if args.keep:
+            log(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,924 @@
+#!/usr/bin/python3
+"""Make headcount's sample ONNX models and the counts PyTorch reports for them.
+
+Run from the repository root with Debian's Python (python3-torch 1.13, python3-onnx 1.12):
+
+    /usr/bin/python3 samples/make_samples.py
+
+For every sample NAME it writes samples/NAME.onnx and samples/NAME.counts.tsv (the parameter
+counts and the per-attention-block Q/K/V/O shares, all read from the torch objects at export
+time), then samples/README.md. Everything is seeded: two runs give byte-identical files.
+"""
+
+import hashlib
+import io
+import math
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = 14
+
+# Tiny shapes: width 32, 4 heads (head_dim 8), batch 3, sequence 5, memory/key sequence 7.
+# Batch 3 (not 2) so that no shape constant is ambiguous: B*h = 12, d_k = 8, S = 5, L_kv = 7.
+E, H = 32, 4
+B, S, S_KV = 3, 5, 7
+VOCAB = 100
+MAX_POS = 16
+
+warnings.filterwarnings("ignore")  # TracerWarnings about sizes turned into constants
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-block Q/K/V/O shares, computed from the modules' parameter tensors.
+
+BLOCK_KEYS = ("kind", "heads", "kv_heads", "width", "head_dim", "v_head_dim",
+              "q_weight", "q_bias", "k_weight", "k_bias", "v_weight", "v_bias",
+              "o_weight", "o_bias")
+
+
+def _numel(t):
+    return 0 if t is None else int(t.numel())
+
+
+def _lin(mod):
+    """(weight [out, in], bias or None) of an nn.Linear, a quantized Linear or a QuantLinear."""
+    if isinstance(mod, QuantLinear):
+        mod = mod.linear
+    w = mod.weight() if callable(mod.weight) else mod.weight
+    b = mod.bias() if callable(mod.bias) else mod.bias
+    return w, b
+
+
+def mha_block(m, kind):
+    """nn.MultiheadAttention: packed in_proj_weight [3E, E] rows q|k|v, or q/k/v_proj_weight."""
+    e = m.embed_dim
+    if m._qkv_same_embed_dim:
+        w = m.in_proj_weight
+        qw, kw, vw = w[0:e], w[e:2 * e], w[2 * e:3 * e]
+    else:
+        qw, kw, vw = m.q_proj_weight, m.k_proj_weight, m.v_proj_weight
+    b = m.in_proj_bias
+    qb, kb, vb = (None, None, None) if b is None else (b[0:e], b[e:2 * e], b[2 * e:3 * e])
+    ow, ob = m.out_proj.weight, m.out_proj.bias
+    h = m.num_heads
+    return dict(kind=kind, heads=h, kv_heads=h, width=qw.shape[1],
+                head_dim=qw.shape[0] // h, v_head_dim=vw.shape[0] // h,
+                q_weight=_numel(qw), q_bias=_numel(qb), k_weight=_numel(kw), k_bias=_numel(kb),
+                v_weight=_numel(vw), v_bias=_numel(vb), o_weight=_numel(ow), o_bias=_numel(ob))
+
+
+def linear_block(kind, heads, kv_heads, q, k, v, o):
+    """Separate Q/K/V/O projections, each a Linear-like module ([out, in] weight)."""
+    (qw, qb), (kw, kb), (vw, vb), (ow, ob) = _lin(q), _lin(k), _lin(v), _lin(o)
+    d_k = qw.shape[0] // heads
+    assert kw.shape[0] == kv_heads * d_k
+    return dict(kind=kind, heads=heads, kv_heads=kv_heads, width=qw.shape[1],
+                head_dim=d_k, v_head_dim=vw.shape[0] // kv_heads,
+                q_weight=_numel(qw), q_bias=_numel(qb), k_weight=_numel(kw), k_bias=_numel(kb),
+                v_weight=_numel(vw), v_bias=_numel(vb), o_weight=_numel(ow), o_bias=_numel(ob))
+
+
+class AttentionBlock(nn.Module):
+    """Base for hand-written attention modules; block() reports the Q/K/V/O shares."""
+    kind = "self"
+
+    def block(self):
+        raise NotImplementedError
+
+
+def record_blocks(model, inputs):
+    """Run one forward and return the attention blocks in the order they are called."""
+    calls = []
+
+    def pre_hook(mod, args):
+        if isinstance(mod, nn.MultiheadAttention):
+            query, key = args[0], args[1]
+            calls.append(mha_block(mod, "self" if query is key else "cross"))
+        else:
+            calls.append(mod.block())
+
+    handles = [m.register_forward_pre_hook(pre_hook) for m in model.modules()
+               if isinstance(m, (nn.MultiheadAttention, AttentionBlock))]
+    model(*inputs)
+    for hd in handles:
+        hd.remove()
+    return calls
+
+
+# ----------------------------------------------------------------------------------------------
+# nn.MultiheadAttention wrappers.
+
+class SelfMHA(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(E, H, **kw)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+class CrossMHA(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(E, H, **kw)
+
+    def forward(self, query, memory):
+        return self.attn(query, memory, memory, need_weights=False)[0]
+
+
+class ThreeInputMHA(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(E, H, **kw)
+
+    def forward(self, query, key, value):
+        return self.attn(query, key, value, need_weights=False)[0]
+
+
+def causal_float_mask(n):
+    return torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+
+
+class DecoderLayerModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerDecoderLayer(E, H, 64)
+        self.register_buffer("tgt_mask", causal_float_mask(S))
+
+    def forward(self, tgt, memory):
+        return self.layer(tgt, memory, tgt_mask=self.tgt_mask)
+
+
+class TransformerModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.transformer = nn.Transformer(d_model=E, nhead=H, num_encoder_layers=1,
+                                          num_decoder_layers=1, dim_feedforward=64)
+        self.register_buffer("tgt_mask", causal_float_mask(S))
+
+    def forward(self, src, tgt):
+        return self.transformer(src, tgt, tgt_mask=self.tgt_mask)
+
+
+# ----------------------------------------------------------------------------------------------
+# BERT-style encoder (bert_tiny, bert_base_external, and with QuantLinear for qdq_int8).
+
+class QuantLinear(nn.Module):
+    """Eager-mode static quantization unit: QuantStub -> Linear -> DeQuantStub."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.linear = nn.Linear(n_in, n_out)
+        self.dequant = torch.ao.quantization.DeQuantStub()
+
+    def forward(self, x):
+        return self.dequant(self.linear(self.quant(x)))
+
+
+class BertSelfAttention(AttentionBlock):
+    def __init__(self, hidden, heads, linear):
+        super().__init__()
+        self.num_heads = heads
+        self.head_dim = hidden // heads
+        self.query = linear(hidden, hidden)
+        self.key = linear(hidden, hidden)
+        self.value = linear(hidden, hidden)
+        self.dense = linear(hidden, hidden)
+
+    def block(self):
+        return linear_block("self", self.num_heads, self.num_heads,
+                            self.query, self.key, self.value, self.dense)
+
+    def split_heads(self, x):
+        shape = x.size()[:-1] + (self.num_heads, self.head_dim)
+        return x.view(shape).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask_add):
+        q = self.split_heads(self.query(x))
+        k = self.split_heads(self.key(x))
+        v = self.split_heads(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        scores = scores + mask_add
+        probs = nn.functional.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(ctx.size()[:-2] + (self.num_heads * self.head_dim,))
+        return self.dense(ctx)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, hidden, heads, inter, linear):
+        super().__init__()
+        self.attention = BertSelfAttention(hidden, heads, linear)
+        self.attention_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.intermediate = linear(hidden, inter)
+        self.output = linear(inter, hidden)
+        self.output_norm = nn.LayerNorm(hidden, eps=1e-12)
+
+    def forward(self, x, mask_add):
+        x = self.attention_norm(x + self.attention(x, mask_add))
+        return self.output_norm(x + self.output(F.gelu(self.intermediate(x))))
+
+
+class Bert(nn.Module):
+    def __init__(self, vocab, hidden, layers, heads, inter, max_pos, type_vocab, pooler,
+                 linear=nn.Linear):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, hidden)
+        self.position_embeddings = nn.Embedding(max_pos, hidden)
+        self.token_type_embeddings = nn.Embedding(type_vocab, hidden)
+        self.embeddings_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.register_buffer("position_ids", torch.arange(max_pos).unsqueeze(0))
+        self.layers = nn.ModuleList(BertLayer(hidden, heads, inter, linear) for _ in range(layers))
+        self.pooler = nn.Linear(hidden, hidden) if pooler else None
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        seq = input_ids.size(1)
+        x = (self.word_embeddings(input_ids)
+             + self.position_embeddings(self.position_ids[:, :seq])
+             + self.token_type_embeddings(token_type_ids))
+        x = self.embeddings_norm(x)
+        mask_add = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask_add)
+        if self.pooler is None:
+            return x
+        return x, torch.tanh(self.pooler(x[:, 0]))
+
+
+def bert_inputs(batch, seq, vocab):
+    ids = torch.randint(0, vocab, (batch, seq))
+    mask = torch.ones(batch, seq, dtype=torch.long)
+    mask[0, -2:] = 0
+    types = torch.zeros(batch, seq, dtype=torch.long)
+    types[:, seq // 2:] = 1
+    return ids, mask, types
+
+
+# ----------------------------------------------------------------------------------------------
+# GPT-2 style decoder with HF Conv1D projections and a tied LM head.
+
+class Conv1D(nn.Module):
+    """HF transformers Conv1D: a Linear whose weight is stored [in, out], computed with addmm."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+class GPT2Attention(AttentionBlock):
+    def __init__(self, hidden, heads, max_pos):
+        super().__init__()
+        self.hidden = hidden
+        self.num_heads = heads
+        self.head_dim = hidden // heads
+        self.c_attn = Conv1D(3 * hidden, hidden)
+        self.c_proj = Conv1D(hidden, hidden)
+        self.register_buffer("bias", torch.tril(torch.ones((max_pos, max_pos), dtype=torch.bool))
+                             .view(1, 1, max_pos, max_pos))
+
+    def block(self):
+        hd, h = self.hidden, self.num_heads
+        w, b = self.c_attn.weight, self.c_attn.bias  # [in, 3*hidden]: columns q | k | v
+        qw, kw, vw = w[:, 0:hd], w[:, hd:2 * hd], w[:, 2 * hd:3 * hd]
+        qb, kb, vb = b[0:hd], b[hd:2 * hd], b[2 * hd:3 * hd]
+        return dict(kind="self", heads=h, kv_heads=h, width=qw.shape[0],
+                    head_dim=qw.shape[1] // h, v_head_dim=vw.shape[1] // h,
+                    q_weight=_numel(qw), q_bias=_numel(qb), k_weight=_numel(kw), k_bias=_numel(kb),
+                    v_weight=_numel(vw), v_bias=_numel(vb),
+                    o_weight=_numel(self.c_proj.weight), o_bias=_numel(self.c_proj.bias))
+
+    def split_heads(self, x):
+        x = x.view(x.size()[:-1] + (self.num_heads, self.head_dim))
+        return x.permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.c_attn(x).split(self.hidden, dim=2)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        w = torch.matmul(q, k.transpose(-1, -2))
+        w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
+        q_len, k_len = q.size(-2), k.size(-2)
+        causal = self.bias[:, :, k_len - q_len:k_len, :k_len]
+        mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
+        w = torch.where(causal, w, mask_value)
+        w = nn.functional.softmax(w, dim=-1)
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
+        a = a.view(a.size()[:-2] + (self.hidden,))
+        return self.c_proj(a)
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, hidden, heads, max_pos):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(hidden)
+        self.attn = GPT2Attention(hidden, heads, max_pos)
+        self.ln_2 = nn.LayerNorm(hidden)
+        self.c_fc = Conv1D(4 * hidden, hidden)
+        self.mlp_c_proj = Conv1D(hidden, 4 * hidden)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp_c_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class GPT2LM(nn.Module):
+    def __init__(self, vocab, hidden, layers, heads, max_pos):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(max_pos, hidden)
+        self.h = nn.ModuleList(GPT2Block(hidden, heads, max_pos) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(hidden)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # tied
+
+    def forward(self, input_ids):
+        pos = torch.arange(0, input_ids.size(-1), dtype=torch.long, device=input_ids.device)
+        x = self.wte(input_ids) + self.wpe(pos.unsqueeze(0))
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-head projections (the seed's module), LLaMA-style GQA, a classifier.
+
+class PerHeadAttention(AttentionBlock):
+    """h separate nn.Linear(d_model, d_k) for each of Q, K, V; torch.cat of the heads."""
+
+    def __init__(self, d_model=E, h=H):
+        super().__init__()
+        self.d_model, self.h, self.d_k = d_model, h, d_model // h
+        self.query_linears = nn.ModuleList([nn.Linear(d_model, self.d_k) for _ in range(h)])
+        self.key_linears = nn.ModuleList([nn.Linear(d_model, self.d_k) for _ in range(h)])
+        self.value_linears = nn.ModuleList([nn.Linear(d_model, self.d_k) for _ in range(h)])
+        self.projection_layer = nn.Linear(h * self.d_k, d_model)
+
+    def block(self):
+        def total(mods, attr):
+            return sum(_numel(getattr(m, attr)) for m in mods)
+        ql, vl = self.query_linears, self.value_linears
+        ow, ob = self.projection_layer.weight, self.projection_layer.bias
+        return dict(kind="self", heads=len(ql), kv_heads=len(self.key_linears),
+                    width=ql[0].weight.shape[1], head_dim=ql[0].weight.shape[0],
+                    v_head_dim=vl[0].weight.shape[0],
+                    q_weight=total(ql, "weight"), q_bias=total(ql, "bias"),
+                    k_weight=total(self.key_linears, "weight"),
+                    k_bias=total(self.key_linears, "bias"),
+                    v_weight=total(vl, "weight"), v_bias=total(vl, "bias"),
+                    o_weight=_numel(ow), o_bias=_numel(ob))
+
+    def forward(self, Q, K, V):
+        n = Q.size(0)
+        queries = torch.cat([lin(Q).view(n, 1, -1, self.d_k) for lin in self.query_linears], dim=1)
+        keys = torch.cat([lin(K).view(n, 1, -1, self.d_k) for lin in self.key_linears], dim=1)
+        values = torch.cat([lin(V).view(n, 1, -1, self.d_k) for lin in self.value_linears], dim=1)
+        scores = torch.matmul(queries, keys.transpose(-2, -1)) / math.sqrt(self.d_k)
+        x = torch.matmul(scores.softmax(dim=-1), values)
+        x = x.transpose(1, 2).contiguous().view(n, -1, self.h * self.d_k)
+        return self.projection_layer(x)
+
+
+class PerHeadModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mha = PerHeadAttention()
+
+    def forward(self, x):
+        return self.mha(x, x, x)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep,
+                                                           slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class LlamaAttention(AttentionBlock):
+    def __init__(self, hidden=E, heads=H, kv_heads=2, max_pos=MAX_POS, theta=10000.0):
+        super().__init__()
+        self.num_heads, self.num_key_value_heads = heads, kv_heads
+        self.head_dim = hidden // heads
+        self.num_key_value_groups = heads // kv_heads
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+        inv_freq = 1.0 / (theta ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        freqs = torch.outer(torch.arange(max_pos).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos_cached", emb.cos())
+        self.register_buffer("sin_cached", emb.sin())
+        self.register_buffer("causal_mask", torch.triu(
+            torch.full((max_pos, max_pos), torch.finfo(torch.float32).min), diagonal=1))
+
+    def block(self):
+        return linear_block("self", self.num_heads, self.num_key_value_heads,
+                            self.q_proj, self.k_proj, self.v_proj, self.o_proj)
+
+    def forward(self, x):
+        bsz, q_len, _ = x.size()
+        q = self.q_proj(x).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        cos, sin = self.cos_cached[:q_len], self.sin_cached[:q_len]
+        q = (q * cos) + (rotate_half(q) * sin)
+        k = (k * cos) + (rotate_half(k) * sin)
+        k = repeat_kv(k, self.num_key_value_groups)
+        v = repeat_kv(v, self.num_key_value_groups)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        w = w + self.causal_mask[:q_len, :q_len]
+        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        out = torch.matmul(w, v).transpose(1, 2).contiguous()
+        out = out.reshape(bsz, q_len, self.num_heads * self.head_dim)
+        return self.o_proj(out)
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return torch.softmax(self.fc2(torch.relu(self.fc1(x))), dim=-1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Quantization for qdq_int8.
+
+def quantize_bert(model, inputs):
+    """Eager-mode static int8 quantization of every QuantLinear (fbgemm, per-channel weights)."""
+    torch.backends.quantized.engine = "onednn"
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, QuantLinear):
+            m.qconfig = torch.ao.quantization.get_default_qconfig("onednn")
+    torch.ao.quantization.prepare(model, inplace=True)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        ids = torch.randint(0, VOCAB, (B, S), generator=g)
+        model(ids, inputs[1], inputs[2])
+    torch.ao.quantization.convert(model, inplace=True)
+    return model
+
+
+def quantized_params(model):
+    """(name, numel) of the logical weights/biases held in quantized Linear packed params."""
+    out = []
+    for name, m in model.named_modules():
+        if isinstance(m, torch.ao.nn.quantized.Linear):
+            w, b = m.weight(), m.bias()
+            out.append((name + ".weight", _numel(w)))
+            if b is not None:
+                out.append((name + ".bias", _numel(b)))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Export and sidecars.
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def export(model, inputs, path, input_names, output_names, dynamic_axes=None):
+    buf = io.BytesIO()
+    torch.onnx.export(model, tuple(inputs), buf, opset_version=OPSET, do_constant_folding=True,
+                      input_names=input_names, output_names=output_names,
+                      dynamic_axes=dynamic_axes)
+    proto = onnx.load_from_string(buf.getvalue())
+    onnx.checker.check_model(proto)
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
+    return proto
+
+
+def write_counts(path, comments, total, params, blocks):
+    lines = ["# " + c for c in comments]
+    lines.append("# made by torch %s, onnx %s, opset %d" % (torch.__version__, onnx.__version__,
+                                                             OPSET))
+    lines.append("total\t%d" % total)
+    for name, n in params:
+        lines.append("param\t%s\t%d" % (name, n))
+    for i, blk in enumerate(blocks):
+        lines.append("block\t%d\t" % i + "\t".join("%s=%s" % (k, blk[k]) for k in BLOCK_KEYS))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def tied_copies(proto, weight):
+    """Names of initializers whose content equals weight or its transpose."""
+    w = weight.detach().numpy()
+    names = []
+    for init in proto.graph.initializer:
+        if init.data_location == onnx.TensorProto.EXTERNAL:
+            continue
+        a = numpy_helper.to_array(init)
+        if (a.shape == w.shape and np.array_equal(a, w)) or \
+                (a.shape == w.T.shape and np.array_equal(a, w.T)):
+            names.append(init.name)
+    return names
+
+
+SAMPLES = []
+
+
+def sample(name, what, shows, axes, untrained=False):
+    def deco(fn):
+        SAMPLES.append(dict(name=name, what=what, shows=shows, axes=axes, make=fn,
+                            untrained=untrained))
+        return fn
+    return deco
+
+
+SEQ_BATCH = {0: "seq", 1: "batch"}      # (L, N, E) layout of nn.MultiheadAttention
+BATCH_SEQ = {0: "batch", 1: "seq"}
+
+
+@sample("mha_self_bias", "nn.MultiheadAttention(32, 4), self-attention q=k=v=x, (L, N, E)",
+        "packed in_proj: one MatMul [32,96] + Add, then 3 Slices on the last axis with run-time "
+        "bounds; h only in Div(E, 4) and Mul(batch, 4) feeding Concat shapes",
+        "dynamic seq, batch")
+def make_mha_self_bias():
+    m = SelfMHA()
+    x = torch.randn(S, B, E)
+    return m, [x], ["x"], ["y"], {"x": SEQ_BATCH, "y": SEQ_BATCH}
+
+
+@sample("mha_self_nobias", "nn.MultiheadAttention(32, 4, bias=False), self-attention",
+        "packed in_proj without biases: MatMul [32,96] + 3 Slices, no Add; Reshape targets "
+        "folded to [5, 12, 8] = [L, B*h, d_k]", "static")
+def make_mha_self_nobias():
+    m = SelfMHA(bias=False)
+    return m, [torch.randn(S, B, E)], ["x"], ["y"], None
+
+
+@sample("mha_cross", "nn.MultiheadAttention(32, 4), query input + key=value memory input",
+        "cross-attention: Q [E, E] and packed KV [2E, E] sliced out of in_proj_weight at run time "
+        "(Slice on the initializer, bounds from the query's shape), KV output then 2 Slices",
+        "dynamic tgt_seq, src_seq, batch")
+def make_mha_cross():
+    m = CrossMHA()
+    q, mem = torch.randn(S, B, E), torch.randn(S_KV, B, E)
+    axes = {"query": {0: "tgt_seq", 1: "batch"}, "memory": {0: "src_seq", 1: "batch"},
+            "y": {0: "tgt_seq", 1: "batch"}}
+    return m, [q, mem], ["query", "memory"], ["y"], axes
+
+
+@sample("mha_kdim_vdim", "nn.MultiheadAttention(32, 4, kdim=16, vdim=24), three inputs",
+        "separate q/k/v_proj_weight [32,32] [32,16] [32,24]; widths differ per projection",
+        "static")
+def make_mha_kdim_vdim():
+    m = ThreeInputMHA(kdim=16, vdim=24)
+    q, k, v = torch.randn(S, B, E), torch.randn(S_KV, B, 16), torch.randn(S_KV, B, 24)
+    return m, [q, k, v], ["query", "key", "value"], ["y"], None
+
+
+@sample("mha_bias_kv", "nn.MultiheadAttention(32, 4, add_bias_kv=True), self-attention",
+        "bias_k/bias_v [1,1,E] tokens appended to K/V (Tile+Concat): params, not projections",
+        "static")
+def make_mha_bias_kv():
+    m = SelfMHA(add_bias_kv=True)
+    return m, [torch.randn(S, B, E)], ["x"], ["y"], None
+
+
+@sample("encoder", "nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64), num_layers=2)",
+        "two stacked self-attention blocks (post-norm, ReLU FFN); default settings",
+        "dynamic seq, batch")
+def make_encoder():
+    m = nn.TransformerEncoder(nn.TransformerEncoderLayer(E, H, dim_feedforward=64), num_layers=2)
+    return m, [torch.randn(S, B, E)], ["src"], ["y"], {"src": SEQ_BATCH, "y": SEQ_BATCH}
+
+
+@sample("encoder_untrained", "encoder.onnx's module exported straight after construction "
+        "(default init, not perturbed)",
+        "untrained-model trap: TransformerEncoder deep-copies its layer, so both layers are "
+        "equal and the exporter keeps layer 0's tensors and re-creates layer 1's (and the "
+        "all-zero/all-one biases and LayerNorm weights) with Identity nodes",
+        "dynamic seq, batch", untrained=True)
+def make_encoder_untrained():
+    return make_encoder()
+
+
+@sample("decoder_layer", "nn.TransformerDecoderLayer(32, 4, 64), causal tgt_mask buffer",
+        "self-attention with causal mask Add, then cross-attention on memory", "static")
+def make_decoder_layer():
+    m = DecoderLayerModel()
+    return m, [torch.randn(S, B, E), torch.randn(S_KV, B, E)], ["tgt", "memory"], ["y"], None
+
+
+@sample("transformer", "nn.Transformer(d_model=32, nhead=4, 1 encoder + 1 decoder layer, ff 64)",
+        "encoder self, decoder self (causal), decoder cross; final encoder/decoder LayerNorms",
+        "static")
+def make_transformer():
+    m = TransformerModel()
+    return m, [torch.randn(S_KV, B, E), torch.randn(S, B, E)], ["src", "tgt"], ["y"], None
+
+
+@sample("bert_tiny", "hand-written BERT encoder: 2 layers, width 32, 4 heads, vocab 100",
+        "separate Q/K/V Linear, view(B,S,h,d)+permute, Div by sqrt(d_k), mask Add, GELU FFN",
+        "dynamic batch, seq")
+def make_bert_tiny():
+    m = Bert(VOCAB, E, 2, H, 64, MAX_POS, 2, pooler=False)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: BATCH_SEQ for n in names + ["hidden"]}
+    return m, list(bert_inputs(B, S, VOCAB)), names, ["hidden"], axes
+
+
+@sample("gpt2_tiny", "GPT-2 style LM: Conv1D c_attn/c_proj (addmm), 2 layers, width 32, 4 heads,"
+        " vocab 100, lm_head tied to wte",
+        "packed [in, 3*hidden] Gemm (no transB) + Split [32,32,32]; scale is a run-time "
+        "Pow(head_dim, 0.5); torch.where causal mask; tied LM head",
+        "dynamic batch, seq")
+def make_gpt2_tiny():
+    m = GPT2LM(VOCAB, E, 2, H, MAX_POS)
+    ids = torch.randint(0, VOCAB, (B, S))
+    return m, [ids], ["input_ids"], ["logits"], {"input_ids": BATCH_SEQ, "logits": BATCH_SEQ}
+
+
+@sample("per_head", "the seed's per-head module: 4 x nn.Linear(32, 8) for each of Q, K, V, "
+        "torch.cat, nn.Linear(32, 32)",
+        "per-head projections (12 small MatMuls) concatenated into heads", "static")
+def make_per_head():
+    return PerHeadModel(), [torch.randn(B, S, E)], ["x"], ["y"], None
+
+
+@sample("gqa", "LLaMA-style attention: q_proj 32->32, k/v_proj 32->16 (4 q heads, 2 kv heads), "
+        "no biases",
+        "grouped K/V repeated with expand+reshape (repeat_kv); rotary Mul/Add/Slice/Concat; "
+        "causal mask Add", "dynamic batch, seq")
+def make_gqa():
+    m = LlamaAttention()
+    return m, [torch.randn(B, S, E)], ["x"], ["y"], {"x": BATCH_SEQ, "y": BATCH_SEQ}
+
+
+@sample("qdq_int8", "bert_tiny code with every Linear in the layers statically int8-quantized "
+        "(torch.ao.quantization eager mode, onednn backend, per-channel weights)",
+        "int8 weights (in Constant nodes) -> DequantizeLinear(axis 0) -> Transpose -> MatMul, int32 "
+        "bias -> DequantizeLinear -> Add; activations QuantizeLinear/DequantizeLinear",
+        "static")
+def make_qdq_int8():
+    m = Bert(VOCAB, E, 2, H, 64, MAX_POS, 2, pooler=False, linear=QuantLinear)
+    inputs = list(bert_inputs(B, S, VOCAB))
+    return m, inputs, ["input_ids", "attention_mask", "token_type_ids"], ["hidden"], None
+
+
+@sample("classifier_softmax", "MLP classifier: Linear 16->32, ReLU, Linear 32->10, Softmax",
+        "a Softmax that is not attention (no attention blocks)", "static")
+def make_classifier_softmax():
+    return Classifier(), [torch.randn(B, 16)], ["x"], ["probs"], None
+
+
+@sample("bert_base_external", "bert_tiny code at BERT-base size: 12 layers, width 768, 12 heads, "
+        "ff 3072, vocab 30522, 512 positions, 2 token types, pooler Linear+tanh",
+        "external data: every tensor >= 1 KiB lives in bert_base_external.onnx.data, "
+        "which is deleted (counts must come from dims)", "static (batch 1, seq 8)")
+def make_bert_base_external():
+    m = Bert(30522, 768, 12, 12, 3072, 512, 2, pooler=True)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    return m, list(bert_inputs(1, 8, 30522)), names, ["hidden", "pooled"], None
+
+
+def trained_like(model):
+    """Perturb every parameter with seeded noise, as training would: no two tensors stay equal.
+
+    Freshly built modules hold equal tensors (zero biases, unit LayerNorm weights, deep-copied
+    layers) and torch's exporter merges those into one initializer plus Identity nodes. Only
+    encoder_untrained keeps that; the other samples are exported with distinct values.
+    """
+    g = torch.Generator().manual_seed(1234)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.02)
+
+
+def merged_initializers(proto):
+    """Identity nodes that re-create a tensor from an initializer (the exporter's merge)."""
+    inits = {i.name for i in proto.graph.initializer}
+    return [(n.output[0], n.input[0]) for n in proto.graph.node
+            if n.op_type == "Identity" and n.input[0] in inits]
+
+
+def build(spec):
+    """Make, record, export one sample; return the README row data."""
+    name = spec["name"]
+    torch.manual_seed(0)
+    model, inputs, in_names, out_names, axes = spec["make"]()
+    model.eval()
+    if not spec["untrained"]:
+        trained_like(model)
+    comments = ["%s.onnx: %s" % (name, spec["what"]),
+                "shows: %s" % spec["shows"],
+                "axes: %s" % spec["axes"]]
+    params = [(n, int(p.numel())) for n, p in model.named_parameters()]
+    total = sum(p.numel() for p in model.parameters())
+
+    if name == "qdq_int8":
+        quantize_bert(model, inputs)
+        left = [(n, int(p.numel())) for n, p in model.named_parameters()]
+        qparams = quantized_params(model)
+        # The logical weights of the converted model are the float model's parameters.
+        assert sorted(left + qparams) == sorted(params), (left + qparams, params)
+        comments.append("after convert() the int8 weights are packed params, not nn.Parameters:"
+                        " model.parameters() then gives %d; the param lines and total are the "
+                        "float model's, equal (checked) to that plus the element counts of the "
+                        "quantized Linears' weight() and bias()" % sum(n for _, n in left))
+
+    blocks = record_blocks(model, inputs)
+    path = os.path.join(HERE, name + ".onnx")
+    proto = export(model, inputs, path, in_names, out_names, axes)
+
+    notes = []
+    merged = merged_initializers(proto)
+    if merged:
+        comments.append("the exporter merged equal tensors: %d Identity node(s) re-create a "
+                        "tensor (parameter or buffer) from another initializer: %s" % (
+                            len(merged), ", ".join("%s=%s" % m for m in merged)))
+        if len(merged) <= 3:
+            notes.append("Identity-merged: " + ", ".join("%s = %s" % m for m in merged))
+        else:
+            notes.append("%d tensors merged into others via Identity" % len(merged))
+    if name == "gpt2_tiny":
+        copies = tied_copies(proto, model.wte.weight)
+        comments.append("tied: lm_head.weight is wte.weight (one nn.Parameter, counted once); "
+                        "the ONNX file holds it as %d initializer(s): %s"
+                        % (len(copies), ", ".join(copies)))
+        notes.append("tied weight stored %d times in the file (%s)"
+                     % (len(copies), ", ".join(copies)))
+
+    if name == "bert_base_external":
+        assert total == 109482240, total
+        data_name = name + ".onnx.data"
+        onnx.save_model(proto, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=data_name, size_threshold=1024)
+        data_path = os.path.join(HERE, data_name)
+        notes.append("data file (%d bytes) deleted" % os.path.getsize(data_path))
+        comments.append("external data %s (%d bytes) was written and deleted"
+                        % (data_name, os.path.getsize(data_path)))
+        os.remove(data_path)
+
+    write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, blocks)
+    return dict(spec, total=total, blocks=len(blocks), size=os.path.getsize(path),
+                note="; ".join(notes),
+                sha=sha256(path))
+
+
+README_HEAD = """\
+# samples
+
+Models that the README and the tests use. Every `NAME.onnx` comes with `NAME.counts.tsv`: the
+counts PyTorch itself reports, written by the generator at export time (never typed by hand).
+
+Regenerate (from the repository root; writes into `samples/`; about 15 s, peak ~2.5 GB RAM for the BERT-base export):
+
+    /usr/bin/python3 samples/make_samples.py
+
+Needs Debian bookworm's `python3-torch` (1.13) and `python3-onnx` (1.12) under `/usr/bin/python3`.
+All models: `torch.onnx.export(..., opset_version={opset}, do_constant_folding=True)`, eval mode,
+gradients enabled, `torch.manual_seed(0)` before each model; two runs give byte-identical files.
+Made with torch {torch}, onnx {onnx} (Debian's python3-torch 1.13.1 reports its version as
+1.13.0a0).
+
+Shapes are tiny and chosen so that shape constants are distinguishable: width 32, 4 heads,
+head_dim 8, batch 3, sequence 5, memory/key sequence 7 (so B*h = 12 in nn.MultiheadAttention
+reshapes). One coincidence is left, as the brief fixes the sizes: in `gqa.onnx` the kv head count
+and the repeat factor are both 2.
+"Dynamic" samples have symbolic batch/sequence axes: their head-split shapes are computed at run
+time (Shape/Gather/Concat) and the head count survives only as a constant inside the Concat or a
+Mul/Div; "static" samples have those shapes folded into constant Reshape targets.
+
+## Sidecar format (`NAME.counts.tsv`, tab-separated)
+
+```
+# comment lines: what the model is, which torch made it
+total	<sum(p.numel() for p in model.parameters())>   (tied weights counted once, as torch does)
+param	<name from named_parameters()>	<numel>
+block	<i>	kind=<self|cross>	heads=<h>	kv_heads=<hkv>	width=<Q input width>	head_dim=<d_k>	v_head_dim=<d_v>	q_weight=<n>	q_bias=<n>	k_weight=<n>	k_bias=<n>	v_weight=<n>	v_bias=<n>	o_weight=<n>	o_bias=<n>
+```
+
+Blocks are numbered in the order the attention modules are called in forward (recorded with
+forward pre-hooks). `kind=self` when the module is called with the query tensor as the key
+tensor, else `cross` (so `mha_kdim_vdim`, with three separate inputs, is `cross`). Shares come from
+the module's tensors: nn.MultiheadAttention's packed `in_proj_weight` rows [0:E] | [E:2E] | [2E:3E]
+(or `q/k/v_proj_weight` with kdim/vdim), `out_proj` for O; Conv1D `c_attn` columns in thirds;
+per-head modules sum their h Linears; quantized Linears report the element count of the logical
+weight. `add_bias_kv`'s `bias_k`/`bias_v` are listed as params only. 0 means no bias.
+
+## Samples
+
+| file | made from (torch {torch}, opset {opset}) | axes | what it shows | torch params | blocks | size |
+|---|---|---|---|---:|---:|---:|
+"""
+
+README_TAIL = """
+## Notes
+
+- `encoder.onnx`: exported from the default `nn.TransformerEncoder` (enable_nested_tensor left at
+  its default). The 1.13 fast path (`_transformer_encoder_layer_fwd`, nested tensors) is only
+  taken under `torch.no_grad()` or without parameters requiring grad, so exporting with gradients
+  enabled traces the ordinary Python path; no padding mask was needed.
+- `gpt2_tiny.onnx`: `lm_head.weight` is `wte.weight`. torch counts it once (the `total`); the
+  exporter stores it as the Gather table and again as the constant-folded transpose used by the
+  LM head MatMul (see the table's note and the `# tied:` line of the sidecar). Only comparing
+  content can prove that the two tensors are one parameter.
+- Initializers that are not parameters: `position_ids` (BERT), the causal `bias` table (GPT-2),
+  `cos_cached`/`sin_cached`/`causal_mask` (gqa), `tgt_mask` (decoder_layer, transformer; folded
+  into a `[1, 5, 5]` Add constant), the tied copy in gpt2_tiny, plus
+  shape constants. A counter that sums every initializer over-counts these files.
+- Values: after construction every parameter gets seeded noise (`trained_like`), so no two
+  parameter tensors are equal, as in a trained model. Freshly built modules are full of equal
+  tensors (zero biases, unit LayerNorm weights, and `nn.TransformerEncoder` deep-copies one
+  layer `num_layers` times) and torch's exporter merges equal tensors into one initializer plus
+  `Identity` nodes named after the lost parameters. `encoder_untrained.onnx` (an extra sample,
+  the same module as `encoder.onnx` without the noise) keeps that: all of layer 1 is Identity
+  of layer 0. Its torch total is still the full count; the sidecar lists the merges.
+- `qdq_int8.onnx`: {qdq_note}
+- `bert_base_external.onnx`: every tensor of 1 KiB or more has `data_location = EXTERNAL` pointing
+  at `bert_base_external.onnx.data`, which the generator deletes; the counts must come from dims.
+  `samples/.gitignore` ignores `*.data` in case one is left behind.
+
+## sha256 of this run
+
+```
+{shas}
+```
+"""
+
+QDQ_NOTE = """eager-mode static quantization with torch.ao.quantization: every Linear of the
+  encoder layers is wrapped QuantStub -> Linear -> DeQuantStub, prepared with the default
+  `onednn` qconfig (per-channel symmetric int8 weights, HistogramObserver activations), calibrated
+  on 4 batches, converted to `quantized::linear` and exported. Debian's torch has no FBGEMM
+  (`supported_engines` = qnnpack, onednn), so the x86 engine `onednn` is used; `qnnpack` also
+  works but gives per-tensor weights. The exporter puts the int8 weights `[out, in]` in
+  `Constant` nodes (not initializers) feeding `DequantizeLinear(axis=0)` with per-channel float
+  scales and int8 zero points, then `Transpose` and `MatMul`; the bias becomes an int32
+  `Constant` behind its own `DequantizeLinear` (scale = input scale x weight scale, zero point
+  from `ConstantOfShape` + `Cast`) and an `Add`. Activations pass QuantizeLinear -> Cast(uint8)
+  -> DequantizeLinear around every Linear. Embeddings and LayerNorms stay float initializers.
+  After `convert()` the int8 weights are packed params, not nn.Parameters, so
+  `model.parameters()` no longer sees them: the sidecar's param lines and total are the float
+  model's, checked equal to the converted model's remaining parameters plus the element counts of
+  each quantized Linear's `weight()` and `bias()`."""
+
+
+def main():
+    t0 = time.time()
+    only = set(sys.argv[1:])
+    rows = []
+    for spec in SAMPLES:
+        if only and spec["name"] not in only:
+            continue
+        t = time.time()
+        row = build(spec)
+        rows.append(row)
+        print("%-20s total=%-10d blocks=%d size=%-8d %5.1fs %s" % (
+            row["name"], row["total"], row["blocks"], row["size"], time.time() - t, row["note"]))
+    if only:
+        return
+    table = []
+    for r in rows:
+        shows = r["shows"] + ("; " + r["note"] if r["note"] else "")
+        table.append("| `%s.onnx` | %s | %s | %s | %s | %d | %s |" % (
+            r["name"], r["what"], r["axes"], shows, "{:,}".format(r["total"]), r["blocks"],
+            "{:,} B".format(r["size"])))
+    shas = "\n".join("%s  %s.onnx" % (r["sha"], r["name"]) for r in rows)
+    fmt = dict(opset=OPSET, torch=torch.__version__, onnx=onnx.__version__)
+    text = (README_HEAD.format(**fmt) + "\n".join(table) + "\n"
+            + README_TAIL.format(qdq_note=QDQ_NOTE, shas=shas))
+    with open(os.path.join(HERE, "README.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(HERE, ".gitignore"), "w") as f:
+        f.write("*.data\n")
+    print("done in %.1fs" % (time.time() - t0))
+
+
+if __name__ == "__main__":
+    main()

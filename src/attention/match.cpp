@@ -1,0 +1,534 @@
+// match.cpp: finds attention cores (unfused Softmax patterns and fused operators), assembles
+// each block's Q/K/V/O shares, infers heads, and accounts for every Softmax.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "headcount/attention.h"
+#include "projections.h"
+#include "shapes.h"
+
+namespace headcount {
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::Q: return "q";
+    case Role::K: return "k";
+    case Role::V: return "v";
+    case Role::O: return "o";
+  }
+  return "?";
+}
+
+const Projection& AttentionBlock::projection(Role r) const {
+  switch (r) {
+    case Role::Q: return q;
+    case Role::K: return k;
+    case Role::V: return v;
+    default: return o;
+  }
+}
+
+Projection& AttentionBlock::projection(Role r) {
+  return const_cast<Projection&>(static_cast<const AttentionBlock*>(this)->projection(r));
+}
+
+namespace {
+
+using detail::IntVector;
+using detail::Part;
+using detail::ProjectionHit;
+using detail::ProjectionWalker;
+using detail::ShapeOracle;
+
+bool is_fused_attention(const onnx::NodeProto& n) {
+  static const char* ms[] = {"Attention", "PackedAttention", "QAttention", "MultiHeadAttention",
+                             "DecoderMaskedMultiHeadAttention", "GroupQueryAttention", "SparseAttention",
+                             "PagedAttention", "LongformerAttention", "PackedMultiHeadAttention"};
+  if (n.domain() == "com.microsoft") return std::find(std::begin(ms), std::end(ms), n.op_type()) != std::end(ms);
+  return (n.domain().empty() || n.domain() == "ai.onnx") && n.op_type() == "Attention";
+}
+
+std::string node_name(const Model& m, int ni) {
+  const auto& n = *m.nodes[ni].proto;
+  if (!n.name().empty()) return n.name();
+  return n.op_type() + (n.output_size() ? " -> " + n.output(0) : std::string());
+}
+
+// One role's raw result before shares are settled.
+struct RoleHit {
+  ProjectionHit hit;
+  bool present = false;
+  // For fused packed weights the part is given by the operator, not by a walk.
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const Model& m) : m_(m), shapes_(m), walker_(shapes_) {}
+
+  AttentionResult run() {
+    AttentionResult result;
+    for (size_t g = 0; g < m_.graphs.size(); ++g) {
+      for (int ni : m_.graphs[g].nodes) {
+        const auto& n = *m_.nodes[ni].proto;
+        if (n.op_type() == "Softmax" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+          std::string why;
+          if (auto b = unfused(static_cast<int>(g), ni, &why)) {
+            result.blocks.push_back(std::move(*b));
+          } else {
+            result.unmatched.push_back({ni, node_name(m_, ni), why});
+          }
+        } else if (is_fused_attention(n)) {
+          result.blocks.push_back(fused(static_cast<int>(g), ni));
+        }
+      }
+    }
+    finish(result);
+    return result;
+  }
+
+ private:
+  const Model& m_;
+  ShapeOracle shapes_;
+  ProjectionWalker walker_;
+
+  // ---- unfused: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
+
+  int find_scores_matmul(int g, const std::string& value, int depth) {
+    if (depth > 12 || value.empty()) return -1;
+    int p = m_.producer_of(g, value);
+    if (p < 0) return -1;
+    const auto& n = *m_.nodes[p].proto;
+    const std::string& op = n.op_type();
+    if (op == "MatMul" || op == "FusedMatMul") {
+      if (n.input_size() >= 2 && !m_.weight_for(g, n.input(0)) && !walker_.weight_of(g, n.input(1))) return p;
+      return -1;
+    }
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Where") {
+      for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+        if (m_.weight_for(g, n.input(i))) continue;
+        int r = find_scores_matmul(g, n.input(i), depth + 1);
+        if (r >= 0) return r;
+      }
+      return -1;
+    }
+    if (op == "Cast" || op == "Reshape" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
+        op == "Transpose") {
+      return find_scores_matmul(g, n.input(0), depth + 1);
+    }
+    return -1;
+  }
+
+  int find_values_matmul(int g, const std::string& value, int depth) {
+    if (depth > 8) return -1;
+    for (int c : m_.consumers_of(g, value)) {
+      const auto& n = *m_.nodes[c].proto;
+      const std::string& op = n.op_type();
+      if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && n.input(0) == value) return c;
+      if (op == "Cast" || op == "Dropout" || op == "Identity" || op == "Where" || op == "Reshape" || op == "Mul") {
+        int r = find_values_matmul(g, n.output(0), depth + 1);
+        if (r >= 0) return r;
+      }
+    }
+    return -1;
+  }
+
+  std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why) {
+    const auto& sm = *m_.nodes[softmax].proto;
+    int qk = find_scores_matmul(g, sm.input(0), 0);
+    if (qk < 0) {
+      *why = "no MatMul(Q, Kᵀ) of two activations before it";
+      return std::nullopt;
+    }
+    int av = find_values_matmul(g, sm.output(0), 0);
+    if (av < 0) {
+      *why = "its output does not feed a MatMul with V";
+      return std::nullopt;
+    }
+    const auto& qkn = *m_.nodes[qk].proto;
+    const auto& avn = *m_.nodes[av].proto;
+    RoleHit q{walker_.back(g, qkn.input(0)), true};
+    RoleHit k{walker_.back(g, qkn.input(1)), true};
+    RoleHit v{walker_.back(g, avn.input(1)), true};
+    for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+      if (!r->hit.found()) {
+        *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
+        return std::nullopt;
+      }
+    }
+    RoleHit o{walker_.forward(g, avn.output(0)), true};
+    AttentionBlock b;
+    b.form = "unfused";
+    b.core_node = softmax;
+    assemble(g, b, q, k, v, o);
+    infer_heads_unfused(b, q.hit, k.hit, v.hit);
+    return b;
+  }
+
+  // ---- fused operators ----
+
+  AttentionBlock fused(int g, int ni) {
+    const auto& n = *m_.nodes[ni].proto;
+    const std::string& op = n.op_type();
+    AttentionBlock b;
+    b.form = op;
+    b.core_node = ni;
+    RoleHit q, k, v;
+    int64_t heads = ShapeOracle::attr_int(n, "num_heads", 0);
+    int64_t kv_heads = ShapeOracle::attr_int(n, "kv_num_heads", 0);
+    bool onnx_attention = n.domain().empty() || n.domain() == "ai.onnx";
+    if (onnx_attention) {
+      heads = ShapeOracle::attr_int(n, "q_num_heads", 0);
+      kv_heads = ShapeOracle::attr_int(n, "kv_num_heads", 0);
+    }
+    auto input = [&](int i) -> std::string { return i < n.input_size() ? n.input(i) : std::string(); };
+
+    if (!onnx_attention && (op == "Attention" || op == "PackedAttention" || op == "QAttention" ||
+                            op == "LongformerAttention")) {
+      // Packed weight inside the op: input 1 [in, q + k + v], bias input 2.
+      auto w = walker_.weight_of(g, input(1));
+      if (!w) {
+        b.notes.push_back(op + " weight input '" + input(1) + "' is not a constant");
+      } else {
+        const Weight& tensor = m_.weights[w->weight];
+        ProjectionHit packed;
+        packed.node = ni;
+        packed.weight = *w;
+        packed.input = input(0);
+        if (tensor.dims.size() == 2) {
+          packed.in = tensor.dims[0];
+          packed.out = tensor.dims[1];
+        }
+        if (auto bias = walker_.weight_of(g, input(2))) packed.bias = bias->weight;
+        std::vector<int64_t> sizes;
+        if (auto qkv = ShapeOracle::attr_ints(n, "qkv_hidden_sizes"); qkv && qkv->size() == 3) sizes = *qkv;
+        else if (packed.out % 3 == 0) sizes = {packed.out / 3, packed.out / 3, packed.out / 3};
+        int64_t offset = 0;
+        RoleHit* roles[] = {&q, &k, &v};
+        for (size_t i = 0; i < 3 && sizes.size() == 3; ++i) {
+          roles[i]->hit = packed;
+          roles[i]->hit.part.offset = offset;
+          roles[i]->hit.part.length = sizes[i];
+          roles[i]->present = true;
+          offset += sizes[i];
+        }
+        if (sizes.empty()) b.notes.push_back("cannot split the packed weight of " + std::to_string(packed.out) + " outputs into Q, K and V");
+      }
+      if (op == "LongformerAttention") b.notes.push_back("the global attention weights (inputs 4 and 5) are not counted in Q/K/V");
+      b.kind = "self";
+    } else {
+      // Projections sit upstream of the op: walk back from query, key and value.
+      q = {walker_.back(g, input(0)), true};
+      bool packed_query = input(1).empty() && input(2).empty();
+      if (packed_query) {
+        if (q.hit.found()) {
+          int64_t total = q.hit.out;
+          int64_t h = heads, hk = kv_heads > 0 ? kv_heads : heads;
+          if (h > 0 && total % (h + 2 * hk) == 0) {
+            int64_t d = total / (h + 2 * hk);
+            k = q;
+            v = q;
+            q.hit.part = Part{0, h * d, {}, {}};
+            k.hit.part = Part{h * d, hk * d, {}, {}};
+            v.hit.part = Part{h * d + hk * d, hk * d, {}, {}};
+          } else {
+            k = q;
+            v = q;
+          }
+        }
+      } else {
+        k = {walker_.back(g, input(1)), true};
+        v = {walker_.back(g, input(2)), true};
+      }
+      for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+        if (r->present && !r->hit.found()) {
+          b.notes.push_back(std::string(name) + " projection not found: it " + r->hit.failure);
+          r->present = false;
+        }
+      }
+      // MultiHeadAttention keeps the packed Q/K/V bias inside the op (input 3).
+      if ((op == "MultiHeadAttention" || op == "DecoderMaskedMultiHeadAttention") && n.input_size() > 3 && !input(3).empty()) {
+        if (auto bias = walker_.weight_of(g, input(3))) {
+          int64_t offset = 0;
+          for (RoleHit* r : {&q, &k, &v}) {
+            if (!r->present) continue;
+            int64_t len = r->hit.part.length ? *r->hit.part.length : r->hit.out;
+            r->hit.bias = bias->weight;
+            r->hit.bias_range = std::make_pair(offset, offset + len);
+            offset += len;
+          }
+        }
+      }
+    }
+    RoleHit o{walker_.forward(g, n.output(0)), true};
+    assemble(g, b, q, k, v, o);
+    if (heads > 0) {
+      b.heads = heads;
+      b.kv_heads = kv_heads > 0 ? kv_heads : heads;
+      b.heads_from = "attribute " + std::string(onnx_attention ? "q_num_heads" : "num_heads") + " of " + op + " '" +
+                     node_name(m_, ni) + "'";
+      if (kv_heads > 0) b.heads_from += ", kv_num_heads " + std::to_string(kv_heads);
+      if (b.q.out_width > 0 && b.q.out_width % heads == 0) b.head_dim = b.q.out_width / heads;
+      if (b.v.out_width > 0 && b.v.out_width % *b.kv_heads == 0) b.v_head_dim = b.v.out_width / *b.kv_heads;
+    } else if (onnx_attention) {
+      b.heads_from = "unknown: ONNX Attention without q_num_heads takes heads from a 4-D input shape, which this "
+                     "model does not declare";
+    } else {
+      b.heads_from = "unknown: " + op + " has no num_heads attribute";
+    }
+    return b;
+  }
+
+  // ---- shares of packed tensors, per-head sums, kind and widths ----
+
+  struct Settled {
+    int64_t in = 0, offset = 0, length = 0, full = 0;
+    bool partial = false;
+  };
+
+  // The activation behind a projection input, looking through quantize/dequantize pairs and casts,
+  // so that Q and K fed by one tensor count as self-attention.
+  std::string source_of(int g, std::string value) {
+    for (int step = 0; step < 8; ++step) {
+      int p = m_.producer_of(g, value);
+      if (p < 0) break;
+      const auto& n = *m_.nodes[p].proto;
+      const std::string& op = n.op_type();
+      if (op != "DequantizeLinear" && op != "QuantizeLinear" && op != "Cast" && op != "Identity" &&
+          op != "DynamicQuantizeLinear") {
+        break;
+      }
+      value = n.input(0);
+    }
+    return value;
+  }
+
+  void assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit& v, RoleHit& o) {
+    // Roles that share one packed weight split it: by the parts the walk saw, else equally in order.
+    std::vector<std::pair<Role, RoleHit*>> roles = {{Role::Q, &q}, {Role::K, &k}, {Role::V, &v}};
+    std::map<std::pair<int, int64_t>, std::vector<std::pair<Role, RoleHit*>>> groups;
+    for (auto& [role, r] : roles) {
+      if (!r->present || !r->hit.found() || !r->hit.per_head.empty()) continue;
+      int64_t row_key = r->hit.weight.rows ? r->hit.weight.rows->first : -1;
+      groups[{r->hit.weight.weight, row_key}].push_back({role, r});
+    }
+    for (auto& [key, members] : groups) {
+      int64_t full = members[0].second->hit.out;
+      bool exact = std::all_of(members.begin(), members.end(), [](auto& m) { return m.second->hit.part.offset.has_value(); });
+      bool indexed = std::all_of(members.begin(), members.end(), [](auto& m) { return m.second->hit.part.index.has_value(); });
+      int64_t n = static_cast<int64_t>(members.size());
+      for (int64_t i = 0; i < n; ++i) {
+        Part& p = members[static_cast<size_t>(i)].second->hit.part;
+        if (exact) continue;
+        if (n == 1 && !p.index) continue;  // the whole tensor
+        int64_t count = p.count ? *p.count : n;
+        if (indexed && count > 0 && full % count == 0) {
+          p.length = full / count;
+          p.offset = *p.index * *p.length;
+        } else if (full % n == 0) {
+          p.length = full / n;
+          p.offset = i * *p.length;
+          b.notes.push_back(std::string(role_name(members[static_cast<size_t>(i)].first)) +
+                            " is taken as part " + std::to_string(i + 1) + " of " + std::to_string(n) +
+                            " equal parts of a packed projection: the graph does not say which part");
+        }
+      }
+    }
+    for (auto& [role, r] : roles) {
+      if (r->present && r->hit.found()) fill(b.projection(role), r->hit);
+    }
+    if (o.hit.found()) {
+      fill(b.o, o.hit);
+    } else {
+      b.notes.push_back("output projection not found: " + o.hit.failure);
+    }
+    if (b.kind.empty()) {
+      std::string qi = q.hit.input, ki = k.hit.input;
+      if (!q.hit.per_head.empty()) qi = q.hit.per_head[0].input;
+      if (!k.hit.per_head.empty()) ki = k.hit.per_head[0].input;
+      qi = source_of(g, qi);
+      ki = source_of(g, ki);
+      b.kind = (q.hit.node >= 0 && q.hit.node == k.hit.node) || (!qi.empty() && qi == ki) ? "self" : "cross";
+    }
+    b.width = b.q.in_width;
+    for (const auto& extra : k.hit.extra_weights) b.notes.push_back("K has learned tokens '" + extra + "' concatenated (add_bias_kv); they are not projection weights");
+    for (const auto& extra : v.hit.extra_weights) b.notes.push_back("V has learned tokens '" + extra + "' concatenated (add_bias_kv); they are not projection weights");
+  }
+
+  // Turns one hit into a Projection with its tensor shares.
+  void fill(Projection& p, const ProjectionHit& hit) {
+    p.found = true;
+    if (!hit.per_head.empty()) {
+      for (const auto& h : hit.per_head) {
+        Projection one;
+        fill(one, h);
+        p.weight += one.weight;
+        p.bias += one.bias;
+        p.in_width = one.in_width;
+        p.out_width += one.out_width;
+        p.tensors.insert(p.tensors.end(), one.tensors.begin(), one.tensors.end());
+      }
+      return;
+    }
+    const Weight& w = m_.weights[hit.weight.weight];
+    int64_t length = hit.part.length ? *hit.part.length : hit.out;
+    int64_t offset = hit.part.offset ? *hit.part.offset : 0;
+    p.in_width = hit.in;
+    p.out_width = length;
+    TensorShare ws;
+    ws.weight = hit.weight.weight;
+    ws.elements = static_cast<uint64_t>(hit.in) * static_cast<uint64_t>(length);
+    bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].proto->op_type() == "Gemm" &&
+                                                      ShapeOracle::attr_int(*m_.nodes[hit.node].proto, "transB", 0));
+    // Gemm with transB and an untransposed tensor, or MatMul behind Transpose: stored [out, in].
+    const std::string axis = stored_out_first ? "rows " : "columns ";
+    int64_t stored_full = stored_out_first ? (w.dims.empty() ? 0 : w.dims[0]) : hit.out;
+    int64_t base = hit.weight.rows ? hit.weight.rows->first : 0;
+    if (hit.weight.rows || length != hit.out) {
+      ws.slice = axis + std::to_string(base + offset) + ":" + std::to_string(base + offset + length) + " of " +
+                 std::to_string(stored_full);
+    }
+    if (m_.nodes[hit.node].proto->op_type() == "MatMulNBits") ws.slice = "logical K x N from attributes (packed " + std::to_string(w.elements) + " stored elements)";
+    p.weight = ws.elements;
+    p.tensors.push_back(ws);
+    if (hit.bias >= 0) {
+      const Weight& bw = m_.weights[hit.bias];
+      TensorShare bs;
+      bs.weight = hit.bias;
+      bs.bias = true;
+      int64_t bbase = hit.bias_range ? hit.bias_range->first : 0;
+      int64_t blen = hit.bias_range ? hit.bias_range->second - hit.bias_range->first : static_cast<int64_t>(bw.elements);
+      int64_t boff = 0;
+      if (blen == hit.out && length != hit.out) {  // a packed bias is split like its weight
+        boff = offset;
+        blen = length;
+      }
+      bs.elements = static_cast<uint64_t>(blen);
+      if (static_cast<uint64_t>(blen) != bw.elements) {
+        bs.slice = "elements " + std::to_string(bbase + boff) + ":" + std::to_string(bbase + boff + blen) + " of " +
+                   std::to_string(bw.elements);
+      }
+      p.bias = bs.elements;
+      p.tensors.push_back(bs);
+    }
+  }
+
+  // Heads of an unfused block: per-head projections, else the head-splitting Reshape on Q.
+  void infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v) {
+    int64_t q_out = b.q.out_width, k_out = b.k.out_width, v_out = b.v.out_width;
+    std::optional<int64_t> d;
+    if (!q.per_head.empty()) {
+      b.heads = static_cast<int64_t>(q.per_head.size());
+      d = q.per_head[0].part.length ? *q.per_head[0].part.length : q.per_head[0].out;
+      b.heads_from = std::to_string(q.per_head.size()) + " per-head Q projections concatenated";
+    } else if (q.reshape && !q.reshape->empty()) {
+      const IntVector& t = *q.reshape;
+      std::string target = detail::format_ints(t);
+      if (t.back() && *t.back() > 0 && q_out % *t.back() == 0) {
+        d = *t.back();
+        b.heads = q_out / *d;
+        b.heads_from = "head size " + std::to_string(*d) + " from " + q.reshape_node + " target " + target +
+                       " on the Q path; " + std::to_string(q_out) + " / " + std::to_string(*d) + " = " +
+                       std::to_string(*b.heads) + " heads";
+      } else if (t.size() >= 2 && t[t.size() - 2] && *t[t.size() - 2] > 0 && q_out % *t[t.size() - 2] == 0) {
+        b.heads = *t[t.size() - 2];
+        d = q_out / *b.heads;
+        b.heads_from = "heads " + std::to_string(*b.heads) + " from " + q.reshape_node + " target " + target +
+                       " on the Q path";
+      } else {
+        b.heads_from = "unknown: " + q.reshape_node + " target " + target +
+                       " on the Q path has no constant head size";
+      }
+    } else {
+      b.heads_from = "unknown: no Reshape splits Q into heads between its projection and the attention core";
+    }
+    if (!d) return;
+    b.head_dim = d;
+    if (!k.per_head.empty()) b.kv_heads = static_cast<int64_t>(k.per_head.size());
+    else if (k_out > 0 && k_out % *d == 0) b.kv_heads = k_out / *d;
+    if (!v.per_head.empty()) {
+      b.v_head_dim = v.per_head[0].out;
+    } else if (v.reshape && !v.reshape->empty() && v.reshape->back() && *v.reshape->back() > 0) {
+      b.v_head_dim = *v.reshape->back();
+    } else if (b.kv_heads && *b.kv_heads > 0 && v_out % *b.kv_heads == 0) {
+      b.v_head_dim = v_out / *b.kv_heads;
+    }
+  }
+
+  // ---- names, totals and the attention parameter count ----
+
+  static std::string common_prefix(const std::vector<std::string>& names) {
+    if (names.empty()) return "";
+    std::string p = names[0];
+    for (const auto& n : names) {
+      size_t i = 0;
+      while (i < p.size() && i < n.size() && p[i] == n[i]) ++i;
+      p.resize(i);
+    }
+    if (names.size() > 1 || true) {
+      // Cut back to a separator unless the prefix is a whole name.
+      bool whole = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == p; });
+      if (!whole) {
+        size_t cut = p.find_last_of("./");
+        p = cut == std::string::npos ? "" : p.substr(0, cut);
+      }
+    }
+    while (!p.empty() && (p.back() == '.' || p.back() == '/' || p.back() == '_')) p.pop_back();
+    return p;
+  }
+
+  std::string block_name(const AttentionBlock& b) {
+    std::vector<std::string> weights, nodes;
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(r).tensors) {
+        const std::string& n = m_.weights[t.weight].name;
+        if (!t.bias && n.rfind("onnx::", 0) != 0) weights.push_back(n);
+      }
+    }
+    std::string w = common_prefix(weights);
+    bool all_named = !weights.empty() && weights.size() == [&] {
+      size_t count = 0;
+      for (Role r : {Role::Q, Role::K, Role::V, Role::O})
+        for (const auto& t : b.projection(r).tensors) count += t.bias ? 0 : 1;
+      return count;
+    }();
+    if (all_named && w.size() >= 2) return w;
+    const std::string& core = m_.nodes[b.core_node].proto->name();
+    std::string n = common_prefix({core.empty() ? std::string() : core});
+    if (!core.empty()) {
+      size_t cut = core.find_last_of('/');
+      if (cut != std::string::npos && cut > 0) return core.substr(0, cut);
+      return core;
+    }
+    if (w.size() >= 3) return w;
+    return node_name(m_, b.core_node);
+  }
+
+  void finish(AttentionResult& r) {
+    std::map<int, uint64_t> per_weight;  // weight -> elements claimed by the busiest block
+    for (size_t i = 0; i < r.blocks.size(); ++i) {
+      AttentionBlock& b = r.blocks[i];
+      b.index = static_cast<int>(i);
+      b.name = block_name(b);
+      b.total = b.q.total() + b.k.total() + b.v.total() + b.o.total();
+      b.has_bias = b.q.bias || b.k.bias || b.v.bias || b.o.bias;
+      uint64_t w = static_cast<uint64_t>(b.width);
+      b.standard = 4 * w * w + (b.has_bias ? 4 * w : 0);
+      std::map<int, uint64_t> mine;
+      for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+        for (const auto& t : b.projection(role).tensors) mine[t.weight] += t.elements;
+      }
+      for (auto& [wi, n] : mine) per_weight[wi] = std::max(per_weight[wi], n);
+    }
+    for (auto& [wi, n] : per_weight) {
+      (void)wi;
+      r.parameters += n;
+    }
+  }
+};
+
+}  // namespace
+
+AttentionResult match_attention(const Model& model) { return Matcher(model).run(); }
+
+}  // namespace headcount

@@ -1,0 +1,392 @@
+// projections.cpp: the walks from the attention core to the Q/K/V and O projections.
+#include "projections.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace headcount::detail {
+namespace {
+
+constexpr int kMaxWalk = 64;
+constexpr int kWalkBudget = 512;
+
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+// Ops that carry Q/K/V unchanged in content between a projection and the attention core.
+bool is_pass_through(const std::string& op) {
+  return one_of(op, {"Transpose", "Squeeze", "Unsqueeze", "Identity", "Cast", "Flatten", "Expand", "Tile",
+                     "Dropout", "QuantizeLinear", "DequantizeLinear", "RotaryEmbedding", "Neg", "CastLike",
+                     "DynamicQuantizeLinear"});
+}
+
+bool all_known(const IntVector& v) {
+  return std::all_of(v.begin(), v.end(), [](const MaybeInt& x) { return x.has_value(); });
+}
+
+}  // namespace
+
+std::string ProjectionWalker::label(int node) const {
+  const auto& n = *m_.nodes[node].proto;
+  return n.op_type() + " '" + (n.name().empty() ? n.output_size() ? n.output(0) : std::string("?") : n.name()) + "'";
+}
+
+std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& value, int depth) {
+  if (value.empty() || depth > 16) return std::nullopt;
+  if (const Weight* w = m_.weight_for(g, value)) {
+    WeightRef r;
+    r.weight = static_cast<int>(w - m_.weights.data());
+    return r;
+  }
+  int p = m_.producer_of(g, value);
+  if (p < 0) return std::nullopt;
+  const auto& n = *m_.nodes[p].proto;
+  const std::string& op = n.op_type();
+  if (op == "Identity" || op == "Cast" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") {
+    return weight_of(g, n.input(0), depth + 1);
+  }
+  if (op == "DequantizeLinear") {
+    auto r = weight_of(g, n.input(0), depth + 1);
+    if (r) {
+      r->quantized = true;
+      r->via = "DequantizeLinear";
+    }
+    return r;
+  }
+  if (op == "Transpose") {
+    auto r = weight_of(g, n.input(0), depth + 1);
+    if (r) r->transposed = !r->transposed;
+    return r;
+  }
+  if (op == "Slice") {
+    auto r = weight_of(g, n.input(0), depth + 1);
+    if (!r || r->rows || r->transposed) return std::nullopt;
+    auto starts = s_.eval(g, n.input_size() > 1 ? n.input(1) : "");
+    auto ends = s_.eval(g, n.input_size() > 2 ? n.input(2) : "");
+    std::optional<IntVector> axes;
+    if (n.input_size() > 3 && !n.input(3).empty()) axes = s_.eval(g, n.input(3));
+    if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !all_known(*starts) || !all_known(*ends)) {
+      return std::nullopt;
+    }
+    if (axes && (axes->size() != 1 || !(*axes)[0] || *(*axes)[0] != 0)) return std::nullopt;
+    const Weight& w = m_.weights[r->weight];
+    if (w.dims.empty()) return std::nullopt;
+    int64_t size = w.dims[0], s = *(*starts)[0], e = *(*ends)[0];
+    if (s < 0) s += size;
+    if (e < 0) e += size;
+    s = std::clamp<int64_t>(s, 0, size);
+    e = std::clamp<int64_t>(e, 0, size);
+    if (e <= s) return std::nullopt;
+    r->rows = std::make_pair(s, e);
+    r->via = "Slice";
+    return r;
+  }
+  return std::nullopt;
+}
+
+std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, const std::string& activation) {
+  const auto& n = *m_.nodes[node].proto;
+  const std::string& op = n.op_type();
+  int weight_input = -1, bias_input = -1;
+  bool trans = false;
+  if (op == "MatMul" || op == "MatMulInteger" || op == "DynamicQuantizeMatMul" || op == "MatMulIntegerToFloat") {
+    weight_input = 1;
+    if (op == "DynamicQuantizeMatMul") bias_input = 4;
+    if (op == "MatMulIntegerToFloat") bias_input = 5;
+  } else if (op == "FusedMatMul") {
+    weight_input = 1;
+    trans = ShapeOracle::attr_int(n, "transB", 0) != 0;
+  } else if (op == "Gemm") {
+    weight_input = 1;
+    bias_input = 2;
+    trans = ShapeOracle::attr_int(n, "transB", 0) != 0;
+    if (ShapeOracle::attr_int(n, "transA", 0) != 0) return std::nullopt;
+  } else if (op == "QLinearMatMul") {
+    weight_input = 3;
+  } else if (op == "MatMulNBits") {
+    weight_input = 1;
+    bias_input = 5;
+  } else {
+    return std::nullopt;
+  }
+  if (n.input_size() <= weight_input || n.input(0) != activation) return std::nullopt;
+  if (m_.weight_for(g, activation)) return std::nullopt;  // both operands constant: not a projection
+  auto w = weight_of(g, n.input(weight_input));
+  if (!w) return std::nullopt;
+  const Weight& tensor = m_.weights[w->weight];
+  ProjectionHit hit;
+  hit.node = node;
+  hit.weight = *w;
+  hit.input = activation;
+  if (op == "MatMulNBits") {
+    int64_t k = ShapeOracle::attr_int(n, "K", 0), nn = ShapeOracle::attr_int(n, "N", 0);
+    if (k <= 0 || nn <= 0) return std::nullopt;
+    hit.in = k;
+    hit.out = nn;
+  } else {
+    if (tensor.dims.size() < 2) return std::nullopt;
+    if (w->transposed != trans) {  // stored [out, in]
+      if (tensor.dims.size() != 2) return std::nullopt;
+      hit.out = tensor.dims[0];
+      hit.in = tensor.dims[1];
+    } else {
+      hit.in = tensor.dims[0];
+      hit.out = 1;
+      for (size_t i = 1; i < tensor.dims.size(); ++i) hit.out *= tensor.dims[i];
+    }
+    if (w->rows) {  // a row slice of the stored tensor: rows are outputs when stored [out, in]
+      int64_t len = w->rows->second - w->rows->first;
+      if (w->transposed != trans) hit.out = len;
+      else hit.in = len;
+    }
+  }
+  uint64_t elements = 0;
+  if (hit.in <= 0 || hit.out <= 0 ||
+      mul_overflows(static_cast<uint64_t>(hit.in), static_cast<uint64_t>(hit.out), &elements)) {
+    return std::nullopt;
+  }
+  hit.logical_elements = elements;
+  if (bias_input >= 0 && n.input_size() > bias_input && !n.input(bias_input).empty()) {
+    if (auto b = weight_of(g, n.input(bias_input))) {
+      hit.bias = b->weight;
+      hit.bias_range = b->rows;
+    }
+  }
+  return hit;
+}
+
+ProjectionHit ProjectionWalker::back(int g, const std::string& value) {
+  budget_ = kWalkBudget;
+  return back_impl(g, value, 0);
+}
+
+ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int depth) {
+  ProjectionHit fail;
+  if (--budget_ < 0) {
+    fail.failure = "the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
+    return fail;
+  }
+  if (depth > kMaxWalk) {
+    fail.failure = "the path to its projection is longer than " + std::to_string(kMaxWalk) + " nodes";
+    return fail;
+  }
+  int p = m_.producer_of(g, value);
+  if (p < 0) {
+    if (m_.weight_for(g, value)) fail.failure = "comes from the constant '" + value + "', not a projection";
+    else fail.failure = "comes from the graph input '" + value + "' without a projection";
+    return fail;
+  }
+  const auto& n = *m_.nodes[p].proto;
+  const std::string& op = n.op_type();
+  if (auto hit = as_projection(g, p, n.input_size() ? n.input(0) : "")) return *hit;
+
+  if (op == "Reshape") {
+    ProjectionHit r = back_impl(g, n.input(0), depth + 1);
+    if (r.found() && !r.reshape && n.input_size() > 1) {
+      // Record only a reshape that splits features into heads, not one that keeps the width.
+      auto target = s_.eval(g, n.input(1));
+      bool keeps_width = target && !target->empty() && target->back() && *target->back() == r.out;
+      if (target && !keeps_width) {
+        r.reshape = target;
+        r.reshape_node = label(p);
+      }
+    }
+    return r;
+  }
+  if (is_pass_through(op)) return back_impl(g, n.input(0), depth + 1);
+
+  if (op == "Split" || op == "Slice") {
+    ProjectionHit r = back_impl(g, n.input(0), depth + 1);
+    if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
+    Dims d = s_.dims(g, n.input(0));
+    auto last_axis = [&](int64_t axis) { return axis == -1 || (d.rank > 0 && axis == d.rank - 1); };
+    if (op == "Split") {
+      int64_t axis = ShapeOracle::attr_int(n, "axis", 0);
+      std::optional<std::vector<int64_t>> sizes = ShapeOracle::attr_ints(n, "split");
+      if (!sizes && n.input_size() > 1 && !n.input(1).empty()) {
+        auto v = s_.eval(g, n.input(1));
+        if (v && all_known(*v)) {
+          sizes = std::vector<int64_t>();
+          for (auto& x : *v) sizes->push_back(*x);
+        }
+      }
+      int which = 0;
+      for (int o = 0; o < n.output_size(); ++o) {
+        if (n.output(o) == value) which = o;
+      }
+      if (!sizes && n.output_size() > 0 && r.out % n.output_size() == 0) {
+        sizes = std::vector<int64_t>(static_cast<size_t>(n.output_size()), r.out / n.output_size());
+      }
+      bool covers = sizes && std::accumulate(sizes->begin(), sizes->end(), int64_t{0}) == r.out;
+      if ((last_axis(axis) || covers) && sizes && which < static_cast<int>(sizes->size())) {
+        r.part.offset = std::accumulate(sizes->begin(), sizes->begin() + which, int64_t{0});
+        r.part.length = (*sizes)[static_cast<size_t>(which)];
+      }
+      return r;
+    }
+    auto starts = s_.eval(g, n.input_size() > 1 ? n.input(1) : "");
+    auto ends = s_.eval(g, n.input_size() > 2 ? n.input(2) : "");
+    std::optional<IntVector> axes;
+    if (n.input_size() > 3 && !n.input(3).empty()) axes = s_.eval(g, n.input(3));
+    if (starts && ends && starts->size() == 1 && ends->size() == 1 && all_known(*starts) && all_known(*ends) && axes &&
+        axes->size() == 1 && (*axes)[0] && last_axis(*(*axes)[0])) {
+      int64_t s = *(*starts)[0], e = *(*ends)[0];
+      if (s < 0) s += r.out;
+      if (e < 0) e += r.out;
+      s = std::clamp<int64_t>(s, 0, r.out);
+      e = std::clamp<int64_t>(e, 0, r.out);
+      if (e > s) {
+        r.part.offset = s;
+        r.part.length = e - s;
+      }
+    }
+    return r;
+  }
+  if (op == "Gather") {
+    if (m_.weight_for(g, n.input(0))) {
+      fail.failure = "comes from a lookup in the constant '" + n.input(0) + "', not a projection";
+      return fail;
+    }
+    ProjectionHit r = back_impl(g, n.input(0), depth + 1);
+    auto idx = s_.eval(g, n.input_size() > 1 ? n.input(1) : "");
+    if (r.found() && !r.part.offset && !r.part.index && idx && idx->size() == 1 && (*idx)[0] && *(*idx)[0] >= 0) {
+      r.part.index = *(*idx)[0];
+    }
+    return r;
+  }
+  if (one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Concat"})) {
+    std::vector<ProjectionHit> hits;
+    std::vector<std::string> constants;
+    ProjectionHit first_failure;
+    int bias = -1;
+    std::optional<std::pair<int64_t, int64_t>> bias_range;
+    for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+      const std::string& in = n.input(i);
+      if (in.empty()) continue;
+      if (auto w = weight_of(g, in)) {
+        constants.push_back(m_.weights[w->weight].name);
+        if (op == "Add" && m_.weights[w->weight].dims.size() <= 1) {
+          bias = w->weight;
+          bias_range = w->rows;
+        }
+        continue;
+      }
+      ProjectionHit r = back_impl(g, in, depth + 1);
+      if (r.found()) {
+        hits.push_back(std::move(r));
+      } else if (first_failure.failure.empty()) {
+        first_failure = std::move(r);
+      }
+    }
+    // A constant added right after the projection is its bias.
+    if (op == "Add" && hits.size() == 1 && bias >= 0 && hits[0].bias < 0 && !hits[0].reshape &&
+        hits[0].per_head.empty()) {
+      const Weight& b = m_.weights[bias];
+      if (b.elements == static_cast<uint64_t>(hits[0].out) || bias_range) {
+        hits[0].bias = bias;
+        hits[0].bias_range = bias_range;
+      }
+    }
+    if (hits.empty()) {
+      if (first_failure.failure.empty()) first_failure.failure = "reaches only constants at " + label(p);
+      return first_failure;
+    }
+    // Rotary and scaling branches meet again at the same projection.
+    std::vector<ProjectionHit> distinct;
+    for (auto& h : hits) {
+      bool same = std::any_of(distinct.begin(), distinct.end(), [&](const ProjectionHit& d) {
+        return d.node == h.node && d.per_head.empty() && h.per_head.empty();
+      });
+      if (!same) distinct.push_back(std::move(h));
+    }
+    if (distinct.size() == 1) {
+      if (op == "Concat") {
+        for (auto& c : constants) distinct[0].extra_weights.push_back(c);
+      }
+      return distinct[0];
+    }
+    if (op == "Concat") {
+      ProjectionHit per_head;
+      for (auto& d : distinct) {
+        if (!d.per_head.empty()) {
+          fail.failure = "per-head projections are nested at " + label(p);
+          return fail;
+        }
+      }
+      per_head.per_head = std::move(distinct);
+      per_head.input = per_head.per_head[0].input;
+      per_head.reshape = per_head.per_head[0].reshape;
+      per_head.reshape_node = per_head.per_head[0].reshape_node;
+      for (auto& c : constants) per_head.extra_weights.push_back(c);
+      return per_head;
+    }
+    fail.failure = "two different projections meet at " + label(p);
+    return fail;
+  }
+  if (one_of(op, {"MatMul", "Gemm", "FusedMatMul"})) {
+    fail.failure = "comes from " + label(p) + ", a product of two activations";
+    return fail;
+  }
+  fail.failure = "the walk to its projection stops at " + label(p);
+  return fail;
+}
+
+ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
+  ProjectionHit fail;
+  std::string value = start;
+  for (int step = 0; step < kMaxWalk; ++step) {
+    std::vector<int> users;
+    for (int c : m_.consumers_of(g, value)) {
+      const std::string& op = m_.nodes[c].proto->op_type();
+      if (op != "Shape" && op != "Size") users.push_back(c);
+    }
+    if (users.empty()) {
+      fail.failure = "its output '" + value + "' is not used by a projection";
+      return fail;
+    }
+    if (users.size() > 1) {
+      fail.failure = "its output '" + value + "' feeds " + std::to_string(users.size()) + " nodes, not one projection";
+      return fail;
+    }
+    int c = users[0];
+    const auto& n = *m_.nodes[c].proto;
+    if (auto hit = as_projection(g, c, value)) {
+      if (hit->bias < 0 && n.output_size() > 0) {
+        // Bias as a following Add, or folded into SkipLayerNormalization (input 4).
+        for (int u : m_.consumers_of(g, n.output(0))) {
+          const auto& un = *m_.nodes[u].proto;
+          if (un.op_type() == "Add") {
+            for (const auto& in : un.input()) {
+              auto w = weight_of(g, in);
+              if (w && m_.weights[w->weight].dims.size() == 1 && m_.weights[w->weight].elements == static_cast<uint64_t>(hit->out)) {
+                hit->bias = w->weight;
+              }
+            }
+          } else if (un.op_type() == "SkipLayerNormalization" || un.op_type() == "SkipSimplifiedLayerNormalization") {
+            int bias_at = un.op_type() == "SkipLayerNormalization" ? 4 : 3;
+            if (un.input_size() > bias_at && !un.input(bias_at).empty()) {
+              if (auto w = weight_of(g, un.input(bias_at))) hit->bias = w->weight;
+            }
+          }
+          break;
+        }
+      }
+      return *hit;
+    }
+    if (one_of(n.op_type(), {"Transpose", "Reshape", "Identity", "Cast", "Squeeze", "Unsqueeze", "Flatten", "Dropout",
+                             "QuantizeLinear", "DequantizeLinear", "CastLike"})) {
+      value = n.output(0);
+      continue;
+    }
+    fail.failure = "its output goes to " + label(c) + " instead of a projection";
+    return fail;
+  }
+  fail.failure = "the path to the output projection is longer than " + std::to_string(kMaxWalk) + " nodes";
+  return fail;
+}
+
+}  // namespace headcount::detail

@@ -1,0 +1,70 @@
+// projections.h: walking from an attention input back to the projection that made it, and
+// from an attention output forward to the output projection (internal to the attention stage).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shapes.h"
+
+namespace headcount::detail {
+
+// A weight operand, found through Identity/Cast/Transpose/DequantizeLinear/Reshape/Slice.
+struct WeightRef {
+  int weight = -1;           // index into Model::weights
+  bool transposed = false;   // stored [out, in]
+  bool quantized = false;    // behind DequantizeLinear
+  std::optional<std::pair<int64_t, int64_t>> rows;  // a Slice of the stored tensor: [begin, end) on axis 0
+  std::string via;           // how it was reached, for notes ("DequantizeLinear", "Slice")
+};
+
+// Which output features of a packed projection a path selects.
+struct Part {
+  std::optional<int64_t> offset, length;  // exact, in output features
+  std::optional<int64_t> index;           // i-th of `count` equal parts
+  std::optional<int64_t> count;
+};
+
+// A projection found by a walk.
+struct ProjectionHit {
+  int node = -1;                  // the MatMul/Gemm (or -1 when not found)
+  WeightRef weight;
+  int bias = -1;                  // bias weight index
+  std::optional<std::pair<int64_t, int64_t>> bias_range;  // a Slice of the bias tensor
+  int64_t in = 0, out = 0;        // full weight: input and output features
+  uint64_t logical_elements = 0;  // in * out (MatMulNBits: from attributes, not bytes)
+  std::string input;              // activation fed into the projection
+  Part part;
+  std::vector<ProjectionHit> per_head;  // h separate projections concatenated
+  // The head-splitting Reshape nearest the projection on the way to the core, if any.
+  std::optional<IntVector> reshape;
+  std::string reshape_node;
+  std::vector<std::string> extra_weights;  // e.g. add_bias_kv tokens concatenated onto K
+  std::string failure;            // why nothing was found
+  bool found() const { return node >= 0 || !per_head.empty(); }
+};
+
+class ProjectionWalker {
+ public:
+  explicit ProjectionWalker(ShapeOracle& shapes) : s_(shapes), m_(shapes.model()) {}
+
+  // Walks back from `value` (Q, K or V as the attention core sees it) to its projection.
+  ProjectionHit back(int g, const std::string& value);
+  // Walks forward from the attention output to the output projection.
+  ProjectionHit forward(int g, const std::string& value);
+  // The weight behind a value, if it is one.
+  std::optional<WeightRef> weight_of(int g, const std::string& value, int depth = 0);
+  // Builds a hit for a node that is a projection, or returns nullopt.
+  std::optional<ProjectionHit> as_projection(int g, int node, const std::string& activation);
+
+ private:
+  ShapeOracle& s_;
+  const Model& m_;
+  int budget_ = 0;  // node visits left in the current walk: keeps branching walks linear
+  ProjectionHit back_impl(int g, const std::string& value, int depth);
+  std::string label(int node) const;
+};
+
+}  // namespace headcount::detail
