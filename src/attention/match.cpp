@@ -465,51 +465,56 @@ class Matcher {
       while (i < p.size() && i < n.size() && p[i] == n[i]) ++i;
       p.resize(i);
     }
-    if (names.size() > 1 || true) {
-      // Cut back to a separator unless the prefix is a whole name.
-      bool whole = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == p; });
-      if (!whole) {
-        size_t cut = p.find_last_of("./");
-        p = cut == std::string::npos ? "" : p.substr(0, cut);
-      }
+    // Cut back to a separator unless the prefix is a whole name.
+    bool whole = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == p; });
+    if (!whole) {
+      size_t cut = p.find_last_of("./");
+      p = cut == std::string::npos ? "" : p.substr(0, cut);
     }
     while (!p.empty() && (p.back() == '.' || p.back() == '/' || p.back() == '_')) p.pop_back();
     return p;
   }
 
-  std::string block_name(const AttentionBlock& b) {
-    std::vector<std::string> weights, nodes;
+  // A readable name: the common prefix of the tensor names only this block uses (exporters keep
+  // module names on biases even when weights become onnx::MatMul_123), else the core's node path.
+  std::string block_name(const AttentionBlock& b, const std::map<int, int>& blocks_using) {
+    std::vector<std::string> names;
+    std::set<Role> roles;
     for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
       for (const auto& t : b.projection(r).tensors) {
         const std::string& n = m_.weights[t.weight].name;
-        if (!t.bias && n.rfind("onnx::", 0) != 0) weights.push_back(n);
+        if (n.rfind("onnx::", 0) != 0 && blocks_using.at(t.weight) == 1) {
+          names.push_back(n);
+          roles.insert(r);
+        }
       }
     }
-    std::string w = common_prefix(weights);
-    bool all_named = !weights.empty() && weights.size() == [&] {
-      size_t count = 0;
-      for (Role r : {Role::Q, Role::K, Role::V, Role::O})
-        for (const auto& t : b.projection(r).tensors) count += t.bias ? 0 : 1;
-      return count;
-    }();
-    if (all_named && w.size() >= 2) return w;
-    const std::string& core = m_.nodes[b.core_node].proto->name();
-    std::string n = common_prefix({core.empty() ? std::string() : core});
-    if (!core.empty()) {
-      size_t cut = core.find_last_of('/');
-      if (cut != std::string::npos && cut > 0) return core.substr(0, cut);
-      return core;
+    std::string prefix = common_prefix(names);
+    if (roles.size() == 1) {  // names of one projection only: drop that projection's own module name
+      size_t cut = prefix.find_last_of("./");
+      prefix = cut == std::string::npos ? "" : prefix.substr(0, cut);
     }
-    if (w.size() >= 3) return w;
+    if (prefix.size() >= 2) return prefix;
+    const std::string& core = m_.nodes[b.core_node].proto->name();
+    size_t cut = core.find_last_of('/');
+    if (cut != std::string::npos && cut > 0) return core.substr(0, cut);
     return node_name(m_, b.core_node);
   }
 
   void finish(AttentionResult& r) {
     std::map<int, uint64_t> per_weight;  // weight -> elements claimed by the busiest block
+    std::map<int, int> blocks_using;     // weight -> number of blocks that use it
+    for (const auto& b : r.blocks) {
+      std::set<int> mine;
+      for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+        for (const auto& t : b.projection(role).tensors) mine.insert(t.weight);
+      }
+      for (int wi : mine) ++blocks_using[wi];
+    }
     for (size_t i = 0; i < r.blocks.size(); ++i) {
       AttentionBlock& b = r.blocks[i];
       b.index = static_cast<int>(i);
-      b.name = block_name(b);
+      b.name = block_name(b, blocks_using);
       b.total = b.q.total() + b.k.total() + b.v.total() + b.o.total();
       b.has_bias = b.q.bias || b.k.bias || b.v.bias || b.o.bias;
       uint64_t w = static_cast<uint64_t>(b.width);

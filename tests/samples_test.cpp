@@ -1,0 +1,184 @@
+// samples_test.cpp: every torch-exported sample against the counts PyTorch reported at export
+// time (samples/NAME.counts.tsv, written by samples/make_samples.py from the module's tensors).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "headcount/report.h"
+
+using namespace headcount;
+
+namespace {
+
+struct ExpectedBlock {
+  std::map<std::string, std::string> fields;
+  int64_t get(const std::string& k) const { return std::stoll(fields.at(k)); }
+};
+
+struct Expected {
+  uint64_t total = 0;
+  std::vector<ExpectedBlock> blocks;
+};
+
+Expected read_counts(const std::string& name) {
+  Expected e;
+  std::ifstream in(std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".counts.tsv");
+  REQUIRE(in.good());
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string kind;
+    std::getline(s, kind, '\t');
+    if (kind == "total") {
+      std::string v;
+      std::getline(s, v, '\t');
+      e.total = std::stoull(v);
+    } else if (kind == "block") {
+      ExpectedBlock b;
+      std::string field;
+      std::getline(s, field, '\t');  // index
+      while (std::getline(s, field, '\t')) {
+        auto eq = field.find('=');
+        b.fields[field.substr(0, eq)] = field.substr(eq + 1);
+      }
+      e.blocks.push_back(b);
+    }
+  }
+  return e;
+}
+
+Audit audit_sample(const std::string& name) { return audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx"); }
+
+// Invariants that hold for any audit: shares add up, totals add up, every Softmax is accounted for.
+void check_invariants(const Audit& a) {
+  uint64_t tensors = 0;
+  for (const auto& w : a.model.weights) tensors += w.parameter ? w.elements : 0;
+  CHECK(tensors == a.inventory.stored);
+  uint64_t by_dtype = 0;
+  for (const auto& r : a.inventory.by_dtype) by_dtype += r.elements;
+  CHECK(by_dtype == a.inventory.stored);
+  for (const auto& b : a.attention.blocks) {
+    uint64_t sum = 0;
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      const Projection& p = b.projection(r);
+      uint64_t shares = 0;
+      for (const auto& t : p.tensors) shares += t.elements;
+      CHECK(shares == p.total());
+      sum += p.total();
+    }
+    CHECK(sum == b.total);
+  }
+  CHECK(a.attention.parameters <= a.inventory.stored);
+  std::set<int> cores;
+  for (const auto& b : a.attention.blocks) cores.insert(b.core_node);
+  for (const auto& u : a.attention.unmatched) cores.insert(u.node);
+  size_t softmaxes = 0;
+  for (const auto& n : a.model.nodes) softmaxes += n.proto->op_type() == "Softmax";
+  size_t fused = 0;
+  for (const auto& b : a.attention.blocks) fused += b.form != "unfused";
+  CHECK(cores.size() == softmaxes + fused);
+}
+
+void check_blocks(const std::string& name) {
+  INFO("sample " << name);
+  Expected e = read_counts(name);
+  Audit a = audit_sample(name);
+  check_invariants(a);
+  REQUIRE(a.attention.blocks.size() == e.blocks.size());
+  for (size_t i = 0; i < e.blocks.size(); ++i) {
+    INFO("block " << i);
+    const AttentionBlock& b = a.attention.blocks[i];
+    const ExpectedBlock& x = e.blocks[i];
+    CHECK(b.kind == x.fields.at("kind"));
+    REQUIRE(b.heads.has_value());
+    CHECK(*b.heads == x.get("heads"));
+    REQUIRE(b.kv_heads.has_value());
+    CHECK(*b.kv_heads == x.get("kv_heads"));
+    CHECK(b.width == x.get("width"));
+    REQUIRE(b.head_dim.has_value());
+    CHECK(*b.head_dim == x.get("head_dim"));
+    REQUIRE(b.v_head_dim.has_value());
+    CHECK(*b.v_head_dim == x.get("v_head_dim"));
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      std::string role = role_name(r);
+      INFO("projection " << role);
+      CHECK(b.projection(r).found);
+      CHECK(static_cast<int64_t>(b.projection(r).weight) == x.get(role + "_weight"));
+      CHECK(static_cast<int64_t>(b.projection(r).bias) == x.get(role + "_bias"));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("nn.MultiheadAttention samples match PyTorch's per-projection counts", "[samples]") {
+  for (const char* name : {"mha_self_bias", "mha_self_nobias", "mha_cross", "mha_kdim_vdim", "mha_bias_kv"}) {
+    check_blocks(name);
+  }
+}
+
+TEST_CASE("Transformer layer samples match PyTorch's per-projection counts", "[samples]") {
+  for (const char* name : {"encoder", "encoder_untrained", "decoder_layer", "transformer"}) check_blocks(name);
+}
+
+TEST_CASE("BERT, GPT-2, per-head, GQA and QDQ samples match PyTorch's counts", "[samples]") {
+  for (const char* name : {"bert_tiny", "gpt2_tiny", "per_head", "gqa", "qdq_int8", "bert_base_external"}) {
+    check_blocks(name);
+  }
+}
+
+TEST_CASE("stored parameters equal PyTorch's total where the file stores exactly the module's tensors", "[samples]") {
+  for (const char* name : {"mha_self_bias", "mha_self_nobias", "mha_cross", "mha_kdim_vdim", "mha_bias_kv", "encoder",
+                           "bert_tiny", "per_head", "classifier_softmax", "bert_base_external"}) {
+    INFO(name);
+    CHECK(audit_sample(name).inventory.stored == read_counts(name).total);
+  }
+}
+
+TEST_CASE("stored parameters exceed PyTorch's total by the tensors the exporter added", "[samples]") {
+  // decoder_layer/transformer: the causal tgt_mask buffer folds into a float [1, 5, 5] constant = 25.
+  CHECK(audit_sample("decoder_layer").inventory.stored == read_counts("decoder_layer").total + 25);
+  CHECK(audit_sample("transformer").inventory.stored == read_counts("transformer").total + 25);
+  // gpt2_tiny: the LM head tied to wte [100, 32] is stored again transposed: 32 x 100 = 3,200.
+  CHECK(audit_sample("gpt2_tiny").inventory.stored == read_counts("gpt2_tiny").total + 3200);
+  // gqa: cos/sin caches [16, 8] twice = 256 and the float causal mask [16, 16] = 256.
+  CHECK(audit_sample("gqa").inventory.stored == read_counts("gqa").total + 512);
+}
+
+TEST_CASE("BERT-base with its external data file left out is counted from dims alone", "[samples]") {
+  Audit a = audit_sample("bert_base_external");
+  // 12 layers x (4 x 768^2 + 4 x 768) = 12 x 2,362,368 = 28,348,416 attention parameters.
+  CHECK(a.attention.parameters == 28348416u);
+  CHECK(a.attention.blocks.size() == 12);
+  size_t missing = 0;
+  for (const auto& w : a.model.weights) missing += w.external_status == ExternalStatus::Missing;
+  CHECK(missing > 0);
+  // The file on disk is small: the weights are not in it.
+  CHECK(a.model.file_size < 1000000u);
+}
+
+TEST_CASE("a classifier Softmax is listed as not attention, with the reason", "[samples]") {
+  Audit a = audit_sample("classifier_softmax");
+  check_invariants(a);
+  CHECK(a.attention.blocks.empty());
+  REQUIRE(a.attention.unmatched.size() == 1);
+  CHECK(a.attention.unmatched[0].reason == "no MatMul(Q, Kᵀ) of two activations before it");
+}
+
+TEST_CASE("packed projections report each role's slice of the shared tensor", "[samples]") {
+  Audit a = audit_sample("gpt2_tiny");
+  const AttentionBlock& b = a.attention.blocks[0];
+  // c_attn.weight [32, 96] split [32, 32, 32] on its columns: q is the first third.
+  REQUIRE(b.q.tensors.size() == 2);
+  CHECK(b.q.tensors[0].slice == "columns 0:32 of 96");
+  CHECK(b.k.tensors[0].slice == "columns 32:64 of 96");
+  CHECK(b.v.tensors[0].slice == "columns 64:96 of 96");
+  CHECK(b.q.tensors[1].slice == "elements 0:32 of 96");
+  Audit m = audit_sample("mha_self_bias");
+  // in_proj weight folded to [32, 96] (MatMul layout), sliced at run time into thirds.
+  CHECK(m.attention.blocks[0].k.tensors[0].slice == "columns 32:64 of 96");
+}

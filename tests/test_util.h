@@ -1,0 +1,146 @@
+// test_util.h: small builders for hand-made ONNX graphs and temporary files, shared by the tests.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace testutil {
+
+// A temporary directory removed when the test ends.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "headcount-test-XXXXXX").string();
+    char* p = mkdtemp(tmpl.data());
+    path = p ? p : tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+inline void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A float32 tensor with the given dims and `raw_data` of the right size (zeros) unless `no_data`.
+inline onnx::TensorProto tensor(const std::string& name, std::vector<int64_t> dims,
+                                int32_t dtype = onnx::TensorProto::FLOAT, bool no_data = false) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(dtype);
+  uint64_t n = 1;
+  for (auto d : dims) {
+    t.add_dims(d);
+    n *= static_cast<uint64_t>(d < 0 ? 0 : d);
+  }
+  if (!no_data) {
+    size_t width = dtype == onnx::TensorProto::FLOAT16 ? 2 : dtype == onnx::TensorProto::INT64 ? 8
+                 : dtype == onnx::TensorProto::INT8 || dtype == onnx::TensorProto::UINT8 ? 1 : 4;
+    t.set_raw_data(std::string(n * width, '\0'));
+  }
+  return t;
+}
+
+// An int64 tensor holding `values` (shape constants, Reshape targets, Split sizes).
+inline onnx::TensorProto ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  if (!scalar) t.add_dims(static_cast<int64_t>(values.size()));
+  for (auto v : values) t.add_int64_data(v);
+  return t;
+}
+
+// Adds a node; returns it so attributes can be set.
+inline onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                             std::vector<std::string> out, const std::string& name = "",
+                             const std::string& domain = "") {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  if (!name.empty()) n->set_name(name);
+  if (!domain.empty()) n->set_domain(domain);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+inline void attr_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+inline void attr_ints(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+
+// A Constant node producing `t` under the name `out`.
+inline onnx::NodeProto* constant(onnx::GraphProto* g, const std::string& out, onnx::TensorProto t) {
+  auto* n = node(g, "Constant", {}, {out});
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = std::move(t);
+  return n;
+}
+
+// Declares a graph input with a float tensor type of the given dims (-1 = symbolic).
+inline void input(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims) {
+  auto* vi = g->add_input();
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* shape = tt->mutable_shape();
+  for (auto d : dims) {
+    auto* dim = shape->add_dim();
+    if (d >= 0) dim->set_dim_value(d);
+    else dim->set_dim_param("n");
+  }
+}
+
+// A model shell with opset 14 (and com.microsoft 1).
+inline onnx::ModelProto model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("headcount-test");
+  auto* o = m.add_opset_import();
+  o->set_version(14);
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  m.mutable_graph()->set_name("test");
+  return m;
+}
+
+inline void save(const onnx::ModelProto& m, const std::string& path) {
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  write_bytes(path, bytes);
+}
+
+}  // namespace testutil
