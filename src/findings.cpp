@@ -2,6 +2,10 @@
 #include "headcount/findings.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "headcount/report.h"
 
@@ -25,17 +29,60 @@ std::optional<Severity> parse_severity(const std::string& s) {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> table = {
+      {"width-mismatch", Severity::Warning, "heads x head_dim differs from the model width, for Q/K or for V/O",
+       "The standard block projects the width d to h heads of d/h features, so its count is 4d^2 (+4d) whatever "
+       "h is. When h x d_k (or h x d_v) is not d, the count depends on the per-head size. That is legal (a "
+       "bottleneck) but it is also the signature of two common mix-ups. Keras MultiHeadAttention's key_dim is "
+       "PER HEAD: setting it to the model width multiplies the projections by the number of heads, so the count "
+       "grows with heads (keras#18373). MATLAB selfAttentionLayer's NumKeyChannels is the TOTAL over heads: a "
+       "per-head number typed there shrinks the block, and the count falls as heads grow (4 heads x 784 on a "
+       "3136 input: 9.8M; 8 x 392: 4.9M). The message gives the numbers and what the author probably meant."},
+      {"heads-not-divisor", Severity::Error, "the model width is not divisible by the number of heads",
+       "No per-head split of the width exists, so the heads cannot each see width/heads features. PyTorch's "
+       "nn.MultiheadAttention refuses such a configuration; an exported model that has one was built with a "
+       "per-head size that does not multiply back to the width."},
+      {"qk-dim-mismatch", Severity::Error, "Q and K have different per-head sizes",
+       "MatMul(Q, K^T) needs Q and K heads of the same size. When the graph states different sizes, either the "
+       "export is broken or headcount misread a reshape; the block's head numbers cannot be trusted."},
+      {"bias-inconsistent", Severity::Info, "some projections have a bias and others do not",
+       "The textbook count is 4d^2 + 4d with biases on all four projections or 4d^2 with none. Mixed biases "
+       "are sometimes deliberate: Whisper's K projection is bias-free. The finding says which projections "
+       "have one, so the count can be reconciled."},
+      {"grouped-kv", Severity::Info, "grouped-query or multi-query attention: fewer K/V heads than query heads",
+       "With h_kv < h key/value heads, K and V project to h_kv x d_k features instead of h x d_k, so the block "
+       "is smaller than the standard 4d^2. This is GQA (MQA when h_kv = 1), not a mismatch."},
+      {"per-head-projections", Severity::Info, "Q, K or V are h separate per-head projections",
+       "h projections of d -> d_k hold exactly the parameters of one d -> h x d_k projection: splitting them "
+       "changes speed, not the count. The paper draws them per head; implementations pack them."},
+      {"shared-weights", Severity::Info, "one tensor is used by several blocks or roles and counted once",
+       "Exporters merge equal tensors (zero biases, unit norms, repeated layers of an untrained model) into "
+       "one initializer used many times. headcount counts a tensor once however often it is used; per-block "
+       "totals each show it, the model totals count it once."},
+      {"duplicate-weights", Severity::Warning, "two tensors hold identical content, or one is the transpose of the other",
+       "A tied embedding and LM head is one parameter in the framework but is exported as the embedding "
+       "[V, d] plus a constant-folded transposed copy [d, V]. headcount compares the content of candidate "
+       "pairs (same dtype and element count, same or transposed shape; tensors of one repeated value are left "
+       "out) and reports parameters.unique = stored minus the copies: the number the framework reports."},
+      {"unmatched-softmax", Severity::Warning, "a Softmax that looks like attention but was not matched",
+       "Every Softmax is either inside an attention block or listed in `unmatched` with the reason. A Softmax "
+       "between MatMul(Q, K^T) and MatMul(., V) whose projections headcount could not read means the attention "
+       "total is missing that block. Classifier heads and other Softmaxes are listed but not flagged."},
       {"external-data-missing", Severity::Error, "an external data file named by a tensor is not there",
-       "The tensor's element count still comes from its dims, so the audit's numbers stand, but the model "
-       "cannot run and its weights cannot be compared for duplicates. Ship the data file next to the model."},
+       "Element counts still come from dims, so the numbers stand, but the model cannot run and its weights "
+       "cannot be compared for duplicates. Ship the data file next to the model."},
       {"external-data-size-mismatch", Severity::Error,
        "an external data range does not fit the data file, or its length disagrees with the tensor's shape",
        "offset + length must lie inside the data file, and length must equal the bytes the dims and dtype "
        "need. A short file usually means a truncated download or a data file from another export."},
-      {"unmatched-softmax", Severity::Warning, "a Softmax that was not matched to an attention block",
-       "Every Softmax is either inside an attention block or listed with the reason it did not match. "
-       "Classifier heads are expected here; a Softmax inside a transformer layer means headcount could "
-       "not read that block, so the attention total is missing it."},
+      {"external-data-outside-model-dir", Severity::Error, "an external data location leaves the model's folder",
+       "A location that is absolute, contains '..', or resolves through a symlink outside the model's folder "
+       "is how CVE-2022-25882, CVE-2024-27318 and CVE-2025-51480 read arbitrary files. headcount refuses the "
+       "model without opening or stat'ing the target: the audit stops with "
+       "`headcount: error: FILE: ... refused` and exit code 2."},
+      {"quantized-weights", Severity::Info, "how quantized and packed sub-byte weights were counted",
+       "One parameter per logical weight element: int8 QDQ weights count their elements (scales and zero "
+       "points are stored too and counted as such); 4-bit types hold two parameters per byte; MatMulNBits "
+       "weights count the logical K x N from the operator's attributes, not the bytes of the packed blob."},
   };
   return table;
 }
@@ -54,38 +101,262 @@ Finding make(const char* id, std::optional<int> block, std::string message) {
   return Finding{id, r ? r->severity : Severity::Info, block, std::move(message)};
 }
 
+std::string pct(uint64_t part, uint64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  return buf;
+}
+
+std::string n(uint64_t v) { return with_commas(v); }
+std::string n(int64_t v) { return v < 0 ? "-" + with_commas(static_cast<uint64_t>(-v)) : with_commas(static_cast<uint64_t>(v)); }
+
+std::string join_roles(const std::vector<std::string>& roles) {
+  std::string s;
+  for (size_t i = 0; i < roles.size(); ++i) {
+    if (i) s += i + 1 == roles.size() ? " and " : ", ";
+    s += roles[i];
+  }
+  return s;
+}
+
+std::string standard_formula(int64_t w, bool bias) {
+  return "4·" + std::to_string(w) + "²" + (bias ? " + 4·" + std::to_string(w) : std::string());
+}
+
+void width_rules(const AttentionBlock& b, std::vector<Finding>& out) {
+  if (!b.heads || *b.heads <= 0 || b.width <= 0) return;
+  int64_t h = *b.heads, w = b.width;
+  if (w % h != 0) {
+    out.push_back(make("heads-not-divisor", b.index,
+                       "width " + n(w) + " is not divisible by " + n(h) + " heads (" + n(w) + " / " + n(h) +
+                           " leaves " + n(w % h) + "): no per-head split of the width exists" +
+                           (b.head_dim ? "; this block uses " + n(h) + " heads × " + n(*b.head_dim) + " = " +
+                                             n(h * *b.head_dim)
+                                       : std::string())));
+  }
+  if (b.head_dim && b.k_head_dim && *b.head_dim != *b.k_head_dim) {
+    out.push_back(make("qk-dim-mismatch", b.index,
+                       "Q heads have " + n(*b.head_dim) + " features but K heads have " + n(*b.k_head_dim) +
+                           ": MatMul(Q, Kᵀ) needs equal sizes, so this block's head numbers cannot be trusted"));
+  }
+  std::string versus = "this block has " + n(b.total) + " parameters, " + pct(b.total, b.standard) +
+                       " of the standard " + n(b.standard) + " (" + standard_formula(w, b.has_bias) + ")";
+  if (b.head_dim && h * *b.head_dim != w) {
+    int64_t d = *b.head_dim, t = h * d;
+    std::string msg = "Q/K project " + n(w) + " → " + n(t) + " (" + n(h) + " heads × " + n(d) + ") instead of " +
+                      n(w) + ": " + versus + ". ";
+    if (t < w) {
+      msg += "This is what MATLAB's selfAttentionLayer builds when a per-head size is typed as NumKeyChannels, "
+             "which is the total over heads: the count then falls as heads grow. If " + n(t) +
+             " was meant per head, use " + n(h) + " × " + n(t) + " = " + n(h * t) +
+             " channels. (Keras' key_dim is per head: key_dim = " + n(d) +
+             " gives this same block, and its count grows with heads.)";
+    } else {
+      msg += "This is what Keras' MultiHeadAttention builds when key_dim, which is per head, is set to " + n(d) +
+             ": the count grows with the number of heads. For the standard block use key_dim = " + n(w) + " / " +
+             n(h) + (w % h == 0 ? " = " + n(w / h) : std::string()) +
+             ". (MATLAB's NumKeyChannels is the total over heads: " + n(t) +
+             " channels give this same block whatever the heads.)";
+    }
+    out.push_back(make("width-mismatch", b.index, msg));
+  }
+  int64_t kv = b.kv_heads ? *b.kv_heads : h;
+  if (b.v_head_dim && kv > 0) {
+    int64_t dv = *b.v_head_dim, t = h * dv;
+    if (t != w && !(b.head_dim && *b.head_dim == dv && h * *b.head_dim != w)) {
+      out.push_back(make("width-mismatch", b.index,
+                         "V/O carry " + n(t) + " features (" + n(h) + " heads × " + n(dv) + ") instead of " + n(w) +
+                             ": " + versus + ". The output projection is (" + n(h) + "·" + n(dv) + ") × d_out, "
+                             "so a per-head value size that does not multiply back to the width changes the count "
+                             "with the number of heads (Keras value_dim is per head)."));
+    }
+  }
+}
+
+void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
+  width_rules(b, out);
+  std::vector<std::string> with, without;
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+    const Projection& p = b.projection(r);
+    if (!p.found) continue;
+    std::string name = role_name(r);
+    for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    (p.bias ? with : without).push_back(name);
+  }
+  if (!with.empty() && !without.empty()) {
+    out.push_back(make("bias-inconsistent", b.index,
+                       join_roles(with) + (with.size() == 1 ? " has a bias, " : " have biases, ") +
+                           join_roles(without) + (without.size() == 1 ? " has none" : " have none") +
+                           ": the block has " + n(b.total) + " parameters, between the standard " +
+                           n(4 * static_cast<uint64_t>(b.width) * static_cast<uint64_t>(b.width)) + " without biases and " +
+                           n(4 * static_cast<uint64_t>(b.width) * static_cast<uint64_t>(b.width) + 4 * static_cast<uint64_t>(b.width)) +
+                           " with them (Whisper's K projection is bias-free by design)"));
+  }
+  if (b.heads && b.kv_heads && *b.kv_heads < *b.heads && *b.kv_heads > 0) {
+    int64_t h = *b.heads, kv = *b.kv_heads;
+    std::string kind = kv == 1 ? "multi-query attention (MQA)" : "grouped-query attention (GQA)";
+    std::string msg = n(h) + " query heads share " + n(kv) + " K/V " + (kv == 1 ? "head" : "heads") + " (groups of " +
+                      n(h / kv) + "): K and V project " + n(b.k.in_width) + " → " + n(b.k.out_width) +
+                      " instead of " + n(b.q.out_width) + ", so this block has " + n(b.total) + " parameters instead of the " +
+                      n(b.standard) + " of full multi-head attention. This is " + kind + ", not a mismatch.";
+    out.push_back(make("grouped-kv", b.index, msg));
+  }
+  std::vector<std::string> per_head;
+  size_t layers = 0;
+  for (Role r : {Role::Q, Role::K, Role::V}) {
+    const Projection& p = b.projection(r);
+    size_t weights = 0;
+    for (const auto& t : p.tensors) weights += t.bias ? 0 : 1;
+    if (weights > 1) {
+      per_head.push_back(role_name(r));
+      layers += weights;
+    }
+  }
+  if (!per_head.empty()) {
+    for (auto& s : per_head) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+    uint64_t total = 0;
+    for (Role r : {Role::Q, Role::K, Role::V}) total += b.projection(r).total();
+    out.push_back(make("per-head-projections", b.index,
+                       join_roles(per_head) + " are computed by " + n(static_cast<uint64_t>(layers)) +
+                           " separate per-head projections; they hold the same " + n(total) +
+                           " parameters as one packed projection per role would, only run slower"));
+  }
+}
+
+void shared_weights(const Model& m, const AttentionResult& att, std::vector<Finding>& out) {
+  // tensor -> (blocks, whole-tensor uses): sliced shares of one packed tensor are not sharing.
+  std::map<int, std::set<int>> blocks;
+  std::map<int, int> whole_uses;
+  for (const auto& b : att.blocks) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(r).tensors) {
+        blocks[t.weight].insert(b.index);
+        if (t.slice.empty()) ++whole_uses[t.weight];
+      }
+    }
+  }
+  for (auto& [wi, users] : blocks) {
+    const Weight& w = m.weights[wi];
+    bool several_blocks = users.size() > 1;
+    bool several_roles = whole_uses[wi] > static_cast<int>(users.size());
+    if (!several_blocks && !several_roles) continue;
+    std::string list;
+    size_t i = 0;
+    for (int bi : users) {
+      if (i) list += i + 1 == users.size() ? " and " : ", ";
+      list += std::to_string(bi);
+      ++i;
+    }
+    out.push_back(make("shared-weights", std::nullopt,
+                       "tensor '" + w.name + "' (" + n(w.elements) + " parameters) is used by " +
+                           (several_blocks ? std::string("blocks ") + list : "several projections of block " + list) +
+                           " and counted once in the totals"));
+  }
+}
+
+void duplicates(const Model& m, const std::vector<DuplicatePair>& pairs, std::vector<Finding>& out) {
+  for (const auto& d : pairs) {
+    const Weight& a = m.weights[d.original];
+    const Weight& b = m.weights[d.copy];
+    auto shape = [](const Weight& w) {
+      std::string s = "[";
+      for (size_t i = 0; i < w.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(w.dims[i]);
+      return s + "]";
+    };
+    out.push_back(make("duplicate-weights", std::nullopt,
+                       "tensors '" + a.name + "' " + shape(a) + " and '" + b.name + "' " + shape(b) + " hold " +
+                           (d.transposed ? "the same values, one the transpose of the other" : "identical values") +
+                           ": the file stores " + n(a.elements) +
+                           " parameters twice, as exporters do for a tied embedding and LM head; "
+                           "parameters.unique counts them once"));
+  }
+}
+
+void unmatched(const AttentionResult& att, std::vector<Finding>& out) {
+  for (const auto& u : att.unmatched) {
+    if (u.reason.rfind("looks like attention", 0) != 0) continue;
+    out.push_back(make("unmatched-softmax", std::nullopt,
+                       "Softmax '" + u.name + "' " + u.reason +
+                           ": its projections are missing from the attention total"));
+  }
+}
+
+void quantized(const Model& m, std::vector<Finding>& out) {
+  uint64_t packed = 0, packed_elements = 0, packed_bytes = 0, int4 = 0, int4_elements = 0, q8 = 0, q8_elements = 0;
+  for (const Weight& w : m.weights) {
+    if (!w.parameter) continue;
+    if (w.packed) {
+      ++packed;
+      packed_elements += w.elements;
+      packed_bytes += w.bytes;
+    } else if (dtype_bits(w.dtype) == 4) {
+      ++int4;
+      int4_elements += w.elements;
+    } else if ((w.dtype == onnx::TensorProto::INT8 || w.dtype == onnx::TensorProto::UINT8) && w.dims.size() >= 2) {
+      for (int ni : w.consumers) {
+        if (m.nodes[ni].proto->op_type() == "DequantizeLinear") {
+          ++q8;
+          q8_elements += w.elements;
+          break;
+        }
+      }
+    }
+  }
+  if (packed) {
+    out.push_back(make("quantized-weights", std::nullopt,
+                       n(packed) + " MatMulNBits weights hold " + n(packed_elements) +
+                           " parameters, counted as K × N from the operator attributes, not as the " + n(packed_bytes) +
+                           " bytes of their packed blobs"));
+  }
+  if (int4) {
+    out.push_back(make("quantized-weights", std::nullopt,
+                       n(int4) + " tensors are 4-bit (" + n(int4_elements) + " parameters, two per byte)"));
+  }
+  if (q8) {
+    out.push_back(make("quantized-weights", std::nullopt,
+                       n(q8) + " int8 weights behind DequantizeLinear hold " + n(q8_elements) +
+                           " parameters, one per element; their scales and zero points are stored and counted too"));
+  }
+}
+
 void external_data(const Model& m, std::vector<Finding>& out) {
   std::vector<std::string> missing_files;
   uint64_t missing_tensors = 0, missing_elements = 0;
   for (const Weight& w : m.weights) {
     if (w.external_status == ExternalStatus::Missing) {
       ++missing_tensors;
-      missing_elements += w.elements;
+      missing_elements += w.parameter ? w.elements : 0;
       if (std::find(missing_files.begin(), missing_files.end(), w.external_location) == missing_files.end()) {
         missing_files.push_back(w.external_location);
       }
     } else if (w.external_status == ExternalStatus::SizeMismatch) {
       out.push_back(make("external-data-size-mismatch", std::nullopt,
-                         "tensor '" + w.name + "' needs " + with_commas(w.bytes) + " bytes at offset " +
-                             with_commas(w.external_offset) + " of '" + w.external_location + "'" +
-                             (w.external_length >= 0 ? " (length " + with_commas(static_cast<uint64_t>(w.external_length)) + ")" : "") +
-                             ", but that file has " + with_commas(w.external_file_size) + " bytes"));
+                         "tensor '" + w.name + "' needs " + n(w.bytes) + " bytes at offset " + n(w.external_offset) +
+                             " of '" + w.external_location + "'" +
+                             (w.external_length >= 0 ? " (length " + n(static_cast<uint64_t>(w.external_length)) + ")"
+                                                     : std::string()) +
+                             ", but that file has " + n(w.external_file_size) + " bytes"));
     }
   }
   for (const auto& f : missing_files) {
     out.push_back(make("external-data-missing", std::nullopt,
-                       "external data file '" + f + "' is not next to the model; " + with_commas(missing_tensors) +
-                           " tensors (" + with_commas(missing_elements) +
-                           " parameters) were counted from their dims alone"));
+                       "external data file '" + f + "' is not next to the model; " + n(missing_tensors) +
+                           " tensors (" + n(missing_elements) + " parameters) were counted from their dims alone"));
   }
 }
 
 }  // namespace
 
-std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention) {
+std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention,
+                               const std::vector<DuplicatePair>& pairs) {
   std::vector<Finding> out;
   external_data(model, out);
-  (void)attention;
+  for (const auto& b : attention.blocks) block_rules(b, out);
+  unmatched(attention, out);
+  shared_weights(model, attention, out);
+  duplicates(model, pairs, out);
+  quantized(model, out);
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   return out;
 }
 

@@ -431,12 +431,14 @@ class Indexer {
     return n;
   }
 
+  // Bytes per whole group of 8 elements (= bits), then the rest rounded up: elements * bits
+  // would overflow for sizes whose byte count still fits in 64 bits.
   static uint64_t bytes_of(const std::string& name, int32_t dtype, uint64_t elements) {
-    uint64_t bits = static_cast<uint64_t>(dtype_bits(dtype)), total = 0;
-    if (mul_overflows(elements, bits, &total)) {
+    uint64_t bits = static_cast<uint64_t>(dtype_bits(dtype)), whole = 0, total = 0;
+    if (mul_overflows(elements / 8, bits, &whole) || add_overflows(whole, (elements % 8 * bits + 7) / 8, &total)) {
       throw InputError("tensor '" + name + "': its size in bytes overflows 64 bits");
     }
-    return total / 8 + (total % 8 ? 1 : 0);
+    return total;
   }
 
   int register_weight(Weight w) {
@@ -595,6 +597,27 @@ class Indexer {
   // Integer tensors that feed DequantizeLinear as data are quantized weights (int32 biases of QDQ
   // models), not shape data.
   void mark_quantized_parameters() {
+    // MatMulNBits packs n-bit weights into uint8 blobs: the parameters are K x N from its
+    // attributes, not the stored bytes.
+    for (const Node& node : m_.nodes) {
+      const auto& n = *node.proto;
+      if (n.op_type() != "MatMulNBits" || n.input_size() < 2) continue;
+      int64_t k = 0, cols = 0;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "K") k = a.i();
+        if (a.name() == "N") cols = a.i();
+      }
+      const Weight* w = m_.weight_for(node.graph, n.input(1));
+      uint64_t logical = 0;
+      if (!w || k <= 0 || cols <= 0) continue;
+      if (mul_overflows(static_cast<uint64_t>(k), static_cast<uint64_t>(cols), &logical)) {
+        throw InputError("MatMulNBits '" + n.name() + "': K x N overflows 64 bits");
+      }
+      Weight& packed = m_.weights[static_cast<size_t>(w - m_.weights.data())];
+      packed.elements = logical;
+      packed.packed = true;
+      packed.parameter = true;
+    }
     for (Weight& w : m_.weights) {
       if (w.parameter || w.dims.empty() || dtype_bits(w.dtype) == 0) continue;
       for (int ni : w.consumers) {

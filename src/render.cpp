@@ -82,6 +82,11 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
       << m.nodes.size() << " nodes\n";
   out << "  parameters  " << with_commas(inv.stored) << " stored in " << with_commas(inv.tensors) << " tensors ("
       << human_bytes(inv.bytes) << ")\n";
+  if (a.unique != inv.stored) {
+    out << "  unique      " << with_commas(a.unique) << " after removing " << a.duplicates.size()
+        << (a.duplicates.size() == 1 ? " duplicate tensor" : " duplicate tensors") << " ("
+        << with_commas(inv.stored - a.unique) << " stored twice): what the framework reports\n";
+  }
   const auto& att = a.attention;
   out << "  attention   " << with_commas(att.parameters) << " in " << att.blocks.size()
       << (att.blocks.size() == 1 ? " block" : " blocks") << " (" << percent(att.parameters, inv.stored)
@@ -121,6 +126,17 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
       out << ": " << f.message << "\n";
     }
   }
+
+  out << "\nwhere the parameters are\n";
+  Table c;
+  c.right = {false, true, true};
+  const Composition& comp = a.composition;
+  for (auto [label, v] : {std::pair<const char*, uint64_t>{"attention (Q/K/V/O)", comp.attention},
+                          {"embeddings", comp.embeddings}, {"feed-forward", comp.feed_forward},
+                          {"norms", comp.norms}, {"everything else", comp.other}}) {
+    c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
+  }
+  c.print(out, "  ");
 
   out << "\nby dtype\n";
   Table d;
@@ -211,8 +227,27 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
   j.field("stored", inv.stored);
   j.field("bytes", inv.bytes);
   j.field("tensors", inv.tensors);
+  j.field("unique", a.unique);
   j.field("attention", a.attention.parameters);
+  j.key("composition").begin_object();
+  j.field("attention", a.composition.attention);
+  j.field("embeddings", a.composition.embeddings);
+  j.field("feed_forward", a.composition.feed_forward);
+  j.field("norms", a.composition.norms);
+  j.field("other", a.composition.other);
   j.end_object();
+  j.end_object();
+
+  j.key("duplicates").begin_array();
+  for (const auto& d : a.duplicates) {
+    j.begin_object();
+    j.field("original", m.weights[d.original].name);
+    j.field("copy", m.weights[d.copy].name);
+    j.field("transposed", d.transposed);
+    j.field("elements", m.weights[d.copy].elements);
+    j.end_object();
+  }
+  j.end_array();
 
   auto breakdown = [&](const char* name, const char* keyname, const std::vector<Breakdown>& rows) {
     j.key(name).begin_array();

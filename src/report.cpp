@@ -59,11 +59,174 @@ Inventory take_inventory(const Model& model) {
   return inv;
 }
 
+namespace {
+
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+bool is_activation(const std::string& op) {
+  return one_of(op, {"Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Tanh", "Sigmoid", "QuickGelu", "Silu", "Swish", "Mish",
+                     "Softplus", "Elu", "LeakyRelu", "Selu", "HardSigmoid", "HardSwish"});
+}
+
+bool is_norm(const std::string& op) {
+  return one_of(op, {"LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
+                     "SkipSimplifiedLayerNormalization", "BatchNormalization", "GroupNormalization",
+                     "InstanceNormalization", "RMSNormalization", "EmbedLayerNormalization"});
+}
+
+bool is_matmul(const std::string& op) {
+  return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "FusedMatMul", "MatMulInteger", "QLinearMatMul"});
+}
+
+// Walks upstream from a MatMul's activation input through elementwise ops, stopping at other
+// MatMuls, norms and reductions. A feed-forward down-projection sees an activation on the way, and
+// the MatMuls where the walk stops are its up (and gate) projections.
+struct UpstreamScan {
+  bool activation = false;
+  std::vector<int> matmuls;
+};
+
+void scan_upstream(const Model& m, int g, const std::string& value, int depth, UpstreamScan& scan) {
+  if (depth > 8) return;
+  int p = m.producer_of(g, value);
+  if (p < 0) return;
+  const auto& n = *m.nodes[p].proto;
+  const std::string& op = n.op_type();
+  if (is_matmul(op)) {
+    scan.matmuls.push_back(p);
+    return;
+  }
+  if (is_activation(op)) scan.activation = true;
+  else if (!one_of(op, {"Mul", "Add", "Sub", "Div", "Pow", "Cast", "Reshape", "Transpose", "Identity", "Where",
+                        "Dropout", "Squeeze", "Unsqueeze", "QuantizeLinear", "DequantizeLinear"})) {
+    return;  // norms, reductions, Softmax, Concat...: not inside an MLP
+  }
+  for (const auto& in : n.input()) {
+    if (!in.empty() && !m.weight_for(g, in)) scan_upstream(m, g, in, depth + 1, scan);
+  }
+}
+
+// Feed-forward tensors: down-projections (an activation upstream), the up/gate projections that
+// feed them, and the biases added right after any of them.
+std::vector<bool> feed_forward_tensors(const Model& m) {
+  std::vector<bool> ffn(m.weights.size(), false);
+  std::vector<bool> ffn_node(m.nodes.size(), false);
+  for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+    const auto& n = *m.nodes[ni].proto;
+    if (!is_matmul(n.op_type()) || n.input_size() < 2) continue;
+    UpstreamScan scan;
+    scan_upstream(m, m.nodes[ni].graph, n.input(0), 0, scan);
+    if (!scan.activation || scan.matmuls.empty()) continue;
+    ffn_node[ni] = true;
+    for (int up : scan.matmuls) ffn_node[up] = true;
+  }
+  for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+    if (!ffn_node[ni]) continue;
+    const auto& n = *m.nodes[ni].proto;
+    int g = m.nodes[ni].graph;
+    for (int i = 1; i < n.input_size(); ++i) {
+      if (const Weight* w = m.weight_for(g, n.input(i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+    }
+    for (const auto& out : n.output()) {
+      for (int c : m.consumers_of(g, out)) {
+        const auto& cn = *m.nodes[c].proto;
+        if (!one_of(cn.op_type(), {"Add", "FastGelu", "BiasGelu"})) continue;
+        for (const auto& in : cn.input()) {
+          const Weight* w = m.weight_for(g, in);
+          if (w && w->dims.size() == 1) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+        }
+      }
+    }
+  }
+  return ffn;
+}
+
+// A decomposed LayerNorm/RMSNorm ends in Mul(normalized, gamma) [+ beta]: the normalized value
+// comes from a Div or Mul whose divisor passes through Sqrt/Reciprocal.
+bool is_decomposed_norm(const Model& m, int ni, int depth = 0) {
+  if (depth > 3) return false;
+  const auto& n = *m.nodes[ni].proto;
+  for (const auto& in : n.input()) {
+    int p = m.producer_of(m.nodes[ni].graph, in);
+    if (p < 0) continue;
+    const std::string& op = m.nodes[p].proto->op_type();
+    if (op == "Sqrt" || op == "Reciprocal" || op == "Rsqrt" || is_norm(op)) return true;
+    if ((op == "Div" || op == "Mul") && is_decomposed_norm(m, p, depth + 1)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates) {
+  enum Category { Attention, Embedding, Norm, FeedForward, Other };
+  std::vector<int> category(model.weights.size(), Other);
+  std::vector<bool> decided(model.weights.size(), false);
+  for (const auto& b : attention.blocks) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(r).tensors) {
+        category[t.weight] = Attention;
+        decided[t.weight] = true;
+      }
+    }
+  }
+  std::vector<bool> ffn = feed_forward_tensors(model);
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    if (decided[i]) continue;
+    if (ffn[i]) {
+      category[i] = FeedForward;
+      continue;
+    }
+    const Weight& w = model.weights[i];
+    for (int ni : w.consumers) {
+      const auto& n = *model.nodes[ni].proto;
+      const std::string& op = n.op_type();
+      if (op == "Gather" && n.input_size() > 0 && n.input(0) == w.name && w.dims.size() == 2) {
+        category[i] = Embedding;
+      } else if (op == "EmbedLayerNormalization" && w.dims.size() == 2) {
+        category[i] = Embedding;
+      } else if (is_norm(op) && w.dims.size() == 1) {
+        category[i] = Norm;
+      } else if ((op == "Mul" || op == "Add") && w.dims.size() == 1 && is_decomposed_norm(model, ni)) {
+        category[i] = Norm;
+      } else {
+        continue;
+      }
+      break;
+    }
+  }
+  for (const auto& d : duplicates) {  // a tied copy belongs with its original
+    if (!decided[d.copy]) category[d.copy] = category[d.original];
+  }
+  Composition c;
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (!w.parameter) continue;
+    switch (category[i]) {
+      case Attention: c.attention += w.elements; break;
+      case Embedding: c.embeddings += w.elements; break;
+      case Norm: c.norms += w.elements; break;
+      case FeedForward: c.feed_forward += w.elements; break;
+      default: c.other += w.elements; break;
+    }
+  }
+  return c;
+}
+
 Audit audit_file(const std::string& path, const AuditOptions& options) {
-  Audit a{load_model(path, options.load), {}, {}, {}};
+  Audit a{load_model(path, options.load), {}, {}, {}, 0, {}, {}};
   a.inventory = take_inventory(a.model);
   a.attention = match_attention(a.model);
-  a.findings = run_rules(a.model, a.attention);
+  if (options.compare_content) a.duplicates = find_duplicates(a.model);
+  a.unique = a.inventory.stored;
+  for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
+  a.composition = compose(a.model, a.attention, a.duplicates);
+  a.findings = run_rules(a.model, a.attention, a.duplicates);
   return a;
 }
 

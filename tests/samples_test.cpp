@@ -182,3 +182,34 @@ TEST_CASE("packed projections report each role's slice of the shared tensor", "[
   // in_proj weight folded to [32, 96] (MatMul layout), sliced at run time into thirds.
   CHECK(m.attention.blocks[0].k.tensors[0].slice == "columns 32:64 of 96");
 }
+
+TEST_CASE("BERT-base composition adds up by hand", "[samples]") {
+  Audit a = audit_sample("bert_base_external");
+  // attention: 12 x (4 x 768^2 + 4 x 768) = 28,348,416
+  CHECK(a.composition.attention == 28348416u);
+  // embeddings: (30,522 words + 512 positions + 2 token types) x 768 = 23,835,648
+  CHECK(a.composition.embeddings == 23835648u);
+  // feed-forward: 12 x (768 x 3072 + 3072 + 3072 x 768 + 768) = 12 x 4,722,432 = 56,669,184
+  CHECK(a.composition.feed_forward == 56669184u);
+  // norms: 25 LayerNorms (embeddings + 2 per layer) x (768 + 768) = 38,400
+  CHECK(a.composition.norms == 38400u);
+  // everything else: the pooler Linear(768, 768) = 590,592
+  CHECK(a.composition.other == 590592u);
+  CHECK(a.composition.attention + a.composition.embeddings + a.composition.feed_forward + a.composition.norms +
+            a.composition.other == a.inventory.stored);
+}
+
+TEST_CASE("a tied LM head stored twice is found by content and removed from unique", "[samples]") {
+  Audit a = audit_sample("gpt2_tiny");
+  REQUIRE(a.duplicates.size() == 1);
+  CHECK(a.model.weights[a.duplicates[0].original].name == "wte.weight");
+  CHECK(a.duplicates[0].transposed);
+  // torch counts the tied weight once: unique equals PyTorch's sum(p.numel()).
+  CHECK(a.unique == read_counts("gpt2_tiny").total);
+  // untied samples: no duplicates, unique == stored
+  for (const char* name : {"bert_tiny", "encoder", "mha_self_bias"}) {
+    Audit b = audit_sample(name);
+    CHECK(b.duplicates.empty());
+    CHECK(b.unique == b.inventory.stored);
+  }
+}

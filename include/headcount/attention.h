@@ -48,6 +48,7 @@ struct AttentionBlock {
   int64_t width = 0;          // input width of the Q projection
   std::optional<int64_t> head_dim;
   std::optional<int64_t> v_head_dim;
+  std::optional<int64_t> k_head_dim;  // K's own per-head size when the graph states it separately
   Projection q, k, v, o;
   uint64_t total = 0;         // q + k + v + o totals
   uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count

@@ -34,7 +34,20 @@ struct Finding {
   std::string message;
 };
 
-// Runs every rule over a model and its attention blocks.
-std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention);
+// Two stored tensors with identical content, or one the transpose of the other.
+struct DuplicatePair {
+  int original = -1;   // weight index, the first in file order
+  int copy = -1;       // weight index of the copy
+  bool transposed = false;
+};
+
+// Finds duplicate parameter tensors by content. Only candidate pairs (same dtype and element count,
+// same or transposed shape) are compared: a few sampled elements first, then the whole tensors
+// in bounded chunks, so memory stays flat and time stays near one read of those tensors.
+std::vector<DuplicatePair> find_duplicates(const Model& model);
+
+// Runs every rule over a model, its attention blocks and its duplicate tensors.
+std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention,
+                               const std::vector<DuplicatePair>& duplicates);
 
 }  // namespace headcount

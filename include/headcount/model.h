@@ -38,6 +38,7 @@ struct Weight {
   Storage storage = Storage::Embedded;
   bool parameter = false;   // counts as a parameter (see README "What counts as a parameter")
   bool sparse = false;      // a SparseTensorProto; elements are the dense shape's
+  bool packed = false;      // packed sub-byte weight (MatMulNBits): elements are the logical K x N
   // Payload location for content comparisons: in the model file (embedded raw_data) or in an
   // external file. payload_known is false when the bytes are in typed fields or missing.
   bool payload_known = false;

@@ -39,15 +39,32 @@ struct Inventory {
 // Counts the parameter tensors of a model. Throws InputError if a total overflows.
 Inventory take_inventory(const Model& model);
 
+// Where the stored parameters go, each tensor in one category: attention projections first,
+// then embeddings (Gather tables and their duplicates), norms, feed-forward, everything else.
+struct Composition {
+  uint64_t attention = 0;
+  uint64_t embeddings = 0;
+  uint64_t feed_forward = 0;
+  uint64_t norms = 0;
+  uint64_t other = 0;
+};
+
 struct Audit {
   Model model;
   Inventory inventory;
   AttentionResult attention;
+  std::vector<DuplicatePair> duplicates;
+  uint64_t unique = 0;  // stored minus duplicate copies: what the framework reports
+  Composition composition;
   std::vector<Finding> findings;
 };
 
+// Sorts each parameter tensor into one Composition category.
+Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates);
+
 struct AuditOptions {
   LoadOptions load;
+  bool compare_content = true;  // look for duplicate tensors by content (reads only candidates)
 };
 
 // load -> inventory -> match -> rules for one file. Throws InputError for bad input.

@@ -388,7 +388,11 @@ class Matcher {
       ws.slice = axis + std::to_string(base + offset) + ":" + std::to_string(base + offset + length) + " of " +
                  std::to_string(stored_full);
     }
-    if (m_.nodes[hit.node].proto->op_type() == "MatMulNBits") ws.slice = "logical K x N from attributes (packed " + std::to_string(w.elements) + " stored elements)";
+    if (m_.nodes[hit.node].proto->op_type() == "MatMulNBits") {
+      uint64_t stored = 1;  // the blob's own dims: Weight::elements may already be the logical K x N
+      for (int64_t d : w.dims) stored *= static_cast<uint64_t>(d);
+      ws.slice = "logical K x N from attributes (packed " + std::to_string(stored) + " stored elements)";
+    }
     p.weight = ws.elements;
     p.tensors.push_back(ws);
     if (hit.bias >= 0) {
@@ -439,11 +443,18 @@ class Matcher {
         b.heads_from = "unknown: " + q.reshape_node + " target " + target +
                        " on the Q path has no constant head size";
       }
+    } else if (!q.reshape_node.empty()) {
+      b.heads_from = "unknown: the target of " + q.reshape_node + " on the Q path is computed at run time";
     } else {
       b.heads_from = "unknown: no Reshape splits Q into heads between its projection and the attention core";
     }
     if (!d) return;
     b.head_dim = d;
+    if (!k.per_head.empty()) {
+      b.k_head_dim = k.per_head[0].out;
+    } else if (k.reshape && !k.reshape->empty() && k.reshape->back() && *k.reshape->back() > 0) {
+      b.k_head_dim = *k.reshape->back();
+    }
     if (!k.per_head.empty()) b.kv_heads = static_cast<int64_t>(k.per_head.size());
     else if (k_out > 0 && k_out % *d == 0) b.kv_heads = k_out / *d;
     if (!v.per_head.empty()) {
@@ -520,8 +531,11 @@ class Matcher {
       uint64_t w = static_cast<uint64_t>(b.width);
       b.standard = 4 * w * w + (b.has_bias ? 4 * w : 0);
       std::map<int, uint64_t> mine;
+      std::set<std::pair<int, std::string>> seen;  // one share read by several projections counts once
       for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
-        for (const auto& t : b.projection(role).tensors) mine[t.weight] += t.elements;
+        for (const auto& t : b.projection(role).tensors) {
+          if (seen.insert({t.weight, t.slice}).second) mine[t.weight] += t.elements;
+        }
       }
       for (auto& [wi, n] : mine) per_weight[wi] = std::max(per_weight[wi], n);
     }

@@ -193,6 +193,8 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       if (target && !keeps_width) {
         r.reshape = target;
         r.reshape_node = label(p);
+      } else if (!target && r.reshape_node.empty()) {
+        r.reshape_node = label(p);  // a target computed at run time: named in "heads unknown"
       }
     }
     return r;

@@ -1,0 +1,69 @@
+// headcount/explain.h: derivations a person can follow: the calculator (no model needed), a rule's
+// documentation, and one block's count worked out from the model's tensors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headcount/findings.h"
+#include "headcount/report.h"
+
+namespace headcount {
+
+enum class Convention { PyTorch, Keras, Matlab, Flax, HuggingFace };
+
+// One row per framework convention; feeds --help, validation and the calculator's text.
+struct ConventionInfo {
+  Convention id;
+  const char* name;      // as typed on the command line
+  const char* framework; // as shown to people
+  const char* knob;      // the setting that fixes Q/K size, and whether it is per head or total
+  bool per_head;         // the knob is per head: the count grows with heads when it is held fixed
+};
+const std::vector<ConventionInfo>& conventions();
+const ConventionInfo* find_convention(const std::string& name);
+
+// A block described in headcount's own terms (per-head sizes).
+struct BlockSpec {
+  int64_t width = 0;                  // model width d (input of Q/K/V, output of O)
+  int64_t heads = 0;                  // query heads h
+  std::optional<int64_t> head_dim;    // d_k per head; default width / heads
+  std::optional<int64_t> key_channels;  // h x d_k total (MATLAB NumKeyChannels, Flax qkv_features)
+  std::optional<int64_t> v_head_dim;  // d_v per head; default d_k
+  std::optional<int64_t> kv_heads;    // h_kv; default h
+  bool bias = true;
+};
+
+struct ProjectionCount {
+  std::string role;  // "Q", "K", "V", "O"
+  int64_t in = 0, out = 0;
+  uint64_t weight = 0, bias = 0;
+  std::string formula;  // "512 × (8 × 64) + 8 × 64 = 262,656"
+};
+
+struct Calculation {
+  int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0;
+  bool bias = true;
+  std::vector<ProjectionCount> projections;  // Q, K, V, O
+  uint64_t total = 0;
+  uint64_t standard = 0;  // 4d^2 (+4d)
+};
+
+// The DOMAIN.md table with the numbers filled in. Throws InputError for impossible specs
+// (non-positive sizes, a width heads do not divide with no head size given, overflow).
+Calculation calculate(const BlockSpec& spec);
+
+// The calculator's full text: formulas, total, how heads move the count under `convention`, and
+// what the same numbers give under the other conventions.
+std::string explain_calculation(const BlockSpec& spec, Convention convention);
+
+// A rule's documentation.
+std::string explain_rule(const Rule& rule);
+
+// One block's derivation from the model: tensors, shapes, shares, formula. Throws InputError when
+// the block index does not exist.
+std::string explain_block(const Audit& audit, int block);
+
+}  // namespace headcount

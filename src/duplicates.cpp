@@ -1,0 +1,150 @@
+// duplicates.cpp: content comparison of candidate tensor pairs, reading payloads in bounded chunks.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "headcount/findings.h"
+
+namespace headcount {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;  // bytes per read: memory stays flat whatever the tensor size
+constexpr int kSamples = 16;
+
+// Where a tensor's bytes can be read: from its file, or from a payload kept in the skeleton.
+class PayloadReader {
+ public:
+  bool open(const Weight& w) {
+    w_ = &w;
+    if (w.proto && !w.proto->raw_data().empty() && w.proto->raw_data().size() == w.bytes) {
+      inline_ = &w.proto->raw_data();
+      return true;
+    }
+    if (!w.payload_known || w.payload_length != w.bytes) return false;
+    fd_ = ::open(w.payload_file.c_str(), O_RDONLY | O_CLOEXEC);
+    return fd_ >= 0;
+  }
+  ~PayloadReader() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // Reads `n` bytes at byte `at` of the tensor.
+  bool read(uint64_t at, size_t n, char* out) const {
+    if (at + n > w_->bytes) return false;
+    if (inline_) {
+      std::memcpy(out, inline_->data() + at, n);
+      return true;
+    }
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(w_->payload_offset + at + done));
+      if (r <= 0) return false;
+      done += static_cast<size_t>(r);
+    }
+    return true;
+  }
+
+ private:
+  const Weight* w_ = nullptr;
+  const std::string* inline_ = nullptr;
+  int fd_ = -1;
+};
+
+bool transposed_shapes(const Weight& a, const Weight& b) {
+  return a.dims.size() == 2 && b.dims.size() == 2 && a.dims[0] == b.dims[1] && a.dims[1] == b.dims[0] &&
+         a.dims[0] != a.dims[1];
+}
+
+// Element (i, j) of a [rows, cols] tensor against element (j, i) of its transpose. Tensors whose
+// samples are all one value (zeros, ones: untrained biases and norms) are equal by coincidence, not
+// copies, and the framework counts each of them.
+bool same_sampled(const PayloadReader& ra, const PayloadReader& rb, const Weight& a, bool transposed, size_t es) {
+  std::vector<char> x(es), y(es), first(es);
+  bool uniform = true;
+  uint64_t n = a.elements;
+  for (int s = 0; s < kSamples; ++s) {
+    uint64_t e = n <= 1 ? 0 : (n - 1) * static_cast<uint64_t>(s) / (kSamples - 1);
+    uint64_t f = e;
+    if (transposed) {
+      uint64_t rows = static_cast<uint64_t>(a.dims[0]), cols = static_cast<uint64_t>(a.dims[1]);
+      f = (e % cols) * rows + e / cols;
+    }
+    if (!ra.read(e * es, es, x.data()) || !rb.read(f * es, es, y.data()) || x != y) return false;
+    if (s == 0) first = x;
+    else if (x != first) uniform = false;
+  }
+  return !uniform;
+}
+
+bool same_full(const PayloadReader& ra, const PayloadReader& rb, const Weight& a, bool transposed, size_t es) {
+  if (!transposed) {
+    std::vector<char> x(kChunk), y(kChunk);
+    for (uint64_t at = 0; at < a.bytes; at += kChunk) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, a.bytes - at));
+      if (!ra.read(at, n, x.data()) || !rb.read(at, n, y.data()) || std::memcmp(x.data(), y.data(), n) != 0) return false;
+    }
+    return true;
+  }
+  // a is [rows, cols]; b is [cols, rows]. A block of a's rows is a block of b's columns: read it
+  // with one short read per row of b, so memory stays at two chunks.
+  uint64_t rows = static_cast<uint64_t>(a.dims[0]), cols = static_cast<uint64_t>(a.dims[1]);
+  uint64_t block = std::max<uint64_t>(1, kChunk / std::max<uint64_t>(1, cols * es));
+  std::vector<char> x, y;
+  for (uint64_t r0 = 0; r0 < rows; r0 += block) {
+    uint64_t nr = std::min(block, rows - r0);
+    x.resize(nr * cols * es);
+    y.resize(nr * es);
+    if (!ra.read(r0 * cols * es, x.size(), x.data())) return false;
+    for (uint64_t c = 0; c < cols; ++c) {
+      if (!rb.read((c * rows + r0) * es, y.size(), y.data())) return false;
+      for (uint64_t i = 0; i < nr; ++i) {
+        if (std::memcmp(&x[(i * cols + c) * es], &y[i * es], es) != 0) return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<DuplicatePair> find_duplicates(const Model& model) {
+  std::vector<DuplicatePair> out;
+  // Candidates: parameter tensors grouped by dtype and element count; tiny tensors are left out
+  // (equal zero biases and unit norms are common and say nothing about tied weights).
+  std::map<std::pair<int32_t, uint64_t>, std::vector<int>> groups;
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (!w.parameter || w.sparse || w.packed || w.elements < 1024 || dtype_bits(w.dtype) < 8) continue;
+    groups[{w.dtype, w.elements}].push_back(static_cast<int>(i));
+  }
+  std::vector<bool> is_copy(model.weights.size(), false);
+  for (auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    size_t es = static_cast<size_t>(dtype_bits(key.first) / 8);
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (is_copy[members[i]]) continue;
+      const Weight& a = model.weights[members[i]];
+      PayloadReader ra;
+      if (!ra.open(a)) continue;
+      for (size_t j = i + 1; j < members.size(); ++j) {
+        if (is_copy[members[j]]) continue;
+        const Weight& b = model.weights[members[j]];
+        bool transposed = transposed_shapes(a, b);
+        if (a.dims != b.dims && !transposed) continue;
+        PayloadReader rb;
+        if (!rb.open(b)) continue;
+        if (!same_sampled(ra, rb, a, transposed, es) || !same_full(ra, rb, a, transposed, es)) continue;
+        is_copy[members[j]] = true;
+        out.push_back({members[i], members[j], transposed});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const DuplicatePair& x, const DuplicatePair& y) { return x.copy < y.copy; });
+  return out;
+}
+
+}  // namespace headcount

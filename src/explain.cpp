@@ -1,0 +1,285 @@
+// explain.cpp: the calculator, rule documentation and per-block derivations.
+#include "headcount/explain.h"
+
+#include <sstream>
+
+#include "headcount/error.h"
+
+namespace headcount {
+
+const std::vector<ConventionInfo>& conventions() {
+  static const std::vector<ConventionInfo> table = {
+      {Convention::PyTorch, "pytorch", "PyTorch nn.MultiheadAttention(embed_dim, num_heads)",
+       "embed_dim is the total width; head size is embed_dim / num_heads", false},
+      {Convention::Keras, "keras", "Keras MultiHeadAttention(num_heads, key_dim, value_dim)",
+       "key_dim and value_dim are PER HEAD", true},
+      {Convention::Matlab, "matlab", "MATLAB selfAttentionLayer(NumHeads, NumKeyChannels)",
+       "NumKeyChannels is the TOTAL over heads", false},
+      {Convention::Flax, "flax", "Flax MultiHeadDotProductAttention(num_heads, qkv_features)",
+       "qkv_features is the total over heads", false},
+      {Convention::HuggingFace, "hf", "Hugging Face config (hidden_size, num_attention_heads, num_key_value_heads, head_dim)",
+       "head_dim, when set, is per head; otherwise hidden_size / num_attention_heads", false},
+  };
+  return table;
+}
+
+const ConventionInfo* find_convention(const std::string& name) {
+  for (const auto& c : conventions()) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+namespace {
+
+uint64_t checked_mul(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  if (mul_overflows(a, b, &r)) throw InputError("the numbers are too large: the count overflows 64 bits");
+  return r;
+}
+
+uint64_t checked_add(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  if (add_overflows(a, b, &r)) throw InputError("the numbers are too large: the count overflows 64 bits");
+  return r;
+}
+
+std::string n(int64_t v) { return v < 0 ? "-" + with_commas(static_cast<uint64_t>(-v)) : with_commas(static_cast<uint64_t>(v)); }
+
+ProjectionCount projection(const std::string& role, int64_t in, int64_t heads, int64_t per_head, int64_t bias_len,
+                           bool bias, bool out_is_heads) {
+  ProjectionCount p;
+  p.role = role;
+  p.in = out_is_heads ? in : heads * per_head;
+  p.out = out_is_heads ? heads * per_head : bias_len;
+  p.weight = checked_mul(static_cast<uint64_t>(p.in), static_cast<uint64_t>(p.out));
+  p.bias = bias ? static_cast<uint64_t>(p.out) : 0;
+  std::string heads_expr = "(" + std::to_string(heads) + " × " + std::to_string(per_head) + ")";
+  p.formula = out_is_heads ? std::to_string(in) + " × " + heads_expr : heads_expr + " × " + std::to_string(bias_len);
+  if (bias) p.formula += " + " + (out_is_heads ? heads_expr : std::to_string(bias_len));
+  p.formula += " = " + with_commas(checked_add(p.weight, p.bias));
+  return p;
+}
+
+// The count of a block with given per-head sizes, for the "how heads move it" lines.
+uint64_t count(int64_t w, int64_t h, int64_t dk, int64_t dv, int64_t kv, bool bias) {
+  BlockSpec s;
+  s.width = w;
+  s.heads = h;
+  s.head_dim = dk;
+  s.v_head_dim = dv;
+  s.kv_heads = kv;
+  s.bias = bias;
+  return calculate(s).total;
+}
+
+}  // namespace
+
+Calculation calculate(const BlockSpec& spec) {
+  Calculation c;
+  if (spec.width <= 0) throw InputError("--width must be a positive number");
+  if (spec.heads <= 0) throw InputError("--heads must be a positive number");
+  c.width = spec.width;
+  c.heads = spec.heads;
+  c.bias = spec.bias;
+  if (spec.head_dim && spec.key_channels) throw InputError("give --head-dim (per head) or --key-channels (total), not both");
+  if (spec.head_dim) {
+    c.head_dim = *spec.head_dim;
+  } else if (spec.key_channels) {
+    if (*spec.key_channels % spec.heads != 0) {
+      throw InputError("--key-channels " + n(*spec.key_channels) + " is not divisible by " + n(spec.heads) + " heads");
+    }
+    c.head_dim = *spec.key_channels / spec.heads;
+  } else {
+    if (spec.width % spec.heads != 0) {
+      throw InputError("width " + n(spec.width) + " is not divisible by " + n(spec.heads) +
+                       " heads; give --head-dim to set the per-head size");
+    }
+    c.head_dim = spec.width / spec.heads;
+  }
+  c.v_head_dim = spec.v_head_dim ? *spec.v_head_dim : c.head_dim;
+  c.kv_heads = spec.kv_heads ? *spec.kv_heads : spec.heads;
+  if (c.head_dim <= 0 || c.v_head_dim <= 0 || c.kv_heads <= 0) throw InputError("sizes must be positive numbers");
+  if (c.heads % c.kv_heads != 0) throw InputError(n(c.heads) + " heads cannot be grouped over " + n(c.kv_heads) + " K/V heads");
+  for (int64_t v : {c.width, c.heads, c.head_dim, c.v_head_dim, c.kv_heads}) {
+    if (v > (int64_t{1} << 31)) throw InputError("the numbers are too large: " + n(v));
+  }
+  c.projections.push_back(projection("Q", c.width, c.heads, c.head_dim, 0, c.bias, true));
+  c.projections.push_back(projection("K", c.width, c.kv_heads, c.head_dim, 0, c.bias, true));
+  c.projections.push_back(projection("V", c.width, c.kv_heads, c.v_head_dim, 0, c.bias, true));
+  c.projections.push_back(projection("O", c.width, c.heads, c.v_head_dim, c.width, c.bias, false));
+  for (const auto& p : c.projections) c.total = checked_add(c.total, checked_add(p.weight, p.bias));
+  uint64_t w = static_cast<uint64_t>(c.width);
+  c.standard = checked_add(checked_mul(4, checked_mul(w, w)), c.bias ? checked_mul(4, w) : 0);
+  return c;
+}
+
+std::string explain_calculation(const BlockSpec& spec, Convention convention) {
+  Calculation c = calculate(spec);
+  std::ostringstream out;
+  out << "attention block: width " << n(c.width) << ", " << n(c.heads) << " heads × " << n(c.head_dim)
+      << " (Q/K per head), V per head " << n(c.v_head_dim) << ", " << n(c.kv_heads) << " K/V heads, "
+      << (c.bias ? "with biases" : "no biases") << "\n\n";
+  for (const auto& p : c.projections) {
+    out << "  " << p.role << "  " << p.formula << "\n";
+  }
+  out << "  total  " << with_commas(c.total) << "\n";
+  out << "  standard 4·" << c.width << "²" << (c.bias ? " + 4·" + std::to_string(c.width) : "") << " = "
+      << with_commas(c.standard);
+  if (c.total == c.standard) out << ": this block is the standard one\n";
+  else out << ": this block has " << with_commas(c.total) << " (" << (c.total > c.standard ? "+" : "-")
+           << with_commas(c.total > c.standard ? c.total - c.standard : c.standard - c.total) << ")\n";
+
+  // How the count moves with heads under the chosen convention, holding the user's knob fixed.
+  const ConventionInfo* conv = nullptr;
+  for (const auto& ci : conventions()) {
+    if (ci.id == convention) conv = &ci;
+  }
+  int64_t h = c.heads;
+  int64_t half = h > 1 ? h / 2 : 0, twice = h * 2;
+  out << "\nunder " << conv->framework << ":\n  " << conv->knob << ".\n";
+  auto at_heads = [&](int64_t heads, bool per_head_fixed) -> std::string {
+    int64_t total_k = c.heads * c.head_dim, total_v = c.heads * c.v_head_dim;
+    int64_t kv = c.kv_heads == c.heads ? heads : c.kv_heads;
+    if (heads <= 0 || (c.kv_heads != c.heads && heads % c.kv_heads != 0)) return "";
+    if (per_head_fixed) return with_commas(count(c.width, heads, c.head_dim, c.v_head_dim, kv, c.bias));
+    if (total_k % heads != 0 || total_v % heads != 0) return "";
+    return with_commas(count(c.width, heads, total_k / heads, total_v / heads, kv, c.bias));
+  };
+  bool grows = conv->per_head || (convention == Convention::HuggingFace && spec.head_dim.has_value());
+  std::string settings;
+  switch (convention) {
+    case Convention::PyTorch:
+      if (c.heads * c.head_dim != c.width || c.v_head_dim != c.head_dim || c.kv_heads != c.heads) {
+        settings = "nn.MultiheadAttention cannot build this block: its head size is always embed_dim / num_heads "
+                   "and K/V are never grouped";
+      } else {
+        settings = "nn.MultiheadAttention(embed_dim=" + std::to_string(c.width) + ", num_heads=" + std::to_string(h) +
+                   (c.bias ? "" : ", bias=False") + ")";
+      }
+      break;
+    case Convention::Keras:
+      settings = "MultiHeadAttention(num_heads=" + std::to_string(h) + ", key_dim=" + std::to_string(c.head_dim) +
+                 (c.v_head_dim != c.head_dim ? ", value_dim=" + std::to_string(c.v_head_dim) : "") +
+                 (c.bias ? "" : ", use_bias=False") + ")";
+      break;
+    case Convention::Matlab:
+      settings = "selfAttentionLayer(" + std::to_string(h) + ", " + std::to_string(c.heads * c.head_dim) +
+                 (c.v_head_dim != c.head_dim ? ", NumValueChannels=" + std::to_string(c.heads * c.v_head_dim) : "") + ")";
+      break;
+    case Convention::Flax:
+      settings = "MultiHeadDotProductAttention(num_heads=" + std::to_string(h) +
+                 ", qkv_features=" + std::to_string(c.heads * c.head_dim) + ")";
+      break;
+    case Convention::HuggingFace:
+      settings = "hidden_size=" + std::to_string(c.width) + ", num_attention_heads=" + std::to_string(h) +
+                 (c.kv_heads != c.heads ? ", num_key_value_heads=" + std::to_string(c.kv_heads) : "") +
+                 (spec.head_dim || c.heads * c.head_dim != c.width ? ", head_dim=" + std::to_string(c.head_dim) : "");
+      break;
+  }
+  out << "  this block: " << settings << "\n";
+  std::string at_half = at_heads(half, grows), at_twice = at_heads(twice, grows);
+  if (grows) {
+    out << "  the per-head size stays " << c.head_dim << " when heads change, so the count grows with heads:";
+  } else {
+    out << "  the total stays " << c.heads * c.head_dim << " when heads change, so the count does not depend on heads"
+        << (c.kv_heads != c.heads ? " (K/V grouping aside)" : "") << ":";
+  }
+  if (!at_half.empty()) out << " " << half << " heads → " << at_half << ",";
+  out << " " << h << " heads → " << with_commas(c.total);
+  if (!at_twice.empty()) out << ", " << twice << " heads → " << at_twice;
+  out << "\n";
+
+  // The same numbers typed into each framework's key-size setting.
+  int64_t typed = spec.key_channels ? *spec.key_channels : c.head_dim;
+  out << "\nthe number " << typed << " typed into each framework's key-size setting, with " << h << " heads:\n";
+  for (const auto& ci : conventions()) {
+    int64_t dk = 0;
+    std::string how;
+    switch (ci.id) {
+      case Convention::PyTorch:
+        if (c.width % h == 0) dk = c.width / h;
+        how = "no key-size setting: head size = embed_dim / num_heads = " + (dk ? std::to_string(dk) : std::string("(not divisible)"));
+        break;
+      case Convention::Keras:
+        dk = typed;
+        how = "key_dim=" + std::to_string(typed) + " per head";
+        break;
+      case Convention::Matlab:
+        if (typed % h == 0) dk = typed / h;
+        how = "NumKeyChannels=" + std::to_string(typed) + " total: " + (dk ? std::to_string(dk) : std::string("?")) + " per head";
+        break;
+      case Convention::Flax:
+        if (typed % h == 0) dk = typed / h;
+        how = "qkv_features=" + std::to_string(typed) + " total: " + (dk ? std::to_string(dk) : std::string("?")) + " per head";
+        break;
+      case Convention::HuggingFace:
+        dk = typed;
+        how = "head_dim=" + std::to_string(typed) + " per head";
+        break;
+    }
+    out << "  " << ci.name << std::string(8 - std::string(ci.name).size(), ' ') << how << " → ";
+    if (dk) out << with_commas(count(c.width, h, dk, dk, c.kv_heads, c.bias)) << "\n";
+    else out << "cannot be built\n";
+  }
+  return out.str();
+}
+
+std::string explain_rule(const Rule& rule) {
+  std::ostringstream out;
+  out << rule.id << " (" << severity_name(rule.severity) << "): " << rule.summary << "\n\n" << rule.doc << "\n";
+  return out.str();
+}
+
+std::string explain_block(const Audit& a, int index) {
+  const auto& blocks = a.attention.blocks;
+  if (index < 0 || index >= static_cast<int>(blocks.size())) {
+    throw InputError("there is no block " + std::to_string(index) + " (the model has " + std::to_string(blocks.size()) +
+                     (blocks.size() == 1 ? " attention block)" : " attention blocks)"));
+  }
+  const AttentionBlock& b = blocks[static_cast<size_t>(index)];
+  const Model& m = a.model;
+  std::ostringstream out;
+  out << "block " << b.index << " of " << m.path << ": " << b.name << " (" << b.form << ", " << b.kind << "-attention)\n";
+  out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
+  if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
+  out << ": " << b.heads_from << "\n";
+  out << "  width      " << b.width << " (input of the Q projection)\n";
+  if (b.head_dim) out << "  head size  " << *b.head_dim << " for Q/K, " << (b.v_head_dim ? std::to_string(*b.v_head_dim) : "?") << " for V\n";
+  out << "\n";
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+    const Projection& p = b.projection(r);
+    std::string role = role_name(r);
+    role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
+    if (!p.found) {
+      out << "  " << role << "  not found\n";
+      continue;
+    }
+    out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
+    for (const auto& t : p.tensors) {
+      const Weight& w = m.weights[t.weight];
+      std::string shape = "[";
+      for (size_t i = 0; i < w.dims.size(); ++i) shape += (i ? ", " : "") + std::to_string(w.dims[i]);
+      shape += "]";
+      out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape;
+      if (!t.slice.empty()) out << ", " << t.slice;
+      out << ": " << with_commas(t.elements) << "\n";
+    }
+    out << "     = " << with_commas(p.weight) << (p.bias ? " + " + with_commas(p.bias) : "") << " = " << with_commas(p.total())
+        << "\n";
+  }
+  out << "\n  total      " << with_commas(b.q.total()) << " + " << with_commas(b.k.total()) << " + "
+      << with_commas(b.v.total()) << " + " << with_commas(b.o.total()) << " = " << with_commas(b.total) << "\n";
+  out << "  standard   4·" << b.width << "²" << (b.has_bias ? " + 4·" + std::to_string(b.width) : "") << " = "
+      << with_commas(b.standard);
+  if (b.total == b.standard) out << " (this block matches it)\n";
+  else out << " (this block differs by " << (b.total > b.standard ? "+" : "-")
+           << with_commas(b.total > b.standard ? b.total - b.standard : b.standard - b.total) << ")\n";
+  for (const auto& note : b.notes) out << "  note: " << note << "\n";
+  for (const auto& f : a.findings) {
+    if (f.block && *f.block == b.index) out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << f.message << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace headcount
