@@ -1,8 +1,17 @@
 // cli.cpp: CLI11 wiring. The only place that knows about exit codes.
 #include "headcount/cli.h"
 
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -11,23 +20,30 @@
 
 #include "headcount/error.h"
 #include "headcount/explain.h"
+#include "headcount/gate.h"
 #include "headcount/report.h"
 
 namespace headcount {
 namespace {
 
 constexpr int kExitOk = 0;
+constexpr int kExitGate = 1;
 constexpr int kExitInput = 2;
+constexpr const char* kDefaultConfig = "headcount.toml";
 
-struct Format_ {
+struct FormatRow {
   const char* name;
   Format format;
   const char* summary;
 };
 // One row per output format; feeds --help and validation.
-const Format_ kFormats[] = {
-    {"text", Format::Text, "aligned tables for a person (default)"},
-    {"json", Format::Json, "one headcount/1 document per model (an array when several models are given)"},
+const FormatRow kFormats[] = {
+    {"text", Format::Text, "aligned tables for a person (default); a summary table closes a run over several models"},
+    {"json", Format::Json, "one headcount/1 document per model; an array when several models are given"},
+    {"jsonl", Format::Jsonl, "one compact headcount/1 document per line, one line per model"},
+    {"markdown", Format::Markdown, "a summary table for a pull-request comment"},
+    {"sarif", Format::Sarif, "SARIF 2.1.0 for code scanning: findings and failed gates as results"},
+    {"github", Format::Github, "GitHub Actions workflow commands (::error, ::warning, ::notice annotations)"},
 };
 
 void set_up_logging(std::ostream& err, int verbosity) {
@@ -41,6 +57,76 @@ void set_up_logging(std::ostream& err, int verbosity) {
   spdlog::set_default_logger(logger);
 }
 
+// Files as given; directories searched recursively for .onnx files, in sorted order. A directory
+// without any stays in the list, so the loader reports it as the error it is.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  for (const auto& a : args) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(a, ec)) {
+      std::vector<std::string> found;
+      auto it = std::filesystem::recursive_directory_iterator(
+          a, std::filesystem::directory_options::skip_permission_denied, ec);
+      for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file(ec) && it->path().extension() == ".onnx") found.push_back(it->path().string());
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty()) found.push_back(a);
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(a);
+    }
+  }
+  return files;
+}
+
+// [[budget]] tables of the config file: per model path or glob.
+struct PathBudget {
+  std::string pattern;
+  Budget budget;
+};
+
+std::vector<PathBudget> read_budgets(const std::string& path) {
+  std::vector<PathBudget> out;
+  CLI::ConfigTOML toml;
+  std::vector<CLI::ConfigItem> items = toml.from_file(path);
+  PathBudget* current = nullptr;
+  for (const auto& item : items) {
+    if (item.parents.empty() || item.parents[0] != "budget") continue;
+    if (item.name == "++") {
+      out.emplace_back();
+      current = &out.back();
+      continue;
+    }
+    if (item.name == "--" || !current || item.inputs.empty()) continue;
+    const std::string& v = item.inputs[0];
+    if (item.name == "path") current->pattern = v;
+    else if (item.name == "max-params") current->budget.max_params = parse_count(v);
+    else if (item.name == "max-attention-params") current->budget.max_attention_params = parse_count(v);
+    else if (item.name == "max-bytes") current->budget.max_bytes = parse_bytes(v);
+    else if (item.name == "expect-heads") current->budget.expect_heads = static_cast<int64_t>(parse_count(v));
+    else throw InputError(path + ": unknown key '" + item.name + "' in a [[budget]] table");
+  }
+  for (const auto& b : out) {
+    if (b.pattern.empty()) throw InputError(path + ": a [[budget]] table has no path");
+  }
+  return out;
+}
+
+// The global budget, overridden field by field by the first [[budget]] whose glob matches.
+Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets) {
+  Budget b = global;
+  for (const auto& pb : budgets) {
+    if (fnmatch(pb.pattern.c_str(), file.c_str(), 0) != 0 && file != pb.pattern) continue;
+    if (pb.budget.max_params) b.max_params = pb.budget.max_params;
+    if (pb.budget.max_attention_params) b.max_attention_params = pb.budget.max_attention_params;
+    if (pb.budget.max_bytes) b.max_bytes = pb.budget.max_bytes;
+    if (pb.budget.expect_heads) b.expect_heads = pb.budget.expect_heads;
+    break;
+  }
+  return b;
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -49,34 +135,52 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.set_version_flag("--version", std::string("headcount ") + kVersion);
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 ok, 1 a gate failed, 2 usage or input error.\n"
+      "Exit codes: 0 ok, 1 a gate failed, 2 usage or input error (2 wins over 1).\n"
       "Run 'headcount SUBCOMMAND --help' for the options of each subcommand.");
   int verbose = 0;
   bool quiet = false;
   app.add_flag("-v,--verbose", verbose, "more log output on stderr (-vv for debug)");
   app.add_flag("-q,--quiet", quiet, "only errors on stderr");
 
+  // ---- audit ----
   std::vector<std::string> models;
-  std::string format_name = "text";
-  int top = 10;
+  std::string format_name = "text", output_path;
+  int top = 10, jobs = 1;
+  bool no_content = false;
+  std::string max_params, max_attention_params, max_bytes, fail_on, baseline_path, tolerance = "0";
+  int64_t expect_heads = 0;
   auto* audit = app.add_subcommand("audit", "count the parameters of each model and of each attention block");
-  audit->add_option("MODEL", models, "one or more .onnx files")->required();
+  audit->add_option("MODEL", models, "one or more .onnx files or directories (searched recursively)")->required();
   std::string format_help = "output format:";
   std::vector<std::string> format_names;
   for (const auto& f : kFormats) {
     format_help += std::string("\n  ") + f.name + ": " + f.summary;
     format_names.push_back(f.name);
   }
-  audit->add_option("-f,--format", format_name, format_help)
-      ->check(CLI::IsMember(format_names))
+  audit->add_option("-f,--format", format_name, format_help)->check(CLI::IsMember(format_names))->capture_default_str();
+  audit->add_option("-o,--output", output_path, "write the report to FILE instead of stdout");
+  audit->add_option("--top", top, "largest tensors listed in the text report")->check(CLI::NonNegativeNumber)->capture_default_str();
+  audit->add_option("-j,--jobs", jobs, "audit N models in parallel (output order does not depend on N)")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  audit->add_option("--top", top, "largest tensors listed in the text report")
-      ->check(CLI::NonNegativeNumber)
+  audit->add_flag("--no-content", no_content, "skip the duplicate-tensor content comparison (reads no weight bytes)");
+  auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
+  gates->add_option("--max-params", max_params, "most parameters (parameters.unique): 350k, 110M, 1.5B");
+  gates->add_option("--max-attention-params", max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
+  gates->add_option("--max-bytes", max_bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB");
+  gates->add_option("--expect-heads", expect_heads, "every attention block must have N query heads");
+  gates->add_option("--fail-on", fail_on, "fail on any finding at or above: error, warning or info")
+      ->check(CLI::IsMember({"error", "warning", "info"}));
+  gates->add_option("--baseline", baseline_path, "an earlier --format json report: fail if parameters, blocks, heads or widths moved");
+  gates->add_option("--tolerance", tolerance, "parameters the baseline comparison lets pass: a count (5000, 1k) or a percentage (0.5%)")
       ->capture_default_str();
+  audit->set_config("--config", kDefaultConfig,
+                    "read these options from a TOML file, plus [[budget]] tables per model path or glob "
+                    "(default: ./headcount.toml when it exists)");
+  audit->allow_config_extras(CLI::config_extras_mode::ignore);
 
-  // explain: the calculator, a rule's documentation, or one block of a model.
+  // ---- explain ----
   std::string target;
-  BlockSpec spec;
   int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0;
   bool no_bias = false;
   std::string convention_name = "pytorch";
@@ -110,9 +214,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
+  } catch (const CLI::CallForHelp&) {
     out << app.help();
-    if (audit->parsed()) { out.flush(); }
     return kExitOk;
   } catch (const CLI::CallForVersion& e) {
     out << e.what() << "\n";
@@ -132,6 +235,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     try {
       if (width || heads || head_dim || key_channels || v_head_dim || kv_heads) {
         if (!target.empty()) throw InputError("give either TARGET or calculator options, not both");
+        BlockSpec spec;
         spec.width = width;
         spec.heads = heads;
         if (head_dim) spec.head_dim = head_dim;
@@ -150,7 +254,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       if (block < 0) {
         std::string hint;
         for (const auto& r : rules()) {
-          if (std::string(r.id).find(target) != std::string::npos || target.find(r.id) != std::string::npos) hint = r.id;
+          if (std::string(r.id).find(target) != std::string::npos) hint = r.id;
         }
         throw InputError("'" + target + "' is not a rule id; for a model give --block N" +
                          (hint.empty() ? std::string() : " (did you mean the rule '" + hint + "'?)"));
@@ -169,39 +273,112 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
   }
 
-  Format format = Format::Text;
-  for (const auto& f : kFormats) {
-    if (format_name == f.name) format = f.format;
+  // ---- audit: options, gates, config ----
+  Run run;
+  GateOptions gate_options;
+  std::vector<BaselineModel> baseline;
+  std::vector<PathBudget> budgets;
+  try {
+    auto* config = audit->get_config_ptr();
+    if (config && config->count() > 0) run.config = config->as<std::string>();
+    else if (std::filesystem::exists(kDefaultConfig)) run.config = kDefaultConfig;
+    if (!run.config.empty()) budgets = read_budgets(run.config);
+    Budget& b = gate_options.budget;
+    if (!max_params.empty()) b.max_params = parse_count(max_params);
+    if (!max_attention_params.empty()) b.max_attention_params = parse_count(max_attention_params);
+    if (!max_bytes.empty()) b.max_bytes = parse_bytes(max_bytes);
+    if (expect_heads > 0) b.expect_heads = expect_heads;
+    if (!fail_on.empty()) gate_options.fail_on = parse_severity(fail_on);
+    parse_tolerance(tolerance, &gate_options.tolerance, &gate_options.tolerance_fraction);
+    if (!baseline_path.empty()) {
+      baseline = read_baseline(baseline_path);
+      gate_options.baseline = &baseline;
+    }
+  } catch (const InputError& e) {
+    err << "headcount: error: " << e.what() << "\n";
+    return kExitInput;
+  } catch (const CLI::Error& e) {
+    err << "headcount: error: " << run.config << ": " << e.what() << "\n";
+    return kExitInput;
   }
-  RenderOptions render;
-  render.format = format;
-  render.top = top;
+  run.gates_configured = !budgets.empty() || gate_options.budget.max_params || gate_options.budget.max_attention_params ||
+                         gate_options.budget.max_bytes || gate_options.budget.expect_heads || gate_options.fail_on ||
+                         gate_options.baseline;
+
+  RenderOptions render_options;
+  for (const auto& f : kFormats) {
+    if (format_name == f.name) render_options.format = f.format;
+  }
+  render_options.top = top;
+  AuditOptions audit_options;
+  audit_options.compare_content = !no_content;
+
+  // ---- audit: the models, in parallel when asked; results keep input order ----
+  std::vector<std::string> files = expand_inputs(models);
+  run.files.resize(files.size());
+  std::atomic<size_t> next{0}, done{0};
+  bool progress = files.size() > 1 && !quiet && isatty(STDERR_FILENO) && &err == &std::cerr;
+  std::mutex progress_lock;
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      FileResult& r = run.files[i];
+      r.path = files[i];
+      try {
+        r.audit = audit_file(files[i], audit_options);
+        GateOptions o = gate_options;
+        o.budget = budget_for(files[i], gate_options.budget, budgets);
+        r.gates = check_gates(*r.audit, o);
+      } catch (const InputError& e) {
+        r.audit.reset();
+        r.error = e.what();
+      } catch (const std::bad_alloc&) {
+        r.audit.reset();
+        r.error = "out of memory while reading the model";
+      }
+      size_t n = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_lock);
+        err << "\rheadcount: audited " << n << "/" << files.size() << std::flush;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  int threads = std::min<int>(jobs, static_cast<int>(std::max<size_t>(files.size(), 1)));
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (progress) err << "\r\033[K" << std::flush;
 
   int code = kExitOk;
-  bool many = models.size() > 1;
-  bool first = true;
-  if (format == Format::Json && many) out << "[\n";
-  for (const auto& path : models) {
-    try {
-      Audit a = audit_file(path);
-      if (format == Format::Json) {
-        if (!first) out << ",\n";
-        render_json(a, render, out);
-      } else {
-        if (!first) out << "\n";
-        render_text(a, render, out);
-      }
-      first = false;
-    } catch (const InputError& e) {
-      err << "headcount: error: " << path << ": " << e.what() << "\n";
-      code = kExitInput;
-    } catch (const std::bad_alloc&) {
-      err << "headcount: error: " << path << ": out of memory while reading the model\n";
+  for (const auto& r : run.files) {
+    if (!r.audit) {
+      err << "headcount: error: " << r.path << ": " << r.error << "\n";
       code = kExitInput;
     }
+  }
+  for (const auto& r : run.files) {
+    for (const auto& g : r.gates) {
+      err << "headcount: gate failed: " << r.path << ": " << g.gate << ": " << g.message << "\n";
+      if (code == kExitOk) code = kExitGate;
+    }
+  }
+
+  if (!output_path.empty()) {
+    std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err << "headcount: error: cannot write '" << output_path << "'\n";
+      return kExitInput;
+    }
+    render(run, render_options, file);
+    file.flush();
+    if (!file) {
+      err << "headcount: error: writing '" << output_path << "' failed\n";
+      return kExitInput;
+    }
+  } else {
+    render(run, render_options, out);
     out.flush();
   }
-  if (format == Format::Json && many) out << "]\n";
   return code;
 }
 

@@ -12,6 +12,7 @@ namespace headcount {
 
 class JsonWriter {
  public:
+  // indent < 0 writes compact JSON on one line (JSON lines).
   explicit JsonWriter(std::ostream& out, int indent = 2) : out_(out), indent_(indent) {}
 
   JsonWriter& begin_object() { open('{'); return *this; }
@@ -21,7 +22,7 @@ class JsonWriter {
   JsonWriter& key(const std::string& k) {
     separate();
     write_string(k);
-    out_ << ": ";
+    out_ << (indent_ < 0 ? ":" : ": ");
     after_key_ = true;
     return *this;
   }
@@ -39,7 +40,7 @@ class JsonWriter {
     out_ << '[';
     bool first = true;
     for (auto x : v) {
-      out_ << (first ? "" : ", ") << static_cast<int64_t>(x);
+      out_ << (first ? "" : indent_ < 0 ? "," : ", ") << static_cast<int64_t>(x);
       first = false;
     }
     out_ << ']';
@@ -78,6 +79,7 @@ class JsonWriter {
   bool after_key_ = false;
 
   void newline() {
+    if (indent_ < 0) return;
     out_ << '\n';
     for (size_t i = 0; i < first_.size() * static_cast<size_t>(indent_); ++i) out_ << ' ';
   }

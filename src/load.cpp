@@ -690,7 +690,7 @@ int open_model_file(const std::string& path, uint64_t* size) {
   }
   if (S_ISDIR(st.st_mode)) {
     close(fd);
-    throw InputError("is a directory, not an .onnx file");
+    throw InputError("is a directory with no .onnx files in it");
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);

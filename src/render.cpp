@@ -201,14 +201,18 @@ void write_optional(JsonWriter& j, const std::string& k, const std::optional<int
 
 }  // namespace
 
-void render_json(const Audit& a, const RenderOptions& options, std::ostream& out) {
+void render_json(const Audit& a, const RenderOptions& options, std::ostream& out, bool compact,
+                 const FileResult* result, const std::string& config) {
   const Model& m = a.model;
   const Inventory& inv = a.inventory;
-  JsonWriter j(out);
+  JsonWriter j(out, compact ? -1 : 2);
   j.begin_object();
   j.field("schema", kSchema);
   j.key("tool").begin_object().field("name", "headcount").field("version", kVersion).end_object();
   j.field("file", m.path);
+  j.key("config");
+  if (config.empty()) j.null();
+  else j.value(config);
   j.key("model").begin_object();
   j.field("ir_version", static_cast<int64_t>(m.proto->ir_version()));
   j.field("producer", producer_string(*m.proto));
@@ -228,6 +232,7 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
   j.field("bytes", inv.bytes);
   j.field("tensors", inv.tensors);
   j.field("unique", a.unique);
+  j.field("content_compared", a.content_compared);
   j.field("attention", a.attention.parameters);
   j.key("composition").begin_object();
   j.field("attention", a.composition.attention);
@@ -337,8 +342,88 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
     j.begin_object().field("node", u.name).field("op_type", m.nodes[u.node].proto->op_type()).field("reason", u.reason).end_object();
   }
   j.end_array();
+
+  j.key("gates").begin_array();
+  if (result) {
+    for (const auto& g : result->gates) j.begin_object().field("gate", g.gate).field("message", g.message).end_object();
+  }
+  j.end_array();
   j.end_object();
   out << "\n";
+}
+
+namespace {
+
+void render_gates_text(const Run& run, const FileResult& f, std::ostream& out) {
+  if (!run.gates_configured) return;
+  if (f.gates.empty()) {
+    out << "\ngates: all passed\n";
+    return;
+  }
+  out << "\ngates: " << f.gates.size() << " failed\n";
+  for (const auto& g : f.gates) out << "  " << g.gate << ": " << g.message << "\n";
+}
+
+// The closing table of a text run over several models.
+void render_summary(const Run& run, std::ostream& out) {
+  out << "\nsummary of " << run.files.size() << " models\n";
+  Table t;
+  t.right = {false, true, true, true, true, false, false};
+  t.rows.push_back({"model", "parameters", "stored", "attention", "blocks", "findings", "status"});
+  for (const auto& f : run.files) {
+    if (!f.audit) {
+      t.rows.push_back({f.path, "-", "-", "-", "-", "-", "error"});
+      continue;
+    }
+    const Audit& a = *f.audit;
+    int counts[3] = {0, 0, 0};
+    for (const auto& x : a.findings) ++counts[static_cast<int>(x.severity)];
+    std::string findings = std::to_string(counts[2]) + "e " + std::to_string(counts[1]) + "w " + std::to_string(counts[0]) + "i";
+    std::string status = !run.gates_configured ? "ok" : f.gates.empty() ? "gates passed" : std::to_string(f.gates.size()) + (f.gates.size() == 1 ? " gate failed" : " gates failed");
+    t.rows.push_back({f.path, with_commas(a.unique), with_commas(a.inventory.stored), with_commas(a.attention.parameters),
+                      std::to_string(a.attention.blocks.size()), findings, status});
+  }
+  t.print(out, "  ");
+}
+
+}  // namespace
+
+void render(const Run& run, const RenderOptions& options, std::ostream& out) {
+  switch (options.format) {
+    case Format::Text: {
+      bool first = true;
+      for (const auto& f : run.files) {
+        if (!f.audit) continue;
+        if (!first) out << "\n";
+        first = false;
+        if (!run.config.empty()) out << "config: " << run.config << "\n";
+        render_text(*f.audit, options, out);
+        render_gates_text(run, f, out);
+      }
+      if (run.files.size() > 1) render_summary(run, out);
+      break;
+    }
+    case Format::Json: {
+      bool many = run.files.size() > 1, first = true;
+      if (many) out << "[\n";
+      for (const auto& f : run.files) {
+        if (!f.audit) continue;
+        if (!first) out << ",\n";
+        first = false;
+        render_json(*f.audit, options, out, false, &f, run.config);
+      }
+      if (many) out << "]\n";
+      break;
+    }
+    case Format::Jsonl:
+      for (const auto& f : run.files) {
+        if (f.audit) render_json(*f.audit, options, out, true, &f, run.config);
+      }
+      break;
+    case Format::Markdown: render_markdown(run, out); break;
+    case Format::Sarif: render_sarif(run, out); break;
+    case Format::Github: render_github(run, out); break;
+  }
 }
 
 }  // namespace headcount

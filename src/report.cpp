@@ -219,10 +219,11 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
 }
 
 Audit audit_file(const std::string& path, const AuditOptions& options) {
-  Audit a{load_model(path, options.load), {}, {}, {}, 0, {}, {}};
+  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}};
   a.inventory = take_inventory(a.model);
   a.attention = match_attention(a.model);
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
+  a.content_compared = options.compare_content;
   a.unique = a.inventory.stored;
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
   a.composition = compose(a.model, a.attention, a.duplicates);

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "headcount/attention.h"
 #include "headcount/findings.h"
+#include "headcount/gate.h"
 #include "headcount/load.h"
 #include "headcount/model.h"
 
@@ -55,6 +57,7 @@ struct Audit {
   AttentionResult attention;
   std::vector<DuplicatePair> duplicates;
   uint64_t unique = 0;  // stored minus duplicate copies: what the framework reports
+  bool content_compared = false;  // false with --no-content: unique is then just stored
   Composition composition;
   std::vector<Finding> findings;
 };
@@ -70,7 +73,22 @@ struct AuditOptions {
 // load -> inventory -> match -> rules for one file. Throws InputError for bad input.
 Audit audit_file(const std::string& path, const AuditOptions& options = {});
 
-enum class Format { Text, Json };
+// One model of a run: its audit, or the error that stopped it, and the gates it failed.
+struct FileResult {
+  std::string path;
+  std::optional<Audit> audit;
+  std::string error;                // set when audit is empty
+  std::vector<GateFailure> gates;
+};
+
+// Everything one `headcount audit` invocation produced, in input order.
+struct Run {
+  std::vector<FileResult> files;
+  std::string config;         // the config file that was read, or ""
+  bool gates_configured = false;
+};
+
+enum class Format { Text, Json, Jsonl, Markdown, Sarif, Github };
 
 struct RenderOptions {
   Format format = Format::Text;
@@ -78,9 +96,16 @@ struct RenderOptions {
   bool all_tensors = true;  // json lists every tensor
 };
 
-// Writes one audit. Several audits in JSON form an array (see README, "JSON output").
+// Writes a whole run in one format; the only entry point the CLI needs.
+void render(const Run& run, const RenderOptions& options, std::ostream& out);
+
+// Single-audit renderers used by render() (and by tests).
 void render_text(const Audit& audit, const RenderOptions& options, std::ostream& out);
-void render_json(const Audit& audit, const RenderOptions& options, std::ostream& out);
+void render_json(const Audit& audit, const RenderOptions& options, std::ostream& out, bool compact = false,
+                 const FileResult* result = nullptr, const std::string& config = "");
+void render_markdown(const Run& run, std::ostream& out);
+void render_sarif(const Run& run, std::ostream& out);
+void render_github(const Run& run, std::ostream& out);
 
 // "1,234,567"
 std::string with_commas(uint64_t n);
