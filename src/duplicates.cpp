@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <tuple>
 
 #include "headcount/findings.h"
@@ -14,11 +16,14 @@ namespace headcount {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;  // bytes per read: memory stays flat whatever the tensor size
-constexpr int kSamples = 16;
+constexpr int kSamples = 16;  // sampled elements per tensor for the fingerprint
 
 // Where a tensor's bytes can be read: from its file, or from a payload kept in the skeleton.
 class PayloadReader {
  public:
+  PayloadReader() = default;
+  PayloadReader(const PayloadReader&) = delete;
+  PayloadReader& operator=(const PayloadReader&) = delete;
   bool open(const Weight& w) {
     w_ = &w;
     if (w.proto && !w.proto->raw_data().empty() && w.proto->raw_data().size() == w.bytes) {
@@ -59,25 +64,27 @@ bool transposed_shapes(const Weight& a, const Weight& b) {
          a.dims[0] != a.dims[1];
 }
 
-// Element (i, j) of a [rows, cols] tensor against element (j, i) of its transpose. Tensors whose
-// samples are all one value (zeros, ones: untrained biases and norms) are equal by coincidence, not
-// copies, and the framework counts each of them.
-bool same_sampled(const PayloadReader& ra, const PayloadReader& rb, const Weight& a, bool transposed, size_t es) {
-  std::vector<char> x(es), y(es), first(es);
+// Sampled elements in a canonical orientation: a 2-D tensor stored [M, m] with M > m is read as
+// its transpose, so a tensor and its transposed copy give the same fingerprint. Returns nothing
+// when the samples are all one value: zeros and ones (untrained biases, norms) are equal by
+// coincidence, not copies, and the framework counts each of them.
+std::optional<std::string> fingerprint(const PayloadReader& r, const Weight& w, size_t es) {
+  bool flip = w.dims.size() == 2 && w.dims[0] > w.dims[1];
+  uint64_t rows = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[1] : w.dims[0]) : 1;
+  uint64_t cols = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[0] : w.dims[1]) : w.elements;
+  std::string out, x(es, '\0'), first;
   bool uniform = true;
-  uint64_t n = a.elements;
   for (int s = 0; s < kSamples; ++s) {
-    uint64_t e = n <= 1 ? 0 : (n - 1) * static_cast<uint64_t>(s) / (kSamples - 1);
-    uint64_t f = e;
-    if (transposed) {
-      uint64_t rows = static_cast<uint64_t>(a.dims[0]), cols = static_cast<uint64_t>(a.dims[1]);
-      f = (e % cols) * rows + e / cols;
-    }
-    if (!ra.read(e * es, es, x.data()) || !rb.read(f * es, es, y.data()) || x != y) return false;
+    uint64_t e = w.elements <= 1 ? 0 : (w.elements - 1) * static_cast<uint64_t>(s) / (kSamples - 1);
+    uint64_t i = e / cols, j = e % cols;                          // canonical (i, j)
+    uint64_t at = flip ? j * rows + i : e;                         // stored position
+    if (!r.read(at * es, es, x.data())) return std::nullopt;
     if (s == 0) first = x;
     else if (x != first) uniform = false;
+    out += x;
   }
-  return !uniform;
+  if (uniform) return std::nullopt;
+  return out;
 }
 
 bool same_full(const PayloadReader& ra, const PayloadReader& rb, const Weight& a, bool transposed, size_t es) {
@@ -113,18 +120,25 @@ bool same_full(const PayloadReader& ra, const PayloadReader& rb, const Weight& a
 
 std::vector<DuplicatePair> find_duplicates(const Model& model) {
   std::vector<DuplicatePair> out;
-  // Candidates: parameter tensors grouped by dtype and element count; tiny tensors are left out
-  // (equal zero biases and unit norms are common and say nothing about tied weights).
-  std::map<std::pair<int32_t, uint64_t>, std::vector<int>> groups;
+  // Candidates: parameter tensors with the same dtype, element count and shape up to transposition,
+  // and the same sampled fingerprint. Tiny tensors are left out: equal small tensors are common
+  // (merged biases) and are not what tied weights look like.
+  std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>, std::string>, std::vector<int>> groups;
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || w.sparse || w.packed || w.elements < 1024 || dtype_bits(w.dtype) < 8) continue;
-    groups[{w.dtype, w.elements}].push_back(static_cast<int>(i));
+    PayloadReader r;
+    if (!r.open(w)) continue;
+    auto f = fingerprint(r, w, static_cast<size_t>(dtype_bits(w.dtype) / 8));
+    if (!f) continue;
+    std::vector<int64_t> shape = w.dims;
+    if (shape.size() == 2 && shape[0] > shape[1]) std::swap(shape[0], shape[1]);
+    groups[{w.dtype, w.elements, shape, *f}].push_back(static_cast<int>(i));
   }
   std::vector<bool> is_copy(model.weights.size(), false);
   for (auto& [key, members] : groups) {
     if (members.size() < 2) continue;
-    size_t es = static_cast<size_t>(dtype_bits(key.first) / 8);
+    size_t es = static_cast<size_t>(dtype_bits(std::get<0>(key)) / 8);
     for (size_t i = 0; i < members.size(); ++i) {
       if (is_copy[members[i]]) continue;
       const Weight& a = model.weights[members[i]];
@@ -136,8 +150,7 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
         bool transposed = transposed_shapes(a, b);
         if (a.dims != b.dims && !transposed) continue;
         PayloadReader rb;
-        if (!rb.open(b)) continue;
-        if (!same_sampled(ra, rb, a, transposed, es) || !same_full(ra, rb, a, transposed, es)) continue;
+        if (!rb.open(b) || !same_full(ra, rb, a, transposed, es)) continue;
         is_copy[members[j]] = true;
         out.push_back({members[i], members[j], transposed});
       }
