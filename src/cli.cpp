@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,6 +45,13 @@ const FormatRow kFormats[] = {
     {"markdown", Format::Markdown, "a summary table for a pull-request comment"},
     {"sarif", Format::Sarif, "SARIF 2.1.0 for code scanning: findings and failed gates as results"},
     {"github", Format::Github, "GitHub Actions workflow commands (::error, ::warning, ::notice annotations)"},
+};
+
+// Restores the previous default logger when run_cli returns: the logger it installs writes to the
+// caller's `err` stream, which may not outlive the call (tests pass string streams).
+struct LoggerGuard {
+  std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  ~LoggerGuard() { spdlog::set_default_logger(previous); }
 };
 
 void set_up_logging(std::ostream& err, int verbosity) {
@@ -113,6 +121,21 @@ std::vector<PathBudget> read_budgets(const std::string& path) {
   return out;
 }
 
+// CLI11 (2.1) reads the config file of the main app only, never a subcommand's, so the top-level
+// keys of headcount.toml ("max-params = ...") are applied here: each to the audit option of that
+// name, unless the command line gave it. Unknown keys are ignored, as allow_config_extras says.
+void apply_config(CLI::App* audit, const std::string& path) {
+  CLI::ConfigTOML toml;
+  for (const auto& item : toml.from_file(path)) {
+    if (!item.parents.empty() || item.name == "++" || item.name == "--") continue;
+    CLI::Option* op = audit->get_option_no_throw("--" + item.name);
+    if (!op || !op->get_configurable() || op->count() > 0) continue;
+    if (op->get_expected_min() == 0) op->add_result(op->get_flag_value(item.name, toml.to_flag(item)));
+    else op->add_result(item.inputs);
+    op->run_callback();  // validates and stores the value
+  }
+}
+
 // The global budget, overridden field by field by the first [[budget]] whose glob matches.
 Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets) {
   Budget b = global;
@@ -130,6 +153,7 @@ Budget budget_for(const std::string& file, const Budget& global, const std::vect
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  LoggerGuard logger_guard;
   CLI::App app{"headcount: audit the attention blocks and parameter counts of ONNX transformer models.",
                "headcount"};
   app.set_version_flag("--version", std::string("headcount ") + kVersion);
@@ -168,7 +192,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   gates->add_option("--max-params", max_params, "most parameters (parameters.unique): 350k, 110M, 1.5B");
   gates->add_option("--max-attention-params", max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
   gates->add_option("--max-bytes", max_bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB");
-  gates->add_option("--expect-heads", expect_heads, "every attention block must have N query heads");
+  gates->add_option("--expect-heads", expect_heads, "every attention block must have N query heads")
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));  // 0 or -3 must not turn the gate off
   gates->add_option("--fail-on", fail_on, "fail on any finding at or above: error, warning or info")
       ->check(CLI::IsMember({"error", "warning", "info"}));
   gates->add_option("--baseline", baseline_path, "an earlier --format json report: fail if parameters, blocks, heads or widths moved");
@@ -178,6 +203,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                     "read these options from a TOML file, plus [[budget]] tables per model path or glob "
                     "(default: ./headcount.toml when it exists)");
   audit->allow_config_extras(CLI::config_extras_mode::ignore);
+  audit->fallthrough();  // -v/-q may come after the subcommand too
 
   // ---- explain ----
   std::string target;
@@ -208,6 +234,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->check(CLI::IsMember(convention_names))
       ->capture_default_str();
   explain->add_option("--block", block, "with MODEL: the block index to derive");
+  explain->fallthrough();
   std::string rule_list = "Rules:";
   for (const auto& r : rules()) rule_list += std::string("\n  ") + r.id + " (" + severity_name(r.severity) + "): " + r.summary;
   explain->footer(rule_list);
@@ -282,7 +309,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     auto* config = audit->get_config_ptr();
     if (config && config->count() > 0) run.config = config->as<std::string>();
     else if (std::filesystem::exists(kDefaultConfig)) run.config = kDefaultConfig;
-    if (!run.config.empty()) budgets = read_budgets(run.config);
+    if (!run.config.empty()) {
+      apply_config(audit, run.config);
+      budgets = read_budgets(run.config);
+    }
     Budget& b = gate_options.budget;
     if (!max_params.empty()) b.max_params = parse_count(max_params);
     if (!max_attention_params.empty()) b.max_attention_params = parse_count(max_attention_params);

@@ -320,16 +320,23 @@ void quantized(const Model& m, std::vector<Finding>& out) {
 }
 
 void external_data(const Model& m, std::vector<Finding>& out) {
+  // Per missing file, in first-seen order: its own tensors and parameters.
   std::vector<std::string> missing_files;
-  uint64_t missing_tensors = 0, missing_elements = 0;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> missing;  // file -> (tensors, parameters)
   for (const Weight& w : m.weights) {
     if (w.external_status == ExternalStatus::Missing) {
-      ++missing_tensors;
-      missing_elements += w.parameter ? w.elements : 0;
-      if (std::find(missing_files.begin(), missing_files.end(), w.external_location) == missing_files.end()) {
-        missing_files.push_back(w.external_location);
-      }
+      if (!missing.count(w.external_location)) missing_files.push_back(w.external_location);
+      auto& [tensors, elements] = missing[w.external_location];
+      ++tensors;
+      elements += w.parameter ? w.elements : 0;
     } else if (w.external_status == ExternalStatus::SizeMismatch) {
+      if (w.external_length >= 0 && static_cast<uint64_t>(w.external_length) != w.bytes) {
+        out.push_back(make("external-data-size-mismatch", std::nullopt,
+                           "tensor '" + w.name + "' needs " + n(w.bytes) + " bytes by its shape, but its external "
+                           "data length is " + n(static_cast<uint64_t>(w.external_length)) + " (at offset " +
+                               n(w.external_offset) + " of '" + w.external_location + "')"));
+        continue;
+      }
       out.push_back(make("external-data-size-mismatch", std::nullopt,
                          "tensor '" + w.name + "' needs " + n(w.bytes) + " bytes at offset " + n(w.external_offset) +
                              " of '" + w.external_location + "'" +
@@ -340,8 +347,8 @@ void external_data(const Model& m, std::vector<Finding>& out) {
   }
   for (const auto& f : missing_files) {
     out.push_back(make("external-data-missing", std::nullopt,
-                       "external data file '" + f + "' is not next to the model; " + n(missing_tensors) +
-                           " tensors (" + n(missing_elements) + " parameters) were counted from their dims alone"));
+                       "external data file '" + f + "' is not next to the model; " + n(missing[f].first) +
+                           " tensors (" + n(missing[f].second) + " parameters) were counted from their dims alone"));
   }
 }
 

@@ -15,8 +15,9 @@
 namespace headcount {
 namespace {
 
-// Parses "1.5" times `unit` exactly, without floating point: "1.5" x 1,000,000,000.
-std::optional<uint64_t> scaled(const std::string& number, uint64_t unit) {
+// Parses "1.5" times `unit` exactly, without floating point: "1.5" x 1,000,000,000. A fraction
+// of a whole unit is refused unless `round_down` ("476.8MiB" is 499,961,036.8 bytes: 499,961,036).
+std::optional<uint64_t> scaled(const std::string& number, uint64_t unit, bool round_down = false) {
   if (number.empty()) return std::nullopt;
   uint64_t whole = 0, frac = 0, frac_scale = 1;
   bool dot = false, digits = false;
@@ -39,7 +40,7 @@ std::optional<uint64_t> scaled(const std::string& number, uint64_t unit) {
   if (!digits) return std::nullopt;
   uint64_t a = 0, b = 0;
   if (mul_overflows(whole, unit, &a) || mul_overflows(frac, unit, &b)) return std::nullopt;
-  if (b % frac_scale != 0) return std::nullopt;  // "1.5" of a plain count is not a whole number
+  if (b % frac_scale != 0 && !round_down) return std::nullopt;  // "1.5" of a plain count is not a whole number
   uint64_t out = 0;
   if (add_overflows(a, b / frac_scale, &out)) return std::nullopt;
   return out;
@@ -150,7 +151,7 @@ uint64_t parse_bytes(const std::string& text) {
       break;
     }
   }
-  auto v = scaled(t, unit);
+  auto v = scaled(t, unit, /*round_down=*/unit > 1);  // a byte budget of 476.8MiB holds 499,961,036 bytes
   if (!v) throw InputError("'" + text + "' is not a size in bytes (examples: 500000000, 500MB, 476.8MiB, 2GiB)");
   return *v;
 }
@@ -212,9 +213,10 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
   std::vector<GateFailure> out;
   auto over = [&](const char* gate, const char* what, uint64_t value, uint64_t limit, bool bytes) {
     if (value <= limit) return;
-    auto show = [&](uint64_t v) { return bytes ? with_commas(v) + " bytes (" + human_bytes(v) + ")" : with_commas(v); };
+    auto show = [&](uint64_t v) { return bytes ? with_commas(v) + " (" + human_bytes(v) + ")" : with_commas(v); };
     out.push_back({gate, std::string(what) + " " + show(value) + " exceed the budget of " + show(limit) + " by " +
-                             with_commas(value - limit) + " (" + pct(limit ? static_cast<double>(value - limit) / static_cast<double>(limit) : 1.0) + ")"});
+                             with_commas(value - limit) + (bytes ? " bytes" : "") + " (" +
+                             pct(limit ? static_cast<double>(value - limit) / static_cast<double>(limit) : 1.0) + ")"});
   };
   const Budget& b = o.budget;
   if (b.max_params) over("max-params", "parameters", a.unique, *b.max_params, false);
@@ -253,9 +255,10 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
       out.push_back({"baseline", "the baseline has no report for '" + a.model.path + "'"});
       return out;
     }
-    uint64_t allowed = o.tolerance;
-    if (o.tolerance_fraction > 0.0) allowed = static_cast<uint64_t>(std::floor(o.tolerance_fraction * static_cast<double>(base->unique)));
     auto moved = [&](const char* what, uint64_t now, uint64_t before) {
+      // A percentage tolerance is a share of the baseline's own value of this count.
+      uint64_t allowed = o.tolerance;
+      if (o.tolerance_fraction > 0.0) allowed = static_cast<uint64_t>(std::floor(o.tolerance_fraction * static_cast<double>(before)));
       uint64_t d = now > before ? now - before : before - now;
       if (d > allowed) {
         out.push_back({"baseline", std::string(what) + " moved from " + with_commas(before) + " to " + with_commas(now) + " (" +

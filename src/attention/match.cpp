@@ -452,8 +452,11 @@ class Matcher {
     b.head_dim = d;
     if (!k.per_head.empty()) {
       b.k_head_dim = k.per_head[0].out;
-    } else if (k.reshape && !k.reshape->empty() && k.reshape->back() && *k.reshape->back() > 0) {
-      b.k_head_dim = *k.reshape->back();
+    } else if (k.core_reshape && !k.core_reshape->empty() && k.core_reshape->back() && *k.core_reshape->back() > 0) {
+      // Compare like with like: the head sizes Q and K have where they meet in MatMul(Q, Kᵀ).
+      int64_t kd = *k.core_reshape->back();
+      bool q_known = q.core_reshape && !q.core_reshape->empty() && q.core_reshape->back() && *q.core_reshape->back() > 0;
+      b.k_head_dim = q_known && *q.core_reshape->back() == kd ? *d : kd;
     }
     if (!k.per_head.empty()) b.kv_heads = static_cast<int64_t>(k.per_head.size());
     else if (k_out > 0 && k_out % *d == 0) b.kv_heads = k_out / *d;

@@ -186,14 +186,17 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
 
   if (op == "Reshape") {
     ProjectionHit r = back_impl(g, n.input(0), depth + 1);
-    if (r.found() && !r.reshape && n.input_size() > 1) {
-      // Record only a reshape that splits features into heads, not one that keeps the width.
+    if (r.found() && n.input_size() > 1) {
+      // Only a reshape that splits features into heads counts, not one that keeps the width.
       auto target = s_.eval(g, n.input(1));
       bool keeps_width = target && !target->empty() && target->back() && *target->back() == r.out;
       if (target && !keeps_width) {
-        r.reshape = target;
-        r.reshape_node = label(p);
-      } else if (!target && r.reshape_node.empty()) {
+        if (!r.reshape) {  // the first on the way back up is the one nearest the projection
+          r.reshape = target;
+          r.reshape_node = label(p);
+        }
+        r.core_reshape = target;  // overwritten on the way out: ends as the one nearest the core
+      } else if (!target && !r.reshape && r.reshape_node.empty()) {
         r.reshape_node = label(p);  // a target computed at run time: named in "heads unknown"
       }
     }

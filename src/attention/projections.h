@@ -41,6 +41,9 @@ struct ProjectionHit {
   // The head-splitting Reshape nearest the projection on the way to the core, if any.
   std::optional<IntVector> reshape;
   std::string reshape_node;
+  // The head-splitting Reshape nearest the attention core: its last dimension is the head size the
+  // core multiplies (a second reshape may regroup heads after the first).
+  std::optional<IntVector> core_reshape;
   std::vector<std::string> extra_weights;  // e.g. add_bias_kv tokens concatenated onto K
   std::string failure;            // why nothing was found
   bool found() const { return node >= 0 || !per_head.empty(); }
