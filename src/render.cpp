@@ -67,6 +67,33 @@ std::string percent(uint64_t part, uint64_t whole) {
   return s.str();
 }
 
+// Word-wraps `text` to lines of at most `width` columns, every line after the first indented.
+std::string wrap(const std::string& text, size_t first_used, size_t indent, size_t width = 100) {
+  std::string out, word;
+  size_t col = first_used;
+  auto flush = [&] {
+    if (word.empty()) return;
+    size_t len = 0;
+    for (unsigned char c : word) len += (c & 0xC0) != 0x80;  // count UTF-8 characters, not bytes
+    if (col > indent && col + 1 + len > width) {
+      out += "\n" + std::string(indent, ' ');
+      col = indent;
+    } else if (col > first_used || (col > indent && !out.empty())) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += len;
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ') flush();
+    else word += c;
+  }
+  flush();
+  return out;
+}
+
 std::string truncate(const std::string& s, size_t n) {
   return s.size() <= n ? s : "…" + s.substr(s.size() - (n - 1));
 }
@@ -83,9 +110,9 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
   out << "  parameters  " << with_commas(inv.stored) << " stored in " << with_commas(inv.tensors) << " tensors ("
       << human_bytes(inv.bytes) << ")\n";
   if (a.unique != inv.stored) {
-    out << "  unique      " << with_commas(a.unique) << " after removing " << a.duplicates.size()
-        << (a.duplicates.size() == 1 ? " duplicate tensor" : " duplicate tensors") << " ("
-        << with_commas(inv.stored - a.unique) << " stored twice): what the framework reports\n";
+    out << "  unique      " << with_commas(a.unique) << ", what the framework reports (" << a.duplicates.size()
+        << (a.duplicates.size() == 1 ? " copy" : " copies") << " of " << with_commas(inv.stored - a.unique)
+        << " removed)\n";
   }
   const auto& att = a.attention;
   out << "  attention   " << with_commas(att.parameters) << " in " << att.blocks.size()
@@ -95,18 +122,25 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
   if (!att.blocks.empty()) {
     out << "\nattention blocks\n";
     Table t;
-    t.right = {true, false, false, false, true, true, true, true, true, true, true, true, true};
-    t.rows.push_back({"#", "name", "form", "kind", "heads", "width", "d_k", "q", "k", "v", "o", "total", "standard"});
+    t.right = {true, false, false, false, true, true, true, true, true};
+    t.rows.push_back({"#", "name", "form", "kind", "heads", "width", "d_k", "parameters", "of std"});
     for (const auto& b : att.blocks) {
       std::string heads = optional_int(b.heads);
       if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) heads += "/" + std::to_string(*b.kv_heads);
-      t.rows.push_back({std::to_string(b.index), truncate(b.name, 28), b.form, b.kind, heads,
-                        std::to_string(b.width), optional_int(b.head_dim), with_commas(b.q.total()),
-                        with_commas(b.k.total()), with_commas(b.v.total()), with_commas(b.o.total()),
-                        with_commas(b.total), with_commas(b.standard)});
+      t.rows.push_back({std::to_string(b.index), truncate(b.name, 24), b.form, b.kind, heads, std::to_string(b.width),
+                        optional_int(b.head_dim), with_commas(b.total), percent(b.total, b.standard)});
     }
     t.print(out, "  ");
-    out << "  heads a/b: a query heads, b key/value heads. standard: 4*width^2 (+4*width with biases).\n";
+    out << "  heads a/b: a query heads, b key/value heads. of std: share of the standard 4·width² (+4·width).\n";
+    out << "\nQ/K/V/O per block (weight + bias)\n";
+    Table p;
+    p.right = {true, true, true, true, true};
+    p.rows.push_back({"#", "Q", "K", "V", "O"});
+    for (const auto& b : att.blocks) {
+      p.rows.push_back({std::to_string(b.index), with_commas(b.q.total()), with_commas(b.k.total()),
+                        with_commas(b.v.total()), with_commas(b.o.total())});
+    }
+    p.print(out, "  ");
   }
   if (att.unmatched.empty()) {
     out << "  " << att.blocks.size() << (att.blocks.size() == 1 ? " attention block" : " attention blocks")
@@ -115,15 +149,18 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
     out << "  " << att.blocks.size() << (att.blocks.size() == 1 ? " attention block" : " attention blocks") << "; "
         << att.unmatched.size() << (att.unmatched.size() == 1 ? " softmax is" : " softmaxes are")
         << " not attention:\n";
-    for (const auto& u : att.unmatched) out << "    " << u.name << ": " << u.reason << "\n";
+    for (const auto& u : att.unmatched) {
+      std::string head = "    " + u.name + ":";
+      out << head << " " << wrap(u.reason, head.size() + 1, 6) << "\n";
+    }
   }
 
   if (!a.findings.empty()) {
     out << "\nfindings\n";
     for (const auto& f : a.findings) {
-      out << "  " << severity_name(f.severity) << " [" << f.rule << "]";
-      if (f.block) out << " block " << *f.block;
-      out << ": " << f.message << "\n";
+      std::string head = "  " + std::string(severity_name(f.severity)) + " [" + f.rule + "]" +
+                         (f.block ? " block " + std::to_string(*f.block) : std::string()) + ":";
+      out << head << " " << wrap(f.message, head.size() + 1, 4) << "\n";
     }
   }
 
@@ -361,7 +398,10 @@ void render_gates_text(const Run& run, const FileResult& f, std::ostream& out) {
     return;
   }
   out << "\ngates: " << f.gates.size() << " failed\n";
-  for (const auto& g : f.gates) out << "  " << g.gate << ": " << g.message << "\n";
+  for (const auto& g : f.gates) {
+    std::string head = "  " + g.gate + ":";
+    out << head << " " << wrap(g.message, head.size() + 1, 4) << "\n";
+  }
 }
 
 // The closing table of a text run over several models.
