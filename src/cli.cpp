@@ -364,6 +364,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       } catch (const std::bad_alloc&) {
         r.audit.reset();
         r.error = "out of memory while reading the model";
+      } catch (const std::exception& e) {  // a bug, not the file's fault: still one line, exit 2
+        r.audit.reset();
+        r.error = std::string("internal error while auditing (please report it): ") + e.what();
       }
       size_t n = ++done;
       if (progress) {

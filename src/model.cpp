@@ -83,6 +83,16 @@ bool dtype_is_parameter_type(int32_t dtype) {
   }
 }
 
+const std::string& input_of(const onnx::NodeProto& n, int i) {
+  static const std::string none;
+  return i >= 0 && i < n.input_size() ? n.input(i) : none;
+}
+
+const std::string& output_of(const onnx::NodeProto& n, int i) {
+  static const std::string none;
+  return i >= 0 && i < n.output_size() ? n.output(i) : none;
+}
+
 bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
   return __builtin_mul_overflow(a, b, out);
 }

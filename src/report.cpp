@@ -120,7 +120,7 @@ std::vector<bool> feed_forward_tensors(const Model& m) {
     const auto& n = *m.nodes[ni].proto;
     if (!is_matmul(n.op_type()) || n.input_size() < 2) continue;
     UpstreamScan scan;
-    scan_upstream(m, m.nodes[ni].graph, n.input(0), 0, scan);
+    scan_upstream(m, m.nodes[ni].graph, input_of(n, 0), 0, scan);
     if (!scan.activation || scan.matmuls.empty()) continue;
     ffn_node[ni] = true;
     for (int up : scan.matmuls) ffn_node[up] = true;
@@ -130,7 +130,7 @@ std::vector<bool> feed_forward_tensors(const Model& m) {
     const auto& n = *m.nodes[ni].proto;
     int g = m.nodes[ni].graph;
     for (int i = 1; i < n.input_size(); ++i) {
-      if (const Weight* w = m.weight_for(g, n.input(i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+      if (const Weight* w = m.weight_for(g, input_of(n, i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
     }
     for (const auto& out : n.output()) {
       for (int c : m.consumers_of(g, out)) {
@@ -186,7 +186,7 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
     for (int ni : w.consumers) {
       const auto& n = *model.nodes[ni].proto;
       const std::string& op = n.op_type();
-      if (op == "Gather" && n.input_size() > 0 && n.input(0) == w.name && w.dims.size() == 2) {
+      if (op == "Gather" && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) {
         category[i] = Embedding;
       } else if (op == "EmbedLayerNormalization" && w.dims.size() == 2) {
         category[i] = Embedding;

@@ -89,6 +89,11 @@ struct Model {
   const std::vector<int>& consumers_of(int g, const std::string& value) const;
 };
 
+// A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
+// inputs that an operator normally has, and a missing one must read as absent, not crash.
+const std::string& input_of(const onnx::NodeProto& n, int i);
+const std::string& output_of(const onnx::NodeProto& n, int i);
+
 // Element width in bits for an ONNX data type, 0 when unknown (string, undefined).
 int dtype_bits(int32_t dtype);
 // Short lowercase name: float32, float16, int8, uint4 ...

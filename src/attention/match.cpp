@@ -52,7 +52,7 @@ bool is_fused_attention(const onnx::NodeProto& n) {
 std::string node_name(const Model& m, int ni) {
   const auto& n = *m.nodes[ni].proto;
   if (!n.name().empty()) return n.name();
-  return n.op_type() + (n.output_size() ? " -> " + n.output(0) : std::string());
+  return n.op_type() + (n.output_size() ? " -> " + output_of(n, 0) : std::string());
 }
 
 // One role's raw result before shares are settled.
@@ -101,20 +101,20 @@ class Matcher {
     const auto& n = *m_.nodes[p].proto;
     const std::string& op = n.op_type();
     if (op == "MatMul" || op == "FusedMatMul") {
-      if (n.input_size() >= 2 && !m_.weight_for(g, n.input(0)) && !walker_.weight_of(g, n.input(1))) return p;
+      if (n.input_size() >= 2 && !m_.weight_for(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) return p;
       return -1;
     }
     if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Where") {
       for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
-        if (m_.weight_for(g, n.input(i))) continue;
-        int r = find_scores_matmul(g, n.input(i), depth + 1);
+        if (m_.weight_for(g, input_of(n, i))) continue;
+        int r = find_scores_matmul(g, input_of(n, i), depth + 1);
         if (r >= 0) return r;
       }
       return -1;
     }
     if (op == "Cast" || op == "Reshape" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
         op == "Transpose") {
-      return find_scores_matmul(g, n.input(0), depth + 1);
+      return find_scores_matmul(g, input_of(n, 0), depth + 1);
     }
     return -1;
   }
@@ -124,9 +124,9 @@ class Matcher {
     for (int c : m_.consumers_of(g, value)) {
       const auto& n = *m_.nodes[c].proto;
       const std::string& op = n.op_type();
-      if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && n.input(0) == value) return c;
+      if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && input_of(n, 0) == value) return c;
       if (op == "Cast" || op == "Dropout" || op == "Identity" || op == "Where" || op == "Reshape" || op == "Mul") {
-        int r = find_values_matmul(g, n.output(0), depth + 1);
+        int r = find_values_matmul(g, output_of(n, 0), depth + 1);
         if (r >= 0) return r;
       }
     }
@@ -135,28 +135,28 @@ class Matcher {
 
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why) {
     const auto& sm = *m_.nodes[softmax].proto;
-    int qk = find_scores_matmul(g, sm.input(0), 0);
+    int qk = find_scores_matmul(g, input_of(sm, 0), 0);
     if (qk < 0) {
       *why = "no MatMul(Q, Kᵀ) of two activations before it";
       return std::nullopt;
     }
-    int av = find_values_matmul(g, sm.output(0), 0);
+    int av = find_values_matmul(g, output_of(sm, 0), 0);
     if (av < 0) {
       *why = "its output does not feed a MatMul with V";
       return std::nullopt;
     }
     const auto& qkn = *m_.nodes[qk].proto;
     const auto& avn = *m_.nodes[av].proto;
-    RoleHit q{walker_.back(g, qkn.input(0)), true};
-    RoleHit k{walker_.back(g, qkn.input(1)), true};
-    RoleHit v{walker_.back(g, avn.input(1)), true};
+    RoleHit q{walker_.back(g, input_of(qkn, 0)), true};
+    RoleHit k{walker_.back(g, input_of(qkn, 1)), true};
+    RoleHit v{walker_.back(g, input_of(avn, 1)), true};
     for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
       if (!r->hit.found()) {
         *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
         return std::nullopt;
       }
     }
-    RoleHit o{walker_.forward(g, avn.output(0)), true};
+    RoleHit o{walker_.forward(g, output_of(avn, 0)), true};
     AttentionBlock b;
     b.form = "unfused";
     b.core_node = softmax;
@@ -181,7 +181,7 @@ class Matcher {
       heads = ShapeOracle::attr_int(n, "q_num_heads", 0);
       kv_heads = ShapeOracle::attr_int(n, "kv_num_heads", 0);
     }
-    auto input = [&](int i) -> std::string { return i < n.input_size() ? n.input(i) : std::string(); };
+    auto input = [&](int i) -> std::string { return i < n.input_size() ? input_of(n, i) : std::string(); };
 
     if (!onnx_attention && (op == "Attention" || op == "PackedAttention" || op == "QAttention" ||
                             op == "LongformerAttention")) {
@@ -260,7 +260,7 @@ class Matcher {
         }
       }
     }
-    RoleHit o{walker_.forward(g, n.output(0)), true};
+    RoleHit o{walker_.forward(g, output_of(n, 0)), true};
     assemble(g, b, q, k, v, o);
     if (heads > 0) {
       b.heads = heads;
@@ -298,7 +298,7 @@ class Matcher {
           op != "DynamicQuantizeLinear") {
         break;
       }
-      value = n.input(0);
+      value = input_of(n, 0);
     }
     return value;
   }
@@ -371,8 +371,9 @@ class Matcher {
       return;
     }
     const Weight& w = m_.weights[hit.weight.weight];
-    int64_t length = hit.part.length ? *hit.part.length : hit.out;
-    int64_t offset = hit.part.offset ? *hit.part.offset : 0;
+    // A part comes from Split sizes or Slice bounds in the file: keep it inside the projection.
+    int64_t length = hit.part.length ? std::clamp<int64_t>(*hit.part.length, 0, hit.out) : hit.out;
+    int64_t offset = hit.part.offset ? std::clamp<int64_t>(*hit.part.offset, 0, hit.out - length) : 0;
     p.in_width = hit.in;
     p.out_width = length;
     TensorShare ws;
@@ -531,8 +532,10 @@ class Matcher {
       b.name = block_name(b, blocks_using);
       b.total = b.q.total() + b.k.total() + b.v.total() + b.o.total();
       b.has_bias = b.q.bias || b.k.bias || b.v.bias || b.o.bias;
-      uint64_t w = static_cast<uint64_t>(b.width);
-      b.standard = 4 * w * w + (b.has_bias ? 4 * w : 0);
+      uint64_t w = static_cast<uint64_t>(std::max<int64_t>(b.width, 0)), w2 = 0, std4 = 0;
+      if (mul_overflows(w, w, &w2) || mul_overflows(w2, 4, &std4) || add_overflows(std4, b.has_bias ? 4 * w : 0, &b.standard)) {
+        b.standard = UINT64_MAX;  // only a hostile width gets here; the block's own numbers stand
+      }
       std::map<int, uint64_t> mine;
       std::set<std::pair<int, std::string>> seen;  // one share read by several projections counts once
       for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
@@ -543,8 +546,10 @@ class Matcher {
       for (auto& [wi, n] : mine) per_weight[wi] = std::max(per_weight[wi], n);
     }
     for (auto& [wi, n] : per_weight) {
-      (void)wi;
-      r.parameters += n;
+      // A tensor gives the attention total at most its own elements, and only when it is a
+      // parameter: a hostile graph can route one tensor into overlapping shares.
+      const Weight& w = m_.weights[wi];
+      if (w.parameter) r.parameters += std::min(n, w.elements);
     }
   }
 };

@@ -32,7 +32,7 @@ bool all_known(const IntVector& v) {
 
 std::string ProjectionWalker::label(int node) const {
   const auto& n = *m_.nodes[node].proto;
-  return n.op_type() + " '" + (n.name().empty() ? n.output_size() ? n.output(0) : std::string("?") : n.name()) + "'";
+  return n.op_type() + " '" + (n.name().empty() ? n.output_size() ? output_of(n, 0) : std::string("?") : n.name()) + "'";
 }
 
 std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& value, int depth) {
@@ -47,10 +47,10 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& v
   const auto& n = *m_.nodes[p].proto;
   const std::string& op = n.op_type();
   if (op == "Identity" || op == "Cast" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") {
-    return weight_of(g, n.input(0), depth + 1);
+    return weight_of(g, input_of(n, 0), depth + 1);
   }
   if (op == "DequantizeLinear") {
-    auto r = weight_of(g, n.input(0), depth + 1);
+    auto r = weight_of(g, input_of(n, 0), depth + 1);
     if (r) {
       r->quantized = true;
       r->via = "DequantizeLinear";
@@ -58,17 +58,17 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& v
     return r;
   }
   if (op == "Transpose") {
-    auto r = weight_of(g, n.input(0), depth + 1);
+    auto r = weight_of(g, input_of(n, 0), depth + 1);
     if (r) r->transposed = !r->transposed;
     return r;
   }
   if (op == "Slice") {
-    auto r = weight_of(g, n.input(0), depth + 1);
+    auto r = weight_of(g, input_of(n, 0), depth + 1);
     if (!r || r->rows || r->transposed) return std::nullopt;
-    auto starts = s_.eval(g, n.input_size() > 1 ? n.input(1) : "");
-    auto ends = s_.eval(g, n.input_size() > 2 ? n.input(2) : "");
+    auto starts = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
+    auto ends = s_.eval(g, n.input_size() > 2 ? input_of(n, 2) : "");
     std::optional<IntVector> axes;
-    if (n.input_size() > 3 && !n.input(3).empty()) axes = s_.eval(g, n.input(3));
+    if (n.input_size() > 3 && !input_of(n, 3).empty()) axes = s_.eval(g, input_of(n, 3));
     if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !all_known(*starts) || !all_known(*ends)) {
       return std::nullopt;
     }
@@ -113,9 +113,9 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
   } else {
     return std::nullopt;
   }
-  if (n.input_size() <= weight_input || n.input(0) != activation) return std::nullopt;
+  if (n.input_size() <= weight_input || input_of(n, 0) != activation) return std::nullopt;
   if (m_.weight_for(g, activation)) return std::nullopt;  // both operands constant: not a projection
-  auto w = weight_of(g, n.input(weight_input));
+  auto w = weight_of(g, input_of(n, weight_input));
   if (!w) return std::nullopt;
   const Weight& tensor = m_.weights[w->weight];
   ProjectionHit hit;
@@ -150,8 +150,8 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
     return std::nullopt;
   }
   hit.logical_elements = elements;
-  if (bias_input >= 0 && n.input_size() > bias_input && !n.input(bias_input).empty()) {
-    if (auto b = weight_of(g, n.input(bias_input))) {
+  if (bias_input >= 0 && n.input_size() > bias_input && !input_of(n, bias_input).empty()) {
+    if (auto b = weight_of(g, input_of(n, bias_input))) {
       hit.bias = b->weight;
       hit.bias_range = b->rows;
     }
@@ -182,13 +182,13 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   }
   const auto& n = *m_.nodes[p].proto;
   const std::string& op = n.op_type();
-  if (auto hit = as_projection(g, p, n.input_size() ? n.input(0) : "")) return *hit;
+  if (auto hit = as_projection(g, p, n.input_size() ? input_of(n, 0) : "")) return *hit;
 
   if (op == "Reshape") {
-    ProjectionHit r = back_impl(g, n.input(0), depth + 1);
+    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     if (r.found() && n.input_size() > 1) {
       // Only a reshape that splits features into heads counts, not one that keeps the width.
-      auto target = s_.eval(g, n.input(1));
+      auto target = s_.eval(g, input_of(n, 1));
       bool keeps_width = target && !target->empty() && target->back() && *target->back() == r.out;
       if (target && !keeps_width) {
         if (!r.reshape) {  // the first on the way back up is the one nearest the projection
@@ -202,18 +202,18 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     }
     return r;
   }
-  if (is_pass_through(op)) return back_impl(g, n.input(0), depth + 1);
+  if (is_pass_through(op)) return back_impl(g, input_of(n, 0), depth + 1);
 
   if (op == "Split" || op == "Slice") {
-    ProjectionHit r = back_impl(g, n.input(0), depth + 1);
+    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
-    Dims d = s_.dims(g, n.input(0));
+    Dims d = s_.dims(g, input_of(n, 0));
     auto last_axis = [&](int64_t axis) { return axis == -1 || (d.rank > 0 && axis == d.rank - 1); };
     if (op == "Split") {
       int64_t axis = ShapeOracle::attr_int(n, "axis", 0);
       std::optional<std::vector<int64_t>> sizes = ShapeOracle::attr_ints(n, "split");
-      if (!sizes && n.input_size() > 1 && !n.input(1).empty()) {
-        auto v = s_.eval(g, n.input(1));
+      if (!sizes && n.input_size() > 1 && !input_of(n, 1).empty()) {
+        auto v = s_.eval(g, input_of(n, 1));
         if (v && all_known(*v)) {
           sizes = std::vector<int64_t>();
           for (auto& x : *v) sizes->push_back(*x);
@@ -221,7 +221,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       }
       int which = 0;
       for (int o = 0; o < n.output_size(); ++o) {
-        if (n.output(o) == value) which = o;
+        if (output_of(n, o) == value) which = o;
       }
       if (!sizes && n.output_size() > 0 && r.out % n.output_size() == 0) {
         sizes = std::vector<int64_t>(static_cast<size_t>(n.output_size()), r.out / n.output_size());
@@ -233,10 +233,10 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       }
       return r;
     }
-    auto starts = s_.eval(g, n.input_size() > 1 ? n.input(1) : "");
-    auto ends = s_.eval(g, n.input_size() > 2 ? n.input(2) : "");
+    auto starts = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
+    auto ends = s_.eval(g, n.input_size() > 2 ? input_of(n, 2) : "");
     std::optional<IntVector> axes;
-    if (n.input_size() > 3 && !n.input(3).empty()) axes = s_.eval(g, n.input(3));
+    if (n.input_size() > 3 && !input_of(n, 3).empty()) axes = s_.eval(g, input_of(n, 3));
     if (starts && ends && starts->size() == 1 && ends->size() == 1 && all_known(*starts) && all_known(*ends) && axes &&
         axes->size() == 1 && (*axes)[0] && last_axis(*(*axes)[0])) {
       int64_t s = *(*starts)[0], e = *(*ends)[0];
@@ -252,12 +252,12 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     return r;
   }
   if (op == "Gather") {
-    if (m_.weight_for(g, n.input(0))) {
-      fail.failure = "comes from a lookup in the constant '" + n.input(0) + "', not a projection";
+    if (m_.weight_for(g, input_of(n, 0))) {
+      fail.failure = "comes from a lookup in the constant '" + input_of(n, 0) + "', not a projection";
       return fail;
     }
-    ProjectionHit r = back_impl(g, n.input(0), depth + 1);
-    auto idx = s_.eval(g, n.input_size() > 1 ? n.input(1) : "");
+    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+    auto idx = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
     if (r.found() && !r.part.offset && !r.part.index && idx && idx->size() == 1 && (*idx)[0] && *(*idx)[0] >= 0) {
       r.part.index = *(*idx)[0];
     }
@@ -270,7 +270,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     int bias = -1;
     std::optional<std::pair<int64_t, int64_t>> bias_range;
     for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
-      const std::string& in = n.input(i);
+      const std::string& in = input_of(n, i);
       if (in.empty()) continue;
       if (auto w = weight_of(g, in)) {
         constants.push_back(m_.weights[w->weight].name);
@@ -362,7 +362,7 @@ ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
     if (auto hit = as_projection(g, c, value)) {
       if (hit->bias < 0 && n.output_size() > 0) {
         // Bias as a following Add, or folded into SkipLayerNormalization (input 4).
-        for (int u : m_.consumers_of(g, n.output(0))) {
+        for (int u : m_.consumers_of(g, output_of(n, 0))) {
           const auto& un = *m_.nodes[u].proto;
           if (un.op_type() == "Add") {
             for (const auto& in : un.input()) {
@@ -373,8 +373,8 @@ ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
             }
           } else if (un.op_type() == "SkipLayerNormalization" || un.op_type() == "SkipSimplifiedLayerNormalization") {
             int bias_at = un.op_type() == "SkipLayerNormalization" ? 4 : 3;
-            if (un.input_size() > bias_at && !un.input(bias_at).empty()) {
-              if (auto w = weight_of(g, un.input(bias_at))) hit->bias = w->weight;
+            if (un.input_size() > bias_at && !input_of(un, bias_at).empty()) {
+              if (auto w = weight_of(g, input_of(un, bias_at))) hit->bias = w->weight;
             }
           }
           break;
@@ -384,7 +384,7 @@ ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
     }
     if (one_of(n.op_type(), {"Transpose", "Reshape", "Identity", "Cast", "Squeeze", "Unsqueeze", "Flatten", "Dropout",
                              "QuantizeLinear", "DequantizeLinear", "CastLike"})) {
-      value = n.output(0);
+      value = output_of(n, 0);
       continue;
     }
     fail.failure = "its output goes to " + label(c) + " instead of a projection";

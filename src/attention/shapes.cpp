@@ -38,13 +38,14 @@ std::optional<int64_t> norm_axis(int64_t axis, int rank) {
 // Broadcast of elementwise inputs: a known dim > 1 wins, 1 yields to the other side.
 Dims broadcast(const std::vector<Dims>& in) {
   Dims out;
+  if (in.empty()) return out;
   int rank = -1;
   bool all_known = true;
   for (const auto& d : in) {
     if (d.rank < 0) all_known = false;
     rank = std::max(rank, d.rank);
   }
-  if (!all_known) {
+  if (!all_known || rank < 0) {
     // Rank unknown: still carry the feature width when some input knows it.
     for (const auto& d : in) {
       auto l = d.last();
@@ -152,9 +153,9 @@ Dims ShapeOracle::dims(int g, const std::string& value) const {
 void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (n.output_size() == 0) return;
-  auto in = [&](int i) { return i < n.input_size() && !n.input(i).empty() ? dims(g, n.input(i)) : Dims{}; };
+  auto in = [&](int i) { return i < n.input_size() && !input_of(n, i).empty() ? dims(g, input_of(n, i)) : Dims{}; };
   auto set = [&](int i, Dims d) {
-    if (i < n.output_size() && !n.output(i).empty() && !dims_[g].count(n.output(i))) dims_[g][n.output(i)] = std::move(d);
+    if (i < n.output_size() && !output_of(n, i).empty() && !dims_[g].count(output_of(n, i))) dims_[g][output_of(n, i)] = std::move(d);
   };
   if (op == "Constant") return;  // a weight: dims() answers from the weight table
   if (is_unary_same_shape(op)) {
@@ -226,7 +227,7 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
   }
   if (op == "Reshape") {
     Dims a = in(0), out;
-    auto target = n.input_size() > 1 ? eval(g, n.input(1)) : std::nullopt;
+    auto target = n.input_size() > 1 ? eval(g, input_of(n, 1)) : std::nullopt;
     if (!target) {
       set(0, out);
       return;
@@ -246,7 +247,7 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
     Dims a = in(0), out;
     std::optional<std::vector<int64_t>> axes = ShapeOracle::attr_ints(n, "axes");
     if (!axes && n.input_size() > 1) {
-      auto v = eval(g, n.input(1));
+      auto v = eval(g, input_of(n, 1));
       if (v && std::all_of(v->begin(), v->end(), [](const MaybeInt& x) { return x.has_value(); })) {
         axes = std::vector<int64_t>();
         for (auto& x : *v) axes->push_back(*x);
@@ -323,8 +324,8 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
     Dims a = in(0);
     auto axis = norm_axis(ShapeOracle::attr_int(n, "axis", 0), a.rank);
     std::optional<std::vector<int64_t>> sizes = ShapeOracle::attr_ints(n, "split");
-    if (!sizes && n.input_size() > 1 && !n.input(1).empty()) {
-      auto v = eval(g, n.input(1));
+    if (!sizes && n.input_size() > 1 && !input_of(n, 1).empty()) {
+      auto v = eval(g, input_of(n, 1));
       if (v && std::all_of(v->begin(), v->end(), [](const MaybeInt& x) { return x.has_value(); })) {
         sizes = std::vector<int64_t>();
         for (auto& x : *v) sizes->push_back(*x);
@@ -350,10 +351,10 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
       set(0, Dims{});
       return;
     }
-    auto starts = n.input_size() > 1 ? eval(g, n.input(1)) : std::nullopt;
-    auto ends = n.input_size() > 2 ? eval(g, n.input(2)) : std::nullopt;
+    auto starts = n.input_size() > 1 ? eval(g, input_of(n, 1)) : std::nullopt;
+    auto ends = n.input_size() > 2 ? eval(g, input_of(n, 2)) : std::nullopt;
     std::optional<IntVector> axes;
-    if (n.input_size() > 3 && !n.input(3).empty()) axes = eval(g, n.input(3));
+    if (n.input_size() > 3 && !input_of(n, 3).empty()) axes = eval(g, input_of(n, 3));
     if (!starts || !ends || starts->size() != ends->size()) {
       for (auto& d : out.d) d = std::nullopt;
       set(0, out);
@@ -398,7 +399,7 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
   }
   if (op == "Expand" || op == "Tile") {
     Dims a = in(0), out;
-    auto shape = n.input_size() > 1 ? eval(g, n.input(1)) : std::nullopt;
+    auto shape = n.input_size() > 1 ? eval(g, input_of(n, 1)) : std::nullopt;
     if (shape && op == "Expand") {
       Dims target;
       target.rank = static_cast<int>(shape->size());
@@ -419,7 +420,7 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
     bool keep = ShapeOracle::attr_int(n, "keepdims", 1) != 0;
     auto axes = ShapeOracle::attr_ints(n, "axes");
     if (!axes && n.input_size() > 1) {
-      auto v = eval(g, n.input(1));
+      auto v = eval(g, input_of(n, 1));
       if (v && std::all_of(v->begin(), v->end(), [](const MaybeInt& x) { return x.has_value(); })) {
         axes = std::vector<int64_t>();
         for (auto& x : *v) axes->push_back(*x);
@@ -474,11 +475,11 @@ std::optional<IntVector> ShapeOracle::eval_node(int g, const onnx::NodeProto& n,
                                                 int depth) {
   const std::string& op = n.op_type();
   auto arg = [&](int i) -> std::optional<IntVector> {
-    if (i >= n.input_size() || n.input(i).empty()) return std::nullopt;
-    return eval(g, n.input(i), depth);
+    if (i >= n.input_size() || input_of(n, i).empty()) return std::nullopt;
+    return eval(g, input_of(n, i), depth);
   };
   if (op == "Shape") {
-    Dims d = dims(g, n.input(0));
+    Dims d = dims(g, input_of(n, 0));
     if (d.rank < 0) return std::nullopt;
     int64_t start = attr_int(n, "start", 0), end = attr_int(n, "end", d.rank);
     if (start < 0) start += d.rank;
@@ -497,10 +498,10 @@ std::optional<IntVector> ShapeOracle::eval_node(int g, const onnx::NodeProto& n,
     if (!idx || idx->size() != 1 || !(*idx)[0]) return std::nullopt;
     int64_t i = *(*idx)[0];
     // Gather(Shape(x), -1) needs only x's last dimension, even when x's rank is unknown.
-    int p = m_.producer_of(g, n.input(0));
+    int p = m_.producer_of(g, input_of(n, 0));
     if (i == -1 && p >= 0 && m_.nodes[p].proto->op_type() == "Shape" && attr(*m_.nodes[p].proto, "start") == nullptr &&
         attr(*m_.nodes[p].proto, "end") == nullptr) {
-      auto last = dims(g, m_.nodes[p].proto->input(0)).last();
+      auto last = dims(g, input_of(*m_.nodes[p].proto, 0)).last();
       if (!last) return std::nullopt;
       return IntVector{last};
     }
@@ -516,7 +517,7 @@ std::optional<IntVector> ShapeOracle::eval_node(int g, const onnx::NodeProto& n,
       auto v = arg(i);
       if (!v) {
         // An unknown piece of known length 1 (an Unsqueezed scalar) keeps the others readable.
-        int p = m_.producer_of(g, n.input(i));
+        int p = m_.producer_of(g, input_of(n, i));
         if (p >= 0 && m_.nodes[p].proto->op_type() == "Unsqueeze") {
           out.push_back(std::nullopt);
           continue;
