@@ -15,6 +15,7 @@
 #include "headcount/cli.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
+#include "test_util.h"
 #include "headcount/report.h"
 
 using namespace headcount;
@@ -49,22 +50,8 @@ const ProjectionCount& role(const Calculation& c, const std::string& r) {
   throw std::logic_error("unreachable");
 }
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-CliResult cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "headcount");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CliResult r;
-  r.code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using testutil::CliResult;
+using testutil::cli;
 
 std::string sample(const std::string& name) { return std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx"; }
 

@@ -20,8 +20,6 @@
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "headcount/cli.h"
 #include "headcount/error.h"
@@ -38,26 +36,8 @@ namespace {
 
 // ----- helpers ------------------------------------------------------------------------------
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-// `headcount ARGS...` in-process; afterwards the default logger goes back to stderr, because
-// run_cli points it at `err`, which dies with this frame.
-static CliResult cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "headcount");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CliResult r;
-  r.code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  spdlog::set_default_logger(
-      std::make_shared<spdlog::logger>("gate_test", std::make_shared<spdlog::sinks::stderr_sink_mt>()));
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using testutil::CliResult;
+using testutil::cli;
 
 static std::string sample(const std::string& name) { return std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx"; }
 

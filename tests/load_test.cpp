@@ -20,8 +20,6 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "headcount/cli.h"
 #include "headcount/error.h"
@@ -131,26 +129,8 @@ std::string good_model(const testutil::TempDir& dir, const std::string& name = "
   return path;
 }
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs the CLI in-process. run_cli points spdlog's default logger at `err`; it is pointed back at
-// stderr afterwards so no later log line writes to a stream that no longer exists.
-CliResult cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "headcount");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CliResult r;
-  r.code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  spdlog::set_default_logger(
-      std::make_shared<spdlog::logger>("load_test", std::make_shared<spdlog::sinks::stderr_sink_mt>()));
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using testutil::CliResult;
+using testutil::cli;
 
 // `audit BAD GOOD`: one error line for BAD, GOOD still reported, exit code 2.
 void check_bad_then_good(const std::string& bad, const std::string& message) {

@@ -14,6 +14,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "headcount/cli.h"
+
 namespace testutil {
 
 // A temporary directory removed when the test ends.
@@ -141,6 +143,25 @@ inline void save(const onnx::ModelProto& m, const std::string& path) {
   std::string bytes;
   m.SerializeToString(&bytes);
   write_bytes(path, bytes);
+}
+
+// What one in-process `headcount ARGS...` printed and returned.
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs the CLI in-process with string streams (run_cli restores the default logger on return).
+inline CliResult cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "headcount");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  CliResult r;
+  r.code = headcount::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
 }
 
 }  // namespace testutil
