@@ -73,6 +73,7 @@ std::string heads_summary(const Audit& a) {
 
 void render_markdown(const Run& run, std::ostream& out) {
   out << "### headcount " << kVersion << "\n\n";
+  if (!run.config.empty()) out << "config: `" << md_cell(run.config) << "`\n\n";
   out << "| model | parameters | stored | attention | blocks | heads | findings |" << (run.gates_configured ? " gates |" : "")
       << "\n";
   out << "|---|---:|---:|---:|---:|---|---|" << (run.gates_configured ? "---|" : "") << "\n";

@@ -55,11 +55,11 @@ std::string node_name(const Model& m, int ni) {
   return n.op_type() + (n.output_size() ? " -> " + output_of(n, 0) : std::string());
 }
 
-// One role's raw result before shares are settled.
+// One role's raw result before shares are settled; `present` is false when the role has no
+// projection to look for (or its search failed and was turned into a note).
 struct RoleHit {
   ProjectionHit hit;
   bool present = false;
-  // For fused packed weights the part is given by the operator, not by a walk.
 };
 
 class Matcher {
