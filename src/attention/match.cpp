@@ -246,9 +246,19 @@ class Matcher {
           r->present = false;
         }
       }
-      // MultiHeadAttention keeps the packed Q/K/V bias inside the op (input 3).
-      if ((op == "MultiHeadAttention" || op == "DecoderMaskedMultiHeadAttention") && n.input_size() > 3 && !input(3).empty()) {
-        if (auto bias = walker_.weight_of(g, input(3))) {
+      // MultiHeadAttention-style ops keep the packed Q/K/V bias inside the op: input 3 for
+      // (Packed)MultiHeadAttention, a later input for DecoderMaskedMultiHeadAttention. It is the
+      // 1-D constant whose length is the sum of the three projections' widths.
+      if (op == "MultiHeadAttention" || op == "PackedMultiHeadAttention" || op == "DecoderMaskedMultiHeadAttention") {
+        int64_t want = 0;
+        for (RoleHit* r : {&q, &k, &v}) {
+          if (r->present) want += r->hit.part.length ? *r->hit.part.length : r->hit.out;
+        }
+        for (int i = 3; i < n.input_size() && want > 0; ++i) {
+          auto bias = walker_.weight_of(g, input(i));
+          if (!bias || bias->rows) continue;
+          const Weight& w = m_.weights[bias->weight];
+          if (w.dims.size() != 1 || w.elements != static_cast<uint64_t>(want) || !dtype_is_parameter_type(w.dtype)) continue;
           int64_t offset = 0;
           for (RoleHit* r : {&q, &k, &v}) {
             if (!r->present) continue;
@@ -257,6 +267,7 @@ class Matcher {
             r->hit.bias_range = std::make_pair(offset, offset + len);
             offset += len;
           }
+          break;
         }
       }
     }
