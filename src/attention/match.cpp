@@ -100,8 +100,8 @@ class Matcher {
     if (p < 0) return -1;
     const auto& n = *m_.nodes[p].proto;
     const std::string& op = n.op_type();
-    if (op == "MatMul" || op == "FusedMatMul") {
-      if (n.input_size() >= 2 && !m_.weight_for(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) return p;
+    if (op == "MatMul" || op == "FusedMatMul" || (op == "Einsum" && detail::parse_einsum(n))) {
+      if (n.input_size() >= 2 && !walker_.weight_of(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) return p;
       return -1;
     }
     if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Where") {
@@ -125,12 +125,29 @@ class Matcher {
       const auto& n = *m_.nodes[c].proto;
       const std::string& op = n.op_type();
       if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && input_of(n, 0) == value) return c;
+      if (op == "Einsum" && detail::parse_einsum(n) && (input_of(n, 0) == value || input_of(n, 1) == value)) return c;
       if (op == "Cast" || op == "Dropout" || op == "Identity" || op == "Where" || op == "Reshape" || op == "Mul") {
         int r = find_values_matmul(g, output_of(n, 0), depth + 1);
         if (r >= 0) return r;
       }
     }
     return -1;
+  }
+
+  // Whether `value` is `source` or is made from it by the casts, dropouts and masks that may sit
+  // between a Softmax and the MatMul with V.
+  bool leads_from(int g, const std::string& value, const std::string& source, int depth) {
+    if (value == source) return true;
+    if (depth > 8 || value.empty()) return false;
+    int p = m_.producer_of(g, value);
+    if (p < 0) return false;
+    const auto& n = *m_.nodes[p].proto;
+    const std::string& op = n.op_type();
+    if (op != "Cast" && op != "Dropout" && op != "Identity" && op != "Where" && op != "Reshape" && op != "Mul") return false;
+    for (const auto& in : n.input()) {
+      if (leads_from(g, in, source, depth + 1)) return true;
+    }
+    return false;
   }
 
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why) {
@@ -147,9 +164,21 @@ class Matcher {
     }
     const auto& qkn = *m_.nodes[qk].proto;
     const auto& avn = *m_.nodes[av].proto;
-    RoleHit q{walker_.back(g, input_of(qkn, 0)), true};
-    RoleHit k{walker_.back(g, input_of(qkn, 1)), true};
-    RoleHit v{walker_.back(g, input_of(avn, 1)), true};
+    std::string q_value = input_of(qkn, 0), k_value = input_of(qkn, 1), v_value = input_of(avn, 1);
+    if (auto eq = detail::parse_einsum(qkn)) {
+      // Keras writes einsum("aecd,abcd->acbe", key, query): K is the operand that carries the
+      // scores' last axis, the one Softmax normalises.
+      if (!eq->out.empty() && eq->in[0].find(eq->out.back()) != std::string::npos &&
+          eq->in[1].find(eq->out.back()) == std::string::npos) {
+        std::swap(q_value, k_value);
+      }
+    }
+    if (detail::parse_einsum(avn) && leads_from(g, input_of(avn, 1), output_of(sm, 0), 0)) {
+      v_value = input_of(avn, 0);  // einsum(probabilities, value) or einsum(value, probabilities)
+    }
+    RoleHit q{walker_.back(g, q_value), true};
+    RoleHit k{walker_.back(g, k_value), true};
+    RoleHit v{walker_.back(g, v_value), true};
     for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
       if (!r->hit.found()) {
         *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
@@ -433,7 +462,13 @@ class Matcher {
   void infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v) {
     int64_t q_out = b.q.out_width, k_out = b.k.out_width, v_out = b.v.out_width;
     std::optional<int64_t> d;
-    if (!q.per_head.empty()) {
+    if (q.einsum_out_dims.size() >= 2 && q.einsum_out_dims[0] > 0 && q_out % q.einsum_out_dims[0] == 0) {
+      // Keras EinsumDense kernels keep heads as an axis: [d, h, k].
+      b.heads = q.einsum_out_dims[0];
+      d = q_out / *b.heads;
+      b.heads_from = "the Q projection's Einsum weight keeps " + std::to_string(*b.heads) + " heads × " +
+                     std::to_string(*d) + " as separate axes";
+    } else if (!q.per_head.empty()) {
       b.heads = static_cast<int64_t>(q.per_head.size());
       d = q.per_head[0].part.length ? *q.per_head[0].part.length : q.per_head[0].out;
       b.heads_from = std::to_string(q.per_head.size()) + " per-head Q projections concatenated";
@@ -462,7 +497,9 @@ class Matcher {
     }
     if (!d) return;
     b.head_dim = d;
-    if (!k.per_head.empty()) {
+    if (k.einsum_out_dims.size() >= 2 && k.einsum_out_dims[0] > 0 && k_out % k.einsum_out_dims[0] == 0) {
+      b.k_head_dim = k_out / k.einsum_out_dims[0];
+    } else if (!k.per_head.empty()) {
       b.k_head_dim = k.per_head[0].out;
     } else if (k.core_reshape && !k.core_reshape->empty() && k.core_reshape->back() && *k.core_reshape->back() > 0) {
       // Compare like with like: the head sizes Q and K have where they meet in MatMul(Q, Kᵀ).
@@ -471,8 +508,11 @@ class Matcher {
       b.k_head_dim = q_known && *q.core_reshape->back() == kd ? *d : kd;
     }
     if (!k.per_head.empty()) b.kv_heads = static_cast<int64_t>(k.per_head.size());
+    else if (k.einsum_out_dims.size() >= 2 && k.einsum_out_dims[0] > 0) b.kv_heads = k.einsum_out_dims[0];
     else if (k_out > 0 && k_out % *d == 0) b.kv_heads = k_out / *d;
-    if (!v.per_head.empty()) {
+    if (v.einsum_out_dims.size() >= 2 && v.einsum_out_dims[0] > 0 && v_out % v.einsum_out_dims[0] == 0) {
+      b.v_head_dim = v_out / v.einsum_out_dims[0];
+    } else if (!v.per_head.empty()) {
       b.v_head_dim = v.per_head[0].out;
     } else if (v.reshape && !v.reshape->empty() && v.reshape->back() && *v.reshape->back() > 0) {
       b.v_head_dim = *v.reshape->back();

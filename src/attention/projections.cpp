@@ -2,6 +2,7 @@
 #include "projections.h"
 
 #include <algorithm>
+#include <climits>
 #include <numeric>
 
 namespace headcount::detail {
@@ -110,6 +111,8 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
   } else if (op == "MatMulNBits") {
     weight_input = 1;
     bias_input = 5;
+  } else if (op == "Einsum") {
+    return einsum_projection(g, node, activation);
   } else {
     return std::nullopt;
   }
@@ -155,6 +158,52 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
       hit.bias = b->weight;
       hit.bias_range = b->rows;
     }
+  }
+  return hit;
+}
+
+// Einsum(x, W) with a constant W, as tf2onnx writes Keras' EinsumDense ("abc,cde->abde" with a
+// kernel [d, h, k]). The weight's letters shared with x and absent from the output are its inputs;
+// the letters kept in the output are its outputs (heads and head size stay separate axes).
+std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node, const std::string& activation) {
+  const auto& n = *m_.nodes[node].proto;
+  auto eq = parse_einsum(n);
+  if (!eq) return std::nullopt;
+  int xi = input_of(n, 0) == activation ? 0 : input_of(n, 1) == activation ? 1 : -1;
+  if (xi < 0 || m_.weight_for(g, activation)) return std::nullopt;
+  auto w = weight_of(g, input_of(n, 1 - xi));
+  if (!w || w->rows || w->transposed) return std::nullopt;
+  const Weight& tensor = m_.weights[w->weight];
+  const std::string& ws = eq->in[1 - xi];
+  const std::string& xs = eq->in[xi];
+  if (tensor.dims.size() != ws.size()) return std::nullopt;
+  uint64_t in = 1, out = 1;
+  std::vector<std::pair<size_t, int64_t>> kept;  // (position in the output, size)
+  for (size_t i = 0; i < ws.size(); ++i) {
+    char c = ws[i];
+    int64_t d = tensor.dims[i];
+    if (d <= 0) return std::nullopt;
+    bool in_x = xs.find(c) != std::string::npos, in_out = eq->out.find(c) != std::string::npos;
+    if (in_x && !in_out) {
+      if (mul_overflows(in, static_cast<uint64_t>(d), &in)) return std::nullopt;
+    } else if (!in_x && in_out) {
+      if (mul_overflows(out, static_cast<uint64_t>(d), &out)) return std::nullopt;
+      kept.push_back({eq->out.find(c), d});
+    } else {
+      return std::nullopt;  // a batch axis on the weight, or a weight axis summed away: not a projection
+    }
+  }
+  if (kept.empty() || in > static_cast<uint64_t>(INT64_MAX) || out > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  ProjectionHit hit;
+  hit.node = node;
+  hit.weight = *w;
+  hit.input = activation;
+  hit.in = static_cast<int64_t>(in);
+  hit.out = static_cast<int64_t>(out);
+  if (mul_overflows(in, out, &hit.logical_elements)) return std::nullopt;
+  std::sort(kept.begin(), kept.end());
+  if (kept.size() > 1) {
+    for (auto& k : kept) hit.einsum_out_dims.push_back(k.second);
   }
   return hit;
 }
@@ -274,7 +323,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       if (in.empty()) continue;
       if (auto w = weight_of(g, in)) {
         constants.push_back(m_.weights[w->weight].name);
-        if (op == "Add" && m_.weights[w->weight].dims.size() <= 1) {
+        if (op == "Add" && m_.weights[w->weight].dims.size() <= 2) {
           bias = w->weight;
           bias_range = w->rows;
         }
@@ -332,7 +381,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     fail.failure = "two different projections meet at " + label(p);
     return fail;
   }
-  if (one_of(op, {"MatMul", "Gemm", "FusedMatMul"})) {
+  if (one_of(op, {"MatMul", "Gemm", "FusedMatMul", "Einsum"})) {
     fail.failure = "comes from " + label(p) + ", a product of two activations";
     return fail;
   }

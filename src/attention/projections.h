@@ -44,6 +44,9 @@ struct ProjectionHit {
   // The head-splitting Reshape nearest the attention core: its last dimension is the head size the
   // core multiplies (a second reshape may regroup heads after the first).
   std::optional<IntVector> core_reshape;
+  // An Einsum projection whose weight keeps heads as their own axes (Keras kernels [d, h, k]):
+  // the sizes of the output letters, first the heads axis.
+  std::vector<int64_t> einsum_out_dims;
   std::vector<std::string> extra_weights;  // e.g. add_bias_kv tokens concatenated onto K
   std::string failure;            // why nothing was found
   bool found() const { return node >= 0 || !per_head.empty(); }
@@ -67,6 +70,7 @@ class ProjectionWalker {
   const Model& m_;
   int budget_ = 0;  // node visits left in the current walk: keeps branching walks linear
   ProjectionHit back_impl(int g, const std::string& value, int depth);
+  std::optional<ProjectionHit> einsum_projection(int g, int node, const std::string& activation);
   std::string label(int node) const;
 };
 

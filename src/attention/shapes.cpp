@@ -2,6 +2,7 @@
 #include "shapes.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace headcount::detail {
 namespace {
@@ -97,6 +98,26 @@ std::optional<int64_t> div_floor(int64_t a, int64_t b) {
 }
 
 }  // namespace
+
+std::optional<EinsumEquation> parse_einsum(const onnx::NodeProto& n) {
+  if (n.op_type() != "Einsum" || n.input_size() != 2) return std::nullopt;
+  const auto* a = ShapeOracle::attr(n, "equation");
+  if (!a || a->s().size() > 64) return std::nullopt;
+  std::string eq;
+  for (char c : a->s()) {
+    if (c != ' ') eq += c;
+  }
+  size_t arrow = eq.find("->"), comma = eq.find(',');
+  if (arrow == std::string::npos || comma == std::string::npos || comma > arrow) return std::nullopt;
+  EinsumEquation e{{eq.substr(0, comma), eq.substr(comma + 1, arrow - comma - 1)}, eq.substr(arrow + 2)};
+  for (const std::string* part : {&e.in[0], &e.in[1], &e.out}) {
+    for (size_t i = 0; i < part->size(); ++i) {
+      char c = (*part)[i];
+      if (!std::isalpha(static_cast<unsigned char>(c)) || part->find(c, i + 1) != std::string::npos) return std::nullopt;
+    }
+  }
+  return e;
+}
 
 std::string format_ints(const IntVector& v) {
   std::string s = "[";

@@ -56,4 +56,12 @@ class ShapeOracle {
 // "[0, 0, 4, 8]" with "?" for unknown entries.
 std::string format_ints(const IntVector& v);
 
+// A two-operand Einsum equation such as "abc,cde->abde": one subscript per input and the output's.
+// Equations with ellipses, repeated letters in one operand or other than two inputs are refused.
+struct EinsumEquation {
+  std::string in[2];
+  std::string out;
+};
+std::optional<EinsumEquation> parse_einsum(const onnx::NodeProto& n);
+
 }  // namespace headcount::detail
