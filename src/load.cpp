@@ -414,7 +414,7 @@ class Indexer {
       w.bytes = w.elements * 4;
       w.storage = Storage::ConstantNode;
       w.parameter = true;
-      register_weight(std::move(w));
+      register_weight(std::move(w), out);
     }
   }
 
@@ -441,9 +441,10 @@ class Indexer {
     return total;
   }
 
-  int register_weight(Weight w) {
+  // `key` is the name as the skeleton holds it: the graph's index views it, not a copy.
+  int register_weight(Weight w, std::string_view key) {
     int wi = static_cast<int>(m_.weights.size());
-    m_.graphs[w.graph].weight[w.name] = wi;
+    m_.graphs[w.graph].weight[key] = wi;
     m_.weights.push_back(std::move(w));
     return wi;
   }
@@ -475,7 +476,7 @@ class Indexer {
         w.payload_length = p->second.raw_length;
       }
     }
-    return register_weight(std::move(w));
+    return register_weight(std::move(w), name);
   }
 
   int add_sparse(const onnx::SparseTensorProto& s, int gi, const std::string& name, Storage storage) {
@@ -493,7 +494,7 @@ class Indexer {
     w.sparse = true;
     w.parameter = dtype_is_parameter_type(w.dtype);
     w.proto = &s.values();
-    return register_weight(std::move(w));
+    return register_weight(std::move(w), name);
   }
 
   // Proves an external location stays inside the model's folder without touching anything

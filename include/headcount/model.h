@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -65,10 +66,11 @@ struct Node {
 struct Graph {
   std::string scope;  // "main", "main/If_3:then_branch", "function:local.Block"
   int parent = -1;    // enclosing scope, -1 for the main graph and functions
-  std::vector<int> nodes;                              // topological order
-  std::unordered_map<std::string, int> producer;       // value name -> node index
-  std::unordered_map<std::string, int> weight;         // value name -> weight index
-  std::unordered_map<std::string, std::vector<int>> consumers;  // value name -> node indices
+  // Keys view names owned by Model::proto (never a temporary), so large graphs hold each name once.
+  std::vector<int> nodes;                                   // topological order
+  std::unordered_map<std::string_view, int> producer;       // value name -> node index
+  std::unordered_map<std::string_view, int> weight;         // value name -> weight index
+  std::unordered_map<std::string_view, std::vector<int>> consumers;  // value name -> node indices
 };
 
 // Everything the loader learned about one file.

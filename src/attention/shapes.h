@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -47,7 +48,8 @@ class ShapeOracle {
 
  private:
   const Model& m_;
-  std::vector<std::unordered_map<std::string, Dims>> dims_;  // declared and propagated, per graph
+  // Declared and propagated dims per graph, keyed by names the model's skeleton owns.
+  std::vector<std::unordered_map<std::string_view, Dims>> dims_;
   std::vector<std::unordered_map<std::string, std::optional<IntVector>>> eval_memo_;
   std::optional<IntVector> eval_node(int g, const onnx::NodeProto& n, const std::string& value, int depth);
   void propagate(int g, const onnx::NodeProto& n);
