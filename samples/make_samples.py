@@ -471,6 +471,198 @@ class Classifier(nn.Module):
 
 
 # ----------------------------------------------------------------------------------------------
+# Hand-written attention variants for the findings and the decoder/T5/ViT samples.
+
+class SplitHeadsAttention(AttentionBlock):
+    """Separate query/key/value/output Linears, view(B,S,h,d)+transpose, Div by sqrt(d_k).
+
+    Subclasses only decide how wide the projections are (that is where the framework mistakes
+    live); num_heads and head_dim are the module's own attributes, read back by block().
+    """
+
+    def block(self):
+        return linear_block("self", self.num_heads, self.num_heads,
+                            self.query, self.key, self.value, self.output)
+
+    def forward(self, x):
+        bsz, seq, _ = x.size()
+        h, d = self.num_heads, self.head_dim
+        q = self.query(x).view(bsz, seq, h, d).transpose(1, 2)
+        k = self.key(x).view(bsz, seq, h, d).transpose(1, 2)
+        v = self.value(x).view(bsz, seq, h, d).transpose(1, 2)
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d)
+        w = nn.functional.softmax(w, dim=-1)
+        out = torch.matmul(w, v).transpose(1, 2).reshape(bsz, seq, h * d)
+        return self.output(out)
+
+
+class MatlabLikeSelfAttention(SplitHeadsAttention):
+    """MATLAB selfAttentionLayer(numHeads, numKeyChannels): numKeyChannels is the TOTAL over heads.
+
+    Used wrongly: a user who meant 32 channels per head on a 64-wide input typed 32, so each head
+    gets 32 / 4 = 8 channels and h * d_k = 32 != 64.
+    """
+
+    def __init__(self, width=64, num_heads=4, num_key_channels=32):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = num_key_channels // num_heads
+        self.query = nn.Linear(width, num_key_channels)
+        self.key = nn.Linear(width, num_key_channels)
+        self.value = nn.Linear(width, num_key_channels)
+        self.output = nn.Linear(num_key_channels, width)
+
+
+class KerasLikeMHA(SplitHeadsAttention):
+    """Keras MultiHeadAttention(num_heads, key_dim): key_dim is PER HEAD (keras#18373 mistake:
+    key_dim = width, so every projection is h times wider than the model)."""
+
+    def __init__(self, width=E, num_heads=H, key_dim=E):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = key_dim
+        self.query = nn.Linear(width, num_heads * key_dim)
+        self.key = nn.Linear(width, num_heads * key_dim)
+        self.value = nn.Linear(width, num_heads * key_dim)
+        self.output = nn.Linear(num_heads * key_dim, width)
+
+
+class WhisperAttention(AttentionBlock):
+    """openai/whisper MultiHeadAttention: the key Linear has no bias; q and k are each scaled by
+    d_k^-0.25 (Mul) and k is permuted straight to [B, h, d, S]."""
+
+    def __init__(self, n_state=E, n_head=H):
+        super().__init__()
+        self.n_head = n_head
+        self.query = nn.Linear(n_state, n_state)
+        self.key = nn.Linear(n_state, n_state, bias=False)
+        self.value = nn.Linear(n_state, n_state)
+        self.out = nn.Linear(n_state, n_state)
+
+    def block(self):
+        return linear_block("self", self.n_head, self.n_head,
+                            self.query, self.key, self.value, self.out)
+
+    def forward(self, x):
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        n_batch, n_ctx, n_state = q.shape
+        scale = (n_state // self.n_head) ** -0.25
+        q = q.view(*q.shape[:2], self.n_head, -1).permute(0, 2, 1, 3) * scale
+        k = k.view(*k.shape[:2], self.n_head, -1).permute(0, 2, 3, 1) * scale
+        v = v.view(*v.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        w = F.softmax((q @ k).float(), dim=-1).to(q.dtype)
+        return self.out((w @ v).permute(0, 2, 1, 3).flatten(start_dim=2))
+
+
+class MultiQueryAttention(AttentionBlock):
+    """Multi-query attention: h query heads share one K/V head (k/v Linear(width, d_k)); K and V
+    are expanded to h heads before the scores. No biases."""
+
+    def __init__(self, hidden=E, heads=H):
+        super().__init__()
+        self.num_heads, self.num_kv_heads = heads, 1
+        self.head_dim = hidden // heads
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, self.num_kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, self.num_kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+
+    def block(self):
+        return linear_block("self", self.num_heads, self.num_kv_heads,
+                            self.q_proj, self.k_proj, self.v_proj, self.o_proj)
+
+    def forward(self, x):
+        bsz, q_len, _ = x.size()
+        h, d = self.num_heads, self.head_dim
+        q = self.q_proj(x).view(bsz, q_len, h, d).transpose(1, 2)
+        k = self.k_proj(x).view(bsz, q_len, self.num_kv_heads, d).transpose(1, 2)
+        v = self.v_proj(x).view(bsz, q_len, self.num_kv_heads, d).transpose(1, 2)
+        k = k.expand(bsz, h, q_len, d)
+        v = v.expand(bsz, h, q_len, d)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
+        w = nn.functional.softmax(w, dim=-1)
+        out = torch.matmul(w, v).transpose(1, 2).reshape(bsz, q_len, h * d)
+        return self.o_proj(out)
+
+
+class CachedSelfAttention(AttentionBlock):
+    """GPT-style decoder self-attention with a KV cache: past_key/past_value [B, h, P, d] are
+    concatenated with the new K/V on the sequence axis before the scores and returned as
+    present_key/present_value; causal mask computed from positions (queries sit at P..P+S-1)."""
+
+    def __init__(self, hidden=E, heads=H):
+        super().__init__()
+        self.num_heads = heads
+        self.head_dim = hidden // heads
+        self.q_proj = nn.Linear(hidden, hidden)
+        self.k_proj = nn.Linear(hidden, hidden)
+        self.v_proj = nn.Linear(hidden, hidden)
+        self.out_proj = nn.Linear(hidden, hidden)
+
+    def block(self):
+        return linear_block("self", self.num_heads, self.num_heads,
+                            self.q_proj, self.k_proj, self.v_proj, self.out_proj)
+
+    def forward(self, x, past_key, past_value):
+        bsz, q_len, _ = x.size()
+        h, d = self.num_heads, self.head_dim
+        q = self.q_proj(x).view(bsz, q_len, h, d).transpose(1, 2)
+        k = self.k_proj(x).view(bsz, q_len, h, d).transpose(1, 2)
+        v = self.v_proj(x).view(bsz, q_len, h, d).transpose(1, 2)
+        k = torch.cat((past_key, k), dim=2)
+        v = torch.cat((past_value, v), dim=2)
+        k_len = k.size(2)
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d)
+        q_pos = torch.arange(q_len, device=x.device) + (k_len - q_len)
+        k_pos = torch.arange(k_len, device=x.device)
+        causal = k_pos.unsqueeze(0) <= q_pos.unsqueeze(1)
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
+        w = nn.functional.softmax(w, dim=-1)
+        out = torch.matmul(w, v).transpose(1, 2).reshape(bsz, q_len, h * d)
+        return self.out_proj(out), k, v
+
+
+class T5Attention(AttentionBlock):
+    """T5 self-attention: q/k/v/o without biases, no 1/sqrt(d_k) scaling, and a learned relative
+    position bias Embedding(num_buckets, heads) added to the scores. Buckets here are the clipped
+    relative distance (key - query, clipped to [-4, 3], shifted by 4): simple arithmetic."""
+
+    def __init__(self, d_model=E, n_heads=H, num_buckets=8):
+        super().__init__()
+        self.n_heads, self.key_value_proj_dim = n_heads, d_model // n_heads
+        self.inner_dim = n_heads * self.key_value_proj_dim
+        self.num_buckets = num_buckets
+        self.q = nn.Linear(d_model, self.inner_dim, bias=False)
+        self.k = nn.Linear(d_model, self.inner_dim, bias=False)
+        self.v = nn.Linear(d_model, self.inner_dim, bias=False)
+        self.o = nn.Linear(self.inner_dim, d_model, bias=False)
+        self.relative_attention_bias = nn.Embedding(num_buckets, n_heads)
+
+    def block(self):
+        return linear_block("self", self.n_heads, self.n_heads, self.q, self.k, self.v, self.o)
+
+    def compute_bias(self, q_len, k_len, device):
+        context = torch.arange(q_len, dtype=torch.long, device=device)[:, None]
+        memory = torch.arange(k_len, dtype=torch.long, device=device)[None, :]
+        half = self.num_buckets // 2
+        buckets = torch.clamp(memory - context, -half, half - 1) + half
+        values = self.relative_attention_bias(buckets)  # [q, k, heads]
+        return values.permute(2, 0, 1).unsqueeze(0)     # [1, heads, q, k]
+
+    def forward(self, x):
+        bsz, seq, _ = x.size()
+        h, d = self.n_heads, self.key_value_proj_dim
+        q = self.q(x).view(bsz, -1, h, d).transpose(1, 2)
+        k = self.k(x).view(bsz, -1, h, d).transpose(1, 2)
+        v = self.v(x).view(bsz, -1, h, d).transpose(1, 2)
+        scores = torch.matmul(q, k.transpose(3, 2))
+        scores = scores + self.compute_bias(seq, seq, x.device)
+        w = nn.functional.softmax(scores.float(), dim=-1).type_as(scores)
+        out = torch.matmul(w, v).transpose(1, 2).contiguous().view(bsz, -1, self.inner_dim)
+        return self.o(out)
+
+
+# ----------------------------------------------------------------------------------------------
 # Quantization for qdq_int8.
 
 def quantize_bert(model, inputs):
@@ -707,6 +899,83 @@ def make_bert_base_external():
     return m, list(bert_inputs(1, 8, 30522)), names, ["hidden", "pooled"], None
 
 
+@sample("width_mismatch_matlab", "hand-written MATLAB-like selfAttentionLayer(4 heads, "
+        "NumKeyChannels=32) on a 64-wide input, used as if 32 were per head: q/k/v Linear(64, 32) "
+        "with bias, output Linear(32, 64)",
+        "width mismatch h * d_k = 4 x 8 = 32 != width 64 (the MATLAB total-vs-per-head mistake); "
+        "view(B,S,4,8)+transpose, Div by sqrt(8)", "static")
+def make_width_mismatch_matlab():
+    return MatlabLikeSelfAttention(), [torch.randn(B, S, 64)], ["x"], ["y"], None
+
+
+@sample("width_mismatch_keras", "hand-written Keras-like MultiHeadAttention(num_heads=4, "
+        "key_dim=32) on a 32-wide input: q/k/v Linear(32, 4*32=128) with bias, output "
+        "Linear(128, 32)",
+        "width mismatch h * d_k = 4 x 32 = 128 != width 32 (key_dim is per head, keras#18373): "
+        "4x the parameters of the standard block", "static")
+def make_width_mismatch_keras():
+    return KerasLikeMHA(), [torch.randn(B, S, E)], ["x"], ["y"], None
+
+
+@sample("whisper_kbias", "openai/whisper-style attention: query/value/out Linear(32, 32) with "
+        "bias, key Linear(32, 32, bias=False), 4 heads",
+        "K projection without bias next to biased Q/V/O; q and k each Mul-scaled by a run-time "
+        "Pow(32 / 4, -0.25) computed from the query's Shape; "
+        "k permuted straight to [B, h, d, S] (no separate transpose)", "dynamic batch, seq")
+def make_whisper_kbias():
+    m = WhisperAttention()
+    return m, [torch.randn(B, S, E)], ["x"], ["y"], {"x": BATCH_SEQ, "y": BATCH_SEQ}
+
+
+@sample("mqa", "multi-query attention: q_proj 32->32, k/v_proj 32->8 (4 query heads, 1 K/V "
+        "head), no biases",
+        "one K/V head viewed as [B, S, 1, 8], expanded to 4 heads (Expand) before the scores",
+        "dynamic batch, seq")
+def make_mqa():
+    m = MultiQueryAttention()
+    return m, [torch.randn(B, S, E)], ["x"], ["y"], {"x": BATCH_SEQ, "y": BATCH_SEQ}
+
+
+@sample("kv_cache_decoder", "GPT-style decoder self-attention with a KV cache: q/k/v/out "
+        "Linear(32, 32) with bias, 4 heads; inputs x [B, S, 32], past_key/past_value "
+        "[B, 4, P, 8]; outputs y, present_key, present_value",
+        "Concat(past_key, k) and Concat(past_value, v) on the sequence axis before the scores; "
+        "causal mask from Range positions offset by P (Where)",
+        "dynamic batch, seq, past_seq (export: B 3, S 5, P 6)")
+def make_kv_cache_decoder():
+    m = CachedSelfAttention()
+    past = S_KV - 1  # 6: so that P + S = 11 is no other shape constant
+    inputs = [torch.randn(B, S, E), torch.randn(B, H, past, E // H),
+              torch.randn(B, H, past, E // H)]
+    past_axes = {0: "batch", 2: "past_seq"}
+    present_axes = {0: "batch", 2: "total_seq"}
+    axes = {"x": BATCH_SEQ, "past_key": past_axes, "past_value": past_axes, "y": BATCH_SEQ,
+            "present_key": present_axes, "present_value": present_axes}
+    return (m, inputs, ["x", "past_key", "past_value"], ["y", "present_key", "present_value"],
+            axes)
+
+
+@sample("t5_relative", "T5-style attention: q/k/v/o Linear(32, 32, bias=False), 4 heads, no "
+        "1/sqrt(d_k) scaling, relative position bias nn.Embedding(8 buckets, 4 heads)",
+        "scores = Q Kᵀ (no Div/Mul) + Gather(relative_attention_bias, clipped Range differences) "
+        "transposed to [1, h, S, S]; the bias table is a parameter outside Q/K/V/O",
+        "dynamic batch, seq")
+def make_t5_relative():
+    m = T5Attention()
+    return m, [torch.randn(B, S, E)], ["x"], ["y"], {"x": BATCH_SEQ, "y": BATCH_SEQ}
+
+
+@sample("vit_batch_first", "nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, "
+        "batch_first=True, norm_first=True), 1 layer, input [B, 5, 32]",
+        "batch-first pre-norm encoder layer (ViT block): nn.MultiheadAttention transposes "
+        "(B, S, E) to (S, B, E) around the packed in_proj", "dynamic batch")
+def make_vit_batch_first():
+    m = nn.TransformerEncoderLayer(d_model=E, nhead=H, dim_feedforward=64, batch_first=True,
+                                   norm_first=True)
+    axes = {"src": {0: "batch"}, "y": {0: "batch"}}
+    return m, [torch.randn(B, S, E)], ["src"], ["y"], axes
+
+
 def trained_like(model):
     """Perturb every parameter with seeded noise, as training would: no two tensors stay equal.
 
@@ -809,8 +1078,11 @@ Made with torch {torch}, onnx {onnx} (Debian's python3-torch 1.13.1 reports its 
 
 Shapes are tiny and chosen so that shape constants are distinguishable: width 32, 4 heads,
 head_dim 8, batch 3, sequence 5, memory/key sequence 7 (so B*h = 12 in nn.MultiheadAttention
-reshapes). One coincidence is left, as the brief fixes the sizes: in `gqa.onnx` the kv head count
-and the repeat factor are both 2.
+reshapes). Coincidences left, as the brief fixes the sizes: in `gqa.onnx` the kv head count
+and the repeat factor are both 2; in `mqa.onnx` the repeat factor is the head count 4; in
+`width_mismatch_keras.onnx` the per-head size is the width 32 (that is the mistake it shows).
+`width_mismatch_matlab.onnx` is the one sample 64 wide (its 32 key channels are the total over
+heads); `kv_cache_decoder.onnx` is exported with a 6-token past, so keys are 6 + 5 = 11 long.
 "Dynamic" samples have symbolic batch/sequence axes: their head-split shapes are computed at run
 time (Shape/Gather/Concat) and the head count survives only as a constant inside the Concat or a
 Mul/Div; "static" samples have those shapes folded into constant Reshape targets.
@@ -849,6 +1121,12 @@ README_TAIL = """
   exporter stores it as the Gather table and again as the constant-folded transpose used by the
   LM head MatMul (see the table's note and the `# tied:` line of the sidecar). Only comparing
   content can prove that the two tensors are one parameter.
+- The samples after `bert_base_external` are the findings and decoder/T5/ViT samples: hand-written
+  modules (MATLAB-like, Keras-like, Whisper, MQA, KV-cache decoder, T5) and
+  `nn.TransformerEncoderLayer(batch_first=True, norm_first=True)` for `vit_batch_first` (exported
+  with gradients enabled, so through the Python path as `encoder.onnx`). Their causal mask
+  (`kv_cache_decoder`) and relative-position buckets (`t5_relative`) are computed from `Range`
+  at run time, so they store only the module's parameters: stored equals the torch total.
 - Initializers that are not parameters: `position_ids` (BERT), the causal `bias` table (GPT-2),
   `cos_cached`/`sin_cached`/`causal_mask` (gqa), `tgt_mask` (decoder_layer, transformer; folded
   into a `[1, 5, 5]` Add constant), the tied copy in gpt2_tiny, plus

@@ -131,6 +131,14 @@ TEST_CASE("BERT, GPT-2, per-head, GQA and QDQ samples match PyTorch's counts", "
   }
 }
 
+TEST_CASE("findings samples match PyTorch's per-projection counts", "[samples]") {
+  for (const char* name : {"width_mismatch_matlab", "width_mismatch_keras", "whisper_kbias", "mqa"}) check_blocks(name);
+}
+
+TEST_CASE("decoder, T5 and ViT samples match PyTorch's per-projection counts", "[samples]") {
+  for (const char* name : {"kv_cache_decoder", "t5_relative", "vit_batch_first"}) check_blocks(name);
+}
+
 TEST_CASE("stored parameters equal PyTorch's total where the file stores exactly the module's tensors", "[samples]") {
   for (const char* name : {"mha_self_bias", "mha_self_nobias", "mha_cross", "mha_kdim_vdim", "mha_bias_kv", "encoder",
                            "bert_tiny", "per_head", "classifier_softmax", "bert_base_external"}) {
@@ -211,5 +219,78 @@ TEST_CASE("a tied LM head stored twice is found by content and removed from uniq
     Audit b = audit_sample(name);
     CHECK(b.duplicates.empty());
     CHECK(b.unique == b.inventory.stored);
+  }
+}
+
+namespace {
+
+// The findings of one rule in an audit.
+std::vector<Finding> findings_of(const Audit& a, const std::string& rule) {
+  std::vector<Finding> out;
+  for (const auto& f : a.findings) {
+    if (f.rule == rule) out.push_back(f);
+  }
+  return out;
+}
+
+// Exactly one finding of `rule`, on block 0, with the rule's own severity.
+Finding only_on_block0(const Audit& a, const std::string& rule) {
+  auto fs = findings_of(a, rule);
+  INFO("findings of " << rule);
+  REQUIRE(fs.size() == 1);
+  REQUIRE(fs[0].block.has_value());
+  CHECK(*fs[0].block == 0);
+  REQUIRE(find_rule(rule) != nullptr);
+  CHECK(fs[0].severity == find_rule(rule)->severity);
+  return fs[0];
+}
+
+}  // namespace
+
+TEST_CASE("the findings samples fire their findings on the real torch exports", "[samples]") {
+  SECTION("MATLAB-like: 4 heads x 8 = 32 key channels on a width of 64") {
+    Audit a = audit_sample("width_mismatch_matlab");
+    only_on_block0(a, "width-mismatch");
+  }
+  SECTION("Keras-like: key_dim 32 per head, 4 x 32 = 128 on a width of 32") {
+    Audit a = audit_sample("width_mismatch_keras");
+    only_on_block0(a, "width-mismatch");
+  }
+  SECTION("Whisper: K has no bias, Q/V/O have") {
+    Audit a = audit_sample("whisper_kbias");
+    only_on_block0(a, "bias-inconsistent");
+    CHECK(findings_of(a, "width-mismatch").empty());
+  }
+  SECTION("MQA: 4 query heads share 1 K/V head") {
+    Audit a = audit_sample("mqa");
+    REQUIRE(a.attention.blocks.size() == 1);
+    REQUIRE(a.attention.blocks[0].kv_heads.has_value());
+    CHECK(*a.attention.blocks[0].kv_heads == 1);
+    Finding f = only_on_block0(a, "grouped-kv");
+    CHECK(f.message.find("multi-query attention (MQA)") != std::string::npos);
+    CHECK(findings_of(a, "width-mismatch").empty());
+  }
+  SECTION("standard blocks (KV cache, T5, batch-first ViT) raise none of these") {
+    for (const char* name : {"kv_cache_decoder", "t5_relative", "vit_batch_first"}) {
+      INFO(name);
+      Audit a = audit_sample(name);
+      for (const char* rule : {"width-mismatch", "bias-inconsistent", "grouped-kv"}) {
+        INFO(rule);
+        CHECK(findings_of(a, rule).empty());
+      }
+    }
+  }
+}
+
+TEST_CASE("the seven findings/decoder/T5/ViT samples store exactly PyTorch's total", "[samples]") {
+  // No buffers: kv_cache_decoder's causal mask and t5_relative's buckets are computed from Range at
+  // run time, so the file holds the module's parameters and nothing else (t5_relative's
+  // relative_attention_bias [8, 4] is one of them; vit_batch_first's LayerNorms and FFN too).
+  for (const char* name : {"width_mismatch_matlab", "width_mismatch_keras", "whisper_kbias", "mqa", "kv_cache_decoder",
+                           "t5_relative", "vit_batch_first"}) {
+    INFO(name);
+    Audit a = audit_sample(name);
+    CHECK(a.inventory.stored == read_counts(name).total);
+    CHECK(a.unique == a.inventory.stored);
   }
 }
