@@ -89,10 +89,11 @@ bool is_matmul(const std::string& op) {
 struct UpstreamScan {
   bool activation = false;
   std::vector<int> matmuls;
+  int budget = 256;  // node visits: wide fan-ins (a Concat of thousands) stay cheap
 };
 
 void scan_upstream(const Model& m, int g, const std::string& value, int depth, UpstreamScan& scan) {
-  if (depth > 8) return;
+  if (depth > 8 || --scan.budget < 0) return;
   int p = m.producer_of(g, value);
   if (p < 0) return;
   const auto& n = *m.nodes[p].proto;
@@ -148,15 +149,15 @@ std::vector<bool> feed_forward_tensors(const Model& m) {
 
 // A decomposed LayerNorm/RMSNorm ends in Mul(normalized, gamma) [+ beta]: the normalized value
 // comes from a Div or Mul whose divisor passes through Sqrt/Reciprocal.
-bool is_decomposed_norm(const Model& m, int ni, int depth = 0) {
-  if (depth > 3) return false;
+bool is_decomposed_norm(const Model& m, int ni, int* budget, int depth = 0) {
+  if (depth > 3 || --*budget < 0) return false;
   const auto& n = *m.nodes[ni].proto;
   for (const auto& in : n.input()) {
     int p = m.producer_of(m.nodes[ni].graph, in);
     if (p < 0) continue;
     const std::string& op = m.nodes[p].proto->op_type();
     if (op == "Sqrt" || op == "Reciprocal" || op == "Rsqrt" || is_norm(op)) return true;
-    if ((op == "Div" || op == "Mul") && is_decomposed_norm(m, p, depth + 1)) return true;
+    if ((op == "Div" || op == "Mul") && is_decomposed_norm(m, p, budget, depth + 1)) return true;
   }
   return false;
 }
@@ -192,7 +193,10 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
         category[i] = Embedding;
       } else if (is_norm(op) && w.dims.size() == 1) {
         category[i] = Norm;
-      } else if ((op == "Mul" || op == "Add") && w.dims.size() == 1 && is_decomposed_norm(model, ni)) {
+      } else if ((op == "Mul" || op == "Add") && w.dims.size() == 1 && [&] {
+                   int budget = 64;
+                   return is_decomposed_norm(model, ni, &budget);
+                 }()) {
         category[i] = Norm;
       } else {
         continue;

@@ -82,3 +82,31 @@ TEST_CASE("mutated sample graphs audit or fail cleanly", "[robustness]") {
   CHECK(audited + refused == 9 * kRounds);
   CHECK(audited > 0);
 }
+
+TEST_CASE("graphs built to blow up naive walks stay cheap", "[robustness]") {
+  testutil::TempDir dir;
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  testutil::input(g, "x", {1, 4});
+  // A doubling chain: each Add takes the previous value twice, so a walk without bounds would
+  // visit 2^60 paths from the Softmax back to x.
+  std::string v = "x";
+  for (int i = 0; i < 60; ++i) {
+    std::string next = "add" + std::to_string(i);
+    testutil::node(g, "Add", {v, v}, {next}, next);
+    v = next;
+  }
+  testutil::node(g, "Softmax", {v}, {"probs"}, "softmax");
+  // A wide fan-out after the Softmax: 3,000 Casts, each feeding a Mul with itself.
+  for (int i = 0; i < 3000; ++i) {
+    std::string c = "cast" + std::to_string(i), mul = "mul" + std::to_string(i);
+    testutil::node(g, "Cast", {"probs"}, {c}, c);
+    testutil::node(g, "Mul", {c, c}, {mul}, mul);
+  }
+  std::string path = dir.file("wide.onnx");
+  testutil::save(m, path);
+  Audit a = audit_file(path);
+  CHECK(a.attention.blocks.empty());
+  REQUIRE(a.attention.unmatched.size() == 1);
+  CHECK(a.attention.unmatched[0].reason == "no MatMul(Q, Kᵀ) of two activations before it");
+}

@@ -94,8 +94,10 @@ class Matcher {
 
   // ---- unfused: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
 
+  int core_budget_ = 0;  // node visits left while looking around one Softmax: hostile fan-outs stay cheap
+
   int find_scores_matmul(int g, const std::string& value, int depth) {
-    if (depth > 12 || value.empty()) return -1;
+    if (depth > 12 || value.empty() || --core_budget_ < 0) return -1;
     int p = m_.producer_of(g, value);
     if (p < 0) return -1;
     const auto& n = *m_.nodes[p].proto;
@@ -120,7 +122,7 @@ class Matcher {
   }
 
   int find_values_matmul(int g, const std::string& value, int depth) {
-    if (depth > 8) return -1;
+    if (depth > 8 || --core_budget_ < 0) return -1;
     for (int c : m_.consumers_of(g, value)) {
       const auto& n = *m_.nodes[c].proto;
       const std::string& op = n.op_type();
@@ -138,7 +140,7 @@ class Matcher {
   // between a Softmax and the MatMul with V.
   bool leads_from(int g, const std::string& value, const std::string& source, int depth) {
     if (value == source) return true;
-    if (depth > 8 || value.empty()) return false;
+    if (depth > 8 || value.empty() || --core_budget_ < 0) return false;
     int p = m_.producer_of(g, value);
     if (p < 0) return false;
     const auto& n = *m_.nodes[p].proto;
@@ -152,6 +154,7 @@ class Matcher {
 
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why) {
     const auto& sm = *m_.nodes[softmax].proto;
+    core_budget_ = 512;
     int qk = find_scores_matmul(g, input_of(sm, 0), 0);
     if (qk < 0) {
       *why = "no MatMul(Q, Kᵀ) of two activations before it";
