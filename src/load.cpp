@@ -501,10 +501,13 @@ class Indexer {
   // outside it: only paths inside the folder are lstat'ed, symlinks are followed by reading them.
   std::filesystem::path resolve_inside(const std::string& name, const std::string& location) {
     auto refuse = [&](const std::string& why) -> InputError {
-      return InputError("tensor '" + name + "': external data location '" + location + "' " + why +
+      std::string shown;  // control bytes from a hostile file are not written to the terminal
+      for (char c : location) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+      return InputError("tensor '" + name + "': external data location '" + shown + "' " + why +
                         "; refused, it must stay inside the model's folder");
     };
     if (location.empty()) throw InputError("tensor '" + name + "': external data has no location");
+    if (location.find('\0') != std::string::npos) throw refuse("contains a NUL byte");
     if (location[0] == '/' || location[0] == '\\' || (location.size() > 1 && location[1] == ':')) {
       throw refuse("is an absolute path");
     }

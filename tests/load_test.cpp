@@ -455,6 +455,11 @@ TEST_CASE("external data locations outside the model's folder are refused", "[lo
     CHECK_THROWS_MATCHES(load_model(external_model(dir, "C:\\weights.bin")), InputError,
                          Message(refused("C:\\weights.bin", abs_note)));
   }
+  SECTION("a NUL byte, which would cut the path short") {
+    // "x.bin\0/../../etc/passwd": the file system would see only "x.bin"; refused before any '..'.
+    CHECK_THROWS_MATCHES(load_model(external_model(dir, std::string("x.bin\0/../../etc/passwd", 23))), InputError,
+                         Message(refused("x.bin?/../../etc/passwd", "contains a NUL byte")));
+  }
   SECTION("dot-dot") {
     CHECK_THROWS_MATCHES(load_model(external_model(dir, "../outside.bin")), InputError,
                          Message(refused("../outside.bin", dots)));
