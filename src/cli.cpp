@@ -65,6 +65,13 @@ void set_up_logging(std::ostream& err, int verbosity) {
   spdlog::set_default_logger(logger);
 }
 
+// Error and gate lines are one line each, whatever names a hostile file carries.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text) out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+  return out;
+}
+
 // Files as given; directories searched recursively for .onnx files, in sorted order. A directory
 // without any stays in the list, so the loader reports it as the error it is.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
@@ -252,7 +259,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       out << (audit->parsed() ? audit->help() : explain->parsed() ? explain->help() : app.help());
       return kExitOk;
     }
-    err << "headcount: error: " << e.what() << "\n";
+    err << "headcount: error: " << one_line(e.what()) << "\n";
     err << "Run 'headcount --help' for usage.\n";
     return kExitInput;
   }
@@ -287,7 +294,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                          (hint.empty() ? std::string() : " (did you mean the rule '" + hint + "'?)"));
       }
     } catch (const InputError& e) {
-      err << "headcount: error: " << e.what() << "\n";
+      err << "headcount: error: " << one_line(e.what()) << "\n";
       return kExitInput;
     }
     try {
@@ -295,7 +302,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       out << explain_block(a, block);
       return kExitOk;
     } catch (const InputError& e) {
-      err << "headcount: error: " << target << ": " << e.what() << "\n";
+      err << "headcount: error: " << one_line(target + ": " + e.what()) << "\n";
       return kExitInput;
     }
   }
@@ -325,10 +332,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       gate_options.baseline = &baseline;
     }
   } catch (const InputError& e) {
-    err << "headcount: error: " << e.what() << "\n";
+    err << "headcount: error: " << one_line(e.what()) << "\n";
     return kExitInput;
   } catch (const CLI::Error& e) {
-    err << "headcount: error: " << run.config << ": " << e.what() << "\n";
+    err << "headcount: error: " << one_line(run.config + ": " + e.what()) << "\n";
     return kExitInput;
   }
   run.gates_configured = !budgets.empty() || gate_options.budget.max_params || gate_options.budget.max_attention_params ||
@@ -385,13 +392,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   int code = kExitOk;
   for (const auto& r : run.files) {
     if (!r.audit) {
-      err << "headcount: error: " << r.path << ": " << r.error << "\n";
+      err << "headcount: error: " << one_line(r.path + ": " + r.error) << "\n";
       code = kExitInput;
     }
   }
   for (const auto& r : run.files) {
     for (const auto& g : r.gates) {
-      err << "headcount: gate failed: " << r.path << ": " << g.gate << ": " << g.message << "\n";
+      err << "headcount: gate failed: " << one_line(r.path + ": " + g.gate + ": " + g.message) << "\n";
       if (code == kExitOk) code = kExitGate;
     }
   }
