@@ -20,6 +20,7 @@
 #include "headcount/error.h"
 #include "headcount/findings.h"
 #include "headcount/report.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -47,39 +48,7 @@ struct LayerSpec {
 };
 
 // A graph under construction; node names equal their first output.
-struct Net {
-  onnx::ModelProto m = testutil::model();
-  onnx::GraphProto* g = m.mutable_graph();
-  std::set<std::string> made;  // initializers created once and reused
-
-  std::string init(const std::string& name, std::vector<int64_t> dims, int32_t dtype = kFloat) {
-    *g->add_initializer() = testutil::tensor(name, std::move(dims), dtype);
-    return name;
-  }
-  std::string ints(std::vector<int64_t> values) {
-    std::string name = "ints";
-    for (auto v : values) name += "_" + std::to_string(v);
-    if (made.insert(name).second) *g->add_initializer() = testutil::ints(name, values);
-    return name;
-  }
-  onnx::NodeProto* op(const std::string& type, std::vector<std::string> in, const std::string& out,
-                      const std::string& domain = "") {
-    return testutil::node(g, type, std::move(in), {out}, out, domain);
-  }
-  std::string transpose(const std::string& x, std::vector<int64_t> perm, const std::string& out) {
-    testutil::attr_ints(op("Transpose", {x}, out), "perm", std::move(perm));
-    return out;
-  }
-  std::string reshape(const std::string& x, std::vector<int64_t> target, const std::string& out) {
-    op("Reshape", {x, ints(std::move(target))}, out);
-    return out;
-  }
-  void input(const std::string& name, std::vector<int64_t> dims, int32_t dtype = kFloat) {
-    testutil::input(g, name, std::move(dims));
-    g->mutable_input(g->input_size() - 1)->mutable_type()->mutable_tensor_type()->set_elem_type(dtype);
-  }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
-
+struct Net : testutil::GraphBuilder {
   // y = x W (+ b): W [in, out] and b [out] initializers p.weight / p.bias (or the named bias).
   std::string linear(const std::string& x, const std::string& p, int64_t in, int64_t out, bool bias = true,
                      const std::string& bias_name = "") {
@@ -87,7 +56,7 @@ struct Net {
     if (!bias) return p + "/MatMul";
     std::string b = bias_name;
     if (b.empty()) b = init(p + ".bias", {out});
-    else if (made.insert(b).second) init(b, {out});
+    else if (shared.insert(b).second) init(b, {out});
     op("Add", {p + "/MatMul", b}, p + "/Add");
     return p + "/Add";
   }
@@ -130,7 +99,7 @@ struct Net {
       v = p + "/v/Tile";
     }
     op("MatMul", {q, k}, p + "/scores");
-    if (made.insert("sqrt_dk").second) init("sqrt_dk", {}, kFloat);
+    if (shared.insert("sqrt_dk").second) init("sqrt_dk", {}, kFloat);
     op("Div", {p + "/scores", "sqrt_dk"}, p + "/scaled");
     testutil::attr_int(op("Softmax", {p + "/scaled"}, p + "/Softmax"), "axis", -1);
     op("MatMul", {p + "/Softmax", v}, p + "/context");

@@ -12,6 +12,7 @@
 
 #include "headcount/attention.h"
 #include "headcount/load.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -21,18 +22,7 @@ namespace {
 constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
 
 // A graph under construction with a few shortcuts; node names equal their first output.
-struct Net {
-  onnx::ModelProto m = testutil::model();
-  onnx::GraphProto* g = m.mutable_graph();
-
-  std::string init(const std::string& name, std::vector<int64_t> dims, int32_t dtype = kFloat) {
-    *g->add_initializer() = testutil::tensor(name, std::move(dims), dtype);
-    return name;
-  }
-  onnx::NodeProto* op(const std::string& type, std::vector<std::string> in, const std::string& out,
-                      const std::string& domain = "") {
-    return testutil::node(g, type, std::move(in), {out}, out, domain);
-  }
+struct Net : testutil::GraphBuilder {
   // y = x W (+ b), W [in, out] and b [out] as initializers named p.weight / p.bias.
   std::string linear(const std::string& x, const std::string& p, int64_t in, int64_t out, bool bias = true) {
     std::string y = p + "/MatMul";
@@ -41,47 +31,12 @@ struct Net {
     op("Add", {y, init(p + ".bias", {out})}, p + "/Add");
     return p + "/Add";
   }
-  void input(const std::string& name, std::vector<int64_t> dims, int32_t dtype = kFloat) {
-    testutil::input(g, name, std::move(dims));
-    g->mutable_input(g->input_size() - 1)->mutable_type()->mutable_tensor_type()->set_elem_type(dtype);
-  }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
 };
 
-struct Run {
-  testutil::TempDir dir;
-  Model model;
-  AttentionResult result;
-};
+using Run = testutil::Matched;
 
 // Saves, loads and matches; also checks the invariants every block must satisfy.
-std::unique_ptr<Run> run(const onnx::ModelProto& m) {
-  auto r = std::make_unique<Run>();
-  std::string path = r->dir.file("model.onnx");
-  testutil::save(m, path);
-  r->model = load_model(path);
-  r->result = match_attention(r->model);
-  for (const auto& b : r->result.blocks) {
-    INFO("block " << b.index << " '" << b.name << "'");
-    uint64_t sum = 0;
-    for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
-      const Projection& p = b.projection(role);
-      uint64_t w = 0, bias = 0;
-      for (const auto& t : p.tensors) {
-        REQUIRE(t.weight >= 0);
-        REQUIRE(t.weight < static_cast<int>(r->model.weights.size()));
-        (t.bias ? bias : w) += t.elements;
-      }
-      INFO("projection " << role_name(role));
-      CHECK(p.weight == w);
-      CHECK(p.bias == bias);
-      CHECK(p.total() == w + bias);
-      sum += p.total();
-    }
-    CHECK(b.total == sum);
-  }
-  return r;
-}
+std::unique_ptr<Run> run(const onnx::ModelProto& m) { return testutil::match_saved(m); }
 
 const std::string& wname(const Run& r, const TensorShare& t) { return r.model.weights[t.weight].name; }
 

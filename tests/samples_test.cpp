@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "graph_builder.h"
 #include "headcount/report.h"
 
 using namespace headcount;
@@ -61,17 +62,7 @@ void check_invariants(const Audit& a) {
   uint64_t by_dtype = 0;
   for (const auto& r : a.inventory.by_dtype) by_dtype += r.elements;
   CHECK(by_dtype == a.inventory.stored);
-  for (const auto& b : a.attention.blocks) {
-    uint64_t sum = 0;
-    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-      const Projection& p = b.projection(r);
-      uint64_t shares = 0;
-      for (const auto& t : p.tensors) shares += t.elements;
-      CHECK(shares == p.total());
-      sum += p.total();
-    }
-    CHECK(sum == b.total);
-  }
+  testutil::check_block_invariants(a.model, a.attention);
   CHECK(a.attention.parameters <= a.inventory.stored);
   std::set<int> cores;
   for (const auto& b : a.attention.blocks) cores.insert(b.core_node);

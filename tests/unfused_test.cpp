@@ -15,6 +15,7 @@
 
 #include "headcount/attention.h"
 #include "headcount/load.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -27,40 +28,7 @@ constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
 enum class Store { Initializer, ConstantNode, Transposed, Quantized };
 
 // A graph under construction with a few shortcuts; node names equal their first output.
-struct Net {
-  onnx::ModelProto m = testutil::model();
-  onnx::GraphProto* g = m.mutable_graph();
-  std::set<std::string> shared;  // shape constants added once and reused
-  int32_t dtype = kFloat;         // of weights and biases
-
-  std::string init(const std::string& name, std::vector<int64_t> dims, int32_t type = -1) {
-    *g->add_initializer() = testutil::tensor(name, std::move(dims), type < 0 ? dtype : type);
-    return name;
-  }
-  // A shared int64 constant ("shape 0 0 4 16" etc.), created on first use.
-  std::string ints(std::vector<int64_t> values, bool scalar = false) {
-    std::string name = scalar ? "scalar" : "ints";
-    for (auto v : values) name += "_" + std::to_string(v);
-    if (shared.insert(name).second) *g->add_initializer() = testutil::ints(name, values, scalar);
-    return name;
-  }
-  onnx::NodeProto* op(const std::string& type, std::vector<std::string> in, const std::string& out,
-                      const std::string& domain = "") {
-    return testutil::node(g, type, std::move(in), {out}, out, domain);
-  }
-  std::string transpose(const std::string& x, std::vector<int64_t> perm, const std::string& out) {
-    testutil::attr_ints(op("Transpose", {x}, out), "perm", std::move(perm));
-    return out;
-  }
-  std::string reshape(const std::string& x, std::vector<int64_t> target, const std::string& out) {
-    op("Reshape", {x, ints(std::move(target))}, out);
-    return out;
-  }
-  void input(const std::string& name, std::vector<int64_t> dims, int32_t type = kFloat) {
-    testutil::input(g, name, std::move(dims));
-    g->mutable_input(g->input_size() - 1)->mutable_type()->mutable_tensor_type()->set_elem_type(type);
-  }
-
+struct Net : testutil::GraphBuilder {
   // The value of a weight used as MatMul's B operand [in, out], stored as `store` says.
   std::string weight(const std::string& name, int64_t in, int64_t out, Store store) {
     switch (store) {
@@ -128,45 +96,10 @@ struct Net {
   }
 };
 
-struct Run {
-  testutil::TempDir dir;
-  Model model;
-  AttentionResult result;
-};
+using Run = testutil::Matched;
 
-// Invariants of every block: total is the sum of the four projections, and each projection's
-// weight and bias are the sums of its tensor shares.
-void check_invariants(const Model& model, const AttentionResult& result) {
-  for (const auto& b : result.blocks) {
-    INFO("block " << b.index << " '" << b.name << "'");
-    uint64_t sum = 0;
-    for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
-      const Projection& p = b.projection(role);
-      uint64_t w = 0, bias = 0;
-      for (const auto& t : p.tensors) {
-        REQUIRE(t.weight >= 0);
-        REQUIRE(t.weight < static_cast<int>(model.weights.size()));
-        (t.bias ? bias : w) += t.elements;
-      }
-      INFO("projection " << role_name(role));
-      CHECK(p.weight == w);
-      CHECK(p.bias == bias);
-      CHECK(p.total() == w + bias);
-      sum += p.total();
-    }
-    CHECK(b.total == sum);
-  }
-}
-
-std::unique_ptr<Run> run(const onnx::ModelProto& m) {
-  auto r = std::make_unique<Run>();
-  std::string path = r->dir.file("model.onnx");
-  testutil::save(m, path);
-  r->model = load_model(path);
-  r->result = match_attention(r->model);
-  check_invariants(r->model, r->result);
-  return r;
-}
+// Saves, loads and matches; also checks the invariants every block must satisfy.
+std::unique_ptr<Run> run(const onnx::ModelProto& m) { return testutil::match_saved(m); }
 
 const std::string& wname(const Run& r, const TensorShare& t) { return r.model.weights[t.weight].name; }
 
