@@ -396,6 +396,28 @@ class PerHeadAttention(AttentionBlock):
         return self.projection_layer(x)
 
 
+class PerHeadLoopAttention(PerHeadAttention):
+    """The tutorial spelling: each head's attention computed on its own, with its own softmax;
+    the heads are concatenated only for the output projection."""
+
+    def forward(self, Q, K, V):
+        heads = []
+        for ql, kl, vl in zip(self.query_linears, self.key_linears, self.value_linears):
+            q, k, v = ql(Q), kl(K), vl(V)
+            scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.d_k)
+            heads.append(torch.matmul(scores.softmax(dim=-1), v))
+        return self.projection_layer(torch.cat(heads, dim=-1))
+
+
+class PerHeadLoopModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mha = PerHeadLoopAttention()
+
+    def forward(self, x):
+        return self.mha(x, x, x)
+
+
 class PerHeadModel(nn.Module):
     def __init__(self):
         super().__init__()
@@ -974,6 +996,14 @@ def make_vit_batch_first():
                                    norm_first=True)
     axes = {"src": {0: "batch"}, "y": {0: "batch"}}
     return m, [torch.randn(B, S, E)], ["src"], ["y"], axes
+
+
+@sample("per_head_loop", "the tutorial per-head module: 4 heads, each with its own nn.Linear(32, 8) "
+        "for Q, K and V and its own softmax; torch.cat of the head outputs, nn.Linear(32, 32)",
+        "attention computed head by head: 4 Softmax cores whose outputs meet in a Concat before the "
+        "output projection, one block of 4 heads", "static")
+def make_per_head_loop():
+    return PerHeadLoopModel(), [torch.randn(B, S, E)], ["x"], ["y"], None
 
 
 def trained_like(model):

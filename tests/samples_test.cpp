@@ -65,7 +65,10 @@ void check_invariants(const Audit& a) {
   testutil::check_block_invariants(a.model, a.attention);
   CHECK(a.attention.parameters <= a.inventory.stored);
   std::set<int> cores;
-  for (const auto& b : a.attention.blocks) cores.insert(b.core_node);
+  for (const auto& b : a.attention.blocks) {
+    cores.insert(b.core_node);
+    cores.insert(b.merged_cores.begin(), b.merged_cores.end());
+  }
   for (const auto& u : a.attention.unmatched) cores.insert(u.node);
   size_t softmaxes = 0;
   for (const auto& n : a.model.nodes) softmaxes += n.proto->op_type() == "Softmax";
@@ -117,7 +120,7 @@ TEST_CASE("Transformer layer samples match PyTorch's per-projection counts", "[s
 }
 
 TEST_CASE("BERT, GPT-2, per-head, GQA and QDQ samples match PyTorch's counts", "[samples]") {
-  for (const char* name : {"bert_tiny", "gpt2_tiny", "per_head", "gqa", "qdq_int8", "bert_base_external"}) {
+  for (const char* name : {"bert_tiny", "gpt2_tiny", "per_head", "per_head_loop", "gqa", "qdq_int8", "bert_base_external"}) {
     check_blocks(name);
   }
 }
@@ -284,4 +287,20 @@ TEST_CASE("the seven findings/decoder/T5/ViT samples store exactly PyTorch's tot
     CHECK(a.inventory.stored == read_counts(name).total);
     CHECK(a.unique == a.inventory.stored);
   }
+}
+
+TEST_CASE("attention computed head by head is one block of h heads", "[samples]") {
+  Audit a = audit_sample("per_head_loop");
+  check_invariants(a);
+  REQUIRE(a.attention.blocks.size() == 1);
+  const AttentionBlock& b = a.attention.blocks[0];
+  // 4 Softmax cores, one per head: the block keeps the first and lists the other 3.
+  CHECK(b.merged_cores.size() == 3);
+  CHECK(a.attention.unmatched.empty());
+  // Q: 4 heads x (32 x 8 + 8) = 1,056, like one packed nn.Linear(32, 32); O: 32 x 32 + 32 = 1,056.
+  CHECK(b.q.total() == 1056);
+  CHECK(b.o.total() == 1056);
+  CHECK(b.q.tensors.size() == 8);  // 4 weights and 4 biases
+  CHECK(b.heads_from.find("4 attention cores, one per head") == 0);
+  CHECK(audit_sample("per_head_loop").inventory.stored == read_counts("per_head_loop").total);
 }

@@ -54,6 +54,7 @@ struct AttentionBlock {
   uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count
   bool has_bias = false;      // any projection has a bias
   int core_node = -1;         // the Softmax or fused node (index into Model::nodes)
+  std::vector<int> merged_cores;  // further Softmaxes of the same block (one per head, merged)
   std::vector<std::string> notes;  // what the matcher could not see, in words
   const Projection& projection(Role r) const;
   Projection& projection(Role r);

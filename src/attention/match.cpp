@@ -83,6 +83,7 @@ class Matcher {
         }
       }
     }
+    merge_per_head_cores(result);
     finish(result);
     return result;
   }
@@ -192,9 +193,85 @@ class Matcher {
     AttentionBlock b;
     b.form = "unfused";
     b.core_node = softmax;
+    if (!o.hit.found()) {
+      // Attention computed head by head: each core's output joins the others in a Concat, and the
+      // output projection follows the Concat. The cores become one block after matching.
+      int concat = concat_after(g, output_of(avn, 0));
+      if (concat >= 0) {
+        head_concat_[softmax] = {g, concat};
+        o.present = false;
+      }
+    }
     assemble(g, b, q, k, v, o);
     infer_heads_unfused(b, q.hit, k.hit, v.hit);
     return b;
+  }
+
+  // core Softmax -> (graph, Concat node) for cores whose output is concatenated with other heads'.
+  std::map<int, std::pair<int, int>> head_concat_;
+
+  // The Concat an attention output reaches through shape-only ops, or -1.
+  int concat_after(int g, std::string value) {
+    for (int step = 0; step < 16; ++step) {
+      const auto& users = m_.consumers_of(g, value);
+      if (users.size() != 1) return -1;
+      const auto& n = *m_.nodes[users[0]].proto;
+      if (n.op_type() == "Concat") return users[0];
+      if (n.op_type() != "Transpose" && n.op_type() != "Reshape" && n.op_type() != "Identity" &&
+          n.op_type() != "Cast" && n.op_type() != "Squeeze" && n.op_type() != "Unsqueeze" && n.op_type() != "Dropout") {
+        return -1;
+      }
+      value = output_of(n, 0);
+    }
+    return -1;
+  }
+
+  // Blocks whose cores feed one Concat are the heads of one block: their Q/K/V projections add up,
+  // and the output projection is found after the Concat.
+  void merge_per_head_cores(AttentionResult& r) {
+    std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (graph, concat) -> block positions
+    for (size_t i = 0; i < r.blocks.size(); ++i) {
+      auto it = head_concat_.find(r.blocks[i].core_node);
+      if (it != head_concat_.end() && r.blocks[i].form == "unfused") groups[it->second].push_back(i);
+    }
+    std::vector<bool> drop(r.blocks.size(), false);
+    for (auto& [key, members] : groups) {
+      auto [g, concat] = key;
+      AttentionBlock& b = r.blocks[members[0]];
+      if (members.size() < 2) {
+        b.notes.push_back("output projection not found: its output joins a Concat that no other attention head feeds");
+        continue;
+      }
+      for (size_t j = 1; j < members.size(); ++j) {
+        AttentionBlock& other = r.blocks[members[j]];
+        for (Role role : {Role::Q, Role::K, Role::V}) {
+          Projection& mine = b.projection(role);
+          const Projection& theirs = other.projection(role);
+          mine.weight += theirs.weight;
+          mine.bias += theirs.bias;
+          mine.out_width += theirs.out_width;
+          mine.tensors.insert(mine.tensors.end(), theirs.tensors.begin(), theirs.tensors.end());
+        }
+        b.merged_cores.push_back(other.core_node);
+        drop[members[j]] = true;
+      }
+      int64_t n = static_cast<int64_t>(members.size());  // b's projections now hold all n heads
+      b.heads = n;
+      b.kv_heads = n;
+      b.head_dim = b.q.out_width / n;
+      b.k_head_dim = b.k.out_width / n;
+      b.v_head_dim = b.v.out_width / n;
+      b.heads_from = std::to_string(n) + " attention cores, one per head, concatenated by " +
+                     node_name(m_, concat) + " before the output projection";
+      ProjectionHit o = walker_.forward(g, output_of(*m_.nodes[concat].proto, 0));
+      if (o.found()) fill(b.o, o);
+      else b.notes.push_back("output projection not found: " + o.failure);
+    }
+    std::vector<AttentionBlock> kept;
+    for (size_t i = 0; i < r.blocks.size(); ++i) {
+      if (!drop[i]) kept.push_back(std::move(r.blocks[i]));
+    }
+    r.blocks = std::move(kept);
   }
 
   // ---- fused operators ----
@@ -382,7 +459,7 @@ class Matcher {
     }
     if (o.hit.found()) {
       fill(b.o, o.hit);
-    } else {
+    } else if (o.present) {  // not present: a per-head core, whose O is found after merging
       b.notes.push_back("output projection not found: " + o.hit.failure);
     }
     if (b.kind.empty()) {
