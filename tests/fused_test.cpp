@@ -298,6 +298,65 @@ TEST_CASE("ONNX Attention (opset 23): q_num_heads / kv_num_heads with upstream p
   CHECK(b.notes.empty());
 }
 
+TEST_CASE("ONNX Attention with 4-D inputs and no head attributes reads heads from the Q reshape", "[fused]") {
+  // Q/K/V [1, 8, 64] -> Reshape [0, 0, 4, 16] -> Transpose [0, 2, 1, 3] -> Attention(4-D inputs):
+  // the op has no q_num_heads; the head split upstream says 64 / 16 = 4 heads.
+  Net n;
+  n.m.mutable_opset_import(0)->set_version(23);
+  n.input("x", {1, 8, 64});
+  std::string q4, k4, v4;
+  for (const char* role : {"q", "k", "v"}) {
+    std::string p = std::string("attn.") + role;
+    std::string y = n.linear("x", p, 64, 64);
+    std::string t = n.transpose(n.reshape(y, {0, 0, 4, 16}, p + "/Reshape"), {0, 2, 1, 3}, p + "/Transpose");
+    (role[0] == 'q' ? q4 : role[0] == 'k' ? k4 : v4) = t;
+  }
+  n.op("Attention", {q4, k4, v4}, "attn_out4")->set_name("attn");
+  std::string merged = n.reshape(n.transpose("attn_out4", {0, 2, 1, 3}, "attn_out_t"), {0, 0, 64}, "attn_out");
+  n.linear(merged, "attn.o", 64, 64);
+  auto r = run(n.m);
+  REQUIRE(r->result.blocks.size() == 1);
+  const AttentionBlock& b = r->result.blocks[0];
+  CHECK(b.form == "Attention");
+  REQUIRE(b.heads.has_value());
+  CHECK(*b.heads == 4);
+  CHECK(*b.head_dim == 16);
+  CHECK(b.heads_from.find("head size 16 from Reshape") == 0);
+  CHECK(b.total == 16640);  // 4 x (64 x 64 + 64)
+}
+
+TEST_CASE("com.microsoft LongformerAttention counts both packed Q/K/V sets", "[fused]") {
+  // inputs: input, weight [64, 192], bias [192], mask, global_weight [64, 192], global_bias [192],
+  // global: q, k and v each get a third of both sets: 2 x (64 x 64) weight + 2 x 64 bias = 8,320.
+  Net n;
+  n.input("x", {1, 8, 64});
+  n.input("mask", {1, 8});
+  n.input("global", {1, 8}, onnx::TensorProto::INT32);
+  auto* a = n.op("LongformerAttention",
+                 {"x", n.init("attn.w", {64, 192}), n.init("attn.b", {192}), "mask", n.init("attn.gw", {64, 192}),
+                  n.init("attn.gb", {192}), "global"},
+                 "attn_out", "com.microsoft");
+  a->set_name("attn");
+  testutil::attr_int(a, "num_heads", 4);
+  testutil::attr_int(a, "window", 2);
+  n.linear("attn_out", "attn.o", 64, 64);
+  auto r = run(n.m);
+  REQUIRE(r->result.blocks.size() == 1);
+  const AttentionBlock& b = r->result.blocks[0];
+  CHECK(b.form == "LongformerAttention");
+  for (Role role : {Role::Q, Role::K, Role::V}) {
+    INFO(role_name(role));
+    CHECK(b.projection(role).weight == 8192);  // 2 x 64 x 64
+    CHECK(b.projection(role).bias == 128);     // 2 x 64
+    CHECK(b.projection(role).tensors.size() == 4);
+  }
+  CHECK(b.o.total() == 4160);               // 64 x 64 + 64
+  CHECK(b.total == 3 * 8320 + 4160);        // 29,120
+  CHECK(r->result.parameters == 2 * (64 * 192 + 192) + 4160);  // each tensor once: 29,120
+  REQUIRE(b.notes.size() == 1);
+  CHECK(b.notes[0] == "Q, K and V include the global-attention weights 'attn.gw' (inputs 4 and 5)");
+}
+
 TEST_CASE("fused op whose weights are not constants: the block is kept and the notes say why", "[fused]") {
   SECTION("com.microsoft Attention with the packed weight as a graph input") {
     Net n;

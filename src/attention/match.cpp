@@ -323,7 +323,7 @@ class Matcher {
         }
         if (sizes.empty()) b.notes.push_back("cannot split the packed weight of " + std::to_string(packed.out) + " outputs into Q, K and V");
       }
-      if (op == "LongformerAttention") b.notes.push_back("the global attention weights (inputs 4 and 5) are not counted in Q/K/V");
+
       b.kind = "self";
     } else {
       // Projections sit upstream of the op: walk back from query, key and value.
@@ -382,6 +382,7 @@ class Matcher {
     }
     RoleHit o{walker_.forward(g, output_of(n, 0)), true};
     assemble(g, b, q, k, v, o);
+    if (op == "LongformerAttention") add_global_weights(g, n, b);
     if (heads > 0) {
       b.heads = heads;
       b.kv_heads = kv_heads > 0 ? kv_heads : heads;
@@ -390,6 +391,9 @@ class Matcher {
       if (kv_heads > 0) b.heads_from += ", kv_num_heads " + std::to_string(kv_heads);
       if (b.q.out_width > 0 && b.q.out_width % heads == 0) b.head_dim = b.q.out_width / heads;
       if (b.v.out_width > 0 && b.v.out_width % *b.kv_heads == 0) b.v_head_dim = b.v.out_width / *b.kv_heads;
+    } else if (onnx_attention && q.present && q.hit.found()) {
+      // 4-D inputs [B, h, S, d]: the heads are in the Reshape that split Q upstream of the op.
+      infer_heads_unfused(b, q.hit, k.hit, v.hit);
     } else if (onnx_attention) {
       b.heads_from = "unknown: ONNX Attention without q_num_heads takes heads from a 4-D input shape, which this "
                      "model does not declare";
@@ -397,6 +401,41 @@ class Matcher {
       b.heads_from = "unknown: " + op + " has no num_heads attribute";
     }
     return b;
+  }
+
+  // LongformerAttention has a second packed Q/K/V set for its global tokens (inputs 4 and 5):
+  // parameters of the same block, split in thirds like the first set.
+  void add_global_weights(int g, const onnx::NodeProto& n, AttentionBlock& b) {
+    auto w = walker_.weight_of(g, input_of(n, 4));
+    if (!w || w->rows || w->transposed) {
+      b.notes.push_back("LongformerAttention global weight input 4 is not a constant: not counted");
+      return;
+    }
+    const Weight& gw = m_.weights[w->weight];
+    if (gw.dims.size() != 2 || gw.dims[1] % 3 != 0) {
+      b.notes.push_back("LongformerAttention global weight '" + gw.name + "' is not [in, 3·hidden]: not counted");
+      return;
+    }
+    int64_t in = gw.dims[0], third = gw.dims[1] / 3;
+    auto gb = walker_.weight_of(g, input_of(n, 5));
+    const Weight* bias = gb && !gb->rows && m_.weights[gb->weight].elements == static_cast<uint64_t>(3 * third)
+                             ? &m_.weights[gb->weight] : nullptr;
+    int i = 0;
+    for (Role role : {Role::Q, Role::K, Role::V}) {
+      Projection& p = b.projection(role);
+      std::string cols = std::to_string(i * third) + ":" + std::to_string((i + 1) * third) + " of " + std::to_string(3 * third);
+      TensorShare ws{w->weight, false, static_cast<uint64_t>(in) * static_cast<uint64_t>(third), "columns " + cols};
+      p.tensors.push_back(ws);
+      p.weight += ws.elements;
+      if (bias) {
+        TensorShare bs{static_cast<int>(bias - m_.weights.data()), true, static_cast<uint64_t>(third), "elements " + cols};
+        p.tensors.push_back(bs);
+        p.bias += bs.elements;
+      }
+      p.found = true;
+      ++i;
+    }
+    b.notes.push_back("Q, K and V include the global-attention weights '" + gw.name + "' (inputs 4 and 5)");
   }
 
   // ---- shares of packed tensors, per-head sums, kind and widths ----
