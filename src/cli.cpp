@@ -72,6 +72,40 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
+// Edit distance between two words, hyphens ignored: "widthmismatch" is one step from nothing.
+size_t edit_distance(std::string a, std::string b) {
+  a.erase(std::remove(a.begin(), a.end(), '-'), a.end());
+  b.erase(std::remove(b.begin(), b.end(), '-'), b.end());
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "did you mean" for a mistyped rule id: close spellings, else rules that contain the word.
+std::string suggest_rules(const std::string& word) {
+  std::vector<std::string> close, containing;
+  for (const auto& r : rules()) {
+    if (edit_distance(word, r.id) <= std::max<size_t>(2, word.size() / 5)) close.push_back(r.id);
+    else if (word.size() >= 3 && std::string(r.id).find(word) != std::string::npos) containing.push_back(r.id);
+  }
+  const auto& pick = close.empty() ? containing : close;
+  std::string out;
+  for (size_t i = 0; i < pick.size() && i < 3; ++i) {
+    if (i) out += i + 1 == std::min<size_t>(pick.size(), 3) ? " or " : ", ";
+    out += "'" + pick[i] + "'";
+  }
+  return out;
+}
+
 // Files as given; directories searched recursively for .onnx files, in sorted order. A directory
 // without any stays in the list, so the loader reports it as the error it is.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
@@ -286,12 +320,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         return kExitOk;
       }
       if (block < 0) {
-        std::string hint;
-        for (const auto& r : rules()) {
-          if (std::string(r.id).find(target) != std::string::npos) hint = r.id;
-        }
+        std::string hint = suggest_rules(target);
         throw InputError("'" + target + "' is not a rule id; for a model give --block N" +
-                         (hint.empty() ? std::string() : " (did you mean the rule '" + hint + "'?)"));
+                         (hint.empty() ? std::string() : " (did you mean " + hint + "?)"));
       }
     } catch (const InputError& e) {
       err << "headcount: error: " << one_line(e.what()) << "\n";

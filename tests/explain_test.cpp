@@ -304,3 +304,18 @@ TEST_CASE("cli explain: one block of a model", "[explain]") {
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Contains("there is no block 99 (the model has 2 attention blocks)"));
 }
+
+TEST_CASE("explain suggests rule ids for a mistyped one", "[explain]") {
+  // One edit from "width-mismatch" once hyphens are ignored.
+  auto r = cli({"explain", "widthmismatch"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "headcount: error: 'widthmismatch' is not a rule id; for a model give --block N (did you mean "
+                 "'width-mismatch'?)\n");
+  // A word three rule ids contain lists them in table order.
+  r = cli({"explain", "mismatch"});
+  CHECK(r.err == "headcount: error: 'mismatch' is not a rule id; for a model give --block N (did you mean "
+                 "'width-mismatch', 'qk-dim-mismatch' or 'external-data-size-mismatch'?)\n");
+  // Nothing close: no suggestion.
+  r = cli({"explain", "nonsense"});
+  CHECK(r.err == "headcount: error: 'nonsense' is not a rule id; for a model give --block N\n");
+}
