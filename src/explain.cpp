@@ -258,10 +258,7 @@ std::string explain_block(const Audit& a, int index) {
     out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
     for (const auto& t : p.tensors) {
       const Weight& w = m.weights[t.weight];
-      std::string shape = "[";
-      for (size_t i = 0; i < w.dims.size(); ++i) shape += (i ? ", " : "") + std::to_string(w.dims[i]);
-      shape += "]";
-      out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape;
+      out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape_string(w.dims);
       if (!t.slice.empty()) out << ", " << t.slice;
       out << ": " << with_commas(t.elements) << "\n";
     }

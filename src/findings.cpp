@@ -258,13 +258,8 @@ void duplicates(const Model& m, const std::vector<DuplicatePair>& pairs, std::ve
   for (const auto& d : pairs) {
     const Weight& a = m.weights[d.original];
     const Weight& b = m.weights[d.copy];
-    auto shape = [](const Weight& w) {
-      std::string s = "[";
-      for (size_t i = 0; i < w.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(w.dims[i]);
-      return s + "]";
-    };
     out.push_back(make("duplicate-weights", std::nullopt,
-                       "tensors '" + a.name + "' " + shape(a) + " and '" + b.name + "' " + shape(b) + " hold " +
+                       "tensors '" + a.name + "' " + shape_string(a.dims) + " and '" + b.name + "' " + shape_string(b.dims) + " hold " +
                            (d.transposed ? "the same values, one the transpose of the other" : "identical values") +
                            ": the file stores " + n(a.elements) +
                            " parameters twice, as exporters do for a tied embedding and LM head; "

@@ -83,6 +83,12 @@ bool dtype_is_parameter_type(int32_t dtype) {
   }
 }
 
+std::string shape_string(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
 const std::string& input_of(const onnx::NodeProto& n, int i) {
   static const std::string none;
   return i >= 0 && i < n.input_size() ? n.input(i) : none;

@@ -9,12 +9,6 @@
 namespace headcount {
 namespace {
 
-std::string shape_string(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 std::string node_label(const Model& m, int ni) {
   const auto& n = *m.nodes[ni].proto;
   return n.name().empty() ? n.op_type() + "#" + std::to_string(ni) : n.name();

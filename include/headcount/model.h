@@ -96,6 +96,9 @@ struct Model {
 const std::string& input_of(const onnx::NodeProto& n, int i);
 const std::string& output_of(const onnx::NodeProto& n, int i);
 
+// "[768, 3072]": a tensor shape as reports print it.
+std::string shape_string(const std::vector<int64_t>& dims);
+
 // Element width in bits for an ONNX data type, 0 when unknown (string, undefined).
 int dtype_bits(int32_t dtype);
 // Short lowercase name: float32, float16, int8, uint4 ...
