@@ -344,9 +344,10 @@ class Indexer {
 
   void run() {
     const onnx::ModelProto& mp = *m_.proto;
-    add_graph(mp.graph(), "main", -1);
+    add_graph(mp.graph(), -1);
     for (const auto& fn : mp.functions()) {
-      int gi = new_graph("function:" + (fn.domain().empty() ? std::string() : fn.domain() + ".") + fn.name(), -1);
+      int gi = new_graph(-1);
+      m_.graphs[gi].function = (fn.domain().empty() ? std::string() : fn.domain() + ".") + fn.name();
       for (const auto& n : fn.node()) add_node(n, gi);
     }
     for (size_t gi = 0; gi < m_.graphs.size(); ++gi) index_graph(static_cast<int>(gi));
@@ -360,17 +361,20 @@ class Indexer {
   std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
   std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
 
-  int new_graph(std::string scope, int parent) {
+  int new_graph(int parent) {
     Graph g;
-    g.scope = std::move(scope);
     g.parent = parent;
     m_.graphs.push_back(std::move(g));
     raw_nodes_.emplace_back();
     return static_cast<int>(m_.graphs.size()) - 1;
   }
 
-  int add_graph(const onnx::GraphProto& gp, const std::string& scope, int parent) {
-    int gi = new_graph(scope, parent);
+  int add_graph(const onnx::GraphProto& gp, int parent, int owner = -1, std::string_view attribute = {},
+                int list_index = -1) {
+    int gi = new_graph(parent);
+    m_.graphs[gi].owner = owner;
+    m_.graphs[gi].attribute = attribute;
+    m_.graphs[gi].list_index = list_index;
     for (const auto& t : gp.initializer()) {
       add_weight(t, gi, t.name(), t.data_location() == onnx::TensorProto::EXTERNAL ? Storage::External : Storage::Embedded);
     }
@@ -386,11 +390,8 @@ class Indexer {
     bool is_constant = n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
     for (const auto& a : n.attribute()) {
       if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));
-      std::string label = (n.name().empty() ? n.op_type() + "#" + std::to_string(ni) : n.name()) + ":" + a.name();
-      if (a.has_g()) add_graph(a.g(), m_.graphs[gi].scope + "/" + label, gi);
-      for (int i = 0; i < a.graphs_size(); ++i) {
-        add_graph(a.graphs(i), m_.graphs[gi].scope + "/" + label + "[" + std::to_string(i) + "]", gi);
-      }
+      if (a.has_g()) add_graph(a.g(), gi, ni, a.name());
+      for (int i = 0; i < a.graphs_size(); ++i) add_graph(a.graphs(i), gi, ni, a.name(), i);
     }
   }
 
@@ -653,7 +654,9 @@ class Indexer {
           users[p->second].push_back(ni);
         }
         if (const Weight* w = m_.weight_for(gi, in)) {
-          m_.weights[static_cast<size_t>(w - m_.weights.data())].consumers.push_back(ni);
+          // A node that reads a tensor through several inputs is one consumer, listed once.
+          auto& consumers = m_.weights[static_cast<size_t>(w - m_.weights.data())].consumers;
+          if (consumers.empty() || consumers.back() != ni) consumers.push_back(ni);
         }
       }
       pending[ni] = count;
@@ -674,7 +677,7 @@ class Indexer {
       for (int ni : nodes) {
         if (pending[ni] > 0) {
           const auto& n = *m_.nodes[ni].proto;
-          throw InputError("graph '" + g.scope + "' has a cycle through node '" +
+          throw InputError("graph '" + m_.scope_name(gi) + "' has a cycle through node '" +
                            (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() + ")");
         }
       }

@@ -99,14 +99,6 @@ const std::string& output_of(const onnx::NodeProto& n, int i) {
   return i >= 0 && i < n.output_size() ? n.output(i) : none;
 }
 
-bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
-  return __builtin_mul_overflow(a, b, out);
-}
-
-bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) {
-  return __builtin_add_overflow(a, b, out);
-}
-
 namespace {
 
 // Little-endian fixed-width read from raw_data.
@@ -237,6 +229,38 @@ int Model::producer_of(int g, const std::string& value) const {
     if (graphs[g].weight.count(value)) return -1;
   }
   return -1;
+}
+
+namespace {
+
+// One level of a scope path, cut to a readable length: names in hostile files can be megabytes.
+std::string shortened(std::string_view s, size_t most = 48) {
+  if (s.size() <= most) return std::string(s);
+  return std::string(s.substr(0, most - 3)) + "...";
+}
+
+}  // namespace
+
+std::string Model::scope_name(int g) const {
+  constexpr size_t kHead = 2, kTail = 3;  // levels kept at each end of a deep path
+  std::vector<int> chain;                 // outermost first; the loader bounds the depth
+  for (int s = g; s >= 0; s = graphs[s].parent) chain.insert(chain.begin(), s);
+  const Graph& root = graphs[chain[0]];
+  std::string out = root.function.empty() ? "main" : "function:" + shortened(root.function);
+  size_t levels = chain.size() - 1;
+  for (size_t i = 1; i < chain.size(); ++i) {
+    if (levels > kHead + kTail && i == 1 + kHead) {
+      out += "/(" + std::to_string(levels - kHead - kTail) + " more levels)";
+      i = chain.size() - kTail - 1;
+      continue;
+    }
+    const Graph& graph = graphs[chain[i]];
+    const auto& n = *nodes[graph.owner].proto;
+    out += "/" + shortened(n.name().empty() ? n.op_type() + "#" + std::to_string(graph.owner) : n.name()) + ":" +
+           shortened(graph.attribute);
+    if (graph.list_index >= 0) out += "[" + std::to_string(graph.list_index) + "]";
+  }
+  return out;
 }
 
 const std::vector<int>& Model::consumers_of(int g, const std::string& value) const {

@@ -302,7 +302,7 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
       if (!w.parameter) continue;
       j.begin_object();
       j.field("name", w.name);
-      j.field("graph", m.graphs[w.graph].scope);
+      j.field("graph", m.scope_name(w.graph));
       j.field("dtype", dtype_name(w.dtype));
       j.key("shape").int_array(w.dims);
       j.field("elements", w.elements);

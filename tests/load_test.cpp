@@ -307,11 +307,11 @@ TEST_CASE("a shared tensor counts once; subgraph and function weights are found 
   std::vector<int> consumers = w.consumers;
   std::sort(consumers.begin(), consumers.end());
   CHECK(consumers == std::vector<int>{node_named(model, "mm"), node_named(model, "add")});
-  CHECK(model.graphs[weight(model, "tw").graph].scope == "main/If_1:then_branch");
+  CHECK(model.scope_name(weight(model, "tw").graph) == "main/If_1:then_branch");
   CHECK(weight(model, "tw").consumers == std::vector<int>{node_named(model, "then_id")});
-  CHECK(model.graphs[weight(model, "ec").graph].scope == "main/If_1:else_branch");
+  CHECK(model.scope_name(weight(model, "ec").graph) == "main/If_1:else_branch");
   CHECK(weight(model, "ec").storage == Storage::ConstantNode);
-  CHECK(model.graphs[weight(model, "f_out").graph].scope == "function:local.Block");
+  CHECK(model.scope_name(weight(model, "f_out").graph) == "function:local.Block");
   CHECK(weight(model, "f_out").storage == Storage::ConstantNode);
   CHECK(weight(model, "f_out").parameter);
 
@@ -616,7 +616,10 @@ TEST_CASE("the 2 GiB limit is exact and the depth limit is 64 graphs", "[load]")
     Model model = load_model(dir.file("63.onnx"));
     CHECK(model.graphs.size() == 64);
     CHECK(model.nodes.size() == 63);
-    CHECK(model.graphs[2].scope == "main/If#0:then_branch/If#1:then_branch");
+    CHECK(model.scope_name(2) == "main/If#0:then_branch/If#1:then_branch");
+    // 63 levels below main: the first 2 and the last 3 are named, 63 - 2 - 3 = 58 are counted.
+    CHECK(model.scope_name(63) == "main/If#0:then_branch/If#1:then_branch/(58 more levels)/If#60:then_branch/"
+                                  "If#61:then_branch/If#62:then_branch");
     testutil::write_bytes(dir.file("64.onnx"), nested_ifs(64));
     CHECK_THROWS_MATCHES(load_model(dir.file("64.onnx")), InputError,
                          Message("subgraphs are nested more than 64 levels deep"));

@@ -16,6 +16,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "headcount/checked.h"
+
 namespace headcount {
 
 // Where a weight tensor's bytes live.
@@ -62,10 +64,15 @@ struct Node {
   int graph = 0;
 };
 
-// A graph scope: the main graph, a subgraph held by a node attribute, or a function body.
+// A graph scope: the main graph, a subgraph held by a node attribute, or a function body. A scope
+// knows only its own part of the name, never a copy of its parent's: deep nesting costs memory in
+// proportion to the graph, and Model::scope_name() builds the whole path when a report needs it.
 struct Graph {
-  std::string scope;  // "main", "main/If_3:then_branch", "function:local.Block"
-  int parent = -1;    // enclosing scope, -1 for the main graph and functions
+  int parent = -1;   // enclosing scope, -1 for the main graph and functions
+  int owner = -1;    // the node whose attribute holds this subgraph (-1 for main and functions)
+  std::string_view attribute;  // that attribute's name, owned by the skeleton
+  int list_index = -1;         // position in a GRAPHS attribute, -1 for a single GRAPH
+  std::string function;        // "DOMAIN.NAME" of a function body
   // Keys view names owned by Model::proto (never a temporary), so large graphs hold each name once.
   std::vector<int> nodes;                                   // topological order
   std::unordered_map<std::string_view, int> producer;       // value name -> node index
@@ -89,6 +96,10 @@ struct Model {
   int producer_of(int g, const std::string& value) const;
   // Nodes consuming a value inside graph g.
   const std::vector<int>& consumers_of(int g, const std::string& value) const;
+  // "main", "main/If_3:then_branch", "function:local.Block": the path of a scope as reports show
+  // it. Long names are shortened and deep paths keep their first and last levels, so the string
+  // stays short however a file nests its subgraphs.
+  std::string scope_name(int g) const;
 };
 
 // A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
@@ -111,9 +122,5 @@ bool dtype_is_parameter_type(int32_t dtype);
 std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t);
 // Float values of a small constant tensor (float32/float64/float16 as float), when kept.
 std::optional<std::vector<double>> float_values(const onnx::TensorProto& t);
-
-// Checked arithmetic on counts that come from the file.
-bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out);
-bool add_overflows(uint64_t a, uint64_t b, uint64_t* out);
 
 }  // namespace headcount
