@@ -108,7 +108,9 @@ std::string pct(uint64_t part, uint64_t whole) {
 }
 
 std::string n(uint64_t v) { return with_commas(v); }
-std::string n(int64_t v) { return v < 0 ? "-" + with_commas(static_cast<uint64_t>(-v)) : with_commas(static_cast<uint64_t>(v)); }
+std::string n(int64_t v) {  // 0 - v in unsigned arithmetic: INT64_MIN has no positive int64
+  return v < 0 ? "-" + with_commas(0 - static_cast<uint64_t>(v)) : with_commas(static_cast<uint64_t>(v));
+}
 
 std::string join_roles(const std::vector<std::string>& roles) {
   std::string s;
@@ -123,53 +125,54 @@ std::string standard_formula(int64_t w, bool bias) {
   return "4·" + std::to_string(w) + "²" + (bias ? " + 4·" + std::to_string(w) : std::string());
 }
 
+std::string n(Int v) { return v ? n(*v) : std::string("unknown"); }
+
 void width_rules(const AttentionBlock& b, std::vector<Finding>& out) {
-  if (!b.heads || *b.heads <= 0 || b.width <= 0) return;
-  int64_t h = *b.heads, w = b.width;
-  if (w % h != 0) {
+  // Every product and remainder below is checked: a hostile width or head count makes the
+  // number unknown, and a rule only fires on what is known.
+  Int h = b.heads, w = b.width, d = b.head_dim;
+  if (!h.positive() || !w.positive()) return;
+  if (Int rest = floor_mod(w, h); rest.positive()) {
     out.push_back(make("heads-not-divisor", b.index,
                        "width " + n(w) + " is not divisible by " + n(h) + " heads (" + n(w) + " / " + n(h) +
-                           " leaves " + n(w % h) + "): no per-head split of the width exists" +
-                           (b.head_dim ? "; this block uses " + n(h) + " heads × " + n(*b.head_dim) + " = " +
-                                             n(h * *b.head_dim)
-                                       : std::string())));
+                           " leaves " + n(rest) + "): no per-head split of the width exists" +
+                           (d ? "; this block uses " + n(h) + " heads × " + n(d) + " = " + n(h * d) : std::string())));
   }
-  if (b.head_dim && b.k_head_dim && *b.head_dim != *b.k_head_dim) {
+  if (differ(d, b.k_head_dim)) {
     out.push_back(make("qk-dim-mismatch", b.index,
-                       "Q heads have " + n(*b.head_dim) + " features but K heads have " + n(*b.k_head_dim) +
+                       "Q heads have " + n(d) + " features but K heads have " + n(Int(b.k_head_dim)) +
                            ": MatMul(Q, Kᵀ) needs equal sizes, so this block's head numbers cannot be trusted"));
   }
-  std::string versus = "this block has " + n(b.total) + " parameters, " + pct(b.total, b.standard) +
-                       " of the standard " + n(b.standard) + " (" + standard_formula(w, b.has_bias) + ")";
-  if (b.head_dim && h * *b.head_dim != w) {
-    int64_t d = *b.head_dim, t = h * d;
+  std::string versus = "this block has " + n(b.total) + " parameters, " +
+                       (b.standard ? pct(b.total, b.standard) + " of the standard " + n(b.standard)
+                                   : std::string("and the standard")) +
+                       " (" + standard_formula(*w, b.has_bias) + ")" + (b.standard ? "" : " does not fit in 64 bits");
+  if (Int t = h * d; differ(t, w)) {
     std::string msg = "Q/K project " + n(w) + " → " + n(t) + " (" + n(h) + " heads × " + n(d) + ") instead of " +
                       n(w) + ": " + versus + ". ";
-    if (t < w) {
+    if (*t < *w) {
       msg += "This is what MATLAB's selfAttentionLayer builds when a per-head size is typed as NumKeyChannels, "
              "which is the total over heads: the count then falls as heads grow. If " + n(t) +
              " was meant per head, use " + n(h) + " × " + n(t) + " = " + n(h * t) +
              " channels. (Keras' key_dim is per head: key_dim = " + n(d) +
              " gives this same block, and its count grows with heads.)";
     } else {
+      Int per_head = exact_div(w, h);
       msg += "This is what Keras' MultiHeadAttention builds when key_dim, which is per head, is set to " + n(d) +
              ": the count grows with the number of heads. For the standard block use key_dim = " + n(w) + " / " +
-             n(h) + (w % h == 0 ? " = " + n(w / h) : std::string()) +
+             n(h) + (per_head ? " = " + n(per_head) : std::string()) +
              ". (MATLAB's NumKeyChannels is the total over heads: " + n(t) +
              " channels give this same block whatever the heads.)";
     }
     out.push_back(make("width-mismatch", b.index, msg));
   }
-  int64_t kv = b.kv_heads ? *b.kv_heads : h;
-  if (b.v_head_dim && kv > 0) {
-    int64_t dv = *b.v_head_dim, t = h * dv;
-    if (t != w && !(b.head_dim && *b.head_dim == dv && h * *b.head_dim != w)) {
-      out.push_back(make("width-mismatch", b.index,
-                         "V/O carry " + n(t) + " features (" + n(h) + " heads × " + n(dv) + ") instead of " + n(w) +
-                             ": " + versus + ". The output projection is (" + n(h) + "·" + n(dv) + ") × d_out, "
-                             "so a per-head value size that does not multiply back to the width changes the count "
-                             "with the number of heads (Keras value_dim is per head)."));
-    }
+  Int kv = b.kv_heads ? Int(b.kv_heads) : h, dv = b.v_head_dim;
+  if (Int t = h * dv; kv.positive() && differ(t, w) && !(same(d, dv) && differ(h * d, w))) {
+    out.push_back(make("width-mismatch", b.index,
+                       "V/O carry " + n(t) + " features (" + n(h) + " heads × " + n(dv) + ") instead of " + n(w) +
+                           ": " + versus + ". The output projection is (" + n(h) + "·" + n(dv) + ") × d_out, "
+                           "so a per-head value size that does not multiply back to the width changes the count "
+                           "with the number of heads (Keras value_dim is per head)."));
   }
 }
 
@@ -188,15 +191,15 @@ void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
                        join_roles(with) + (with.size() == 1 ? " has a bias, " : " have biases, ") +
                            join_roles(without) + (without.size() == 1 ? " has none" : " have none") +
                            ": the block has " + n(b.total) + " parameters, between the standard " +
-                           n(4 * static_cast<uint64_t>(b.width) * static_cast<uint64_t>(b.width)) + " without biases and " +
-                           n(4 * static_cast<uint64_t>(b.width) * static_cast<uint64_t>(b.width) + 4 * static_cast<uint64_t>(b.width)) +
+                           n(4 * Int(b.width) * Int(b.width)) + " without biases and " +
+                           n(4 * Int(b.width) * Int(b.width) + 4 * Int(b.width)) +
                            " with them (Whisper's K projection is bias-free by design)"));
   }
   if (b.heads && b.kv_heads && *b.kv_heads < *b.heads && *b.kv_heads > 0) {
-    int64_t h = *b.heads, kv = *b.kv_heads;
-    std::string kind = kv == 1 ? "multi-query attention (MQA)" : "grouped-query attention (GQA)";
-    std::string msg = n(h) + " query heads share " + n(kv) + " K/V " + (kv == 1 ? "head" : "heads") + " (groups of " +
-                      n(h / kv) + "): K and V project " + n(b.k.in_width) + " → " + n(b.k.out_width) +
+    Int h = b.heads, kv = b.kv_heads;
+    std::string kind = kv.is(1) ? "multi-query attention (MQA)" : "grouped-query attention (GQA)";
+    std::string msg = n(h) + " query heads share " + n(kv) + " K/V " + (kv.is(1) ? "head" : "heads") + " (groups of " +
+                      n(floor_div(h, kv)) + "): K and V project " + n(b.k.in_width) + " → " + n(b.k.out_width) +
                       " instead of " + n(b.q.out_width) + ", so this block has " + n(b.total) + " parameters instead of the " +
                       n(b.standard) + " of full multi-head attention. This is " + kind + ", not a mismatch.";
     out.push_back(make("grouped-kv", b.index, msg));

@@ -55,7 +55,7 @@ struct Table {
 std::string optional_int(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "?"; }
 
 std::string percent(uint64_t part, uint64_t whole) {
-  if (whole == 0) return "0%";
+  if (whole == 0) return "?";  // no standard to compare with (unknown width)
   std::ostringstream s;
   s << std::fixed << std::setprecision(1) << 100.0 * static_cast<double>(part) / static_cast<double>(whole) << "%";
   return s.str();

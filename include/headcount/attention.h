@@ -51,7 +51,8 @@ struct AttentionBlock {
   std::optional<int64_t> k_head_dim;  // K's own per-head size when the graph states it separately
   Projection q, k, v, o;
   uint64_t total = 0;         // q + k + v + o totals
-  uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count
+  uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count; 0 when the
+                              // width is unknown or its square does not fit in 64 bits
   bool has_bias = false;      // any projection has a bias
   int core_node = -1;         // the Softmax or fused node (index into Model::nodes)
   std::vector<int> merged_cores;  // further Softmaxes of the same block (one per head, merged)

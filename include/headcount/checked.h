@@ -57,6 +57,14 @@ class Int {
   int64_t v_ = 0;
 };
 
+Int operator+(Int a, Int b);
+Int operator-(Int a, Int b);
+Int operator*(Int a, Int b);
+Int operator-(Int a);
+Int floor_div(Int a, Int b);
+Int exact_div(Int a, Int b);
+Int floor_mod(Int a, Int b);
+
 // Both known and equal: an unknown never equals anything, not even another unknown.
 constexpr bool same(Int a, Int b) { return a.known() && b.known() && *a == *b; }
 // Both known and different.

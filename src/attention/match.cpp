@@ -5,6 +5,7 @@
 #include <set>
 
 #include "headcount/attention.h"
+#include "headcount/error.h"
 #include "projections.h"
 #include "shapes.h"
 
@@ -48,6 +49,17 @@ bool is_fused_attention(const onnx::NodeProto& n) {
   if (n.domain() == "com.microsoft") return std::find(std::begin(ms), std::end(ms), n.op_type()) != std::end(ms);
   return (n.domain().empty() || n.domain() == "ai.onnx") && n.op_type() == "Attention";
 }
+
+// Sums of shares: a hostile graph can route one huge tensor into many projections, so a count
+// that does not fit in 64 bits refuses the model instead of wrapping.
+uint64_t plus(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  if (add_overflows(a, b, &r)) throw InputError("an attention block's parameter count overflows 64 bits");
+  return r;
+}
+
+// Widths add as checked integers; unknown (0) when a sum does not fit.
+int64_t plus_width(int64_t a, int64_t b) { return (Int(a) + b).value_or(0); }
 
 std::string node_name(const Model& m, int ni) {
   const auto& n = *m.nodes[ni].proto;
@@ -247,9 +259,9 @@ class Matcher {
         for (Role role : {Role::Q, Role::K, Role::V}) {
           Projection& mine = b.projection(role);
           const Projection& theirs = other.projection(role);
-          mine.weight += theirs.weight;
-          mine.bias += theirs.bias;
-          mine.out_width += theirs.out_width;
+          mine.weight = plus(mine.weight, theirs.weight);
+          mine.bias = plus(mine.bias, theirs.bias);
+          mine.out_width = plus_width(mine.out_width, theirs.out_width);
           mine.tensors.insert(mine.tensors.end(), theirs.tensors.begin(), theirs.tensors.end());
         }
         b.merged_cores.push_back(other.core_node);
@@ -258,9 +270,9 @@ class Matcher {
       int64_t n = static_cast<int64_t>(members.size());  // b's projections now hold all n heads
       b.heads = n;
       b.kv_heads = n;
-      b.head_dim = b.q.out_width / n;
-      b.k_head_dim = b.k.out_width / n;
-      b.v_head_dim = b.v.out_width / n;
+      b.head_dim = exact_div(b.q.out_width, n).opt();
+      b.k_head_dim = exact_div(b.k.out_width, n).opt();
+      b.v_head_dim = exact_div(b.v.out_width, n).opt();
       b.heads_from = std::to_string(n) + " attention cores, one per head, concatenated by " +
                      node_name(m_, concat) + " before the output projection";
       ProjectionHit o = walker_.forward(g, output_of(*m_.nodes[concat].proto, 0));
@@ -283,13 +295,12 @@ class Matcher {
     b.form = op;
     b.core_node = ni;
     RoleHit q, k, v;
-    int64_t heads = ShapeOracle::attr_int(n, "num_heads", 0);
-    int64_t kv_heads = ShapeOracle::attr_int(n, "kv_num_heads", 0);
     bool onnx_attention = n.domain().empty() || n.domain() == "ai.onnx";
-    if (onnx_attention) {
-      heads = ShapeOracle::attr_int(n, "q_num_heads", 0);
-      kv_heads = ShapeOracle::attr_int(n, "kv_num_heads", 0);
-    }
+    // Head counts from the file: only positive ones are head counts.
+    Int heads = detail::attr_int(n, onnx_attention ? "q_num_heads" : "num_heads");
+    Int kv_heads = detail::attr_int(n, "kv_num_heads");
+    if (!heads.positive()) heads = Int();
+    if (!kv_heads.positive()) kv_heads = Int();
     auto input = [&](int i) -> std::string { return i < n.input_size() ? input_of(n, i) : std::string(); };
 
     if (!onnx_attention && (op == "Attention" || op == "PackedAttention" || op == "QAttention" ||
@@ -309,10 +320,10 @@ class Matcher {
           packed.out = tensor.dims[1];
         }
         if (auto bias = walker_.weight_of(g, input(2))) packed.bias = bias->weight;
-        std::vector<int64_t> sizes;
-        if (auto qkv = ShapeOracle::attr_ints(n, "qkv_hidden_sizes"); qkv && qkv->size() == 3) sizes = *qkv;
-        else if (packed.out % 3 == 0) sizes = {packed.out / 3, packed.out / 3, packed.out / 3};
-        int64_t offset = 0;
+        std::vector<Int> sizes;
+        if (auto qkv = detail::attr_ints(n, "qkv_hidden_sizes"); qkv && qkv->size() == 3) sizes.assign(qkv->begin(), qkv->end());
+        else if (Int third = exact_div(packed.out, 3)) sizes = {third, third, third};
+        Int offset = 0;
         RoleHit* roles[] = {&q, &k, &v};
         for (size_t i = 0; i < 3 && sizes.size() == 3; ++i) {
           roles[i]->hit = packed;
@@ -321,7 +332,7 @@ class Matcher {
           roles[i]->present = true;
           offset += sizes[i];
         }
-        if (sizes.empty()) b.notes.push_back("cannot split the packed weight of " + std::to_string(packed.out) + " outputs into Q, K and V");
+        if (sizes.empty()) b.notes.push_back("cannot split the packed weight of " + packed.out.str("unknown") + " outputs into Q, K and V");
       }
 
       b.kind = "self";
@@ -331,10 +342,9 @@ class Matcher {
       bool packed_query = input(1).empty() && input(2).empty();
       if (packed_query) {
         if (q.hit.found()) {
-          int64_t total = q.hit.out;
-          int64_t h = heads, hk = kv_heads > 0 ? kv_heads : heads;
-          if (h > 0 && total % (h + 2 * hk) == 0) {
-            int64_t d = total / (h + 2 * hk);
+          // [h·d + 2·h_kv·d] packed: d is the width over h + 2·h_kv.
+          Int h = heads, hk = kv_heads ? kv_heads : heads;
+          if (Int d = exact_div(q.hit.out, h + 2 * hk); d.positive()) {
             k = q;
             v = q;
             q.hit.part = Part{0, h * d, {}, {}};
@@ -359,22 +369,22 @@ class Matcher {
       // (Packed)MultiHeadAttention, a later input for DecoderMaskedMultiHeadAttention. It is the
       // 1-D constant whose length is the sum of the three projections' widths.
       if (op == "MultiHeadAttention" || op == "PackedMultiHeadAttention" || op == "DecoderMaskedMultiHeadAttention") {
-        int64_t want = 0;
+        auto width = [](const RoleHit* r) { return r->hit.part.length ? r->hit.part.length : r->hit.out; };
+        Int want = 0;
         for (RoleHit* r : {&q, &k, &v}) {
-          if (r->present) want += r->hit.part.length ? *r->hit.part.length : r->hit.out;
+          if (r->present) want += width(r);
         }
-        for (int i = 3; i < n.input_size() && want > 0; ++i) {
+        for (int i = 3; i < n.input_size() && want.positive(); ++i) {
           auto bias = walker_.weight_of(g, input(i));
           if (!bias || bias->rows) continue;
           const Weight& w = m_.weights[bias->weight];
-          if (w.dims.size() != 1 || w.elements != static_cast<uint64_t>(want) || !dtype_is_parameter_type(w.dtype)) continue;
-          int64_t offset = 0;
+          if (w.dims.size() != 1 || w.elements != want.count() || !dtype_is_parameter_type(w.dtype)) continue;
+          int64_t offset = 0;  // the widths add up to `want`, so no step overflows
           for (RoleHit* r : {&q, &k, &v}) {
             if (!r->present) continue;
-            int64_t len = r->hit.part.length ? *r->hit.part.length : r->hit.out;
             r->hit.bias = bias->weight;
-            r->hit.bias_range = std::make_pair(offset, offset + len);
-            offset += len;
+            r->hit.bias_range = std::make_pair(offset, offset + *width(r));
+            offset += *width(r);
           }
           break;
         }
@@ -383,14 +393,14 @@ class Matcher {
     RoleHit o{walker_.forward(g, output_of(n, 0)), true};
     assemble(g, b, q, k, v, o);
     if (op == "LongformerAttention") add_global_weights(g, n, b);
-    if (heads > 0) {
-      b.heads = heads;
-      b.kv_heads = kv_heads > 0 ? kv_heads : heads;
+    if (heads) {
+      b.heads = heads.opt();
+      b.kv_heads = (kv_heads ? kv_heads : heads).opt();
       b.heads_from = "attribute " + std::string(onnx_attention ? "q_num_heads" : "num_heads") + " of " + op + " '" +
                      node_name(m_, ni) + "'";
-      if (kv_heads > 0) b.heads_from += ", kv_num_heads " + std::to_string(kv_heads);
-      if (b.q.out_width > 0 && b.q.out_width % heads == 0) b.head_dim = b.q.out_width / heads;
-      if (b.v.out_width > 0 && b.v.out_width % *b.kv_heads == 0) b.v_head_dim = b.v.out_width / *b.kv_heads;
+      if (kv_heads) b.heads_from += ", kv_num_heads " + kv_heads.str();
+      if (b.q.out_width > 0) b.head_dim = exact_div(b.q.out_width, heads).opt();
+      if (b.v.out_width > 0) b.v_head_dim = exact_div(b.v.out_width, Int(b.kv_heads)).opt();
     } else if (onnx_attention && q.present && q.hit.found()) {
       // 4-D inputs [B, h, S, d]: the heads are in the Reshape that split Q upstream of the op.
       infer_heads_unfused(b, q.hit, k.hit, v.hit);
@@ -472,7 +482,7 @@ class Matcher {
       groups[{r->hit.weight.weight, row_key}].push_back({role, r});
     }
     for (auto& [key, members] : groups) {
-      int64_t full = members[0].second->hit.out;
+      Int full = members[0].second->hit.out;
       bool exact = std::all_of(members.begin(), members.end(), [](auto& m) { return m.second->hit.part.offset.has_value(); });
       bool indexed = std::all_of(members.begin(), members.end(), [](auto& m) { return m.second->hit.part.index.has_value(); });
       int64_t n = static_cast<int64_t>(members.size());
@@ -480,13 +490,13 @@ class Matcher {
         Part& p = members[static_cast<size_t>(i)].second->hit.part;
         if (exact) continue;
         if (n == 1 && !p.index) continue;  // the whole tensor
-        int64_t count = p.count ? *p.count : n;
-        if (indexed && count > 0 && full % count == 0) {
-          p.length = full / count;
-          p.offset = *p.index * *p.length;
-        } else if (full % n == 0) {
-          p.length = full / n;
-          p.offset = i * *p.length;
+        Int count = p.count ? p.count : n;
+        if (Int each = exact_div(full, count); indexed && each.positive()) {
+          p.length = each;
+          p.offset = p.index * each;
+        } else if (Int part = exact_div(full, n)) {
+          p.length = part;
+          p.offset = i * part;
           b.notes.push_back(std::string(role_name(members[static_cast<size_t>(i)].first)) +
                             " is taken as part " + std::to_string(i + 1) + " of " + std::to_string(n) +
                             " equal parts of a packed projection: the graph does not say which part");
@@ -521,36 +531,37 @@ class Matcher {
       for (const auto& h : hit.per_head) {
         Projection one;
         fill(one, h);
-        p.weight += one.weight;
-        p.bias += one.bias;
+        p.weight = plus(p.weight, one.weight);
+        p.bias = plus(p.bias, one.bias);
         p.in_width = one.in_width;
-        p.out_width += one.out_width;
+        p.out_width = plus_width(p.out_width, one.out_width);
         p.tensors.insert(p.tensors.end(), one.tensors.begin(), one.tensors.end());
       }
       return;
     }
     const Weight& w = m_.weights[hit.weight.weight];
-    // A part comes from Split sizes or Slice bounds in the file: keep it inside the projection.
-    int64_t length = hit.part.length ? std::clamp<int64_t>(*hit.part.length, 0, hit.out) : hit.out;
-    int64_t offset = hit.part.offset ? std::clamp<int64_t>(*hit.part.offset, 0, hit.out - length) : 0;
-    p.in_width = hit.in;
+    // Sizes from the weight's dims (unknown counts as 0); a part comes from Split sizes or Slice
+    // bounds in the file, so it is kept inside the projection.
+    int64_t in = std::max<int64_t>(hit.in.value_or(0), 0), out = std::max<int64_t>(hit.out.value_or(0), 0);
+    int64_t length = hit.part.length ? std::clamp<int64_t>(*hit.part.length, 0, out) : out;
+    int64_t offset = hit.part.offset ? std::clamp<int64_t>(*hit.part.offset, 0, out - length) : 0;
+    p.in_width = in;
     p.out_width = length;
     TensorShare ws;
     ws.weight = hit.weight.weight;
-    ws.elements = static_cast<uint64_t>(hit.in) * static_cast<uint64_t>(length);
+    ws.elements = (Int(in) * length).count().value_or(0);  // at most in × out, the tensor's own elements
     bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].proto->op_type() == "Gemm" &&
-                                                      ShapeOracle::attr_int(*m_.nodes[hit.node].proto, "transB", 0));
+                                                      detail::attr_flag(*m_.nodes[hit.node].proto, "transB"));
     // Gemm with transB and an untransposed tensor, or MatMul behind Transpose: stored [out, in].
     const std::string axis = stored_out_first ? "rows " : "columns ";
-    int64_t stored_full = stored_out_first ? (w.dims.empty() ? 0 : w.dims[0]) : hit.out;
-    int64_t base = hit.weight.rows ? hit.weight.rows->first : 0;
-    if (hit.weight.rows || length != hit.out) {
-      ws.slice = axis + std::to_string(base + offset) + ":" + std::to_string(base + offset + length) + " of " +
-                 std::to_string(stored_full);
+    Int stored_full = stored_out_first ? Int(w.dims.empty() ? 0 : w.dims[0]) : Int(out);
+    Int first = Int(hit.weight.rows ? hit.weight.rows->first : 0) + offset;
+    if (hit.weight.rows || length != out) {
+      ws.slice = axis + first.str() + ":" + (first + length).str() + " of " + stored_full.str();
     }
     if (m_.nodes[hit.node].proto->op_type() == "MatMulNBits") {
       uint64_t stored = 1;  // the blob's own dims: Weight::elements may already be the logical K x N
-      for (int64_t d : w.dims) stored *= static_cast<uint64_t>(d);
+      for (int64_t d : w.dims) mul_overflows(stored, static_cast<uint64_t>(d), &stored);  // checked at load
       ws.slice = "logical K x N from attributes (packed " + std::to_string(stored) + " stored elements)";
     }
     p.weight = ws.elements;
@@ -560,17 +571,15 @@ class Matcher {
       TensorShare bs;
       bs.weight = hit.bias;
       bs.bias = true;
-      int64_t bbase = hit.bias_range ? hit.bias_range->first : 0;
-      int64_t blen = hit.bias_range ? hit.bias_range->second - hit.bias_range->first : static_cast<int64_t>(bw.elements);
-      int64_t boff = 0;
-      if (blen == hit.out && length != hit.out) {  // a packed bias is split like its weight
-        boff = offset;
+      Int bfirst = hit.bias_range ? hit.bias_range->first : 0;
+      Int blen = hit.bias_range ? Int(hit.bias_range->second - hit.bias_range->first) : Int::of_unsigned(bw.elements);
+      if (blen.is(out) && length != out) {  // a packed bias is split like its weight
+        bfirst = bfirst + offset;
         blen = length;
       }
-      bs.elements = static_cast<uint64_t>(blen);
-      if (static_cast<uint64_t>(blen) != bw.elements) {
-        bs.slice = "elements " + std::to_string(bbase + boff) + ":" + std::to_string(bbase + boff + blen) + " of " +
-                   std::to_string(bw.elements);
+      bs.elements = blen.count().value_or(0);
+      if (bs.elements != bw.elements) {
+        bs.slice = "elements " + bfirst.str() + ":" + (bfirst + blen).str() + " of " + std::to_string(bw.elements);
       }
       p.bias = bs.elements;
       p.tensors.push_back(bs);
@@ -579,64 +588,60 @@ class Matcher {
 
   // Heads of an unfused block: per-head projections, else the head-splitting Reshape on Q.
   void infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v) {
-    int64_t q_out = b.q.out_width, k_out = b.k.out_width, v_out = b.v.out_width;
-    std::optional<int64_t> d;
-    if (q.einsum_out_dims.size() >= 2 && q.einsum_out_dims[0] > 0 && q_out % q.einsum_out_dims[0] == 0) {
-      // Keras EinsumDense kernels keep heads as an axis: [d, h, k].
-      b.heads = q.einsum_out_dims[0];
-      d = q_out / *b.heads;
-      b.heads_from = "the Q projection's Einsum weight keeps " + std::to_string(*b.heads) + " heads × " +
-                     std::to_string(*d) + " as separate axes";
+    Int q_out = b.q.out_width, k_out = b.k.out_width, v_out = b.v.out_width;
+    // Keras EinsumDense kernels keep heads as an axis: [d, h, k].
+    auto einsum_heads = [](const ProjectionHit& hit) { return hit.einsum_out_dims.size() >= 2 ? Int(hit.einsum_out_dims[0]) : Int(); };
+    Int heads, d;
+    if (Int eh = einsum_heads(q); (d = exact_div(q_out, eh)).positive()) {
+      heads = eh;
+      b.heads_from = "the Q projection's Einsum weight keeps " + heads.str() + " heads × " + d.str() + " as separate axes";
     } else if (!q.per_head.empty()) {
-      b.heads = static_cast<int64_t>(q.per_head.size());
-      d = q.per_head[0].part.length ? *q.per_head[0].part.length : q.per_head[0].out;
+      heads = static_cast<int64_t>(q.per_head.size());
+      d = q.per_head[0].part.length ? q.per_head[0].part.length : q.per_head[0].out;
       b.heads_from = std::to_string(q.per_head.size()) + " per-head Q projections concatenated";
     } else if (q.reshape && !q.reshape->empty()) {
       const IntVector& t = *q.reshape;
       std::string target = detail::format_ints(t);
-      if (t.back() && *t.back() > 0 && q_out % *t.back() == 0) {
-        d = *t.back();
-        b.heads = q_out / *d;
-        b.heads_from = "head size " + std::to_string(*d) + " from " + q.reshape_node + " target " + target +
-                       " on the Q path; " + std::to_string(q_out) + " / " + std::to_string(*d) + " = " +
-                       std::to_string(*b.heads) + " heads";
-      } else if (t.size() >= 2 && t[t.size() - 2] && *t[t.size() - 2] > 0 && q_out % *t[t.size() - 2] == 0) {
-        b.heads = *t[t.size() - 2];
-        d = q_out / *b.heads;
-        b.heads_from = "heads " + std::to_string(*b.heads) + " from " + q.reshape_node + " target " + target +
-                       " on the Q path";
+      Int second_last = t.size() >= 2 ? t[t.size() - 2] : Int();
+      if (t.back().positive() && (heads = exact_div(q_out, t.back())).positive()) {
+        d = t.back();
+        b.heads_from = "head size " + d.str() + " from " + q.reshape_node + " target " + target + " on the Q path; " +
+                       q_out.str() + " / " + d.str() + " = " + heads.str() + " heads";
+      } else if (second_last.positive() && (d = exact_div(q_out, second_last)).positive()) {
+        heads = second_last;
+        b.heads_from = "heads " + heads.str() + " from " + q.reshape_node + " target " + target + " on the Q path";
       } else {
-        b.heads_from = "unknown: " + q.reshape_node + " target " + target +
-                       " on the Q path has no constant head size";
+        heads = d = Int();
+        b.heads_from = "unknown: " + q.reshape_node + " target " + target + " on the Q path has no constant head size";
       }
     } else if (!q.reshape_node.empty()) {
       b.heads_from = "unknown: the target of " + q.reshape_node + " on the Q path is computed at run time";
     } else {
       b.heads_from = "unknown: no Reshape splits Q into heads between its projection and the attention core";
     }
-    if (!d) return;
-    b.head_dim = d;
-    if (k.einsum_out_dims.size() >= 2 && k.einsum_out_dims[0] > 0 && k_out % k.einsum_out_dims[0] == 0) {
-      b.k_head_dim = k_out / k.einsum_out_dims[0];
+    b.heads = heads.opt();
+    if (!d.positive()) return;
+    b.head_dim = d.opt();
+    auto last = [](const std::optional<IntVector>& t) { return t && !t->empty() ? t->back() : Int(); };
+    if (Int kd = exact_div(k_out, einsum_heads(k)); kd.positive()) {
+      b.k_head_dim = kd.opt();
     } else if (!k.per_head.empty()) {
-      b.k_head_dim = k.per_head[0].out;
-    } else if (k.core_reshape && !k.core_reshape->empty() && k.core_reshape->back() && *k.core_reshape->back() > 0) {
+      b.k_head_dim = k.per_head[0].out.opt();
+    } else if (Int kd = last(k.core_reshape); kd.positive()) {
       // Compare like with like: the head sizes Q and K have where they meet in MatMul(Q, Kᵀ).
-      int64_t kd = *k.core_reshape->back();
-      bool q_known = q.core_reshape && !q.core_reshape->empty() && q.core_reshape->back() && *q.core_reshape->back() > 0;
-      b.k_head_dim = q_known && *q.core_reshape->back() == kd ? *d : kd;
+      b.k_head_dim = (same(last(q.core_reshape), kd) ? d : kd).opt();
     }
     if (!k.per_head.empty()) b.kv_heads = static_cast<int64_t>(k.per_head.size());
-    else if (k.einsum_out_dims.size() >= 2 && k.einsum_out_dims[0] > 0) b.kv_heads = k.einsum_out_dims[0];
-    else if (k_out > 0 && k_out % *d == 0) b.kv_heads = k_out / *d;
-    if (v.einsum_out_dims.size() >= 2 && v.einsum_out_dims[0] > 0 && v_out % v.einsum_out_dims[0] == 0) {
-      b.v_head_dim = v_out / v.einsum_out_dims[0];
+    else if (einsum_heads(k).positive()) b.kv_heads = einsum_heads(k).opt();
+    else if (k_out.positive()) b.kv_heads = exact_div(k_out, d).opt();
+    if (Int vd = exact_div(v_out, einsum_heads(v)); vd.positive()) {
+      b.v_head_dim = vd.opt();
     } else if (!v.per_head.empty()) {
-      b.v_head_dim = v.per_head[0].out;
-    } else if (v.reshape && !v.reshape->empty() && v.reshape->back() && *v.reshape->back() > 0) {
-      b.v_head_dim = *v.reshape->back();
-    } else if (b.kv_heads && *b.kv_heads > 0 && v_out % *b.kv_heads == 0) {
-      b.v_head_dim = v_out / *b.kv_heads;
+      b.v_head_dim = v.per_head[0].out.opt();
+    } else if (Int vd = last(v.reshape); vd.positive()) {
+      b.v_head_dim = vd.opt();
+    } else if (Int kv = b.kv_heads; kv.positive()) {
+      b.v_head_dim = exact_div(v_out, kv).opt();
     }
   }
 
@@ -700,17 +705,21 @@ class Matcher {
       AttentionBlock& b = r.blocks[i];
       b.index = static_cast<int>(i);
       b.name = block_name(b, blocks_using);
-      b.total = b.q.total() + b.k.total() + b.v.total() + b.o.total();
+      b.total = 0;
+      for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+        const Projection& p = b.projection(role);
+        b.total = plus(b.total, plus(p.weight, p.bias));
+      }
       b.has_bias = b.q.bias || b.k.bias || b.v.bias || b.o.bias;
       uint64_t w = static_cast<uint64_t>(std::max<int64_t>(b.width, 0)), w2 = 0, std4 = 0;
       if (mul_overflows(w, w, &w2) || mul_overflows(w2, 4, &std4) || add_overflows(std4, b.has_bias ? 4 * w : 0, &b.standard)) {
-        b.standard = UINT64_MAX;  // only a hostile width gets here; the block's own numbers stand
+        b.standard = 0;  // only a hostile width gets here: no standard to compare with
       }
       std::map<int, uint64_t> mine;
       std::set<std::pair<int, std::string>> seen;  // one share read by several projections counts once
       for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
         for (const auto& t : b.projection(role).tensors) {
-          if (seen.insert({t.weight, t.slice}).second) mine[t.weight] += t.elements;
+          if (seen.insert({t.weight, t.slice}).second) mine[t.weight] = plus(mine[t.weight], t.elements);
         }
       }
       for (auto& [wi, n] : mine) per_weight[wi] = std::max(per_weight[wi], n);

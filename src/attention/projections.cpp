@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <climits>
-#include <numeric>
+#include <functional>
 
 namespace headcount::detail {
 namespace {
@@ -25,8 +25,20 @@ bool is_pass_through(const std::string& op) {
                      "DynamicQuantizeLinear"});
 }
 
-bool all_known(const IntVector& v) {
-  return std::all_of(v.begin(), v.end(), [](const MaybeInt& x) { return x.has_value(); });
+// A Slice of one axis with constant bounds: [begin, end) inside an axis of `size`, or nullopt
+// when the bounds are not constants, name another axis (`axis_ok` says which ones count), step,
+// or select nothing.
+std::optional<std::pair<int64_t, int64_t>> slice_bounds(ShapeOracle& s, int g, const onnx::NodeProto& n, Int size,
+                                                        const std::function<bool(Int)>& axis_ok) {
+  NodeView v(s, g, n, 0);
+  auto starts = v.value(1), ends = v.value(2), axes = v.value(3), steps = v.value(4);
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+  if (v.has(3) && (!axes || axes->size() != 1 || !axis_ok((*axes)[0]))) return std::nullopt;
+  if (!v.has(3) && !axis_ok(0)) return std::nullopt;
+  if (v.has(4) && (!steps || steps->size() != 1 || !(*steps)[0].is(1))) return std::nullopt;
+  Int b = clamp_index((*starts)[0], size), e = clamp_index((*ends)[0], size);
+  if (!b || !e || *e <= *b) return std::nullopt;
+  return std::make_pair(*b, *e);
 }
 
 }  // namespace
@@ -66,23 +78,11 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& v
   if (op == "Slice") {
     auto r = weight_of(g, input_of(n, 0), depth + 1);
     if (!r || r->rows || r->transposed) return std::nullopt;
-    auto starts = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
-    auto ends = s_.eval(g, n.input_size() > 2 ? input_of(n, 2) : "");
-    std::optional<IntVector> axes;
-    if (n.input_size() > 3 && !input_of(n, 3).empty()) axes = s_.eval(g, input_of(n, 3));
-    if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !all_known(*starts) || !all_known(*ends)) {
-      return std::nullopt;
-    }
-    if (axes && (axes->size() != 1 || !(*axes)[0] || *(*axes)[0] != 0)) return std::nullopt;
     const Weight& w = m_.weights[r->weight];
     if (w.dims.empty()) return std::nullopt;
-    int64_t size = w.dims[0], s = *(*starts)[0], e = *(*ends)[0];
-    if (s < 0) s += size;
-    if (e < 0) e += size;
-    s = std::clamp<int64_t>(s, 0, size);
-    e = std::clamp<int64_t>(e, 0, size);
-    if (e <= s) return std::nullopt;
-    r->rows = std::make_pair(s, e);
+    auto rows = slice_bounds(s_, g, n, w.dims[0], [](Int axis) { return axis.is(0); });
+    if (!rows) return std::nullopt;
+    r->rows = rows;
     r->via = "Slice";
     return r;
   }
@@ -100,12 +100,12 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
     if (op == "MatMulIntegerToFloat") bias_input = 5;
   } else if (op == "FusedMatMul") {
     weight_input = 1;
-    trans = ShapeOracle::attr_int(n, "transB", 0) != 0;
+    trans = attr_flag(n, "transB");
   } else if (op == "Gemm") {
     weight_input = 1;
     bias_input = 2;
-    trans = ShapeOracle::attr_int(n, "transB", 0) != 0;
-    if (ShapeOracle::attr_int(n, "transA", 0) != 0) return std::nullopt;
+    trans = attr_flag(n, "transB");
+    if (attr_flag(n, "transA")) return std::nullopt;
   } else if (op == "QLinearMatMul") {
     weight_input = 3;
   } else if (op == "MatMulNBits") {
@@ -126,10 +126,8 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
   hit.weight = *w;
   hit.input = activation;
   if (op == "MatMulNBits") {
-    int64_t k = ShapeOracle::attr_int(n, "K", 0), nn = ShapeOracle::attr_int(n, "N", 0);
-    if (k <= 0 || nn <= 0) return std::nullopt;
-    hit.in = k;
-    hit.out = nn;
+    hit.in = attr_int(n, "K");
+    hit.out = attr_int(n, "N");
   } else {
     if (tensor.dims.size() < 2) return std::nullopt;
     if (w->transposed != trans) {  // stored [out, in]
@@ -147,12 +145,9 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
       else hit.in = len;
     }
   }
-  uint64_t elements = 0;
-  if (hit.in <= 0 || hit.out <= 0 ||
-      mul_overflows(static_cast<uint64_t>(hit.in), static_cast<uint64_t>(hit.out), &elements)) {
-    return std::nullopt;
-  }
-  hit.logical_elements = elements;
+  auto elements = (hit.in * hit.out).count();
+  if (!hit.in.positive() || !hit.out.positive() || !elements) return std::nullopt;
+  hit.logical_elements = *elements;
   if (bias_input >= 0 && n.input_size() > bias_input && !input_of(n, bias_input).empty()) {
     if (auto b = weight_of(g, input_of(n, bias_input))) {
       hit.bias = b->weight;
@@ -198,8 +193,8 @@ std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node
   hit.node = node;
   hit.weight = *w;
   hit.input = activation;
-  hit.in = static_cast<int64_t>(in);
-  hit.out = static_cast<int64_t>(out);
+  hit.in = Int::of_unsigned(in);
+  hit.out = Int::of_unsigned(out);
   if (mul_overflows(in, out, &hit.logical_elements)) return std::nullopt;
   std::sort(kept.begin(), kept.end());
   if (kept.size() > 1) {
@@ -238,7 +233,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     if (r.found() && n.input_size() > 1) {
       // Only a reshape that splits features into heads counts, not one that keeps the width.
       auto target = s_.eval(g, input_of(n, 1));
-      bool keeps_width = target && !target->empty() && target->back() && *target->back() == r.out;
+      bool keeps_width = target && !target->empty() && same(target->back(), r.out);
       if (target && !keeps_width) {
         if (!r.reshape) {  // the first on the way back up is the one nearest the projection
           r.reshape = target;
@@ -257,46 +252,33 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
     Dims d = s_.dims(g, input_of(n, 0));
-    auto last_axis = [&](int64_t axis) { return axis == -1 || (d.rank > 0 && axis == d.rank - 1); };
+    auto last_axis = [&](Int axis) { return axis.is(-1) || (d.rank > 0 && axis.is(d.rank - 1)); };
     if (op == "Split") {
-      int64_t axis = ShapeOracle::attr_int(n, "axis", 0);
-      std::optional<std::vector<int64_t>> sizes = ShapeOracle::attr_ints(n, "split");
-      if (!sizes && n.input_size() > 1 && !input_of(n, 1).empty()) {
-        auto v = s_.eval(g, input_of(n, 1));
-        if (v && all_known(*v)) {
-          sizes = std::vector<int64_t>();
-          for (auto& x : *v) sizes->push_back(*x);
-        }
-      }
+      Int axis = attr_int(n, "axis").value_or(0);
+      auto sizes = NodeView(s_, g, n, 0).list("split", 1);
       int which = 0;
       for (int o = 0; o < n.output_size(); ++o) {
         if (output_of(n, o) == value) which = o;
       }
-      if (!sizes && n.output_size() > 0 && r.out % n.output_size() == 0) {
-        sizes = std::vector<int64_t>(static_cast<size_t>(n.output_size()), r.out / n.output_size());
+      Int each = exact_div(r.out, n.output_size());
+      if (!sizes && each) sizes = std::vector<int64_t>(static_cast<size_t>(n.output_size()), *each);
+      if (!sizes || which >= static_cast<int>(sizes->size())) return r;
+      Int offset = 0, total = 0;
+      for (size_t i = 0; i < sizes->size(); ++i) {
+        if (i < static_cast<size_t>(which)) offset += (*sizes)[i];
+        total += (*sizes)[i];
       }
-      bool covers = sizes && std::accumulate(sizes->begin(), sizes->end(), int64_t{0}) == r.out;
-      if ((last_axis(axis) || covers) && sizes && which < static_cast<int>(sizes->size())) {
-        r.part.offset = std::accumulate(sizes->begin(), sizes->begin() + which, int64_t{0});
+      if ((last_axis(axis) || same(total, r.out)) && offset) {
+        r.part.offset = offset;
         r.part.length = (*sizes)[static_cast<size_t>(which)];
       }
       return r;
     }
-    auto starts = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
-    auto ends = s_.eval(g, n.input_size() > 2 ? input_of(n, 2) : "");
-    std::optional<IntVector> axes;
-    if (n.input_size() > 3 && !input_of(n, 3).empty()) axes = s_.eval(g, input_of(n, 3));
-    if (starts && ends && starts->size() == 1 && ends->size() == 1 && all_known(*starts) && all_known(*ends) && axes &&
-        axes->size() == 1 && (*axes)[0] && last_axis(*(*axes)[0])) {
-      int64_t s = *(*starts)[0], e = *(*ends)[0];
-      if (s < 0) s += r.out;
-      if (e < 0) e += r.out;
-      s = std::clamp<int64_t>(s, 0, r.out);
-      e = std::clamp<int64_t>(e, 0, r.out);
-      if (e > s) {
-        r.part.offset = s;
-        r.part.length = e - s;
-      }
+    // A Slice must name the last axis explicitly: the default axes start at 0.
+    if (!NodeView(s_, g, n, 0).has(3)) return r;
+    if (auto cols = slice_bounds(s_, g, n, r.out, last_axis)) {
+      r.part.offset = cols->first;
+      r.part.length = cols->second - cols->first;
     }
     return r;
   }
@@ -307,7 +289,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     }
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     auto idx = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
-    if (r.found() && !r.part.offset && !r.part.index && idx && idx->size() == 1 && (*idx)[0] && *(*idx)[0] >= 0) {
+    if (r.found() && !r.part.offset && !r.part.index && idx && idx->size() == 1 && (*idx)[0].non_negative()) {
       r.part.index = *(*idx)[0];
     }
     return r;
@@ -340,7 +322,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     if (op == "Add" && hits.size() == 1 && bias >= 0 && hits[0].bias < 0 && !hits[0].reshape &&
         hits[0].per_head.empty()) {
       const Weight& b = m_.weights[bias];
-      if (b.elements == static_cast<uint64_t>(hits[0].out) || bias_range) {
+      if (b.elements == hits[0].out.count() || bias_range) {
         hits[0].bias = bias;
         hits[0].bias_range = bias_range;
       }
@@ -416,7 +398,7 @@ ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
           if (un.op_type() == "Add") {
             for (const auto& in : un.input()) {
               auto w = weight_of(g, in);
-              if (w && m_.weights[w->weight].dims.size() == 1 && m_.weights[w->weight].elements == static_cast<uint64_t>(hit->out)) {
+              if (w && m_.weights[w->weight].dims.size() == 1 && m_.weights[w->weight].elements == hit->out.count()) {
                 hit->bias = w->weight;
               }
             }

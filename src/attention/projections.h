@@ -22,9 +22,9 @@ struct WeightRef {
 
 // Which output features of a packed projection a path selects.
 struct Part {
-  std::optional<int64_t> offset, length;  // exact, in output features
-  std::optional<int64_t> index;           // i-th of `count` equal parts
-  std::optional<int64_t> count;
+  Int offset, length;  // exact, in output features
+  Int index;           // i-th of `count` equal parts
+  Int count;
 };
 
 // A projection found by a walk.
@@ -33,7 +33,7 @@ struct ProjectionHit {
   WeightRef weight;
   int bias = -1;                  // bias weight index
   std::optional<std::pair<int64_t, int64_t>> bias_range;  // a Slice of the bias tensor
-  int64_t in = 0, out = 0;        // full weight: input and output features
+  Int in, out;                    // full weight: input and output features
   uint64_t logical_elements = 0;  // in * out (MatMulNBits: from attributes, not bytes)
   std::string input;              // activation fed into the projection
   Part part;

@@ -1,4 +1,4 @@
-// shapes.cpp: integer evaluation of shape computations and last-dimension tracking.
+// shapes.cpp: integer evaluation of shape computations and dims tracking, one evaluator per op.
 #include "shapes.h"
 
 #include <algorithm>
@@ -10,14 +10,17 @@ namespace {
 constexpr int kMaxEvalDepth = 48;
 constexpr size_t kMaxVector = 64;  // shape vectors are short; anything longer is not a shape
 
+using Outputs = std::vector<Dims>;  // one entry per output; missing entries stay unknown
+using DimsFn = Outputs (*)(const NodeView&);
+using ValueFn = std::optional<IntVector> (*)(const NodeView&);
+
 Dims from_type(const onnx::TypeProto& t) {
   Dims d;
   if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return d;
   const auto& shape = t.tensor_type().shape();
   d.rank = shape.dim_size();
   for (const auto& dim : shape.dim()) {
-    if (dim.has_dim_value() && dim.dim_value() >= 0) d.d.push_back(dim.dim_value());
-    else d.d.push_back(std::nullopt);
+    d.d.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? Int(dim.dim_value()) : Int());
   }
   return d;
 }
@@ -29,11 +32,19 @@ Dims from_dims(const std::vector<int64_t>& v) {
   return d;
 }
 
-std::optional<int64_t> norm_axis(int64_t axis, int rank) {
-  if (rank < 0) return std::nullopt;
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return std::nullopt;
-  return axis;
+Dims known_rank(int rank) {
+  Dims d;
+  d.rank = rank;
+  d.d.assign(static_cast<size_t>(rank), Int());
+  return d;
+}
+
+// An axis attribute normalized against a rank, or nullopt when it does not name an axis.
+std::optional<size_t> norm_axis(Int axis, int rank) {
+  if (rank < 0 || !axis) return std::nullopt;
+  int64_t a = *axis < 0 ? *axis + rank : *axis;  // no overflow: rank is small and positive here
+  if (*axis < -static_cast<int64_t>(rank) || a < 0 || a >= rank) return std::nullopt;
+  return static_cast<size_t>(a);
 }
 
 // Broadcast of elementwise inputs: a known dim > 1 wins, 1 yields to the other side.
@@ -41,30 +52,27 @@ Dims broadcast(const std::vector<Dims>& in) {
   Dims out;
   if (in.empty()) return out;
   int rank = -1;
-  bool all_known = true;
+  bool all_ranks = true;
   for (const auto& d : in) {
-    if (d.rank < 0) all_known = false;
+    if (d.rank < 0) all_ranks = false;
     rank = std::max(rank, d.rank);
   }
-  if (!all_known || rank < 0) {
-    // Rank unknown: still carry the feature width when some input knows it.
-    for (const auto& d : in) {
-      auto l = d.last();
-      if (l && *l > 1) out.tail = l;
+  if (!all_ranks || rank < 0) {
+    for (const auto& d : in) {  // rank unknown: still carry the feature width when some input knows it
+      if (Int l = d.last(); l && *l > 1) out.tail = l;
     }
     return out;
   }
-  out.rank = rank;
-  out.d.assign(static_cast<size_t>(rank), std::nullopt);
+  out = known_rank(rank);
   for (int i = 0; i < rank; ++i) {
-    MaybeInt v;
+    Int v;
     bool unknown = false;
     for (const auto& d : in) {
       int j = i - (rank - d.rank);
       if (j < 0) continue;
-      auto x = d.d[static_cast<size_t>(j)];
-      if (!x) { unknown = true; continue; }
-      if (*x != 1) v = x;
+      Int x = d.d[static_cast<size_t>(j)];
+      if (!x) unknown = true;
+      else if (*x != 1) v = x;
       else if (!v) v = 1;
     }
     if (v && (*v != 1 || !unknown)) out.d[static_cast<size_t>(i)] = v;
@@ -72,36 +80,392 @@ Dims broadcast(const std::vector<Dims>& in) {
   return out;
 }
 
-bool is_unary_same_shape(const std::string& op) {
-  static const char* ops[] = {"Cast", "Identity", "Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Sqrt", "Neg",
-                              "Softmax", "LogSoftmax", "Dropout", "Tanh", "Sigmoid", "LayerNormalization",
-                              "SimplifiedLayerNormalization", "SkipLayerNormalization",
-                              "SkipSimplifiedLayerNormalization", "QuantizeLinear", "DequantizeLinear", "Abs",
-                              "Exp", "Log", "Not", "Reciprocal", "Floor", "Ceil", "Round", "HardSigmoid",
-                              "LeakyRelu", "Elu", "Selu", "Softplus", "Mish", "QuickGelu", "BiasAdd",
-                              "RotaryEmbedding", "CastLike", "Clip", "IsNaN", "IsInf", "Sign", "Sin", "Cos"};
-  return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
+// ---- shapes: one evaluator per op, outputs from the inputs' dims ----
+
+Outputs dims_same(const NodeView& v) { return {v.dims(0)}; }
+
+Outputs dims_broadcast(const NodeView& v) {
+  std::vector<Dims> all;
+  for (int i = 0; i < v.inputs(); ++i) all.push_back(v.dims(i));
+  return {broadcast(all)};
 }
 
-bool is_elementwise_binary(const std::string& op) {
-  static const char* ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Equal", "Less", "Greater",
-                              "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Max", "Min", "Mod",
-                              "PRelu", "BitShift", "Sum", "Mean"};
-  return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
+Outputs dims_matmul(const NodeView& v) {
+  Dims a = v.dims(0), b = attr_flag(v.n, "transB") ? Dims{} : v.dims(1), out;  // FusedMatMul with transposed B
+  if (a.rank < 2 || b.rank < 2) {
+    out.tail = b.last();
+    return {out};
+  }
+  Dims batch_a = a, batch_b = b;
+  batch_a.d.resize(static_cast<size_t>(a.rank - 2));
+  batch_a.rank -= 2;
+  batch_b.d.resize(static_cast<size_t>(b.rank - 2));
+  batch_b.rank -= 2;
+  out = broadcast({batch_a, batch_b});
+  out.rank += 2;
+  out.d.push_back(a.d[static_cast<size_t>(a.rank - 2)]);
+  out.d.push_back(b.d.back());
+  return {out};
 }
 
-std::optional<int64_t> div_floor(int64_t a, int64_t b) {
-  if (b == 0) return std::nullopt;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+Outputs dims_matmul_nbits(const NodeView& v) {
+  Dims out = v.dims(0);
+  Int width = attr_int(v.n, "N");
+  if (!width.positive()) width = Int();
+  (out.rank > 0 ? out.d.back() : out.tail) = width;
+  return {out};
+}
+
+Outputs dims_gemm(const NodeView& v) {
+  Dims a = v.dims(0), b = v.dims(1), out = known_rank(2);
+  if (a.rank == 2) out.d[0] = a.d[attr_flag(v.n, "transA") ? 1 : 0];
+  if (b.rank == 2) out.d[1] = b.d[attr_flag(v.n, "transB") ? 0 : 1];
+  return {out};
+}
+
+Outputs dims_transpose(const NodeView& v) {
+  Dims a = v.dims(0);
+  if (a.rank < 0) return {Dims{}};
+  std::vector<int64_t> perm;
+  if (auto p = attr_ints(v.n, "perm")) perm = *p;
+  else for (int i = a.rank - 1; i >= 0; --i) perm.push_back(i);
+  if (static_cast<int>(perm.size()) != a.rank) return {Dims{}};
+  Dims out = known_rank(a.rank);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] >= 0 && perm[i] < a.rank) out.d[i] = a.d[static_cast<size_t>(perm[i])];
+  }
+  return {out};
+}
+
+Outputs dims_reshape(const NodeView& v) {
+  Dims a = v.dims(0);
+  auto target = v.value(1);
+  if (!target) return {Dims{}};
+  bool allowzero = attr_flag(v.n, "allowzero");
+  Dims out = known_rank(static_cast<int>(target->size()));
+  for (size_t i = 0; i < target->size(); ++i) {
+    Int t = (*target)[i];
+    if (t.positive()) out.d[i] = t;
+    else if (t.is(0) && !allowzero && a.rank > static_cast<int>(i)) out.d[i] = a.d[i];  // 0 copies the input's dim
+  }
+  return {out};
+}
+
+Outputs dims_unsqueeze(const NodeView& v) {
+  Dims a = v.dims(0), out;
+  auto axes = v.list("axes", 1);
+  if (a.rank < 0 || !axes) {
+    // Unsqueeze at an axis other than the last keeps the feature width.
+    if (axes && std::all_of(axes->begin(), axes->end(), [](int64_t x) { return x >= 0; })) out.tail = a.last();
+    return {out};
+  }
+  if (axes->size() > kMaxVector) return {out};
+  int rank = a.rank + static_cast<int>(axes->size());
+  std::vector<bool> inserted(static_cast<size_t>(rank), false);
+  for (auto x : *axes) {
+    if (auto ax = norm_axis(x, rank)) inserted[*ax] = true;
+  }
+  out.rank = rank;
+  size_t j = 0;
+  for (int i = 0; i < rank; ++i) out.d.push_back(inserted[static_cast<size_t>(i)] ? Int(1) : j < a.d.size() ? a.d[j++] : Int());
+  return {out};
+}
+
+Outputs dims_squeeze(const NodeView& v) {
+  Dims a = v.dims(0), out;
+  auto axes = v.list("axes", 1);
+  if (a.rank < 0 || !axes) return {out};
+  std::vector<bool> removed(static_cast<size_t>(a.rank), false);
+  for (auto x : *axes) {
+    if (auto ax = norm_axis(x, a.rank)) removed[*ax] = true;
+  }
+  out.rank = 0;
+  for (int i = 0; i < a.rank; ++i) {
+    if (removed[static_cast<size_t>(i)]) continue;
+    out.d.push_back(a.d[static_cast<size_t>(i)]);
+    ++out.rank;
+  }
+  return {out};
+}
+
+Outputs dims_concat(const NodeView& v) {
+  std::vector<Dims> all;
+  int rank = -1;
+  for (int i = 0; i < v.inputs(); ++i) {
+    all.push_back(v.dims(i));
+    rank = std::max(rank, all.back().rank);
+  }
+  auto axis = norm_axis(attr_int(v.n, "axis").value_or(0), rank);
+  if (rank < 0 || !axis) return {Dims{}};
+  Dims out = known_rank(rank);
+  Int sum = 0;
+  for (auto& d : all) {
+    sum = d.rank == rank ? sum + d.d[*axis] : Int();
+    for (size_t i = 0; i < static_cast<size_t>(rank); ++i) {
+      if (i != *axis && d.rank == rank && d.d[i]) out.d[i] = d.d[i];
+    }
+  }
+  out.d[*axis] = sum;
+  return {out};
+}
+
+Outputs dims_split(const NodeView& v) {
+  Dims a = v.dims(0);
+  auto axis = norm_axis(attr_int(v.n, "axis").value_or(0), a.rank);
+  auto sizes = v.list("split", 1);
+  Outputs out;
+  for (int o = 0; o < v.outputs(); ++o) {
+    if (!axis) {
+      out.push_back(Dims{});
+      continue;
+    }
+    Dims d = a;
+    if (sizes) d.d[*axis] = o < static_cast<int>(sizes->size()) ? Int((*sizes)[static_cast<size_t>(o)]) : Int();
+    else d.d[*axis] = floor_div(a.d[*axis], v.outputs());
+    out.push_back(d);
+  }
+  return out;
+}
+
+Outputs dims_slice(const NodeView& v) {
+  Dims a = v.dims(0), out = a;
+  if (a.rank < 0) return {Dims{}};
+  auto starts = v.value(1), ends = v.value(2), steps = v.value(4);
+  auto axes = v.value(3);
+  if (!starts || !ends || starts->size() != ends->size() || (v.has(3) && !axes) ||
+      (v.has(4) && (!steps || steps->size() != starts->size()))) {
+    for (auto& d : out.d) d = Int();
+    return {out};
+  }
+  if (!axes) {
+    axes = IntVector();
+    for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+  }
+  for (size_t i = 0; i < starts->size() && i < axes->size(); ++i) {
+    auto ax = norm_axis((*axes)[i], a.rank);
+    if (!ax) continue;
+    Int& dim = out.d[*ax];
+    Int s = clamp_index((*starts)[i], dim), e = clamp_index((*ends)[i], dim);
+    bool unit_step = !steps || (*steps)[i].is(1);
+    dim = unit_step && s && e ? Int(std::max<int64_t>(0, *e - *s)) : Int();
+  }
+  return {out};
+}
+
+Outputs dims_gather(const NodeView& v) {
+  Dims a = v.dims(0), idx = v.dims(1), out;
+  auto axis = norm_axis(attr_int(v.n, "axis").value_or(0), a.rank);
+  if (a.rank < 0 || idx.rank < 0 || !axis) {
+    if (a.rank > 1 && axis && static_cast<int>(*axis) < a.rank - 1) out.tail = a.d.back();
+    return {out};
+  }
+  out.rank = a.rank - 1 + idx.rank;
+  out.d.assign(a.d.begin(), a.d.begin() + static_cast<long>(*axis));
+  out.d.insert(out.d.end(), idx.d.begin(), idx.d.end());
+  out.d.insert(out.d.end(), a.d.begin() + static_cast<long>(*axis) + 1, a.d.end());
+  return {out};
+}
+
+Outputs dims_expand(const NodeView& v) {
+  auto shape = v.value(1);
+  if (!shape) return {Dims{}};
+  Dims target;
+  target.rank = static_cast<int>(shape->size());
+  target.d = *shape;
+  return {broadcast({v.dims(0), target})};
+}
+
+Outputs dims_tile(const NodeView& v) {
+  Dims a = v.dims(0);
+  auto repeats = v.value(1);
+  if (!repeats || a.rank != static_cast<int>(repeats->size())) return {Dims{}};
+  for (size_t i = 0; i < repeats->size(); ++i) a.d[i] = a.d[i] * (*repeats)[i];
+  return {a};
+}
+
+Outputs dims_reduce(const NodeView& v) {
+  Dims a = v.dims(0);
+  auto axes = v.list("axes", 1);
+  if (!attr_int(v.n, "keepdims").value_or(1) || a.rank < 0 || !axes) return {Dims{}};
+  for (auto x : *axes) {
+    if (auto ax = norm_axis(x, a.rank)) a.d[*ax] = 1;
+  }
+  return {a};
+}
+
+// ---- values: integer tensors computed from shapes and constants ----
+
+std::optional<IntVector> value_pass(const NodeView& v) { return v.value(0); }  // Cast, Squeeze...: same values
+
+std::optional<IntVector> value_shape(const NodeView& v) {
+  Dims d = v.dims(0);
+  if (d.rank < 0) return std::nullopt;
+  Int start = clamp_index(attr_int(v.n, "start").value_or(0), d.rank);
+  Int end = clamp_index(attr_int(v.n, "end").value_or(d.rank), d.rank);
+  if (*end <= *start) return IntVector{};
+  return IntVector(d.d.begin() + *start, d.d.begin() + *end);
+}
+
+std::optional<IntVector> value_gather(const NodeView& v) {
+  auto idx = v.value(1);
+  if (!idx || idx->size() != 1 || !(*idx)[0]) return std::nullopt;
+  Int i = (*idx)[0];
+  // Gather(Shape(x), -1) needs only x's last dimension, even when x's rank is unknown.
+  const onnx::NodeProto* p = v.producer(0);
+  if (i.is(-1) && p && p->op_type() == "Shape" && !find_attr(*p, "start") && !find_attr(*p, "end")) {
+    Int last = v.shapes().dims(v.graph(), input_of(*p, 0)).last();
+    if (!last) return std::nullopt;
+    return IntVector{last};
+  }
+  auto data = v.value(0);
+  if (!data) return std::nullopt;
+  Int size = static_cast<int64_t>(data->size());
+  if (*i < -*size || *i >= *size) return std::nullopt;
+  return IntVector{(*data)[static_cast<size_t>(*clamp_index(i, size))]};
+}
+
+std::optional<IntVector> value_concat(const NodeView& v) {
+  IntVector out;
+  for (int i = 0; i < v.inputs(); ++i) {
+    auto piece = v.value(i);
+    if (!piece) {
+      // An unknown piece of known length 1 (an Unsqueezed scalar) keeps the others readable.
+      const onnx::NodeProto* p = v.producer(i);
+      if (!p || p->op_type() != "Unsqueeze") return std::nullopt;
+      piece = IntVector{Int()};
+    }
+    out.insert(out.end(), piece->begin(), piece->end());
+    if (out.size() > kMaxVector) return std::nullopt;
+  }
+  return out;
+}
+
+// Elementwise arithmetic with a length-1 side broadcast; every step checked.
+template <Int (*Op)(Int, Int)>
+std::optional<IntVector> value_binary(const NodeView& v) {
+  auto a = v.value(0), b = v.value(1);
+  if (!a || !b) return std::nullopt;
+  size_t len = std::max(a->size(), b->size());
+  if ((a->size() != len && a->size() != 1) || (b->size() != len && b->size() != 1)) return std::nullopt;
+  IntVector out;
+  for (size_t i = 0; i < len; ++i) out.push_back(Op((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+  return out;
+}
+Int add(Int a, Int b) { return a + b; }
+Int sub(Int a, Int b) { return a - b; }
+Int mul(Int a, Int b) { return a * b; }
+Int div(Int a, Int b) { return floor_div(a, b); }
+
+std::optional<IntVector> value_slice(const NodeView& v) {
+  auto data = v.value(0), starts = v.value(1), ends = v.value(2);
+  if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1 || v.has(4)) return std::nullopt;
+  Int size = static_cast<int64_t>(data->size());
+  Int s = clamp_index((*starts)[0], size), e = clamp_index((*ends)[0], size);
+  if (!s || !e) return std::nullopt;
+  if (*e <= *s) return IntVector{};
+  return IntVector(data->begin() + *s, data->begin() + *e);
+}
+
+// ---- the table ----
+
+struct OpShapes {
+  DimsFn dims = nullptr;    // output dims from input dims
+  ValueFn value = nullptr;  // output values from input values (shape arithmetic)
+};
+
+const std::unordered_map<std::string_view, OpShapes>& op_table() {
+  static const auto table = [] {
+    std::unordered_map<std::string_view, OpShapes> t = {
+        {"MatMul", {dims_matmul}}, {"MatMulInteger", {dims_matmul}}, {"FusedMatMul", {dims_matmul}},
+        {"MatMulIntegerToFloat", {dims_matmul}}, {"DynamicQuantizeMatMul", {dims_matmul}},
+        {"MatMulNBits", {dims_matmul_nbits}}, {"Gemm", {dims_gemm}}, {"Transpose", {dims_transpose}},
+        {"Reshape", {dims_reshape}}, {"Unsqueeze", {dims_unsqueeze, value_pass}},
+        {"Squeeze", {dims_squeeze, value_pass}}, {"Concat", {dims_concat, value_concat}}, {"Split", {dims_split}},
+        {"Slice", {dims_slice, value_slice}}, {"Gather", {dims_gather, value_gather}}, {"Expand", {dims_expand}},
+        {"Tile", {dims_tile}}, {"ReduceMean", {dims_reduce}}, {"ReduceSum", {dims_reduce}},
+        {"ReduceMax", {dims_reduce}}, {"ReduceMin", {dims_reduce}}, {"Shape", {nullptr, value_shape}},
+    };
+    // Ops whose output has the shape of their first input.
+    for (const char* op : {"Cast", "Identity", "Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Sqrt", "Neg",
+                           "Softmax", "LogSoftmax", "Dropout", "Tanh", "Sigmoid", "LayerNormalization",
+                           "SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+                           "QuantizeLinear", "DequantizeLinear", "Abs", "Exp", "Log", "Not", "Reciprocal", "Floor",
+                           "Ceil", "Round", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Softplus", "Mish", "QuickGelu",
+                           "BiasAdd", "RotaryEmbedding", "CastLike", "Clip", "IsNaN", "IsInf", "Sign", "Sin", "Cos"}) {
+      t[op].dims = dims_same;
+    }
+    // Elementwise ops that broadcast their inputs.
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Equal", "Less", "Greater", "LessOrEqual",
+                           "GreaterOrEqual", "And", "Or", "Xor", "Max", "Min", "Mod", "PRelu", "BitShift", "Sum",
+                           "Mean"}) {
+      t[op].dims = dims_broadcast;
+    }
+    for (const char* op : {"Identity", "Cast", "Floor", "Ceil", "Round"}) t[op].value = value_pass;
+    t["Add"].value = value_binary<add>;
+    t["Sub"].value = value_binary<sub>;
+    t["Mul"].value = value_binary<mul>;
+    t["Div"].value = value_binary<div>;
+    return t;
+  }();
+  return table;
+}
+
+const OpShapes* op_shapes(const std::string& op) {
+  auto it = op_table().find(op);
+  return it == op_table().end() ? nullptr : &it->second;
 }
 
 }  // namespace
 
+// ---- attributes ----
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+Int attr_int(const onnx::NodeProto& n, const char* name) {
+  const auto* a = find_attr(n, name);
+  return a && a->has_i() ? Int(a->i()) : Int();
+}
+
+bool attr_flag(const onnx::NodeProto& n, const char* name) { return attr_int(n, name).value_or(0) != 0; }
+
+std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const char* name) {
+  const auto* a = find_attr(n, name);
+  if (!a) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+// ---- NodeView ----
+
+Dims NodeView::dims(int i) const { return has(i) ? s_.dims(g_, input_of(n, i)) : Dims{}; }
+
+std::optional<IntVector> NodeView::value(int i) const {
+  return has(i) ? s_.eval(g_, input_of(n, i), depth_) : std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> NodeView::list(const char* attr, int input) const {
+  if (auto a = attr_ints(n, attr)) return a;
+  auto v = value(input);
+  if (!v || !all_known(*v)) return std::nullopt;
+  std::vector<int64_t> out;
+  for (Int x : *v) out.push_back(*x);
+  return out;
+}
+
+const onnx::NodeProto* NodeView::producer(int i) const {
+  int p = has(i) ? s_.model().producer_of(g_, input_of(n, i)) : -1;
+  return p < 0 ? nullptr : s_.model().nodes[p].proto;
+}
+
+// ---- ShapeOracle ----
+
 std::optional<EinsumEquation> parse_einsum(const onnx::NodeProto& n) {
   if (n.op_type() != "Einsum" || n.input_size() != 2) return std::nullopt;
-  const auto* a = ShapeOracle::attr(n, "equation");
+  const auto* a = find_attr(n, "equation");
   if (!a || a->s().size() > 64) return std::nullopt;
   std::string eq;
   for (char c : a->s()) {
@@ -121,29 +485,12 @@ std::optional<EinsumEquation> parse_einsum(const onnx::NodeProto& n) {
 
 std::string format_ints(const IntVector& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ", ";
-    s += v[i] ? std::to_string(*v[i]) : "?";
-  }
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
   return s + "]";
 }
 
-const onnx::AttributeProto* ShapeOracle::attr(const onnx::NodeProto& n, const char* name) {
-  for (const auto& a : n.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-int64_t ShapeOracle::attr_int(const onnx::NodeProto& n, const char* name, int64_t fallback) {
-  const auto* a = attr(n, name);
-  return a && a->has_i() ? a->i() : fallback;
-}
-
-std::optional<std::vector<int64_t>> ShapeOracle::attr_ints(const onnx::NodeProto& n, const char* name) {
-  const auto* a = attr(n, name);
-  if (!a) return std::nullopt;
-  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+bool all_known(const IntVector& v) {
+  return std::all_of(v.begin(), v.end(), [](Int x) { return x.known(); });
 }
 
 ShapeOracle::ShapeOracle(const Model& model) : m_(model) {
@@ -170,427 +517,53 @@ Dims ShapeOracle::dims(int g, const std::string& value) const {
   return Dims{};
 }
 
-// Computes the output dims of one node from its inputs' (already computed) dims.
+// Computes the output dims of one node from its inputs' (already computed) dims. Declared
+// value_info wins over what propagation finds.
 void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
-  const std::string& op = n.op_type();
-  if (n.output_size() == 0) return;
-  auto in = [&](int i) { return i < n.input_size() && !input_of(n, i).empty() ? dims(g, input_of(n, i)) : Dims{}; };
-  auto set = [&](int i, Dims d) {
-    if (i < n.output_size() && !output_of(n, i).empty() && !dims_[g].count(output_of(n, i))) dims_[g][output_of(n, i)] = std::move(d);
-  };
-  if (op == "Constant") return;  // a weight: dims() answers from the weight table
-  if (is_unary_same_shape(op)) {
-    set(0, in(0));
-    return;
+  if (n.output_size() == 0 || n.op_type() == "Constant") return;  // a Constant is a weight: dims() answers
+  const OpShapes* op = op_shapes(n.op_type());
+  if (!op || !op->dims) return;  // unknown op: nothing is known of its outputs
+  Outputs out = op->dims(NodeView(*this, g, n, 0));
+  for (size_t i = 0; i < out.size() && i < static_cast<size_t>(n.output_size()); ++i) {
+    const std::string& name = output_of(n, static_cast<int>(i));
+    if (!name.empty() && !dims_[g].count(name)) dims_[g][name] = std::move(out[i]);
   }
-  if (is_elementwise_binary(op)) {
-    std::vector<Dims> all;
-    for (int i = 0; i < n.input_size(); ++i) all.push_back(in(i));
-    set(0, broadcast(all));
-    return;
-  }
-  if (op == "MatMul" || op == "MatMulInteger" || op == "FusedMatMul" || op == "MatMulIntegerToFloat" ||
-      op == "DynamicQuantizeMatMul") {
-    Dims a = in(0), b = in(1), out;
-    if (ShapeOracle::attr_int(n, "transB", 0)) b = Dims{};  // FusedMatMul with transposed B
-    if (a.rank >= 2 && b.rank >= 2) {
-      out.rank = std::max(a.rank, b.rank);
-      out.d.assign(static_cast<size_t>(out.rank), std::nullopt);
-      Dims batch_a = a, batch_b = b;
-      batch_a.d.resize(static_cast<size_t>(a.rank - 2));
-      batch_a.rank -= 2;
-      batch_b.d.resize(static_cast<size_t>(b.rank - 2));
-      batch_b.rank -= 2;
-      Dims batch = broadcast({batch_a, batch_b});
-      for (int i = 0; i < out.rank - 2; ++i) out.d[static_cast<size_t>(i)] = batch.d[static_cast<size_t>(i)];
-      out.d[static_cast<size_t>(out.rank - 2)] = a.d[static_cast<size_t>(a.rank - 2)];
-      out.d[static_cast<size_t>(out.rank - 1)] = b.d.back();
-    } else {
-      out.tail = b.last();
-    }
-    set(0, out);
-    return;
-  }
-  if (op == "MatMulNBits") {
-    Dims out = in(0);
-    auto width = ShapeOracle::attr_int(n, "N", -1);
-    if (out.rank > 0) out.d.back() = width > 0 ? MaybeInt(width) : std::nullopt;
-    else out.tail = width > 0 ? MaybeInt(width) : std::nullopt;
-    set(0, out);
-    return;
-  }
-  if (op == "Gemm") {
-    Dims a = in(0), b = in(1), out;
-    bool ta = ShapeOracle::attr_int(n, "transA", 0), tb = ShapeOracle::attr_int(n, "transB", 0);
-    out.rank = 2;
-    out.d = {a.rank == 2 ? a.d[ta ? 1 : 0] : std::nullopt, b.rank == 2 ? b.d[tb ? 0 : 1] : std::nullopt};
-    set(0, out);
-    return;
-  }
-  if (op == "Transpose") {
-    Dims a = in(0), out;
-    if (a.rank < 0) {
-      set(0, out);
-      return;
-    }
-    auto perm = ShapeOracle::attr_ints(n, "perm");
-    std::vector<int64_t> p;
-    if (perm) p = *perm;
-    else for (int i = a.rank - 1; i >= 0; --i) p.push_back(i);
-    if (static_cast<int>(p.size()) != a.rank) {
-      set(0, out);
-      return;
-    }
-    out.rank = a.rank;
-    for (auto i : p) out.d.push_back(i >= 0 && i < a.rank ? a.d[static_cast<size_t>(i)] : std::nullopt);
-    set(0, out);
-    return;
-  }
-  if (op == "Reshape") {
-    Dims a = in(0), out;
-    auto target = n.input_size() > 1 ? eval(g, input_of(n, 1)) : std::nullopt;
-    if (!target) {
-      set(0, out);
-      return;
-    }
-    bool allowzero = ShapeOracle::attr_int(n, "allowzero", 0) != 0;
-    out.rank = static_cast<int>(target->size());
-    for (size_t i = 0; i < target->size(); ++i) {
-      MaybeInt t = (*target)[i];
-      if (t && *t > 0) out.d.push_back(t);
-      else if (t && *t == 0 && !allowzero && a.rank > static_cast<int>(i)) out.d.push_back(a.d[i]);
-      else out.d.push_back(std::nullopt);
-    }
-    set(0, out);
-    return;
-  }
-  if (op == "Unsqueeze" || op == "Squeeze") {
-    Dims a = in(0), out;
-    std::optional<std::vector<int64_t>> axes = ShapeOracle::attr_ints(n, "axes");
-    if (!axes && n.input_size() > 1) {
-      auto v = eval(g, input_of(n, 1));
-      if (v && std::all_of(v->begin(), v->end(), [](const MaybeInt& x) { return x.has_value(); })) {
-        axes = std::vector<int64_t>();
-        for (auto& x : *v) axes->push_back(*x);
-      }
-    }
-    if (a.rank < 0 || !axes) {
-      // Unsqueeze at an axis other than the last keeps the feature width.
-      if (op == "Unsqueeze" && axes && std::all_of(axes->begin(), axes->end(), [](int64_t x) { return x >= 0; })) out.tail = a.last();
-      set(0, out);
-      return;
-    }
-    if (op == "Unsqueeze") {
-      int rank = a.rank + static_cast<int>(axes->size());
-      std::vector<bool> inserted(static_cast<size_t>(rank), false);
-      for (auto x : *axes) {
-        auto ax = norm_axis(x, rank);
-        if (ax) inserted[static_cast<size_t>(*ax)] = true;
-      }
-      out.rank = rank;
-      size_t j = 0;
-      for (int i = 0; i < rank; ++i) {
-        if (inserted[static_cast<size_t>(i)]) out.d.push_back(1);
-        else out.d.push_back(j < a.d.size() ? a.d[j++] : std::nullopt);
-      }
-    } else {
-      std::vector<bool> removed(static_cast<size_t>(a.rank), false);
-      for (auto x : *axes) {
-        auto ax = norm_axis(x, a.rank);
-        if (ax) removed[static_cast<size_t>(*ax)] = true;
-      }
-      out.rank = 0;
-      for (int i = 0; i < a.rank; ++i) {
-        if (!removed[static_cast<size_t>(i)]) {
-          out.d.push_back(a.d[static_cast<size_t>(i)]);
-          ++out.rank;
-        }
-      }
-    }
-    set(0, out);
-    return;
-  }
-  if (op == "Concat") {
-    std::vector<Dims> all;
-    for (int i = 0; i < n.input_size(); ++i) all.push_back(in(i));
-    Dims out;
-    int rank = -1;
-    for (auto& d : all) rank = std::max(rank, d.rank);
-    auto axis = norm_axis(ShapeOracle::attr_int(n, "axis", 0), rank);
-    if (rank < 0 || !axis) {
-      set(0, out);
-      return;
-    }
-    out.rank = rank;
-    out.d.assign(static_cast<size_t>(rank), std::nullopt);
-    for (int i = 0; i < rank; ++i) {
-      if (i == *axis) {
-        int64_t sum = 0;
-        bool known = true;
-        for (auto& d : all) {
-          if (d.rank != rank || !d.d[static_cast<size_t>(i)]) known = false;
-          else sum += *d.d[static_cast<size_t>(i)];
-        }
-        if (known) out.d[static_cast<size_t>(i)] = sum;
-      } else {
-        for (auto& d : all) {
-          if (d.rank == rank && d.d[static_cast<size_t>(i)]) out.d[static_cast<size_t>(i)] = d.d[static_cast<size_t>(i)];
-        }
-      }
-    }
-    set(0, out);
-    return;
-  }
-  if (op == "Split") {
-    Dims a = in(0);
-    auto axis = norm_axis(ShapeOracle::attr_int(n, "axis", 0), a.rank);
-    std::optional<std::vector<int64_t>> sizes = ShapeOracle::attr_ints(n, "split");
-    if (!sizes && n.input_size() > 1 && !input_of(n, 1).empty()) {
-      auto v = eval(g, input_of(n, 1));
-      if (v && std::all_of(v->begin(), v->end(), [](const MaybeInt& x) { return x.has_value(); })) {
-        sizes = std::vector<int64_t>();
-        for (auto& x : *v) sizes->push_back(*x);
-      }
-    }
-    for (int o = 0; o < n.output_size(); ++o) {
-      Dims out = a;
-      if (axis) {
-        MaybeInt size;
-        if (sizes && o < static_cast<int>(sizes->size())) size = (*sizes)[static_cast<size_t>(o)];
-        else if (a.d[static_cast<size_t>(*axis)] && n.output_size() > 0) size = *a.d[static_cast<size_t>(*axis)] / n.output_size();
-        out.d[static_cast<size_t>(*axis)] = size;
-      } else {
-        out = Dims{};
-      }
-      set(o, out);
-    }
-    return;
-  }
-  if (op == "Slice") {
-    Dims a = in(0), out = a;
-    if (a.rank < 0) {
-      set(0, Dims{});
-      return;
-    }
-    auto starts = n.input_size() > 1 ? eval(g, input_of(n, 1)) : std::nullopt;
-    auto ends = n.input_size() > 2 ? eval(g, input_of(n, 2)) : std::nullopt;
-    std::optional<IntVector> axes;
-    if (n.input_size() > 3 && !input_of(n, 3).empty()) axes = eval(g, input_of(n, 3));
-    if (!starts || !ends || starts->size() != ends->size()) {
-      for (auto& d : out.d) d = std::nullopt;
-      set(0, out);
-      return;
-    }
-    if (!axes) {
-      axes = IntVector();
-      for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
-    }
-    for (size_t i = 0; i < starts->size() && i < axes->size(); ++i) {
-      auto ax = (*axes)[i] ? norm_axis(*(*axes)[i], a.rank) : std::nullopt;
-      if (!ax) continue;
-      auto& dim = out.d[static_cast<size_t>(*ax)];
-      if (!dim || !(*starts)[i] || !(*ends)[i]) {
-        dim = std::nullopt;
-        continue;
-      }
-      int64_t size = *dim, s = *(*starts)[i], e = *(*ends)[i];
-      if (s < 0) s += size;
-      if (e < 0) e += size;
-      s = std::clamp<int64_t>(s, 0, size);
-      e = std::clamp<int64_t>(e, 0, size);
-      dim = std::max<int64_t>(0, e - s);
-    }
-    set(0, out);
-    return;
-  }
-  if (op == "Gather") {
-    Dims a = in(0), idx = in(1), out;
-    auto axis = norm_axis(ShapeOracle::attr_int(n, "axis", 0), a.rank);
-    if (a.rank < 0 || idx.rank < 0 || !axis) {
-      if (a.rank > 1 && axis && *axis < a.rank - 1) out.tail = a.d.back();
-      set(0, out);
-      return;
-    }
-    out.rank = a.rank - 1 + idx.rank;
-    for (int i = 0; i < *axis; ++i) out.d.push_back(a.d[static_cast<size_t>(i)]);
-    for (auto& x : idx.d) out.d.push_back(x);
-    for (int i = static_cast<int>(*axis) + 1; i < a.rank; ++i) out.d.push_back(a.d[static_cast<size_t>(i)]);
-    set(0, out);
-    return;
-  }
-  if (op == "Expand" || op == "Tile") {
-    Dims a = in(0), out;
-    auto shape = n.input_size() > 1 ? eval(g, input_of(n, 1)) : std::nullopt;
-    if (shape && op == "Expand") {
-      Dims target;
-      target.rank = static_cast<int>(shape->size());
-      target.d = *shape;
-      out = broadcast({a, target});
-    } else if (shape && op == "Tile" && a.rank == static_cast<int>(shape->size())) {
-      out = a;
-      for (size_t i = 0; i < shape->size(); ++i) {
-        if (out.d[i] && (*shape)[i]) out.d[i] = *out.d[i] * *(*shape)[i];
-        else out.d[i] = std::nullopt;
-      }
-    }
-    set(0, out);
-    return;
-  }
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
-    Dims a = in(0), out;
-    bool keep = ShapeOracle::attr_int(n, "keepdims", 1) != 0;
-    auto axes = ShapeOracle::attr_ints(n, "axes");
-    if (!axes && n.input_size() > 1) {
-      auto v = eval(g, input_of(n, 1));
-      if (v && std::all_of(v->begin(), v->end(), [](const MaybeInt& x) { return x.has_value(); })) {
-        axes = std::vector<int64_t>();
-        for (auto& x : *v) axes->push_back(*x);
-      }
-    }
-    if (keep && a.rank >= 0 && axes) {
-      out = a;
-      for (auto x : *axes) {
-        auto ax = norm_axis(x, a.rank);
-        if (ax) out.d[static_cast<size_t>(*ax)] = 1;
-      }
-    }
-    set(0, out);
-    return;
-  }
-  // Unknown op: nothing is known of its outputs.
 }
 
 std::optional<IntVector> ShapeOracle::eval(int g, const std::string& value, int depth) {
   if (value.empty() || depth > kMaxEvalDepth) return std::nullopt;
-  // Resolve the scope that defines the value, so memo entries are per defining graph.
+  // Resolve the scope that defines the value, so memo entries are per defining graph and keyed by
+  // the name the skeleton owns.
   int s = g;
+  std::string_view key;
   for (; s >= 0; s = m_.graphs[s].parent) {
-    if (m_.graphs[s].producer.count(value) || m_.graphs[s].weight.count(value)) break;
+    if (auto p = m_.graphs[s].producer.find(value); p != m_.graphs[s].producer.end()) {
+      key = p->first;
+      break;
+    }
+    if (auto w = m_.graphs[s].weight.find(value); w != m_.graphs[s].weight.end()) {
+      key = w->first;
+      break;
+    }
   }
   if (s < 0) return std::nullopt;  // a graph input: a run-time value
-  auto memo = eval_memo_[s].find(value);
+  auto memo = eval_memo_[s].find(key);
   if (memo != eval_memo_[s].end()) return memo->second;
   std::optional<IntVector> result;
   if (const Weight* w = m_.weight_for(s, value); w && w->proto) {
     if (auto ints = int_values(*w->proto)) {
       if (ints->size() <= kMaxVector) result = IntVector(ints->begin(), ints->end());
-    } else if (auto floats = float_values(*w->proto)) {
-      if (floats->size() <= kMaxVector) {
-        IntVector v;
-        bool integral = true;
-        for (double f : *floats) {
-          if (f != static_cast<double>(static_cast<int64_t>(f))) integral = false;
-          v.push_back(static_cast<int64_t>(f));
-        }
-        if (integral) result = v;
-      }
+    } else if (auto floats = float_values(*w->proto); floats && floats->size() <= kMaxVector) {
+      IntVector v;
+      for (double f : *floats) v.push_back(Int::of_double(f));
+      if (all_known(v)) result = v;  // float constants used as shapes hold whole numbers
     }
   } else if (int p = m_.producer_of(s, value); p >= 0) {
-    result = eval_node(s, *m_.nodes[p].proto, value, depth + 1);
+    const onnx::NodeProto& n = *m_.nodes[p].proto;
+    if (const OpShapes* op = op_shapes(n.op_type()); op && op->value) result = op->value(NodeView(*this, s, n, depth + 1));
   }
-  eval_memo_[s][value] = result;
+  eval_memo_[s][key] = result;
   return result;
-}
-
-std::optional<IntVector> ShapeOracle::eval_node(int g, const onnx::NodeProto& n, const std::string& value,
-                                                int depth) {
-  const std::string& op = n.op_type();
-  auto arg = [&](int i) -> std::optional<IntVector> {
-    if (i >= n.input_size() || input_of(n, i).empty()) return std::nullopt;
-    return eval(g, input_of(n, i), depth);
-  };
-  if (op == "Shape") {
-    Dims d = dims(g, input_of(n, 0));
-    if (d.rank < 0) return std::nullopt;
-    int64_t start = attr_int(n, "start", 0), end = attr_int(n, "end", d.rank);
-    if (start < 0) start += d.rank;
-    if (end < 0) end += d.rank;
-    start = std::clamp<int64_t>(start, 0, d.rank);
-    end = std::clamp<int64_t>(end, 0, d.rank);
-    return IntVector(d.d.begin() + start, d.d.begin() + std::max(start, end));
-  }
-  if (op == "Identity" || op == "Cast" || op == "Floor" || op == "Ceil" || op == "Round") return arg(0);
-  if (op == "Squeeze" || op == "Unsqueeze") {
-    auto v = arg(0);
-    return v;  // values of a 0-D/1-D shape tensor do not change
-  }
-  if (op == "Gather") {
-    auto idx = arg(1);
-    if (!idx || idx->size() != 1 || !(*idx)[0]) return std::nullopt;
-    int64_t i = *(*idx)[0];
-    // Gather(Shape(x), -1) needs only x's last dimension, even when x's rank is unknown.
-    int p = m_.producer_of(g, input_of(n, 0));
-    if (i == -1 && p >= 0 && m_.nodes[p].proto->op_type() == "Shape" && attr(*m_.nodes[p].proto, "start") == nullptr &&
-        attr(*m_.nodes[p].proto, "end") == nullptr) {
-      auto last = dims(g, input_of(*m_.nodes[p].proto, 0)).last();
-      if (!last) return std::nullopt;
-      return IntVector{last};
-    }
-    auto data = arg(0);
-    if (!data) return std::nullopt;
-    if (i < 0) i += static_cast<int64_t>(data->size());
-    if (i < 0 || i >= static_cast<int64_t>(data->size())) return std::nullopt;
-    return IntVector{(*data)[static_cast<size_t>(i)]};
-  }
-  if (op == "Concat") {
-    IntVector out;
-    for (int i = 0; i < n.input_size(); ++i) {
-      auto v = arg(i);
-      if (!v) {
-        // An unknown piece of known length 1 (an Unsqueezed scalar) keeps the others readable.
-        int p = m_.producer_of(g, input_of(n, i));
-        if (p >= 0 && m_.nodes[p].proto->op_type() == "Unsqueeze") {
-          out.push_back(std::nullopt);
-          continue;
-        }
-        return std::nullopt;
-      }
-      out.insert(out.end(), v->begin(), v->end());
-      if (out.size() > kMaxVector) return std::nullopt;
-    }
-    return out;
-  }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-    auto a = arg(0), b = arg(1);
-    if (!a || !b) return std::nullopt;
-    size_t len = std::max(a->size(), b->size());
-    if ((a->size() != len && a->size() != 1) || (b->size() != len && b->size() != 1)) return std::nullopt;
-    IntVector out;
-    for (size_t i = 0; i < len; ++i) {
-      MaybeInt x = (*a)[a->size() == 1 ? 0 : i], y = (*b)[b->size() == 1 ? 0 : i];
-      if (!x || !y) {
-        out.push_back(std::nullopt);
-        continue;
-      }
-      int64_t r = 0;
-      bool overflow = false;
-      if (op == "Add") overflow = __builtin_add_overflow(*x, *y, &r);
-      else if (op == "Sub") overflow = __builtin_sub_overflow(*x, *y, &r);
-      else if (op == "Mul") overflow = __builtin_mul_overflow(*x, *y, &r);
-      else {
-        auto q = div_floor(*x, *y);
-        if (!q) overflow = true;
-        else r = *q;
-      }
-      out.push_back(overflow ? MaybeInt() : MaybeInt(r));
-    }
-    return out;
-  }
-  if (op == "Slice") {
-    auto data = arg(0), starts = arg(1), ends = arg(2);
-    if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1 || !(*starts)[0] || !(*ends)[0]) {
-      return std::nullopt;
-    }
-    int64_t size = static_cast<int64_t>(data->size()), s = *(*starts)[0], e = *(*ends)[0];
-    if (s < 0) s += size;
-    if (e < 0) e += size;
-    s = std::clamp<int64_t>(s, 0, size);
-    e = std::clamp<int64_t>(e, 0, size);
-    if (e <= s) return IntVector{};
-    return IntVector(data->begin() + s, data->begin() + e);
-  }
-  (void)value;
-  return std::nullopt;
 }
 
 }  // namespace headcount::detail

@@ -2,9 +2,12 @@
 //
 // Exported graphs compute head counts at run time: Reshape targets are Concats of Shape/Gather
 // pieces with the head size as a constant inside a Div or Mul. ShapeOracle evaluates such integer
-// expressions and tracks the last dimension (feature width) of activations, from graph input
-// types, weight dims and projections. Every lookup is memoized and depth-bounded, so a
-// 1,000-layer model stays linear and hostile graphs cannot recurse without end.
+// expressions and tracks what is known of every value's dims, from graph input types, weight dims
+// and the nodes between them. Every number is an `Int` (headcount/checked.h), so a hostile dim or
+// constant makes a result unknown instead of wrapping or trapping.
+//
+// What each operator does to shapes and to integer values is one row of a table in shapes.cpp
+// (`op_table()`): a small evaluator per op, written against NodeView. A new op is one row.
 #pragma once
 
 #include <cstdint>
@@ -14,49 +17,82 @@
 #include <unordered_map>
 #include <vector>
 
+#include "headcount/checked.h"
 #include "headcount/model.h"
 
 namespace headcount::detail {
 
-using MaybeInt = std::optional<int64_t>;
-using IntVector = std::vector<MaybeInt>;  // a 0-D/1-D integer tensor, element by element
+using IntVector = std::vector<Int>;  // a 0-D/1-D integer tensor, element by element
 
 // Shape of a value: rank when known, and whatever dims are known.
 struct Dims {
   int rank = -1;
-  IntVector d;    // size == rank when rank >= 0
-  MaybeInt tail;  // the last dimension when the rank is unknown
-  MaybeInt last() const { return rank > 0 ? d.back() : rank < 0 ? tail : std::nullopt; }
+  IntVector d;  // size == rank when rank >= 0
+  Int tail;     // the last dimension when the rank is unknown
+  Int last() const { return rank > 0 ? d.back() : rank < 0 ? tail : Int(); }
 };
+
+// Attributes of a node. Absent attributes read as unknown (or nullopt); the file's numbers are
+// returned as they are, for the caller to check.
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name);
+Int attr_int(const onnx::NodeProto& n, const char* name);
+bool attr_flag(const onnx::NodeProto& n, const char* name);  // an int attribute that is set and nonzero
+std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const char* name);
 
 class ShapeOracle {
  public:
   explicit ShapeOracle(const Model& model);
 
   // Integer values of a value computed from constants and shapes (Reshape targets, Slice bounds).
+  // Elements that cannot be known are unknown; nullopt when not even the length is known.
   std::optional<IntVector> eval(int g, const std::string& value, int depth = 0);
   // What is known of a value's shape (computed once for every value, in topological order).
   Dims dims(int g, const std::string& value) const;
   // The feature width (last dimension) when known.
-  MaybeInt last_dim(int g, const std::string& value) const { return dims(g, value).last(); }
+  Int last_dim(int g, const std::string& value) const { return dims(g, value).last(); }
 
   const Model& model() const { return m_; }
-  // Integer attribute of a node, or fallback.
-  static int64_t attr_int(const onnx::NodeProto& n, const char* name, int64_t fallback);
-  static std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const char* name);
-  static const onnx::AttributeProto* attr(const onnx::NodeProto& n, const char* name);
 
  private:
   const Model& m_;
-  // Declared and propagated dims per graph, keyed by names the model's skeleton owns.
+  // Declared and propagated dims per graph, and evaluated values per defining graph; keys view
+  // names the model's skeleton owns.
   std::vector<std::unordered_map<std::string_view, Dims>> dims_;
-  std::vector<std::unordered_map<std::string, std::optional<IntVector>>> eval_memo_;
-  std::optional<IntVector> eval_node(int g, const onnx::NodeProto& n, const std::string& value, int depth);
+  std::vector<std::unordered_map<std::string_view, std::optional<IntVector>>> eval_memo_;
   void propagate(int g, const onnx::NodeProto& n);
+};
+
+// What one evaluator sees of its node: the inputs' dims and integer values, and the attributes.
+class NodeView {
+ public:
+  NodeView(ShapeOracle& shapes, int g, const onnx::NodeProto& node, int depth)
+      : s_(shapes), g_(g), depth_(depth), n(node) {}
+  bool has(int i) const { return i >= 0 && i < n.input_size() && !input_of(n, i).empty(); }
+  int inputs() const { return n.input_size(); }
+  int outputs() const { return n.output_size(); }
+  Dims dims(int i) const;
+  std::optional<IntVector> value(int i) const;
+  // A list that older opsets give as attribute `attr` and newer ones as constant input `input`
+  // (Squeeze axes, Split sizes, Reduce axes); nullopt unless every element is known.
+  std::optional<std::vector<int64_t>> list(const char* attr, int input) const;
+  // The node producing input i, or nullptr (a graph input or a weight).
+  const onnx::NodeProto* producer(int i) const;
+  const ShapeOracle& shapes() const { return s_; }
+  int graph() const { return g_; }
+
+ private:
+  ShapeOracle& s_;
+  int g_;
+  int depth_;
+
+ public:
+  const onnx::NodeProto& n;
 };
 
 // "[0, 0, 4, 8]" with "?" for unknown entries.
 std::string format_ints(const IntVector& v);
+// Whether every element is known.
+bool all_known(const IntVector& v);
 
 // A two-operand Einsum equation such as "abc,cde->abde": one subscript per input and the output's.
 // Equations with ellipses, repeated letters in one operand or other than two inputs are refused.
