@@ -1,7 +1,6 @@
 // cli.cpp: CLI11 wiring. The only place that knows about exit codes.
 #include "headcount/cli.h"
 
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,12 +128,6 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
   return files;
 }
 
-// [[budget]] tables of the config file: per model path or glob.
-struct PathBudget {
-  std::string pattern;
-  Budget budget;
-};
-
 std::vector<PathBudget> read_budgets(const std::string& path) {
   std::vector<PathBudget> out;
   CLI::ConfigTOML toml;
@@ -175,20 +168,6 @@ void apply_config(CLI::App* audit, const std::string& path) {
     else op->add_result(item.inputs);
     op->run_callback();  // validates and stores the value
   }
-}
-
-// The global budget, overridden field by field by the first [[budget]] whose glob matches.
-Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets) {
-  Budget b = global;
-  for (const auto& pb : budgets) {
-    if (fnmatch(pb.pattern.c_str(), file.c_str(), 0) != 0 && file != pb.pattern) continue;
-    if (pb.budget.max_params) b.max_params = pb.budget.max_params;
-    if (pb.budget.max_attention_params) b.max_attention_params = pb.budget.max_attention_params;
-    if (pb.budget.max_bytes) b.max_bytes = pb.budget.max_bytes;
-    if (pb.budget.expect_heads) b.expect_heads = pb.budget.expect_heads;
-    break;
-  }
-  return b;
 }
 
 }  // namespace
@@ -369,70 +348,22 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     err << "headcount: error: " << one_line(run.config + ": " + e.what()) << "\n";
     return kExitInput;
   }
-  run.gates_configured = !budgets.empty() || gate_options.budget.max_params || gate_options.budget.max_attention_params ||
-                         gate_options.budget.max_bytes || gate_options.budget.expect_heads || gate_options.fail_on ||
-                         gate_options.baseline;
-
   RenderOptions render_options;
   for (const auto& f : kFormats) {
     if (format_name == f.name) render_options.format = f.format;
   }
   render_options.top = top;
-  AuditOptions audit_options;
-  audit_options.compare_content = !no_content;
-
-  // ---- audit: the models, in parallel when asked; results keep input order ----
-  std::vector<std::string> files = expand_inputs(models);
-  run.files.resize(files.size());
-  std::atomic<size_t> next{0}, done{0};
-  bool progress = files.size() > 1 && !quiet && isatty(STDERR_FILENO) && &err == &std::cerr;
-  std::mutex progress_lock;
-  auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      FileResult& r = run.files[i];
-      r.path = files[i];
-      try {
-        r.audit = audit_file(files[i], audit_options);
-        GateOptions o = gate_options;
-        o.budget = budget_for(files[i], gate_options.budget, budgets);
-        r.gates = check_gates(*r.audit, o);
-      } catch (const InputError& e) {
-        r.audit.reset();
-        r.error = e.what();
-      } catch (const std::bad_alloc&) {
-        r.audit.reset();
-        r.error = "out of memory while reading the model";
-      } catch (const std::exception& e) {  // a bug, not the file's fault: still one line, exit 2
-        r.audit.reset();
-        r.error = std::string("internal error while auditing (please report it): ") + e.what();
-      }
-      size_t n = ++done;
-      if (progress) {
-        std::lock_guard<std::mutex> lock(progress_lock);
-        err << "\rheadcount: audited " << n << "/" << files.size() << std::flush;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  int threads = std::min<int>(jobs, static_cast<int>(std::max<size_t>(files.size(), 1)));
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (progress) err << "\r\033[K" << std::flush;
-
-  int code = kExitOk;
-  for (const auto& r : run.files) {
-    if (!r.audit) {
-      err << "headcount: error: " << one_line(r.path + ": " + r.error) << "\n";
-      code = kExitInput;
-    }
-  }
-  for (const auto& r : run.files) {
-    for (const auto& g : r.gates) {
-      err << "headcount: gate failed: " << one_line(r.path + ": " + g.gate + ": " + g.message) << "\n";
-      if (code == kExitOk) code = kExitGate;
-    }
-  }
+  AuditRequest request;
+  request.inputs = models;
+  request.audit.compare_content = !no_content;
+  request.gates = gate_options;
+  request.budgets = std::move(budgets);
+  request.config = run.config;
+  request.jobs = jobs;
+  if (!quiet && isatty(STDERR_FILENO) && &err == &std::cerr) request.progress = &err;
+  run = run_audit(request);
+  report_problems(run, err);
+  int code = exit_code(run);
 
   if (!output_path.empty()) {
     std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
@@ -449,6 +380,72 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } else {
     render(run, render_options, out);
     out.flush();
+  }
+  return code;
+}
+
+Run run_audit(const AuditRequest& request) {
+  Run run;
+  run.config = request.config;
+  const GateOptions& gates = request.gates;
+  run.gates_configured = !request.budgets.empty() || gates.budget.max_params || gates.budget.max_attention_params ||
+                         gates.budget.max_bytes || gates.budget.expect_heads || gates.fail_on || gates.baseline;
+  std::vector<std::string> files = expand_inputs(request.inputs);
+  run.files.resize(files.size());
+  std::atomic<size_t> next{0}, done{0};
+  bool progress = request.progress && files.size() > 1;
+  std::mutex progress_lock;
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      FileResult& r = run.files[i];
+      r.path = files[i];
+      try {
+        r.audit = audit_file(files[i], request.audit);
+        GateOptions o = gates;
+        o.budget = budget_for(files[i], gates.budget, request.budgets);
+        r.gates = check_gates(*r.audit, o);
+      } catch (const InputError& e) {
+        r.audit.reset();
+        r.error = e.what();
+      } catch (const std::bad_alloc&) {
+        r.audit.reset();
+        r.error = "out of memory while reading the model";
+      } catch (const std::exception& e) {  // a bug, not the file's fault: still one line, exit 2
+        r.audit.reset();
+        r.error = std::string("internal error while auditing (please report it): ") + e.what();
+      }
+      size_t n = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_lock);
+        *request.progress << "\rheadcount: audited " << n << "/" << files.size() << std::flush;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  int threads = std::min<int>(request.jobs, static_cast<int>(std::max<size_t>(files.size(), 1)));
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (progress) *request.progress << "\r\033[K" << std::flush;
+  return run;
+}
+
+void report_problems(const Run& run, std::ostream& err) {
+  for (const auto& r : run.files) {
+    if (!r.audit) err << "headcount: error: " << one_line(r.path + ": " + r.error) << "\n";
+  }
+  for (const auto& r : run.files) {
+    for (const auto& g : r.gates) {
+      err << "headcount: gate failed: " << one_line(r.path + ": " + g.gate + ": " + g.message) << "\n";
+    }
+  }
+}
+
+int exit_code(const Run& run) {
+  int code = kExitOk;
+  for (const auto& r : run.files) {
+    if (!r.audit) return kExitInput;
+    if (!r.gates.empty()) code = kExitGate;
   }
   return code;
 }

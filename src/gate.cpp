@@ -1,6 +1,8 @@
 // gate.cpp: budgets, expected heads, severity gates and baseline comparison.
 #include "headcount/gate.h"
 
+#include <fnmatch.h>
+
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -116,6 +118,19 @@ const BaselineModel* baseline_for(const Audit& a, const std::vector<BaselineMode
 }
 
 }  // namespace
+
+Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets) {
+  Budget b = global;
+  for (const auto& pb : budgets) {
+    if (fnmatch(pb.pattern.c_str(), file.c_str(), 0) != 0 && file != pb.pattern) continue;
+    if (pb.budget.max_params) b.max_params = pb.budget.max_params;
+    if (pb.budget.max_attention_params) b.max_attention_params = pb.budget.max_attention_params;
+    if (pb.budget.max_bytes) b.max_bytes = pb.budget.max_bytes;
+    if (pb.budget.expect_heads) b.expect_heads = pb.budget.expect_heads;
+    break;
+  }
+  return b;
+}
 
 uint64_t parse_count(const std::string& text) {
   std::string t = lower(text);

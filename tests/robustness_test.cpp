@@ -1,11 +1,12 @@
-// robustness_test.cpp: mutated real graphs never crash or hang the audit. Each mutation is one a
-// hostile or broken file can contain: nodes missing inputs or outputs, rewired inputs (including
-// cycles), changed operator types, dropped attributes. The audit either succeeds, and then its
-// invariants hold, or throws InputError; nothing else is acceptable.
+// robustness_test.cpp: mutated real graphs never crash or hang the audit. The mutations are the
+// fuzz harness's own (fuzz/model_mutator.h): edge integers, replaced names and op types, dropped
+// and duplicated nodes and inputs, rewired inputs (including cycles), nested subgraphs. The audit
+// either succeeds, and then its invariants hold, or throws InputError; nothing else is acceptable.
 #include <catch2/catch.hpp>
 
 #include <random>
 
+#include "fuzz/model_mutator.h"
 #include "headcount/error.h"
 #include "headcount/report.h"
 #include "test_util.h"
@@ -22,38 +23,11 @@ namespace {
 #endif
 constexpr int kRounds = HEADCOUNT_ROBUSTNESS_ROUNDS;  // per sample; raise it (and change the seed) for a longer local run
 
-void mutate(onnx::GraphProto* g, std::mt19937& rng) {
-  if (g->node_size() == 0) return;
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  onnx::NodeProto* n = g->mutable_node(pick(g->node_size()));
-  switch (pick(6)) {
-    case 0: n->clear_input(); break;
-    case 1: n->clear_output(); break;
-    case 2:  // rewire one input to another node's output (may create a cycle)
-      if (n->input_size() > 0) {
-        const auto& other = g->node(pick(g->node_size()));
-        if (other.output_size() > 0) n->set_input(pick(n->input_size()), other.output(0));
-      }
-      break;
-    case 3: {
-      static const char* ops[] = {"Softmax", "MatMul", "Reshape", "Split", "Slice", "Gather", "Concat", "Gemm",
-                                  "Attention", "GroupQueryAttention", "MultiHeadAttention", "Transpose", "Add"};
-      n->set_op_type(ops[pick(13)]);
-      if (pick(2)) n->set_domain("com.microsoft");
-      break;
-    }
-    case 4: n->clear_attribute(); break;
-    case 5:
-      if (n->input_size() > 1) n->mutable_input()->RemoveLast();
-      break;
-  }
-}
-
 }  // namespace
 
 TEST_CASE("mutated sample graphs audit or fail cleanly", "[robustness]") {
   testutil::TempDir dir;
-  std::mt19937 rng(HEADCOUNT_ROBUSTNESS_SEED);
+  std::mt19937_64 rng(HEADCOUNT_ROBUSTNESS_SEED);
   int audited = 0, refused = 0;
   for (const char* name : {"mha_self_bias", "mha_cross", "mha_kdim_vdim", "bert_tiny", "gpt2_tiny", "per_head", "gqa",
                            "qdq_int8", "transformer"}) {
@@ -61,8 +35,7 @@ TEST_CASE("mutated sample graphs audit or fail cleanly", "[robustness]") {
     REQUIRE(original.ParseFromString(testutil::read_text(std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx")));
     for (int i = 0; i < kRounds; ++i) {
       onnx::ModelProto m = original;
-      int mutations = 1 + static_cast<int>(rng() % 4);
-      for (int k = 0; k < mutations; ++k) mutate(m.mutable_graph(), rng);
+      fuzz::mutate(m, rng, 1 + static_cast<int>(rng() % 4));
       std::string path = dir.file(std::string(name) + "-" + std::to_string(i) + ".onnx");
       testutil::save(m, path);
       try {

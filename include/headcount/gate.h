@@ -51,6 +51,15 @@ struct GateFailure {
 
 std::vector<GateFailure> check_gates(const Audit& audit, const GateOptions& options);
 
+// A [[budget]] table of the config file: budgets for the models whose path matches a glob.
+struct PathBudget {
+  std::string pattern;
+  Budget budget;
+};
+
+// The global budget, overridden field by field by the first PathBudget whose glob matches `file`.
+Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets);
+
 // "350k", "110M", "1.5B", "1234": a parameter count. Throws InputError on anything else.
 uint64_t parse_count(const std::string& text);
 // "500", "64MiB", "1.5GB", "2GiB", "10kB": a byte size. Throws InputError on anything else.

@@ -1,0 +1,94 @@
+// fuzz_target.h: what every fuzz input goes through, shared by the libFuzzer harnesses and the
+// corpus replay test of the normal build.
+//
+// The bytes are written to a model file in a private folder and audited the way `headcount audit`
+// does it after parsing its options (run_audit, report_problems, exit_code in headcount/cli.h),
+// with every gate on; the run is rendered in every output format, and every block (up to 8) is
+// derived as `explain MODEL --block N` does. Anything but exit code 0, 1 or 2, an error that is
+// not one `headcount: ...` line, or an exception escaping the library aborts: that is a finding.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "headcount/cli.h"
+#include "headcount/explain.h"
+#include "headcount/report.h"
+
+namespace fuzz {
+
+// The file this process audits: a folder of its own, so external-data locations in the input
+// resolve next to it and nowhere else.
+inline std::string scratch_model() {
+  static std::string path;
+  static pid_t owner = -1;
+  if (owner != getpid()) {  // made again after a fork: each replayed child writes its own file
+    std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : std::filesystem::temp_directory_path().string();
+    std::string tmpl = base + "/headcount-fuzz-XXXXXX";
+    if (!mkdtemp(tmpl.data())) {
+      std::perror("mkdtemp");
+      std::abort();
+    }
+    path = tmpl + "/model.onnx";
+    owner = getpid();
+  }
+  return path;
+}
+
+inline void fail(const std::string& what, const std::string& detail) {
+  std::fprintf(stderr, "fuzz: %s\n%s\n", what.c_str(), detail.c_str());
+  std::abort();
+}
+
+// Every fuzz input: one audit with every gate, the CLI's error lines and exit code, every format,
+// and the derivation of each block.
+inline void run_all(const uint8_t* data, size_t size) {
+  using namespace headcount;
+  const std::string path = scratch_model();
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  AuditRequest request;
+  request.inputs = {path};
+  request.gates.budget.max_params = 1000;
+  request.gates.budget.max_attention_params = 1000;
+  request.gates.budget.max_bytes = 1000000;
+  request.gates.budget.expect_heads = 4;
+  request.gates.fail_on = Severity::Info;
+  Run run = run_audit(request);
+
+  std::ostringstream err;
+  report_problems(run, err);
+  int code = exit_code(run);
+  if (code < 0 || code > 2) fail("exit code " + std::to_string(code) + " is not 0, 1 or 2", err.str());
+  std::istringstream lines(err.str());
+  bool error_line = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("headcount: ", 0) != 0) fail("a stderr line does not start with 'headcount: '", err.str());
+    error_line = error_line || line.rfind("headcount: error: ", 0) == 0;
+  }
+  if (code == 2 && !error_line) fail("exit code 2 without a 'headcount: error:' line", err.str());
+
+  for (Format format : {Format::Text, Format::Json, Format::Jsonl, Format::Markdown, Format::Sarif, Format::Github}) {
+    RenderOptions options;
+    options.format = format;
+    std::ostringstream out;
+    render(run, options, out);
+  }
+  if (const auto& audit = run.files.at(0).audit) {
+    size_t blocks = std::min<size_t>(audit->attention.blocks.size(), 8);
+    for (size_t i = 0; i < blocks; ++i) explain_block(*audit, static_cast<int>(i));
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace fuzz

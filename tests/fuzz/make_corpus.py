@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Writes the fuzz seed corpus and the hand-made regression files (run with /usr/bin/python3).
+
+corpus/       the samples with their weight payloads dropped (counts still come from dims, and
+              the graph structure is what the fuzzers mutate), plus small edge cases;
+regressions/  one file per hostile case that crashed or blew up an earlier build, rebuilt by hand.
+              Crashes found by fuzzing are added here too, minimized, under the names libFuzzer
+              gives them.
+
+The output is deterministic: running it twice gives the same bytes.
+"""
+import glob
+import os
+
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SAMPLES = os.path.join(HERE, "..", "..", "samples")
+I64MIN, I64MAX = -(2**63), 2**63 - 1
+
+
+def save(model, folder, name):
+    with open(os.path.join(HERE, folder, name), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def model(nodes, inits, inputs=None, outputs=None):
+    g = h.make_graph(nodes, "g", inputs or [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 32])],
+                     outputs or [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)],
+                     producer_name="headcount-fuzz")
+    return m
+
+
+def ints(name, v):
+    return h.make_tensor(name, T.INT64, [len(v)], v)
+
+
+def zeros(name, shape):
+    """A float32 weight with dims and no payload: counts come from dims, files stay small."""
+    return onnx.TensorProto(name=name, data_type=T.FLOAT, dims=shape)
+
+
+def slim(m):
+    """Drops payloads over 64 bytes: weights keep their dims, shape constants their values."""
+    def strip(t):
+        if len(t.raw_data) > 64:
+            t.ClearField("raw_data")
+        if len(t.float_data) > 16:
+            t.ClearField("float_data")
+
+    def walk_graph(g):
+        for t in g.initializer:
+            strip(t)
+        for n in g.node:
+            for a in n.attribute:
+                if a.HasField("t"):
+                    strip(a.t)
+                if a.HasField("g"):
+                    walk_graph(a.g)
+                for sg in a.graphs:
+                    walk_graph(sg)
+    walk_graph(m.graph)
+    return m
+
+
+def attention_layer(split_sizes, tq, tk, extra_inits=()):
+    """An unfused self-attention core fed by one packed [32, 96] projection and a Split."""
+    nodes = [h.make_node("MatMul", ["x", "wqkv"], ["qkv"]),
+             h.make_node("Split", ["qkv", "sp"], ["q", "k", "v"], axis=-1),
+             h.make_node("Reshape", ["q", "tq"], ["q4"]), h.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
+             h.make_node("Reshape", ["k", "tk"], ["k4"]), h.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+             h.make_node("Reshape", ["v", "tk"], ["v4"]), h.make_node("Transpose", ["v4"], ["vt"], perm=[0, 2, 1, 3]),
+             h.make_node("MatMul", ["qt", "kt"], ["s"]), h.make_node("Softmax", ["s"], ["p"], axis=-1),
+             h.make_node("MatMul", ["p", "vt"], ["y"])]
+    return model(nodes, [zeros("wqkv", [32, 96]), ints("sp", split_sizes), ints("tq", tq), ints("tk", tk),
+                         *extra_inits])
+
+
+def regressions():
+    # A Reshape target computed as INT64_MIN / -1: the floor division in the shape evaluator trapped.
+    save(model([h.make_node("Div", ["a", "b"], ["t"]), h.make_node("Reshape", ["x", "t"], ["y"])],
+               [ints("a", [I64MIN]), ints("b", [-1])]), "regressions", "div-int64-min-by-minus-one.onnx")
+    # GroupQueryAttention with a packed query and kv_num_heads = INT64_MAX: 2 + 2·h_kv wrapped to 0
+    # and was used as a divisor.
+    save(model([h.make_node("MatMul", ["x", "w"], ["qkv"]),
+                h.make_node("GroupQueryAttention", ["qkv", "", ""], ["y"], domain="com.microsoft", num_heads=2,
+                            kv_num_heads=I64MAX)], [zeros("w", [32, 96])]), "regressions", "gqa-kv-heads-int64-max.onnx")
+    # A Split that gives Q no features: the head size worked out to 0 and divided K's width.
+    save(attention_layer([0, 48, 48], [0, 0, 4, -1], [0, 0, 4, -1]), "regressions", "head-size-zero.onnx")
+    # Float shape constants far outside int64: the float-to-int cast was undefined behaviour.
+    save(model([h.make_node("Reshape", ["x", "t"], ["y"])], [h.make_tensor("t", T.FLOAT, [2], [1e30, -1e30])]),
+         "regressions", "float-shape-out-of-range.onnx")
+    # Concat of two declared [INT64_MAX] inputs: the output dim overflowed when summed.
+    save(model([h.make_node("Concat", ["a", "b"], ["y"], axis=0)], [],
+               inputs=[h.make_tensor_value_info("a", T.FLOAT, [I64MAX]), h.make_tensor_value_info("b", T.FLOAT, [I64MAX])]),
+         "regressions", "concat-sum-overflow.onnx")
+    # Tile by INT64_MAX: the output dim overflowed when multiplied.
+    save(model([h.make_node("Tile", ["a", "r"], ["y"])], [ints("r", [I64MAX])],
+               inputs=[h.make_tensor_value_info("a", T.FLOAT, [4])]), "regressions", "tile-product-overflow.onnx")
+    # Split sizes of INT64_MAX on a packed projection: their sum overflowed.
+    save(attention_layer([I64MAX, I64MAX, I64MAX], [0, 0, 4, 8], [0, 0, 4, 8]), "regressions", "split-sizes-overflow.onnx")
+    # A 4-bit Q weight [1, 2^31, 2^31, 2] kept as external data (dims only): its 2^63 elements
+    # fit in 64 bits, but its output features, 2^31 · 2^31 · 2, overflowed int64 when multiplied.
+    w = onnx.TensorProto(name="wbig", data_type=21, dims=[1, 2**31, 2**31, 2], data_location=T.EXTERNAL)
+    w.external_data.add(key="location", value="absent.bin")
+    core = [h.make_node("MatMul", ["x", "wbig"], ["q"]), h.make_node("MatMul", ["x", "wk"], ["k"]),
+            h.make_node("MatMul", ["x", "wv"], ["v"]), h.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+            h.make_node("MatMul", ["q", "kt"], ["s"]), h.make_node("Softmax", ["s"], ["p"], axis=-1),
+            h.make_node("MatMul", ["p", "v"], ["y"])]
+    save(model(core, [w, zeros("wk", [32, 32]), zeros("wv", [32, 32])]), "regressions",
+         "weight-output-product-overflow.onnx")
+    # heads · d_v in the width rule: GroupQueryAttention with num_heads = 2^62 over one K/V head
+    # of 32 features.
+    gqa = [h.make_node("MatMul", ["x", "wq"], ["q"]), h.make_node("MatMul", ["x", "wk"], ["k"]),
+           h.make_node("MatMul", ["x", "wv"], ["v"]),
+           h.make_node("GroupQueryAttention", ["q", "k", "v"], ["y"], domain="com.microsoft", num_heads=2**62,
+                       kv_num_heads=1)]
+    save(model(gqa, [zeros("wq", [32, 32]), zeros("wk", [32, 32]), zeros("wv", [32, 32])]), "regressions",
+         "heads-times-head-size-overflow.onnx")
+    # 60 nested If subgraphs with 2,000-byte node names and 40,000 empty subgraphs at the bottom:
+    # every scope copied its parent's path (4.8 GB, 14 s for a 200 KB file).
+    name = "n" * 2000
+    inner = h.make_node("Loop", [], ["o"], name=name)
+    a = inner.attribute.add(name="bodies", type=onnx.AttributeProto.GRAPHS)
+    for _ in range(40000):
+        a.graphs.add()
+    g = h.make_graph([inner], "g", [], [])
+    for _ in range(60):
+        n = h.make_node("If", ["c"], ["o"], name=name)
+        at = n.attribute.add(name="then_branch", type=onnx.AttributeProto.GRAPH)
+        at.g.CopyFrom(g)
+        g = h.make_graph([n], "g", [], [])
+    save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), "regressions", "nested-subgraph-scopes.onnx")
+
+
+def corpus():
+    for path in sorted(glob.glob(os.path.join(SAMPLES, "*.onnx"))):
+        m = onnx.load(path, load_external_data=False)
+        save(slim(m), "corpus", "sample-" + os.path.basename(path))
+    # Small edge cases the samples do not have.
+    save(model([h.make_node("MatMul", ["x", "w"], ["qkv"]),
+                h.make_node("GroupQueryAttention", ["qkv", "", ""], ["y"], domain="com.microsoft", num_heads=4,
+                            kv_num_heads=2)], [zeros("w", [32, 64])]), "corpus", "gqa-packed.onnx")
+    save(model([h.make_node("Attention", ["x", "w", "b"], ["a"], domain="com.microsoft", num_heads=4),
+                h.make_node("MatMul", ["a", "wo"], ["y"])],
+               [zeros("w", [32, 96]), zeros("b", [96]), zeros("wo", [32, 32])]), "corpus", "attention-fused.onnx")
+    save(attention_layer([32, 32, 32], [0, 0, 4, 8], [0, 0, 4, 8]), "corpus", "attention-split.onnx")
+    shape_nodes = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+                   h.make_node("Unsqueeze", ["b", "ax"], ["bu"]),
+                   h.make_node("Concat", ["bu", "rest"], ["t"], axis=0), h.make_node("Reshape", ["x", "t"], ["y"])]
+    save(model(shape_nodes, [h.make_tensor("i0", T.INT64, [], [0]), ints("ax", [0]), ints("rest", [-1, 4, 8])]),
+         "corpus", "runtime-shape.onnx")
+
+
+if __name__ == "__main__":
+    regressions()
+    corpus()
