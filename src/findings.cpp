@@ -272,10 +272,27 @@ void duplicates(const Model& m, const std::vector<DuplicatePair>& pairs, std::ve
 
 void unmatched(const AttentionResult& att, std::vector<Finding>& out) {
   for (const auto& u : att.unmatched) {
+    // Classifier and other Softmaxes are listed in `unmatched` but not flagged.
     if (u.reason.rfind("looks like attention", 0) != 0) continue;
     out.push_back(make("unmatched-softmax", std::nullopt,
                        "Softmax '" + u.name + "' " + u.reason +
                            ": its projections are missing from the attention total"));
+  }
+  // Softmaxes never examined (a graph built to make matching expensive) may be attention: one
+  // finding says how many.
+  size_t not_examined = 0;
+  const UnmatchedSoftmax* first = nullptr;
+  for (const auto& u : att.unmatched) {
+    if (u.reason.rfind("not examined", 0) != 0) continue;
+    if (!first) first = &u;
+    ++not_examined;
+  }
+  if (first) {
+    out.push_back(make("unmatched-softmax", std::nullopt,
+                       n(static_cast<uint64_t>(not_examined)) + (not_examined == 1 ? " Softmax, '" : " Softmaxes, the first '") +
+                           first->name + (not_examined == 1 ? "', was not examined" : "', were not examined") +
+                           first->reason.substr(std::string("not examined").size()) +
+                           ": if they are attention, their projections are missing from the attention total"));
   }
 }
 

@@ -89,11 +89,11 @@ bool is_matmul(const std::string& op) {
 struct UpstreamScan {
   bool activation = false;
   std::vector<int> matmuls;
-  int budget = 256;  // node visits: wide fan-ins (a Concat of thousands) stay cheap
+  VisitBudget& budget;  // wide fan-ins (a Concat of thousands) and doubling chains stay cheap
 };
 
 void scan_upstream(const Model& m, int g, const std::string& value, int depth, UpstreamScan& scan) {
-  if (depth > 8 || --scan.budget < 0) return;
+  if (depth > 8 || !scan.budget.spend()) return;
   int p = m.producer_of(g, value);
   if (p < 0) return;
   const auto& n = *m.nodes[p].proto;
@@ -114,13 +114,14 @@ void scan_upstream(const Model& m, int g, const std::string& value, int depth, U
 
 // Feed-forward tensors: down-projections (an activation upstream), the up/gate projections that
 // feed them, and the biases added right after any of them.
-std::vector<bool> feed_forward_tensors(const Model& m) {
+std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
   std::vector<bool> ffn(m.weights.size(), false);
   std::vector<bool> ffn_node(m.nodes.size(), false);
   for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
     const auto& n = *m.nodes[ni].proto;
     if (!is_matmul(n.op_type()) || n.input_size() < 2) continue;
-    UpstreamScan scan;
+    UpstreamScan scan{false, {}, budget};
+    budget.start_walk(256);
     scan_upstream(m, m.nodes[ni].graph, input_of(n, 0), 0, scan);
     if (!scan.activation || scan.matmuls.empty()) continue;
     ffn_node[ni] = true;
@@ -149,8 +150,8 @@ std::vector<bool> feed_forward_tensors(const Model& m) {
 
 // A decomposed LayerNorm/RMSNorm ends in Mul(normalized, gamma) [+ beta]: the normalized value
 // comes from a Div or Mul whose divisor passes through Sqrt/Reciprocal.
-bool is_decomposed_norm(const Model& m, int ni, int* budget, int depth = 0) {
-  if (depth > 3 || --*budget < 0) return false;
+bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth = 0) {
+  if (depth > 3 || !budget.spend()) return false;
   const auto& n = *m.nodes[ni].proto;
   for (const auto& in : n.input()) {
     int p = m.producer_of(m.nodes[ni].graph, in);
@@ -176,7 +177,9 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       }
     }
   }
-  std::vector<bool> ffn = feed_forward_tensors(model);
+  // Classification walks share one budget: a model built to make them expensive gets "other".
+  VisitBudget budget(model);
+  std::vector<bool> ffn = feed_forward_tensors(model, budget);
   for (size_t i = 0; i < model.weights.size(); ++i) {
     if (decided[i]) continue;
     if (ffn[i]) {
@@ -194,8 +197,8 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       } else if (is_norm(op) && w.dims.size() == 1) {
         category[i] = Norm;
       } else if ((op == "Mul" || op == "Add") && w.dims.size() == 1 && [&] {
-                   int budget = 64;
-                   return is_decomposed_norm(model, ni, &budget);
+                   budget.start_walk(64);
+                   return is_decomposed_norm(model, ni, budget);
                  }()) {
         category[i] = Norm;
       } else {

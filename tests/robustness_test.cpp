@@ -4,6 +4,8 @@
 // either succeeds, and then its invariants hold, or throws InputError; nothing else is acceptable.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <random>
 
 #include "fuzz/model_mutator.h"
@@ -82,4 +84,73 @@ TEST_CASE("graphs built to blow up naive walks stay cheap", "[robustness]") {
   CHECK(a.attention.blocks.empty());
   REQUIRE(a.attention.unmatched.size() == 1);
   CHECK(a.attention.unmatched[0].reason == "no MatMul(Q, Kᵀ) of two activations before it");
+}
+
+TEST_CASE("a model that crashed earlier builds is reported beside good ones, in every format, with and without -j",
+          "[robustness]") {
+  namespace fs = std::filesystem;
+  testutil::TempDir dir;
+  const fs::path root = dir.path / "models";
+  fs::create_directories(root);
+  std::vector<std::string> good;
+  for (const char* name : {"bert_tiny", "gqa", "mha_self_bias"}) {
+    good.push_back((root / (std::string(name) + ".onnx")).string());
+    fs::copy_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx", good.back());
+  }
+  // Died with SIGFPE before the checked arithmetic (kv_num_heads = INT64_MAX wrapped a divisor to 0).
+  const std::string crasher = (root / "gqa-kv-heads-int64-max.onnx").string();
+  fs::copy_file(std::string(HEADCOUNT_FUZZ_DIR) + "/regressions/gqa-kv-heads-int64-max.onnx", crasher);
+  // And one file that cannot be audited at all: the first 100 bytes of a model.
+  const std::string truncated = (root / "truncated.onnx").string();
+  testutil::write_bytes(truncated, testutil::read_text(good[0]).substr(0, 100));
+
+  for (const char* format : {"text", "json", "jsonl", "markdown", "sarif", "github"}) {
+    INFO(format);
+    testutil::CliResult one = testutil::cli({"audit", root.string(), "-f", format, "-j", "1"});
+    testutil::CliResult four = testutil::cli({"audit", root.string(), "-f", format, "-j", "4"});
+    CHECK(one.code == 2);
+    CHECK(four.out == one.out);
+    CHECK(four.err == one.err);
+    // One error line, for the truncated file only.
+    CHECK(one.err.rfind("headcount: error: " + truncated + ": truncated", 0) == 0);
+    CHECK(std::count(one.err.begin(), one.err.end(), '\n') == 1);
+    // Every other model has its report (SARIF holds findings, not reports: a clean model has none).
+    if (std::string(format) == "sarif") continue;
+    for (const auto& f : good) CHECK(one.out.find(f) != std::string::npos);
+    CHECK(one.out.find(crasher) != std::string::npos);
+  }
+}
+
+TEST_CASE("the model-wide visit budget keeps matching linear and says which Softmaxes it left", "[robustness]") {
+  testutil::TempDir dir;
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  testutil::input(g, "x", {1, 4});
+  std::string v = "x";
+  for (int i = 0; i < 40; ++i) {  // a doubling chain: a walk back from its end never runs out of paths
+    std::string next = "add" + std::to_string(i);
+    testutil::node(g, "Add", {v, v}, {next}, next);
+    v = next;
+  }
+  for (int i = 0; i < 3000; ++i) testutil::node(g, "Softmax", {v}, {"s" + std::to_string(i)}, "s" + std::to_string(i));
+  std::string path = dir.file("fan.onnx");
+  testutil::save(m, path);
+  Audit a = audit_file(path);
+  // 3,040 nodes give 65,536 + 64 · 3,040 = 260,096 visits; each Softmax's walk may spend 512, so
+  // at least 260,096 / 512 = 508 are examined before the budget runs out.
+  REQUIRE(a.attention.unmatched.size() == 3000);
+  size_t not_examined = 0;
+  for (const auto& u : a.attention.unmatched) not_examined += u.reason.rfind("not examined", 0) == 0;
+  CHECK(not_examined > 0);
+  CHECK(not_examined <= 3000 - 508);
+  size_t findings = 0;
+  for (const auto& f : a.findings) {
+    if (f.rule == "unmatched-softmax") {
+      ++findings;
+      CHECK(f.message.rfind(with_commas(not_examined) + " Softmaxes, the first '", 0) == 0);
+      CHECK(f.message.find("were not examined: matching used up the node visits a graph of this size gets (64 per node)") !=
+            std::string::npos);
+    }
+  }
+  CHECK(findings == 1);
 }

@@ -102,6 +102,29 @@ struct Model {
   std::string scope_name(int g) const;
 };
 
+// Node visits a stage's graph walks may still make. Each walk starts with an allowance of its own,
+// and the model as a whole has one in proportion to its size, so no wiring of a graph, however
+// hostile (a doubling chain, a fan-out of thousands), makes a stage more than linear in the file.
+class VisitBudget {
+ public:
+  static constexpr uint64_t kPerNode = 64;      // the model's allowance per node...
+  static constexpr uint64_t kFloor = 1u << 16;  // ...and at least this many
+  explicit VisitBudget(const Model& m) : model_(kFloor + kPerNode * m.nodes.size()) {}
+  void start_walk(int64_t allowance) { walk_ = allowance; }
+  // One node (or one consumer of a value) looked at; false once either allowance is used up.
+  bool spend() {
+    if (walk_ <= 0 || model_ == 0) return false;
+    --walk_;
+    --model_;
+    return true;
+  }
+  bool exhausted() const { return model_ == 0; }
+
+ private:
+  uint64_t model_;
+  int64_t walk_ = 0;
+};
+
 // A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
 // inputs that an operator normally has, and a missing one must read as absent, not crash.
 const std::string& input_of(const onnx::NodeProto& n, int i);

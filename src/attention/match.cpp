@@ -76,7 +76,7 @@ struct RoleHit {
 
 class Matcher {
  public:
-  explicit Matcher(const Model& m) : m_(m), shapes_(m), walker_(shapes_) {}
+  explicit Matcher(const Model& m) : m_(m), shapes_(m), budget_(m), walker_(shapes_, budget_) {}
 
   AttentionResult run() {
     AttentionResult result;
@@ -103,14 +103,13 @@ class Matcher {
  private:
   const Model& m_;
   ShapeOracle shapes_;
+  VisitBudget budget_;  // every walk of the matcher spends from it
   ProjectionWalker walker_;
 
   // ---- unfused: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
 
-  int core_budget_ = 0;  // node visits left while looking around one Softmax: hostile fan-outs stay cheap
-
   int find_scores_matmul(int g, const std::string& value, int depth) {
-    if (depth > 12 || value.empty() || --core_budget_ < 0) return -1;
+    if (depth > 12 || value.empty() || !budget_.spend()) return -1;
     int p = m_.producer_of(g, value);
     if (p < 0) return -1;
     const auto& n = *m_.nodes[p].proto;
@@ -135,8 +134,9 @@ class Matcher {
   }
 
   int find_values_matmul(int g, const std::string& value, int depth) {
-    if (depth > 8 || --core_budget_ < 0) return -1;
+    if (depth > 8) return -1;
     for (int c : m_.consumers_of(g, value)) {
+      if (!budget_.spend()) return -1;
       const auto& n = *m_.nodes[c].proto;
       const std::string& op = n.op_type();
       if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && input_of(n, 0) == value) return c;
@@ -153,7 +153,7 @@ class Matcher {
   // between a Softmax and the MatMul with V.
   bool leads_from(int g, const std::string& value, const std::string& source, int depth) {
     if (value == source) return true;
-    if (depth > 8 || value.empty() || --core_budget_ < 0) return false;
+    if (depth > 8 || value.empty() || !budget_.spend()) return false;
     int p = m_.producer_of(g, value);
     if (p < 0) return false;
     const auto& n = *m_.nodes[p].proto;
@@ -167,7 +167,12 @@ class Matcher {
 
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why) {
     const auto& sm = *m_.nodes[softmax].proto;
-    core_budget_ = 512;
+    if (budget_.exhausted()) {
+      *why = "not examined: matching used up the node visits a graph of this size gets (" +
+             std::to_string(VisitBudget::kPerNode) + " per node)";
+      return std::nullopt;
+    }
+    budget_.start_walk(512);  // looking around one Softmax: hostile fan-outs stay cheap
     int qk = find_scores_matmul(g, input_of(sm, 0), 0);
     if (qk < 0) {
       *why = "no MatMul(Q, Kᵀ) of two activations before it";

@@ -204,14 +204,15 @@ std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node
 }
 
 ProjectionHit ProjectionWalker::back(int g, const std::string& value) {
-  budget_ = kWalkBudget;
+  budget_.start_walk(kWalkBudget);
   return back_impl(g, value, 0);
 }
 
 ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int depth) {
   ProjectionHit fail;
-  if (--budget_ < 0) {
-    fail.failure = "the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
+  if (!budget_.spend()) {
+    fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
+                                       : "the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
     return fail;
   }
   if (depth > kMaxWalk) {
@@ -374,9 +375,14 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
 ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
   ProjectionHit fail;
   std::string value = start;
+  budget_.start_walk(kWalkBudget);
   for (int step = 0; step < kMaxWalk; ++step) {
     std::vector<int> users;
     for (int c : m_.consumers_of(g, value)) {
+      if (!budget_.spend()) {
+        fail.failure = "the search for the output projection visited more than " + std::to_string(kWalkBudget) + " nodes";
+        return fail;
+      }
       const std::string& op = m_.nodes[c].proto->op_type();
       if (op != "Shape" && op != "Size") users.push_back(c);
     }

@@ -54,7 +54,7 @@ struct ProjectionHit {
 
 class ProjectionWalker {
  public:
-  explicit ProjectionWalker(ShapeOracle& shapes) : s_(shapes), m_(shapes.model()) {}
+  ProjectionWalker(ShapeOracle& shapes, VisitBudget& budget) : s_(shapes), m_(shapes.model()), budget_(budget) {}
 
   // Walks back from `value` (Q, K or V as the attention core sees it) to its projection.
   ProjectionHit back(int g, const std::string& value);
@@ -68,7 +68,7 @@ class ProjectionWalker {
  private:
   ShapeOracle& s_;
   const Model& m_;
-  int budget_ = 0;  // node visits left in the current walk: keeps branching walks linear
+  VisitBudget& budget_;  // shared with the matcher: keeps branching walks linear
   ProjectionHit back_impl(int g, const std::string& value, int depth);
   std::optional<ProjectionHit> einsum_projection(int g, int node, const std::string& activation);
   std::string label(int node) const;

@@ -134,6 +134,18 @@ def regressions():
         at.g.CopyFrom(g)
         g = h.make_graph([n], "g", [], [])
     save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), "regressions", "nested-subgraph-scopes.onnx")
+    # 45,000 Softmaxes behind a 40-step doubling chain of Adds (1 MB): each looked 512 nodes back,
+    # 2.7 s in all; the model-wide visit budget makes it linear.
+    nodes, v = [], "x"
+    for i in range(40):
+        nodes.append(h.make_node("Add", [v, v], [f"a{i}"]))
+        v = f"a{i}"
+    nodes += [h.make_node("Softmax", [v], [f"s{i}"]) for i in range(45000)]
+    save(model(nodes, []), "regressions", "softmax-fan-doubling-chain.onnx")
+    # 30,000 MatMuls behind the same chain (770 kB): the feed-forward scan looked 256 nodes back
+    # from each, 1.9 s in all.
+    nodes = nodes[:40] + [h.make_node("MatMul", [v, "w"], [f"m{i}"]) for i in range(30000)]
+    save(model(nodes, [zeros("w", [32, 32])]), "regressions", "matmul-fan-doubling-chain.onnx")
 
 
 def corpus():

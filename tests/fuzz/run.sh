@@ -40,7 +40,7 @@ for harness in fuzz_model fuzz_bytes; do
   work=$(mktemp -d)
   echo "fuzz: $harness for ${seconds}s" >&2
   build-fuzz/tests/fuzz/$harness -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=256 \
-    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ "$work" tests/fuzz/corpus tests/fuzz/regressions \
+    -max_len=300000 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ "$work" tests/fuzz/corpus tests/fuzz/regressions \
     2> "build-fuzz/$harness.log" || { tail -n 60 "build-fuzz/$harness.log"; rm -rf "$work"; exit 1; }
   grep -E '^stat::(number_of_executed_units|peak_rss_mb)|cov: ' "build-fuzz/$harness.log" | tail -n 3 >&2
   rm -rf "$work"
