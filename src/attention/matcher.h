@@ -1,0 +1,89 @@
+// matcher.h: the attention matcher's state and steps (internal to the attention stage).
+//
+// One Matcher runs over one model: run() looks at every Softmax (unfused.cpp) and every fused
+// attention operator (fused.cpp), settles each block's Q/K/V/O shares (match.cpp) and accounts
+// for every Softmax. All walks spend from one VisitBudget, so matching stays linear.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headcount/attention.h"
+#include "projections.h"
+#include "shapes.h"
+
+namespace headcount::detail {
+
+// Sums of shares: a hostile graph can route one huge tensor into many projections, so a count
+// that does not fit in 64 bits refuses the model (InputError) instead of wrapping.
+uint64_t plus(uint64_t a, uint64_t b);
+// Widths add as checked integers; unknown (0) when a sum does not fit.
+int64_t plus_width(int64_t a, int64_t b);
+// Whether a node is a fused attention operator that matching reads (fused.cpp).
+bool is_fused_attention(const onnx::NodeProto& n);
+// A node's name, or its op type and first output when it has none.
+std::string node_name(const Model& m, int ni);
+
+// One role's raw result before shares are settled; `present` is false when the role has no
+// projection to look for (or its search failed and was turned into a note).
+struct RoleHit {
+  ProjectionHit hit;
+  bool present = false;
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const Model& m) : m_(m), shapes_(m), budget_(m), walker_(shapes_, budget_) {}
+
+  AttentionResult run();
+
+ private:
+  const Model& m_;
+  ShapeOracle shapes_;
+  VisitBudget budget_;  // every walk of the matcher spends from it
+  ProjectionWalker walker_;
+  // core Softmax -> (graph, Concat node) for cores whose output is concatenated with other heads'.
+  std::map<int, std::pair<int, int>> head_concat_;
+
+  // ---- unfused.cpp: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
+
+  int find_scores_matmul(int g, const std::string& value, int depth);
+  int find_values_matmul(int g, const std::string& value, int depth);
+  // Whether `value` is `source` or is made from it by the casts, dropouts and masks that may sit
+  // between a Softmax and the MatMul with V.
+  bool leads_from(int g, const std::string& value, const std::string& source, int depth);
+  std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why);
+  // The Concat an attention output reaches through shape-only ops, or -1.
+  int concat_after(int g, std::string value);
+  // Blocks whose cores feed one Concat are the heads of one block: their Q/K/V projections add up,
+  // and the output projection is found after the Concat.
+  void merge_per_head_cores(AttentionResult& r);
+  // Heads of an unfused block: per-head projections, else the head-splitting Reshape on Q.
+  void infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v);
+
+  // ---- fused.cpp: the fused operators ----
+
+  AttentionBlock fused(int g, int ni);
+  // LongformerAttention has a second packed Q/K/V set for its global tokens (inputs 4 and 5):
+  // parameters of the same block, split in thirds like the first set.
+  void add_global_weights(int g, const onnx::NodeProto& n, AttentionBlock& b);
+
+  // ---- match.cpp: shares of packed tensors, per-head sums, kind, widths, names and totals ----
+
+  // The activation behind a projection input, looking through quantize/dequantize pairs and casts,
+  // so that Q and K fed by one tensor count as self-attention.
+  std::string source_of(int g, std::string value);
+  void assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit& v, RoleHit& o);
+  // Turns one hit into a Projection with its tensor shares.
+  void fill(Projection& p, const ProjectionHit& hit);
+  static std::string common_prefix(const std::vector<std::string>& names);
+  // A readable name: the common prefix of the tensor names only this block uses (exporters keep
+  // module names on biases even when weights become onnx::MatMul_123), else the core's node path.
+  std::string block_name(const AttentionBlock& b, const std::map<int, int>& blocks_using);
+  void finish(AttentionResult& r);
+};
+
+}  // namespace headcount::detail

@@ -1,0 +1,240 @@
+// unfused.cpp: attention written out op by op: MatMul(Q, Kᵀ) -> [scale] -> [mask] -> Softmax ->
+// MatMul(·, V), attention computed head by head, and heads read from the graph's Reshapes.
+#include "matcher.h"
+
+namespace headcount::detail {
+
+int Matcher::find_scores_matmul(int g, const std::string& value, int depth) {
+  if (depth > 12 || value.empty() || !budget_.spend()) return -1;
+  int p = m_.producer_of(g, value);
+  if (p < 0) return -1;
+  const auto& n = *m_.nodes[p].proto;
+  const std::string& op = n.op_type();
+  if (op == "MatMul" || op == "FusedMatMul" || (op == "Einsum" && detail::parse_einsum(n))) {
+    if (n.input_size() >= 2 && !walker_.weight_of(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) return p;
+    return -1;
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Where") {
+    for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+      if (m_.weight_for(g, input_of(n, i))) continue;
+      int r = find_scores_matmul(g, input_of(n, i), depth + 1);
+      if (r >= 0) return r;
+    }
+    return -1;
+  }
+  if (op == "Cast" || op == "Reshape" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
+      op == "Transpose") {
+    return find_scores_matmul(g, input_of(n, 0), depth + 1);
+  }
+  return -1;
+}
+
+int Matcher::find_values_matmul(int g, const std::string& value, int depth) {
+  if (depth > 8) return -1;
+  for (int c : m_.consumers_of(g, value)) {
+    if (!budget_.spend()) return -1;
+    const auto& n = *m_.nodes[c].proto;
+    const std::string& op = n.op_type();
+    if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && input_of(n, 0) == value) return c;
+    if (op == "Einsum" && detail::parse_einsum(n) && (input_of(n, 0) == value || input_of(n, 1) == value)) return c;
+    if (op == "Cast" || op == "Dropout" || op == "Identity" || op == "Where" || op == "Reshape" || op == "Mul") {
+      int r = find_values_matmul(g, output_of(n, 0), depth + 1);
+      if (r >= 0) return r;
+    }
+  }
+  return -1;
+}
+
+bool Matcher::leads_from(int g, const std::string& value, const std::string& source, int depth) {
+  if (value == source) return true;
+  if (depth > 8 || value.empty() || !budget_.spend()) return false;
+  int p = m_.producer_of(g, value);
+  if (p < 0) return false;
+  const auto& n = *m_.nodes[p].proto;
+  const std::string& op = n.op_type();
+  if (op != "Cast" && op != "Dropout" && op != "Identity" && op != "Where" && op != "Reshape" && op != "Mul") return false;
+  for (const auto& in : n.input()) {
+    if (leads_from(g, in, source, depth + 1)) return true;
+  }
+  return false;
+}
+
+std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* why) {
+  const auto& sm = *m_.nodes[softmax].proto;
+  if (budget_.exhausted()) {
+    *why = "not examined: matching used up the node visits a graph of this size gets (" +
+           std::to_string(VisitBudget::kPerNode) + " per node)";
+    return std::nullopt;
+  }
+  budget_.start_walk(512);  // looking around one Softmax: hostile fan-outs stay cheap
+  int qk = find_scores_matmul(g, input_of(sm, 0), 0);
+  if (qk < 0) {
+    *why = "no MatMul(Q, Kᵀ) of two activations before it";
+    return std::nullopt;
+  }
+  int av = find_values_matmul(g, output_of(sm, 0), 0);
+  if (av < 0) {
+    *why = "its output does not feed a MatMul with V";
+    return std::nullopt;
+  }
+  const auto& qkn = *m_.nodes[qk].proto;
+  const auto& avn = *m_.nodes[av].proto;
+  std::string q_value = input_of(qkn, 0), k_value = input_of(qkn, 1), v_value = input_of(avn, 1);
+  if (auto eq = detail::parse_einsum(qkn)) {
+    // Keras writes einsum("aecd,abcd->acbe", key, query): K is the operand that carries the
+    // scores' last axis, the one Softmax normalises.
+    if (!eq->out.empty() && eq->in[0].find(eq->out.back()) != std::string::npos &&
+        eq->in[1].find(eq->out.back()) == std::string::npos) {
+      std::swap(q_value, k_value);
+    }
+  }
+  if (detail::parse_einsum(avn) && leads_from(g, input_of(avn, 1), output_of(sm, 0), 0)) {
+    v_value = input_of(avn, 0);  // einsum(probabilities, value) or einsum(value, probabilities)
+  }
+  RoleHit q{walker_.back(g, q_value), true};
+  RoleHit k{walker_.back(g, k_value), true};
+  RoleHit v{walker_.back(g, v_value), true};
+  for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+    if (!r->hit.found()) {
+      *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
+      return std::nullopt;
+    }
+  }
+  RoleHit o{walker_.forward(g, output_of(avn, 0)), true};
+  AttentionBlock b;
+  b.form = "unfused";
+  b.core_node = softmax;
+  if (!o.hit.found()) {
+    // Attention computed head by head: each core's output joins the others in a Concat, and the
+    // output projection follows the Concat. The cores become one block after matching.
+    int concat = concat_after(g, output_of(avn, 0));
+    if (concat >= 0) {
+      head_concat_[softmax] = {g, concat};
+      o.present = false;
+    }
+  }
+  assemble(g, b, q, k, v, o);
+  infer_heads_unfused(b, q.hit, k.hit, v.hit);
+  return b;
+}
+
+int Matcher::concat_after(int g, std::string value) {
+  for (int step = 0; step < 16; ++step) {
+    const auto& users = m_.consumers_of(g, value);
+    if (users.size() != 1) return -1;
+    const auto& n = *m_.nodes[users[0]].proto;
+    if (n.op_type() == "Concat") return users[0];
+    if (n.op_type() != "Transpose" && n.op_type() != "Reshape" && n.op_type() != "Identity" &&
+        n.op_type() != "Cast" && n.op_type() != "Squeeze" && n.op_type() != "Unsqueeze" && n.op_type() != "Dropout") {
+      return -1;
+    }
+    value = output_of(n, 0);
+  }
+  return -1;
+}
+
+void Matcher::merge_per_head_cores(AttentionResult& r) {
+  std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (graph, concat) -> block positions
+  for (size_t i = 0; i < r.blocks.size(); ++i) {
+    auto it = head_concat_.find(r.blocks[i].core_node);
+    if (it != head_concat_.end() && r.blocks[i].form == "unfused") groups[it->second].push_back(i);
+  }
+  std::vector<bool> drop(r.blocks.size(), false);
+  for (auto& [key, members] : groups) {
+    auto [g, concat] = key;
+    AttentionBlock& b = r.blocks[members[0]];
+    if (members.size() < 2) {
+      b.notes.push_back("output projection not found: its output joins a Concat that no other attention head feeds");
+      continue;
+    }
+    for (size_t j = 1; j < members.size(); ++j) {
+      AttentionBlock& other = r.blocks[members[j]];
+      for (Role role : {Role::Q, Role::K, Role::V}) {
+        Projection& mine = b.projection(role);
+        const Projection& theirs = other.projection(role);
+        mine.weight = plus(mine.weight, theirs.weight);
+        mine.bias = plus(mine.bias, theirs.bias);
+        mine.out_width = plus_width(mine.out_width, theirs.out_width);
+        mine.tensors.insert(mine.tensors.end(), theirs.tensors.begin(), theirs.tensors.end());
+      }
+      b.merged_cores.push_back(other.core_node);
+      drop[members[j]] = true;
+    }
+    int64_t n = static_cast<int64_t>(members.size());  // b's projections now hold all n heads
+    b.heads = n;
+    b.kv_heads = n;
+    b.head_dim = exact_div(b.q.out_width, n).opt();
+    b.k_head_dim = exact_div(b.k.out_width, n).opt();
+    b.v_head_dim = exact_div(b.v.out_width, n).opt();
+    b.heads_from = std::to_string(n) + " attention cores, one per head, concatenated by " +
+                   node_name(m_, concat) + " before the output projection";
+    ProjectionHit o = walker_.forward(g, output_of(*m_.nodes[concat].proto, 0));
+    if (o.found()) fill(b.o, o);
+    else b.notes.push_back("output projection not found: " + o.failure);
+  }
+  std::vector<AttentionBlock> kept;
+  for (size_t i = 0; i < r.blocks.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(r.blocks[i]));
+  }
+  r.blocks = std::move(kept);
+}
+
+void Matcher::infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v) {
+  Int q_out = b.q.out_width, k_out = b.k.out_width, v_out = b.v.out_width;
+  // Keras EinsumDense kernels keep heads as an axis: [d, h, k].
+  auto einsum_heads = [](const ProjectionHit& hit) { return hit.einsum_out_dims.size() >= 2 ? Int(hit.einsum_out_dims[0]) : Int(); };
+  Int heads, d;
+  if (Int eh = einsum_heads(q); (d = exact_div(q_out, eh)).positive()) {
+    heads = eh;
+    b.heads_from = "the Q projection's Einsum weight keeps " + heads.str() + " heads × " + d.str() + " as separate axes";
+  } else if (!q.per_head.empty()) {
+    heads = static_cast<int64_t>(q.per_head.size());
+    d = q.per_head[0].part.length ? q.per_head[0].part.length : q.per_head[0].out;
+    b.heads_from = std::to_string(q.per_head.size()) + " per-head Q projections concatenated";
+  } else if (q.reshape && !q.reshape->empty()) {
+    const IntVector& t = *q.reshape;
+    std::string target = detail::format_ints(t);
+    Int second_last = t.size() >= 2 ? t[t.size() - 2] : Int();
+    if (t.back().positive() && (heads = exact_div(q_out, t.back())).positive()) {
+      d = t.back();
+      b.heads_from = "head size " + d.str() + " from " + q.reshape_node + " target " + target + " on the Q path; " +
+                     q_out.str() + " / " + d.str() + " = " + heads.str() + " heads";
+    } else if (second_last.positive() && (d = exact_div(q_out, second_last)).positive()) {
+      heads = second_last;
+      b.heads_from = "heads " + heads.str() + " from " + q.reshape_node + " target " + target + " on the Q path";
+    } else {
+      heads = d = Int();
+      b.heads_from = "unknown: " + q.reshape_node + " target " + target + " on the Q path has no constant head size";
+    }
+  } else if (!q.reshape_node.empty()) {
+    b.heads_from = "unknown: the target of " + q.reshape_node + " on the Q path is computed at run time";
+  } else {
+    b.heads_from = "unknown: no Reshape splits Q into heads between its projection and the attention core";
+  }
+  b.heads = heads.opt();
+  if (!d.positive()) return;
+  b.head_dim = d.opt();
+  auto last = [](const std::optional<IntVector>& t) { return t && !t->empty() ? t->back() : Int(); };
+  if (Int kd = exact_div(k_out, einsum_heads(k)); kd.positive()) {
+    b.k_head_dim = kd.opt();
+  } else if (!k.per_head.empty()) {
+    b.k_head_dim = k.per_head[0].out.opt();
+  } else if (Int kd = last(k.core_reshape); kd.positive()) {
+    // Compare like with like: the head sizes Q and K have where they meet in MatMul(Q, Kᵀ).
+    b.k_head_dim = (same(last(q.core_reshape), kd) ? d : kd).opt();
+  }
+  if (!k.per_head.empty()) b.kv_heads = static_cast<int64_t>(k.per_head.size());
+  else if (einsum_heads(k).positive()) b.kv_heads = einsum_heads(k).opt();
+  else if (k_out.positive()) b.kv_heads = exact_div(k_out, d).opt();
+  if (Int vd = exact_div(v_out, einsum_heads(v)); vd.positive()) {
+    b.v_head_dim = vd.opt();
+  } else if (!v.per_head.empty()) {
+    b.v_head_dim = v.per_head[0].out.opt();
+  } else if (Int vd = last(v.reshape); vd.positive()) {
+    b.v_head_dim = vd.opt();
+  } else if (Int kv = b.kv_heads; kv.positive()) {
+    b.v_head_dim = exact_div(v_out, kv).opt();
+  }
+}
+
+}  // namespace headcount::detail
