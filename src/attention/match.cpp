@@ -34,14 +34,6 @@ Projection& AttentionBlock::projection(Role r) {
 
 namespace detail {
 
-bool is_fused_attention(const onnx::NodeProto& n) {
-  static const char* ms[] = {"Attention", "PackedAttention", "QAttention", "MultiHeadAttention",
-                             "DecoderMaskedMultiHeadAttention", "GroupQueryAttention", "SparseAttention",
-                             "PagedAttention", "LongformerAttention", "PackedMultiHeadAttention"};
-  if (n.domain() == "com.microsoft") return std::find(std::begin(ms), std::end(ms), n.op_type()) != std::end(ms);
-  return (n.domain().empty() || n.domain() == "ai.onnx") && n.op_type() == "Attention";
-}
-
 uint64_t plus(uint64_t a, uint64_t b) {
   uint64_t r = 0;
   if (add_overflows(a, b, &r)) throw InputError("an attention block's parameter count overflows 64 bits");

@@ -69,7 +69,7 @@ class Matcher {
   AttentionBlock fused(int g, int ni);
   // LongformerAttention has a second packed Q/K/V set for its global tokens (inputs 4 and 5):
   // parameters of the same block, split in thirds like the first set.
-  void add_global_weights(int g, const onnx::NodeProto& n, AttentionBlock& b);
+  void add_global_weights(int g, const onnx::NodeProto& n, int weight_slot, int bias_slot, AttentionBlock& b);
 
   // ---- match.cpp: shares of packed tensors, per-head sums, kind, widths, names and totals ----
 
