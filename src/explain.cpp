@@ -254,7 +254,13 @@ std::string explain_block(const Audit& a, int index) {
     std::string role = role_name(r);
     role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
     if (!p.found) {
-      out << "  " << role << "  not found\n";
+      if (p.from_input.empty()) out << "  " << role << "  not found\n";
+      else out << "  " << role << "  from the graph input '" << p.from_input << "': projected outside this graph\n";
+      for (const auto& t : p.tensors) {  // a share of a packed bias inside a fused op
+        out << "     bias   " << m.weights[t.weight].name << " " << shape_string(m.weights[t.weight].dims);
+        if (!t.slice.empty()) out << ", " << t.slice;
+        out << ": " << with_commas(t.elements) << "\n";
+      }
       continue;
     }
     out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
@@ -267,8 +273,17 @@ std::string explain_block(const Audit& a, int index) {
     out << "     = " << with_commas(p.weight) << (p.bias ? " + " + with_commas(p.bias) : "") << " = " << with_commas(p.total())
         << "\n";
   }
+  uint64_t extras = 0;
+  for (const auto& e : b.extras) {
+    const Weight& w = m.weights[static_cast<size_t>(e.weight)];
+    out << "  extra  " << extra_role_name(e.role) << " " << w.name << " " << shape_string(w.dims) << ": "
+        << with_commas(e.elements) << "\n";
+    extras += e.elements;
+  }
   out << "\n  total      " << with_commas(b.q.total()) << " + " << with_commas(b.k.total()) << " + "
-      << with_commas(b.v.total()) << " + " << with_commas(b.o.total()) << " = " << with_commas(b.total) << "\n";
+      << with_commas(b.v.total()) << " + " << with_commas(b.o.total())
+      << (b.extras.empty() ? std::string() : " + " + with_commas(extras) + " (extras)") << " = " << with_commas(b.total)
+      << "\n";
   out << "  standard   4·" << b.width << "²" << (b.has_bias ? " + 4·" + std::to_string(b.width) : "") << " = "
       << with_commas(b.standard);
   if (b.total == b.standard) out << " (this block matches it)\n";

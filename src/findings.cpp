@@ -237,6 +237,10 @@ void shared_weights(const Model& m, const AttentionResult& att, std::vector<Find
         if (t.slice.empty()) ++whole_uses[t.weight];
       }
     }
+    for (const auto& e : b.extras) {
+      blocks[e.weight].insert(b.index);
+      ++whole_uses[e.weight];
+    }
   }
   for (auto& [wi, users] : blocks) {
     const Weight& w = m.weights[wi];

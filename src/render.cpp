@@ -126,13 +126,28 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
     }
     t.print(out, "  ");
     out << "  heads a/b: a query heads, b key/value heads. of std: share of the standard 4·width² (+4·width).\n";
-    out << "\nQ/K/V/O per block (weight + bias)\n";
+    bool extras = std::any_of(att.blocks.begin(), att.blocks.end(), [](const AttentionBlock& b) { return !b.extras.empty(); });
+    out << "\nQ/K/V/O per block (weight + bias" << (extras ? "; extras: learned parameters beside the projections" : "")
+        << ")\n";
     Table p;
-    p.right = {true, true, true, true, true};
+    p.right = {true, true, true, true, true, true};
     p.rows.push_back({"#", "Q", "K", "V", "O"});
+    if (extras) p.rows.back().push_back("extras");
     for (const auto& b : att.blocks) {
-      p.rows.push_back({std::to_string(b.index), with_commas(b.q.total()), with_commas(b.k.total()),
-                        with_commas(b.v.total()), with_commas(b.o.total())});
+      // K or V read from a graph input: its projection is elsewhere; a bias share may still be here.
+      auto cell = [](const Projection& pr) {
+        if (pr.from_input.empty()) return with_commas(pr.total());
+        return pr.total() ? with_commas(pr.total()) + " + input" : std::string("input");
+      };
+      p.rows.push_back({std::to_string(b.index), cell(b.q), cell(b.k), cell(b.v), cell(b.o)});
+      if (!extras) continue;
+      uint64_t n = 0;
+      std::string roles;
+      for (const auto& e : b.extras) {
+        n += e.elements;
+        roles += (roles.empty() ? " (" : ", ") + std::string(extra_role_name(e.role));
+      }
+      p.rows.back().push_back(b.extras.empty() ? "" : with_commas(n) + roles + ")");
     }
     p.print(out, "  ");
   }
@@ -208,6 +223,9 @@ void write_projection(JsonWriter& j, const Model& m, const Projection& p) {
   j.field("weight", p.weight);
   j.field("bias", p.bias);
   j.field("total", p.total());
+  j.key("from_input");
+  if (p.from_input.empty()) j.null();
+  else j.value(p.from_input);
   j.key("tensors").begin_array();
   for (const auto& t : p.tensors) {
     const Weight& w = m.weights[t.weight];
@@ -348,6 +366,14 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
       write_projection(j, m, b.projection(r));
     }
     j.end_object();
+    j.key("extras").begin_array();
+    for (const auto& e : b.extras) {
+      const Weight& w = m.weights[static_cast<size_t>(e.weight)];
+      j.begin_object().field("name", w.name).field("role", extra_role_name(e.role)).field("elements", e.elements);
+      j.key("shape").int_array(w.dims);
+      j.end_object();
+    }
+    j.end_array();
     j.key("notes").begin_array();
     for (const auto& n : b.notes) j.value(n);
     j.end_array();

@@ -176,6 +176,10 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
         decided[t.weight] = true;
       }
     }
+    for (const auto& e : b.extras) {
+      category[e.weight] = Attention;
+      decided[e.weight] = true;
+    }
   }
   // Classification walks share one budget: a model built to make them expensive gets "other".
   VisitBudget budget(model);

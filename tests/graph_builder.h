@@ -74,6 +74,11 @@ inline void check_block_invariants(const headcount::Model& model, const headcoun
       CHECK(p.total() == w + bias);
       sum += p.total();
     }
+    for (const auto& e : b.extras) {
+      REQUIRE(e.weight >= 0);
+      CHECK(e.elements == model.weights[static_cast<size_t>(e.weight)].elements);
+      sum += e.elements;
+    }
     CHECK(b.total == sum);
   }
 }

@@ -46,6 +46,7 @@ TEST_CASE("mutated sample graphs audit or fail cleanly", "[robustness]") {
         for (const auto& b : a.attention.blocks) {
           uint64_t sum = 0;
           for (Role r : {Role::Q, Role::K, Role::V, Role::O}) sum += b.projection(r).total();
+          for (const auto& e : b.extras) sum += e.elements;
           CHECK(sum == b.total);
         }
         CHECK(a.attention.parameters <= a.inventory.stored);

@@ -33,8 +33,27 @@ struct Projection {
   uint64_t bias = 0;
   int64_t in_width = 0;   // input features (0 when unknown)
   int64_t out_width = 0;  // output features (0 when unknown)
+  std::string from_input;  // K or V that comes from this graph input unprojected (a cache, an
+                           // encoder output): not found, and its projection lives elsewhere
   std::vector<TensorShare> tensors;
   uint64_t total() const { return weight + bias; }
+};
+
+// The learned attention parameters that are not Q/K/V/O weights or biases.
+enum class ExtraRole {
+  BiasK,         // add_bias_kv: a learned token concatenated onto K
+  BiasV,         // ... and onto V
+  RelativeBias,  // a relative-position bias table added to the scores (T5, DeBERTa)
+  Sink,          // learned attention sinks: one logit per head, a column of the scores
+  HeadScale,     // a per-head temperature or gate multiplying the scores
+};
+const char* extra_role_name(ExtraRole r);  // "bias_k", "bias_v", "relative_bias", "sink", "head_scale"
+
+// One such parameter tensor of a block: counted in the block's total and in the attention total.
+struct AttentionExtra {
+  int weight = -1;  // index into Model::weights
+  ExtraRole role = ExtraRole::BiasK;
+  uint64_t elements = 0;
 };
 
 struct AttentionBlock {
@@ -50,7 +69,8 @@ struct AttentionBlock {
   std::optional<int64_t> v_head_dim;
   std::optional<int64_t> k_head_dim;  // K's own per-head size when the graph states it separately
   Projection q, k, v, o;
-  uint64_t total = 0;         // q + k + v + o totals
+  std::vector<AttentionExtra> extras;
+  uint64_t total = 0;         // q + k + v + o totals, plus the extras
   uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count; 0 when the
                               // width is unknown or its square does not fit in 64 bits
   bool has_bias = false;      // any projection has a bias

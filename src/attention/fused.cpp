@@ -20,24 +20,25 @@ struct FusedOp {
   int global_bias;
   const char* heads;      // attribute with the query heads
   const char* kv_heads;   // attribute with the key/value heads; nullptr: as many as query heads
+  int past_key;           // [B, h_kv, P, d] caches: their shapes give K/V heads and head sizes
+  int past_value;
 };
 
 // Slots as onnxruntime's ContribOperators.md and the ONNX operator spec (opset 23) give them.
 const FusedOp kFusedOps[] = {
-    // domain          type                               weight bias  global  gbias heads          kv_heads
-    {"com.microsoft", "Attention",                        1,     2,    -1,     -1,   "num_heads",   nullptr},
-    {"com.microsoft", "PackedAttention",                  1,     2,    -1,     -1,   "num_heads",   nullptr},
-    {"com.microsoft", "QAttention",                       1,     2,    -1,     -1,   "num_heads",   nullptr},
-    {"com.microsoft", "LongformerAttention",              1,     2,    4,      5,    "num_heads",   nullptr},
-    {"com.microsoft", "MultiHeadAttention",               -1,    3,    -1,     -1,   "num_heads",   nullptr},
-    {"com.microsoft", "PackedMultiHeadAttention",         -1,    3,    -1,     -1,   "num_heads",   nullptr},
-    {"com.microsoft", "DecoderMaskedMultiHeadAttention",  -1,    10,   -1,     -1,   "num_heads",   nullptr},
-    {"com.microsoft", "GroupQueryAttention",              -1,    -1,   -1,     -1,   "num_heads",   "kv_num_heads"},
-    {"com.microsoft", "SparseAttention",                  -1,    -1,   -1,     -1,   "num_heads",   "kv_num_heads"},
-    {"com.microsoft", "PagedAttention",                   -1,    -1,   -1,     -1,   "num_heads",   "kv_num_heads"},
-    {"",              "Attention",                        -1,    -1,   -1,     -1,   "q_num_heads", "kv_num_heads"},
+    // domain          type                               weight bias global gbias heads          kv_heads        past k, v
+    {"com.microsoft", "Attention",                        1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
+    {"com.microsoft", "PackedAttention",                  1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
+    {"com.microsoft", "QAttention",                       1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
+    {"com.microsoft", "LongformerAttention",              1,     2,   4,     5,    "num_heads",   nullptr,        -1, -1},
+    {"com.microsoft", "MultiHeadAttention",               -1,    3,   -1,    -1,   "num_heads",   nullptr,        6,  7},
+    {"com.microsoft", "PackedMultiHeadAttention",         -1,    3,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
+    {"com.microsoft", "DecoderMaskedMultiHeadAttention",  -1,    10,  -1,    -1,   "num_heads",   nullptr,        5,  6},
+    {"com.microsoft", "GroupQueryAttention",              -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", 3,  4},
+    {"com.microsoft", "SparseAttention",                  -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", 3,  4},
+    {"com.microsoft", "PagedAttention",                   -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", -1, -1},
+    {"",              "Attention",                        -1,    -1,  -1,    -1,   "q_num_heads", "kv_num_heads", 4,  5},
 };
-
 const FusedOp* fused_op(const onnx::NodeProto& n) {
   std::string_view domain = n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain());
   for (const FusedOp& op : kFusedOps) {
@@ -50,6 +51,25 @@ const FusedOp* fused_op(const onnx::NodeProto& n) {
 Int heads_attribute(const onnx::NodeProto& n, const char* name) {
   Int h = name ? attr_int(n, name) : Int();
   return h.positive() ? h : Int();
+}
+
+// What an input's shape says of heads: [B, h, L, d] has the heads on axis 1 and the head size
+// last, a packed [B, S, h, 3, d] on axes 2 and 4; a 3-D [B, L, h·d] gives only its width.
+struct InputShape {
+  Int heads, head_size, width;
+  std::string shape;  // "[?, 4, ?, 16]", for explanations
+};
+
+InputShape shape_of(const Dims& d) {
+  InputShape s;
+  s.shape = d.rank >= 0 ? format_ints(d.d) : "";
+  if (d.rank == 4) s = {d.d[1], d.d[3], d.d[1] * d.d[3], s.shape};
+  else if (d.rank == 5) s = {d.d[2], d.d[4], d.d[2] * d.d[4], s.shape};
+  else if (d.rank == 3) s.width = d.d[2];
+  if (!s.heads.positive()) s.heads = Int();
+  if (!s.head_size.positive()) s.head_size = Int();
+  if (!s.width.positive()) s.width = Int();
+  return s;
 }
 
 }  // namespace
@@ -106,15 +126,12 @@ AttentionBlock Matcher::fused(int g, int ni) {
       if (q.hit.found()) {
         // [h·d + 2·h_kv·d] packed: d is the width over h + 2·h_kv.
         Int h = heads, hk = kv_heads ? kv_heads : heads;
+        k = q;
+        v = q;
         if (Int d = exact_div(q.hit.out, h + 2 * hk); d.positive()) {
-          k = q;
-          v = q;
           q.hit.part = Part{0, h * d, {}, {}};
           k.hit.part = Part{h * d, hk * d, {}, {}};
           v.hit.part = Part{h * d + hk * d, hk * d, {}, {}};
-        } else {
-          k = q;
-          v = q;
         }
       }
     } else {
@@ -122,57 +139,112 @@ AttentionBlock Matcher::fused(int g, int ni) {
       v = {walker_.back(g, input(2)), true};
     }
     for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
-      if (r->present && !r->hit.found()) {
+      if (!r->present || r->hit.found()) continue;
+      r->present = false;
+      if (r != &q && !r->hit.from_input.empty()) {
+        b.notes.push_back(std::string(name) + " comes from the graph input '" + r->hit.from_input +
+                          "' unprojected (an encoder output or a cache): its projection is not in this graph");
+      } else {
         b.notes.push_back(std::string(name) + " projection not found: it " + r->hit.failure);
-        r->present = false;
       }
     }
-    // MultiHeadAttention-style ops keep the packed Q/K/V bias inside the op: input 3 for
-    // (Packed)MultiHeadAttention, a later input for DecoderMaskedMultiHeadAttention. It is the
-    // 1-D constant whose length is the sum of the three projections' widths.
-    if (op == "MultiHeadAttention" || op == "PackedMultiHeadAttention" || op == "DecoderMaskedMultiHeadAttention") {
-      auto width = [](const RoleHit* r) { return r->hit.part.length ? r->hit.part.length : r->hit.out; };
-      Int want = 0;
-      for (RoleHit* r : {&q, &k, &v}) {
-        if (r->present) want += width(r);
-      }
-      for (int i = 3; i < n.input_size() && want.positive(); ++i) {
-        auto bias = walker_.weight_of(g, input(i));
-        if (!bias || bias->rows) continue;
-        const Weight& w = m_.weights[bias->weight];
-        if (w.dims.size() != 1 || w.elements != want.count() || !dtype_is_parameter_type(w.dtype)) continue;
-        int64_t offset = 0;  // the widths add up to `want`, so no step overflows
-        for (RoleHit* r : {&q, &k, &v}) {
-          if (!r->present) continue;
-          r->hit.bias = bias->weight;
-          r->hit.bias_range = std::make_pair(offset, offset + *width(r));
-          offset += *width(r);
+  }
+  // The MultiHeadAttention family keeps the Q/K/V bias of its upstream projections inside the op:
+  // one [q + k + v] vector, laid out Q, K, V. Each role takes its slice, also a role whose K or V
+  // comes from an input: those elements are stored parameters of this block all the same.
+  std::vector<std::pair<Role, std::pair<int64_t, int64_t>>> unprojected_bias;  // role, [begin, end)
+  int bias_weight = -1;
+  if (desc.packed_weight < 0 && desc.packed_bias >= 0) {
+    RoleHit* roles[] = {&q, &k, &v};
+    Int widths[3];
+    for (int i = 0; i < 3; ++i) {
+      const RoleHit& r = *roles[i];
+      if (r.present) widths[i] = r.hit.part.length ? r.hit.part.length : r.hit.out;
+      else if (r.hit.found() || !r.hit.from_input.empty() || i == 0) widths[i] = shape_of(shapes_.dims(g, input(i))).width;
+    }
+    auto bias = walker_.weight_of(g, input(desc.packed_bias));
+    const Weight* w = bias && !bias->rows ? &m_.weights[bias->weight] : nullptr;
+    if (w && w->dims.size() == 1 && dtype_is_parameter_type(w->dtype)) {
+      Int total = Int::of_unsigned(w->elements);
+      // The op has one head count for Q and K: K's width is Q's, and V takes the rest.
+      if (!widths[1] && !desc.kv_heads && roles[1]->hit.found() == false && !roles[1]->hit.from_input.empty()) widths[1] = widths[0];
+      if (!widths[2] && widths[0] && widths[1] && !roles[2]->hit.from_input.empty()) widths[2] = total - widths[0] - widths[1];
+      if (same(widths[0] + widths[1] + widths[2], total) && widths[0].positive()) {
+        bias_weight = bias->weight;
+        int64_t offset = 0;  // the widths add up to the bias length, so no step overflows
+        for (int i = 0; i < 3; ++i) {
+          if (!widths[i].positive()) continue;
+          std::pair<int64_t, int64_t> range{offset, offset + *widths[i]};
+          offset += *widths[i];
+          if (roles[i]->present) {
+            roles[i]->hit.bias = bias->weight;
+            roles[i]->hit.bias_range = range;
+          } else {
+            unprojected_bias.push_back({i == 0 ? Role::Q : i == 1 ? Role::K : Role::V, range});
+          }
         }
-        break;
       }
     }
   }
   RoleHit o{walker_.forward(g, output_of(n, 0)), true};
   assemble(g, b, q, k, v, o);
-  if (desc.global_weight >= 0) add_global_weights(g, n, desc.global_weight, desc.global_bias, b);
-  if (heads) {
-    b.heads = heads.opt();
-    b.kv_heads = (kv_heads ? kv_heads : heads).opt();
-    b.heads_from = "attribute " + std::string(desc.heads) + " of " + op + " '" +
-                   node_name(m_, ni) + "'";
-    if (kv_heads) b.heads_from += ", kv_num_heads " + kv_heads.str();
-    if (b.q.out_width > 0) b.head_dim = exact_div(b.q.out_width, heads).opt();
-    if (b.v.out_width > 0) b.v_head_dim = exact_div(b.v.out_width, Int(b.kv_heads)).opt();
-  } else if (desc.domain[0] == '\0' && q.present && q.hit.found()) {
-    // 4-D inputs [B, h, S, d]: the heads are in the Reshape that split Q upstream of the op.
-    infer_heads_unfused(b, q.hit, k.hit, v.hit);
-  } else if (desc.domain[0] == '\0') {
-    b.heads_from = "unknown: ONNX Attention without q_num_heads takes heads from a 4-D input shape, which this "
-                   "model does not declare";
-  } else {
-    b.heads_from = "unknown: " + op + " has no num_heads attribute";
+  for (auto& [role, range] : unprojected_bias) {
+    const Weight& w = m_.weights[static_cast<size_t>(bias_weight)];
+    uint64_t len = static_cast<uint64_t>(range.second - range.first);
+    Projection& p = b.projection(role);
+    p.tensors.push_back({bias_weight, true, len,
+                         "elements " + std::to_string(range.first) + ":" + std::to_string(range.second) + " of " +
+                             std::to_string(w.elements)});
+    p.bias = plus(p.bias, len);
   }
+  if (!k.present && !k.hit.from_input.empty()) b.k.from_input = k.hit.from_input;
+  if (!v.present && !v.hit.from_input.empty()) b.v.from_input = v.hit.from_input;
+  if (desc.global_weight >= 0) add_global_weights(g, n, desc.global_weight, desc.global_bias, b);
+  fused_heads(g, n, desc.heads, desc.kv_heads, desc.past_key, desc.past_value, heads, kv_heads, b, q.hit, k.hit, v.hit);
   return b;
+}
+
+void Matcher::fused_heads(int g, const onnx::NodeProto& n, const char* heads_attr, const char* kv_attr, int past_key,
+                          int past_value, Int heads, Int kv_heads, AttentionBlock& b, const ProjectionHit& qh,
+                          const ProjectionHit& kh, const ProjectionHit& vh) {
+  auto input = [&](int i) -> std::string { return i >= 0 && i < n.input_size() ? input_of(n, i) : std::string(); };
+  auto shape = [&](int i) { return input(i).empty() ? InputShape{} : shape_of(shapes_.dims(g, input(i))); };
+  InputShape qs = shape(0), ks = shape(1), vs = shape(2), pk = shape(past_key), pv = shape(past_value);
+  const std::string op = n.op_type() + " '" + node_name(m_, b.core_node) + "'";
+  if (heads) {
+    b.heads_from = "attribute " + std::string(heads_attr) + " of " + op;
+    if (kv_heads) b.heads_from += ", " + std::string(kv_attr) + " " + kv_heads.str();
+  } else {
+    if (std::string_view(heads_attr) == "q_num_heads" && qh.found()) {
+      // The ONNX operator with 4-D inputs: the Reshape that split Q upstream names the heads. It
+      // multiplies Q [B, h, S, d] by K [B, h_kv, L, d] transposed: both last axes.
+      infer_heads_unfused(b, qh, kh, vh, {shapes_.dims(g, input(0)).last(), shapes_.dims(g, input(1)).last()});
+      if (b.heads) return;
+    }
+    if (qs.heads) {
+      heads = qs.heads;
+      b.heads_from = "axis 1 of the shape " + qs.shape + " of " + op + "'s query '" + input(0) + "'";
+    }
+  }
+  if (!heads) {
+    b.heads_from = "unknown: " + op + " has no " + heads_attr + " attribute" +
+                   (qs.shape.empty() ? ", and the shape of its query is not known" : ", and its query's shape " + qs.shape + " does not give them");
+    return;
+  }
+  b.heads = heads.opt();
+  // K/V heads: the attribute, else K's or the cache's shape, else (ops with one head count) heads.
+  if (!kv_heads) kv_heads = ks.heads ? ks.heads : pk.heads;
+  if (!kv_heads && !kv_attr) kv_heads = heads;
+  b.kv_heads = kv_heads.opt();
+  // Head sizes: Q's width over the heads, else what the inputs' and caches' shapes state.
+  Int q_width = b.q.out_width > 0 ? Int(b.q.out_width) : qs.width;
+  Int d = exact_div(q_width, heads);
+  if (!d.positive()) d = qs.head_size ? qs.head_size : ks.head_size ? ks.head_size : pk.head_size;
+  b.head_dim = d.positive() ? d.opt() : std::nullopt;
+  Int v_width = b.v.out_width > 0 ? Int(b.v.out_width) : vs.width;
+  Int dv = exact_div(v_width, kv_heads);
+  if (!dv.positive()) dv = vs.head_size ? vs.head_size : pv.head_size;
+  b.v_head_dim = dv.positive() ? dv.opt() : std::nullopt;
 }
 
 void Matcher::add_global_weights(int g, const onnx::NodeProto& n, int weight_slot, int bias_slot, AttentionBlock& b) {

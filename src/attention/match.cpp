@@ -1,6 +1,8 @@
 // match.cpp: finds attention cores (unfused Softmax patterns and fused operators), assembles
 // each block's Q/K/V/O shares, infers heads, and accounts for every Softmax.
 #include <algorithm>
+#include <cctype>
+#include <tuple>
 #include <map>
 #include <set>
 
@@ -15,6 +17,17 @@ const char* role_name(Role r) {
     case Role::K: return "k";
     case Role::V: return "v";
     case Role::O: return "o";
+  }
+  return "?";
+}
+
+const char* extra_role_name(ExtraRole r) {
+  switch (r) {
+    case ExtraRole::BiasK: return "bias_k";
+    case ExtraRole::BiasV: return "bias_v";
+    case ExtraRole::RelativeBias: return "relative_bias";
+    case ExtraRole::Sink: return "sink";
+    case ExtraRole::HeadScale: return "head_scale";
   }
   return "?";
 }
@@ -86,22 +99,25 @@ std::string Matcher::source_of(int g, std::string value) {
 }
 
 void Matcher::assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit& v, RoleHit& o) {
-  // Roles that share one packed weight split it: by the parts the walk saw, else equally in order.
+  // Roles whose walks reach one projection node and each select part of its output split its
+  // packed weight: by the parts the walk saw, else equally in order. Roles that reach a weight
+  // whole (two projection nodes reading one tensor, or one output used as both Q and K) share it.
   std::vector<std::pair<Role, RoleHit*>> roles = {{Role::Q, &q}, {Role::K, &k}, {Role::V, &v}};
-  std::map<std::pair<int, int64_t>, std::vector<std::pair<Role, RoleHit*>>> groups;
+  std::map<std::tuple<int, int, int64_t>, std::vector<std::pair<Role, RoleHit*>>> groups;
   for (auto& [role, r] : roles) {
     if (!r->present || !r->hit.found() || !r->hit.per_head.empty()) continue;
     int64_t row_key = r->hit.weight.rows ? r->hit.weight.rows->first : -1;
-    groups[{r->hit.weight.weight, row_key}].push_back({role, r});
+    groups[{r->hit.node, r->hit.weight.weight, row_key}].push_back({role, r});
   }
   for (auto& [key, members] : groups) {
     Int full = members[0].second->hit.out;
     bool exact = std::all_of(members.begin(), members.end(), [](auto& m) { return m.second->hit.part.offset.has_value(); });
     bool indexed = std::all_of(members.begin(), members.end(), [](auto& m) { return m.second->hit.part.index.has_value(); });
+    bool selected = std::all_of(members.begin(), members.end(), [](auto& m) { return m.second->hit.selected; });
     int64_t n = static_cast<int64_t>(members.size());
     for (int64_t i = 0; i < n; ++i) {
       Part& p = members[static_cast<size_t>(i)].second->hit.part;
-      if (exact) continue;
+      if (exact || (!indexed && !selected)) continue;
       if (n == 1 && !p.index) continue;  // the whole tensor
       Int count = p.count ? p.count : n;
       if (Int each = exact_div(full, count); indexed && each.positive()) {
@@ -133,8 +149,41 @@ void Matcher::assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit
     b.kind = (q.hit.node >= 0 && q.hit.node == k.hit.node) || (!qi.empty() && qi == ki) ? "self" : "cross";
   }
   b.width = b.q.in_width;
-  for (const auto& extra : k.hit.extra_weights) b.notes.push_back("K has learned tokens '" + extra + "' concatenated (add_bias_kv); they are not projection weights");
-  for (const auto& extra : v.hit.extra_weights) b.notes.push_back("V has learned tokens '" + extra + "' concatenated (add_bias_kv); they are not projection weights");
+  note_shared_weights(b);
+  // Learned tokens concatenated onto K and V (add_bias_kv): parameters of the block, not of a projection.
+  for (auto [hit, role] : {std::pair<const ProjectionHit*, ExtraRole>{&k.hit, ExtraRole::BiasK}, {&v.hit, ExtraRole::BiasV}}) {
+    for (int wi : hit->extra_weights) add_extra(b, wi, role);
+  }
+}
+
+void Matcher::add_extra(AttentionBlock& b, int weight, ExtraRole role) const {
+  const Weight& w = m_.weights[static_cast<size_t>(weight)];
+  if (!w.parameter) return;  // integer constants are not learned
+  for (const auto& e : b.extras) {
+    if (e.weight == weight) return;
+  }
+  b.extras.push_back({weight, role, w.elements});
+}
+
+void Matcher::note_shared_weights(AttentionBlock& b) const {
+  std::map<int, std::vector<Role>> users;  // weight -> roles that use it whole
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+    for (const auto& t : b.projection(r).tensors) {
+      if (!t.bias && t.slice.empty()) users[t.weight].push_back(r);
+    }
+  }
+  for (const auto& [wi, roles] : users) {
+    if (roles.size() < 2) continue;
+    std::string who;
+    for (size_t i = 0; i < roles.size(); ++i) {
+      std::string r = role_name(roles[i]);
+      r[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(r[0])));
+      who += (i == 0 ? "" : i + 1 == roles.size() ? " and " : ", ") + r;
+    }
+    b.notes.push_back(who + " use the same weight tensor '" + m_.weights[wi].name +
+                      "' whole: one tensor shared by the projections, counted in each of them and once in the model "
+                      "totals");
+  }
 }
 
 void Matcher::fill(Projection& p, const ProjectionHit& hit) {
@@ -248,6 +297,7 @@ void Matcher::finish(AttentionResult& r) {
     for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
       for (const auto& t : b.projection(role).tensors) mine.insert(t.weight);
     }
+    for (const auto& e : b.extras) mine.insert(e.weight);
     for (int wi : mine) ++blocks_using[wi];
   }
   for (size_t i = 0; i < r.blocks.size(); ++i) {
@@ -259,6 +309,7 @@ void Matcher::finish(AttentionResult& r) {
       const Projection& p = b.projection(role);
       b.total = plus(b.total, plus(p.weight, p.bias));
     }
+    for (const auto& e : b.extras) b.total = plus(b.total, e.elements);
     b.has_bias = b.q.bias || b.k.bias || b.v.bias || b.o.bias;
     uint64_t w = static_cast<uint64_t>(std::max<int64_t>(b.width, 0)), w2 = 0, std4 = 0;
     if (mul_overflows(w, w, &w2) || mul_overflows(w2, 4, &std4) || add_overflows(std4, b.has_bias ? 4 * w : 0, &b.standard)) {
@@ -270,6 +321,9 @@ void Matcher::finish(AttentionResult& r) {
       for (const auto& t : b.projection(role).tensors) {
         if (seen.insert({t.weight, t.slice}).second) mine[t.weight] = plus(mine[t.weight], t.elements);
       }
+    }
+    for (const auto& e : b.extras) {
+      if (seen.insert({e.weight, ""}).second) mine[e.weight] = plus(mine[e.weight], e.elements);
     }
     for (auto& [wi, n] : mine) per_weight[wi] = std::max(per_weight[wi], n);
   }

@@ -27,6 +27,12 @@ bool is_fused_attention(const onnx::NodeProto& n);
 // A node's name, or its op type and first output when it has none.
 std::string node_name(const Model& m, int ni);
 
+// The sizes Q and K contribute where they meet in the scores: the axes the core contracts, read
+// from the operands' dims. Unknown unless the graph states them.
+struct CoreSizes {
+  Int q, k;
+};
+
 // One role's raw result before shares are settled; `present` is false when the role has no
 // projection to look for (or its search failed and was turned into a note).
 struct RoleHit {
@@ -62,13 +68,23 @@ class Matcher {
   // and the output projection is found after the Concat.
   void merge_per_head_cores(AttentionResult& r);
   // Heads of an unfused block: per-head projections, else the head-splitting Reshape on Q.
-  void infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v);
+  void infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v,
+                           CoreSizes core);
+  // The contracted sizes of a scores node MatMul(Q, Kᵀ) (or FusedMatMul, Einsum) whose operands
+  // as the core sees them are q_value and k_value.
+  CoreSizes contracted_sizes(int g, const onnx::NodeProto& scores, const std::string& q_value,
+                             const std::string& k_value) const;
 
   // ---- fused.cpp: the fused operators ----
 
   AttentionBlock fused(int g, int ni);
   // LongformerAttention has a second packed Q/K/V set for its global tokens (inputs 4 and 5):
   // parameters of the same block, split in thirds like the first set.
+  // Heads, K/V heads and head sizes of a fused block: attributes first, then what the shapes of
+  // its inputs and caches state, then (ONNX Attention) the Reshape upstream of Q.
+  void fused_heads(int g, const onnx::NodeProto& n, const char* heads_attr, const char* kv_attr, int past_key,
+                   int past_value, Int heads, Int kv_heads, AttentionBlock& b, const ProjectionHit& qh,
+                   const ProjectionHit& kh, const ProjectionHit& vh);
   void add_global_weights(int g, const onnx::NodeProto& n, int weight_slot, int bias_slot, AttentionBlock& b);
 
   // ---- match.cpp: shares of packed tensors, per-head sums, kind, widths, names and totals ----
@@ -79,6 +95,10 @@ class Matcher {
   void assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit& v, RoleHit& o);
   // Turns one hit into a Projection with its tensor shares.
   void fill(Projection& p, const ProjectionHit& hit);
+  // A learned non-Q/K/V/O parameter of the block (once per tensor; integer constants are not).
+  void add_extra(AttentionBlock& b, int weight, ExtraRole role) const;
+  // A note for each weight tensor that several projections of the block use whole.
+  void note_shared_weights(AttentionBlock& b) const;
   static std::string common_prefix(const std::vector<std::string>& names);
   // A readable name: the common prefix of the tensor names only this block uses (exporters keep
   // module names on biases even when weights become onnx::MatMul_123), else the core's node path.

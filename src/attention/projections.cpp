@@ -221,8 +221,12 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   }
   int p = m_.producer_of(g, value);
   if (p < 0) {
-    if (m_.weight_for(g, value)) fail.failure = "comes from the constant '" + value + "', not a projection";
+    if (const Weight* w = m_.weight_for(g, value)) {
+      fail.failure = "comes from the constant '" + value + "', not a projection";
+      fail.from_weight = static_cast<int>(w - m_.weights.data());
+    }
     else fail.failure = "comes from the graph input '" + value + "' without a projection";
+    if (!m_.weight_for(g, value)) fail.from_input = value;
     return fail;
   }
   const auto& n = *m_.nodes[p].proto;
@@ -240,7 +244,6 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
           r.reshape = target;
           r.reshape_node = label(p);
         }
-        r.core_reshape = target;  // overwritten on the way out: ends as the one nearest the core
       } else if (!target && !r.reshape && r.reshape_node.empty()) {
         r.reshape_node = label(p);  // a target computed at run time: named in "heads unknown"
       }
@@ -252,6 +255,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   if (op == "Split" || op == "Slice") {
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
+    r.selected = true;
     Dims d = s_.dims(g, input_of(n, 0));
     auto last_axis = [&](Int axis) { return axis.is(-1) || (d.rank > 0 && axis.is(d.rank - 1)); };
     if (op == "Split") {
@@ -289,6 +293,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       return fail;
     }
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+    r.selected = r.selected || r.found();
     auto idx = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
     if (r.found() && !r.part.offset && !r.part.index && idx && idx->size() == 1 && (*idx)[0].non_negative()) {
       r.part.index = *(*idx)[0];
@@ -297,7 +302,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   }
   if (one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Concat"})) {
     std::vector<ProjectionHit> hits;
-    std::vector<std::string> constants;
+    std::vector<int> constants;
     ProjectionHit first_failure;
     int bias = -1;
     std::optional<std::pair<int64_t, int64_t>> bias_range;
@@ -305,7 +310,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       const std::string& in = input_of(n, i);
       if (in.empty()) continue;
       if (auto w = weight_of(g, in)) {
-        constants.push_back(m_.weights[w->weight].name);
+        constants.push_back(w->weight);
         if (op == "Add" && m_.weights[w->weight].dims.size() <= 2) {
           bias = w->weight;
           bias_range = w->rows;
@@ -315,6 +320,8 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       ProjectionHit r = back_impl(g, in, depth + 1);
       if (r.found()) {
         hits.push_back(std::move(r));
+      } else if (op == "Concat" && r.from_weight >= 0) {
+        constants.push_back(r.from_weight);  // a learned token expanded and tiled onto K or V
       } else if (first_failure.failure.empty()) {
         first_failure = std::move(r);
       }

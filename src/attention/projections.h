@@ -37,18 +37,18 @@ struct ProjectionHit {
   uint64_t logical_elements = 0;  // in * out (MatMulNBits: from attributes, not bytes)
   std::string input;              // activation fed into the projection
   Part part;
+  bool selected = false;          // the walk passed a Split, Slice or Gather that takes part of it
   std::vector<ProjectionHit> per_head;  // h separate projections concatenated
   // The head-splitting Reshape nearest the projection on the way to the core, if any.
   std::optional<IntVector> reshape;
   std::string reshape_node;
-  // The head-splitting Reshape nearest the attention core: its last dimension is the head size the
-  // core multiplies (a second reshape may regroup heads after the first).
-  std::optional<IntVector> core_reshape;
   // An Einsum projection whose weight keeps heads as their own axes (Keras kernels [d, h, k]):
   // the sizes of the output letters, first the heads axis.
   std::vector<int64_t> einsum_out_dims;
-  std::vector<std::string> extra_weights;  // e.g. add_bias_kv tokens concatenated onto K
+  std::vector<int> extra_weights;  // weights concatenated onto it: add_bias_kv tokens
   std::string failure;            // why nothing was found
+  std::string from_input;         // the graph input the walk ended at, when it ended at one
+  int from_weight = -1;           // the constant the walk ended at (through Expand, Tile...), if one
   bool found() const { return node >= 0 || !per_head.empty(); }
 };
 

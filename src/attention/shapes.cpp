@@ -283,6 +283,15 @@ Outputs dims_tile(const NodeView& v) {
   return {a};
 }
 
+Outputs dims_shape(const NodeView& v) {  // a 1-D tensor of the selected dims
+  Dims in = v.dims(0), out = known_rank(1);
+  if (in.rank < 0) return {out};
+  Int start = clamp_index(attr_int(v.n, "start").value_or(0), in.rank);
+  Int end = clamp_index(attr_int(v.n, "end").value_or(in.rank), in.rank);
+  out.d[0] = std::max<int64_t>(0, *end - *start);
+  return {out};
+}
+
 Outputs dims_reduce(const NodeView& v) {
   Dims a = v.dims(0);
   auto axes = v.list("axes", 1);
@@ -324,15 +333,19 @@ std::optional<IntVector> value_gather(const NodeView& v) {
   return IntVector{(*data)[static_cast<size_t>(*clamp_index(i, size))]};
 }
 
+// Folded element by element: a piece computed at run time becomes that many unknown elements
+// when its length is known (a scalar, a 1-D tensor of known size, an Unsqueezed scalar), and the
+// constant pieces around it stay readable: [0, ?, 3, 8, 15].
 std::optional<IntVector> value_concat(const NodeView& v) {
   IntVector out;
   for (int i = 0; i < v.inputs(); ++i) {
     auto piece = v.value(i);
     if (!piece) {
-      // An unknown piece of known length 1 (an Unsqueezed scalar) keeps the others readable.
+      Dims d = v.dims(i);
       const onnx::NodeProto* p = v.producer(i);
-      if (!p || p->op_type() != "Unsqueeze") return std::nullopt;
-      piece = IntVector{Int()};
+      Int length = d.rank == 0 ? Int(1) : d.rank == 1 ? d.d[0] : p && p->op_type() == "Unsqueeze" ? Int(1) : Int();
+      if (!length.non_negative() || *length > static_cast<int64_t>(kMaxVector)) return std::nullopt;
+      piece = IntVector(static_cast<size_t>(*length), Int());
     }
     out.insert(out.end(), piece->begin(), piece->end());
     if (out.size() > kMaxVector) return std::nullopt;
@@ -383,7 +396,7 @@ const std::unordered_map<std::string_view, OpShapes>& op_table() {
         {"Squeeze", {dims_squeeze, value_pass}}, {"Concat", {dims_concat, value_concat}}, {"Split", {dims_split}},
         {"Slice", {dims_slice, value_slice}}, {"Gather", {dims_gather, value_gather}}, {"Expand", {dims_expand}},
         {"Tile", {dims_tile}}, {"ReduceMean", {dims_reduce}}, {"ReduceSum", {dims_reduce}},
-        {"ReduceMax", {dims_reduce}}, {"ReduceMin", {dims_reduce}}, {"Shape", {nullptr, value_shape}},
+        {"ReduceMax", {dims_reduce}}, {"ReduceMin", {dims_reduce}}, {"Shape", {dims_shape, value_shape}},
     };
     // Ops whose output has the shape of their first input.
     for (const char* op : {"Cast", "Identity", "Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Sqrt", "Neg",

@@ -1,5 +1,7 @@
 // unfused.cpp: attention written out op by op: MatMul(Q, Kᵀ) -> [scale] -> [mask] -> Softmax ->
 // MatMul(·, V), attention computed head by head, and heads read from the graph's Reshapes.
+#include <tuple>
+
 #include "matcher.h"
 
 namespace headcount::detail {
@@ -95,10 +97,15 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   RoleHit k{walker_.back(g, k_value), true};
   RoleHit v{walker_.back(g, v_value), true};
   for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
-    if (!r->hit.found()) {
-      *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
-      return std::nullopt;
+    if (r->hit.found()) continue;
+    // K and V may come straight from a graph input: a decoder's cached encoder K/V. The block is
+    // still a block (its Q and O are here); Q without a projection is not attention we can count.
+    if (r != &q && !r->hit.from_input.empty()) {
+      r->present = false;
+      continue;
     }
+    *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
+    return std::nullopt;
   }
   RoleHit o{walker_.forward(g, output_of(avn, 0)), true};
   AttentionBlock b;
@@ -114,8 +121,52 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
     }
   }
   assemble(g, b, q, k, v, o);
-  infer_heads_unfused(b, q.hit, k.hit, v.hit);
+  for (auto [name, r, p] : {std::tuple<const char*, RoleHit*, Projection*>{"K", &k, &b.k}, {"V", &v, &b.v}}) {
+    if (r->present) continue;
+    p->from_input = r->hit.from_input;
+    b.notes.push_back(std::string(name) + " comes from the graph input '" + r->hit.from_input +
+                      "' unprojected (an encoder output or a cache): its projection is not in this graph");
+  }
+  CoreSizes core = contracted_sizes(g, qkn, q_value, k_value);
+  infer_heads_unfused(b, q.hit, k.hit, v.hit, core);
+  // K or V from an input: what the core's operands state. A [B, h, ·, ·] Q whose axis 1 holds
+  // the heads proves that K's axis 1 holds the K/V heads; P·V's features are V's last axis.
+  Dims qd = shapes_.dims(g, q_value), kd = shapes_.dims(g, k_value), vd = shapes_.dims(g, v_value);
+  bool axis1_heads = qd.rank == 4 && kd.rank == 4 && b.heads && same(qd.d[1], *b.heads);
+  if (!k.present && !b.kv_heads && axis1_heads && kd.d[1].positive()) b.kv_heads = kd.d[1].opt();
+  if (!k.present && !b.k_head_dim && core.k.positive() && same(core.q, core.k) && b.head_dim) b.k_head_dim = b.head_dim;
+  if (!v.present && !b.v_head_dim && avn.op_type() == "MatMul" && vd.rank > 0 && vd.d.back().positive()) {
+    b.v_head_dim = vd.d.back().opt();
+  }
   return b;
+}
+
+CoreSizes Matcher::contracted_sizes(int g, const onnx::NodeProto& scores, const std::string& q_value,
+                                    const std::string& k_value) const {
+  // The axis each operand contributes, counted from its end: MatMul(Q, Kᵀ) contracts Q's last
+  // axis with Kᵀ's second-to-last (a Kᵀ reshaped to [B·h, d, L] has its head size there, not last).
+  int q_from_end = 1, k_from_end = 2;
+  if (auto eq = parse_einsum(scores)) {
+    // The one letter both operands carry and the output drops; Q may be either operand.
+    std::string qs = input_of(scores, 0) == q_value ? eq->in[0] : eq->in[1];
+    std::string ks = input_of(scores, 0) == q_value ? eq->in[1] : eq->in[0];
+    std::string contracted;
+    for (char c : qs) {
+      if (ks.find(c) != std::string::npos && eq->out.find(c) == std::string::npos) contracted += c;
+    }
+    if (contracted.size() != 1) return {};
+    q_from_end = static_cast<int>(qs.size() - qs.find(contracted[0]));
+    k_from_end = static_cast<int>(ks.size() - ks.find(contracted[0]));
+  } else if (scores.op_type() == "FusedMatMul") {
+    q_from_end = attr_flag(scores, "transA") ? 2 : 1;
+    k_from_end = attr_flag(scores, "transB") ? 1 : 2;
+  }
+  auto size_at = [&](const std::string& value, int from_end) {
+    Dims d = shapes_.dims(g, value);
+    if (d.rank >= from_end) return d.d[static_cast<size_t>(d.rank - from_end)];
+    return from_end == 1 && d.rank < 0 ? d.tail : Int();
+  };
+  return {size_at(q_value, q_from_end), size_at(k_value, k_from_end)};
 }
 
 int Matcher::concat_after(int g, std::string value) {
@@ -179,7 +230,8 @@ void Matcher::merge_per_head_cores(AttentionResult& r) {
   r.blocks = std::move(kept);
 }
 
-void Matcher::infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v) {
+void Matcher::infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v,
+                                  CoreSizes core) {
   Int q_out = b.q.out_width, k_out = b.k.out_width, v_out = b.v.out_width;
   // Keras EinsumDense kernels keep heads as an axis: [d, h, k].
   auto einsum_heads = [](const ProjectionHit& hit) { return hit.einsum_out_dims.size() >= 2 ? Int(hit.einsum_out_dims[0]) : Int(); };
@@ -219,9 +271,10 @@ void Matcher::infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, con
     b.k_head_dim = kd.opt();
   } else if (!k.per_head.empty()) {
     b.k_head_dim = k.per_head[0].out.opt();
-  } else if (Int kd = last(k.core_reshape); kd.positive()) {
-    // Compare like with like: the head sizes Q and K have where they meet in MatMul(Q, Kᵀ).
-    b.k_head_dim = (same(last(q.core_reshape), kd) ? d : kd).opt();
+  } else if (core.q.positive() && core.k.positive()) {
+    // Only sizes proven at the core count: the axes MatMul(Q, Kᵀ) contracts. When they agree,
+    // K's heads have Q's head size, whatever regrouping happened on the way.
+    b.k_head_dim = (same(core.q, core.k) ? d : core.k).opt();
   }
   if (!k.per_head.empty()) b.kv_heads = static_cast<int64_t>(k.per_head.size());
   else if (einsum_heads(k).positive()) b.kv_heads = einsum_heads(k).opt();
