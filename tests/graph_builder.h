@@ -13,6 +13,7 @@
 
 #include "headcount/attention.h"
 #include "headcount/load.h"
+#include "headcount/report.h"
 #include "test_util.h"
 
 namespace testutil {
@@ -45,6 +46,26 @@ struct GraphBuilder {
   std::string reshape(const std::string& x, std::vector<int64_t> target, const std::string& out) {
     op("Reshape", {x, ints(std::move(target))}, out);
     return out;
+  }
+  // y = x W (+ b), W [in, out] and b [out] as initializers p.weight / p.bias; returns y's name.
+  std::string linear(const std::string& x, const std::string& p, int64_t in, int64_t out, bool bias = true) {
+    op("MatMul", {x, init(p + ".weight", {in, out})}, p + "/MatMul");
+    if (!bias) return p + "/MatMul";
+    op("Add", {p + "/MatMul", init(p + ".bias", {out})}, p + "/Add");
+    return p + "/Add";
+  }
+  // Declares the shape of an intermediate value (value_info), as exporters that run shape
+  // inference do; -1 is a symbolic dim.
+  void declare(const std::string& name, std::vector<int64_t> dims) {
+    auto* vi = g->add_value_info();
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    auto* shape = tt->mutable_shape();
+    for (auto d : dims) {
+      if (d >= 0) shape->add_dim()->set_dim_value(d);
+      else shape->add_dim()->set_dim_param("n");
+    }
   }
   void input(const std::string& name, std::vector<int64_t> dims, int32_t type = onnx::TensorProto::FLOAT) {
     testutil::input(g, name, std::move(dims));
@@ -89,6 +110,21 @@ struct Matched {
   headcount::Model model;
   headcount::AttentionResult result;
 };
+
+// A built graph saved and audited whole (inventory, matching, rules), invariants checked.
+struct Audited {
+  TempDir dir;
+  headcount::Audit audit;
+};
+
+inline std::unique_ptr<Audited> audit_saved(const onnx::ModelProto& m) {
+  auto r = std::make_unique<Audited>();
+  std::string path = r->dir.file("model.onnx");
+  save(m, path);
+  r->audit = headcount::audit_file(path);
+  check_block_invariants(r->audit.model, r->audit.attention);
+  return r;
+}
 
 inline std::unique_ptr<Matched> match_saved(const onnx::ModelProto& m) {
   auto r = std::make_unique<Matched>();
