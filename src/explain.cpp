@@ -247,6 +247,11 @@ std::string explain_block(const Audit& a, int index) {
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
   out << ": " << b.heads_from << "\n";
   out << "  width      " << b.width << " (input of the Q projection)\n";
+  if (!b.score_path.empty()) {
+    std::string path;
+    for (const auto& step : b.score_path) path += (path.empty() ? "" : " → ") + step;
+    out << "  scores     " << path << "\n";
+  }
   if (b.head_dim) out << "  head size  " << *b.head_dim << " for Q/K, " << (b.v_head_dim ? std::to_string(*b.v_head_dim) : "?") << " for V\n";
   out << "\n";
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {

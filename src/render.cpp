@@ -366,6 +366,9 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
       write_projection(j, m, b.projection(r));
     }
     j.end_object();
+    j.key("score_path").begin_array();
+    for (const auto& step : b.score_path) j.value(step);
+    j.end_array();
     j.key("extras").begin_array();
     for (const auto& e : b.extras) {
       const Weight& w = m.weights[static_cast<size_t>(e.weight)];

@@ -648,7 +648,8 @@ TEST_CASE("unmatched-softmax: a classifier Softmax is listed but not flagged", "
   CHECK(a.attention.blocks.empty());
   REQUIRE(a.attention.unmatched.size() == 1);
   CHECK(a.attention.unmatched[0].name == "probs");
-  CHECK(a.attention.unmatched[0].reason == "no MatMul(Q, Kᵀ) of two activations before it");
+  CHECK(a.attention.unmatched[0].reason == "no MatMul(Q, Kᵀ) of two activations before it: MatMul 'classifier/MatMul' "
+                                            "multiplies by a constant: a projection or a classifier, not Q·Kᵀ");
   CHECK(with_rule(a, "unmatched-softmax").empty());
   CHECK(a.findings.empty());
 }

@@ -168,7 +168,8 @@ TEST_CASE("a classifier Softmax is listed as not attention, with the reason", "[
   check_invariants(a);
   CHECK(a.attention.blocks.empty());
   REQUIRE(a.attention.unmatched.size() == 1);
-  CHECK(a.attention.unmatched[0].reason == "no MatMul(Q, Kᵀ) of two activations before it");
+  CHECK(a.attention.unmatched[0].reason == "no MatMul(Q, Kᵀ) of two activations before it: Gemm '/fc2/Gemm' multiplies "
+                                            "by a constant: a projection or a classifier, not Q·Kᵀ");
 }
 
 TEST_CASE("packed projections report each role's slice of the shared tensor", "[samples]") {

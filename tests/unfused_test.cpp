@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -420,12 +421,12 @@ TEST_CASE("unfused: Softmax that is not attention is listed in unmatched with th
     auto r = run(n.m);
     CHECK(r->result.blocks.empty());
     REQUIRE(r->result.unmatched.size() == 2);
-    std::set<std::string> names;
-    for (const auto& u : r->result.unmatched) {
-      names.insert(u.name);
-      CHECK(u.reason == "no MatMul(Q, Kᵀ) of two activations before it");
-    }
-    CHECK(names == std::set<std::string>{"probs", "probs2"});
+    std::map<std::string, std::string> reasons;  // the reason names where the walk back stopped
+    for (const auto& u : r->result.unmatched) reasons[u.name] = u.reason;
+    CHECK(reasons == std::map<std::string, std::string>{
+                         {"probs", "no MatMul(Q, Kᵀ) of two activations before it: MatMul 'classifier/MatMul' multiplies "
+                                   "by a constant: a projection or a classifier, not Q·Kᵀ"},
+                         {"probs2", "no MatMul(Q, Kᵀ) of two activations before it: it reaches the graph input 'logits'"}});
     CHECK(r->result.parameters == 0);
   }
   SECTION("an attention core whose Q is a graph input without a projection") {

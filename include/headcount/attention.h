@@ -70,6 +70,9 @@ struct AttentionBlock {
   std::optional<int64_t> k_head_dim;  // K's own per-head size when the graph states it separately
   Projection q, k, v, o;
   std::vector<AttentionExtra> extras;
+  // The steps from MatMul(Q, Kᵀ) to the Softmax, e.g. MatMul, Div, Tanh, Mul, Add(mask), Softmax
+  // (unfused blocks; empty for fused operators, which do it inside).
+  std::vector<std::string> score_path;
   uint64_t total = 0;         // q + k + v + o totals, plus the extras
   uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count; 0 when the
                               // width is unknown or its square does not fit in 64 bits

@@ -33,6 +33,14 @@ struct CoreSizes {
   Int q, k;
 };
 
+// What the walk from a Softmax back to MatMul(Q, Kᵀ) passed (unfused.cpp).
+struct ScorePath {
+  int scores = -1;                 // the MatMul, FusedMatMul or Einsum of Q and Kᵀ
+  std::vector<std::string> steps;  // the ops after it, in order: "Div", "Tanh", "Add(mask)", ...
+  std::vector<std::pair<int, ExtraRole>> learned;  // learned tensors on the path (weight index, role)
+  std::string why;                 // where and why the walk stopped, when it found no scores
+};
+
 // One role's raw result before shares are settled; `present` is false when the role has no
 // projection to look for (or its search failed and was turned into a note).
 struct RoleHit {
@@ -56,7 +64,15 @@ class Matcher {
 
   // ---- unfused.cpp: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
 
-  int find_scores_matmul(int g, const std::string& value, int depth);
+  ScorePath walk_scores(int g, const std::string& value, int depth);
+  // Where an operand beside the score path comes from: a weight reached through shape ops
+  // (`direct`), or a table looked up by a Gather with run-time indices (`looked_up`).
+  struct LearnedSource {
+    int weight = -1;
+    bool direct = false;
+    bool looked_up = false;
+  };
+  LearnedSource learned_source(int g, const std::string& value, int depth);
   int find_values_matmul(int g, const std::string& value, int depth);
   // Whether `value` is `source` or is made from it by the casts, dropouts and masks that may sit
   // between a Softmax and the MatMul with V.

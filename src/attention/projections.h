@@ -62,6 +62,8 @@ class ProjectionWalker {
   ProjectionHit forward(int g, const std::string& value);
   // The weight behind a value, if it is one.
   std::optional<WeightRef> weight_of(int g, const std::string& value, int depth = 0);
+  // "MatMul 'name'": a node as messages name it.
+  std::string label(int node) const;
   // Builds a hit for a node that is a projection, or returns nullopt.
   std::optional<ProjectionHit> as_projection(int g, int node, const std::string& activation);
 
@@ -71,7 +73,6 @@ class ProjectionWalker {
   VisitBudget& budget_;  // shared with the matcher: keeps branching walks linear
   ProjectionHit back_impl(int g, const std::string& value, int depth);
   std::optional<ProjectionHit> einsum_projection(int g, int node, const std::string& activation);
-  std::string label(int node) const;
 };
 
 }  // namespace headcount::detail

@@ -6,29 +6,130 @@
 
 namespace headcount::detail {
 
-int Matcher::find_scores_matmul(int g, const std::string& value, int depth) {
-  if (depth > 12 || value.empty() || !budget_.spend()) return -1;
+namespace {
+
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The score path is a chain of element-wise and shape steps between MatMul(Q, Kᵀ) and the
+// Softmax: scale (Div/Mul), soft-capping (Div -> Tanh -> Mul), masks and biases (Add, Where),
+// casts, reshapes, and the Concat of learned sinks. The walk follows the operand that leads back
+// to the scores and looks at the others for learned tensors: a table looked up by Gather
+// (relative-position bias), a per-head vector multiplying the scores (temperature, gate), a
+// per-head logit concatenated as one more column (sink).
+ScorePath Matcher::walk_scores(int g, const std::string& value, int depth) {
+  ScorePath r;
+  if (value.empty()) return r;
   int p = m_.producer_of(g, value);
-  if (p < 0) return -1;
+  if (p < 0) {
+    r.why = m_.weight_for(g, value) ? "it reaches the constant '" + value + "'" : "it reaches the graph input '" + value + "'";
+    return r;
+  }
   const auto& n = *m_.nodes[p].proto;
   const std::string& op = n.op_type();
-  if (op == "MatMul" || op == "FusedMatMul" || (op == "Einsum" && detail::parse_einsum(n))) {
-    if (n.input_size() >= 2 && !walker_.weight_of(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) return p;
-    return -1;
+  if (depth > 16 || !budget_.spend()) {
+    r.why = "the walk back gave up after " + std::to_string(depth) + " steps at " + walker_.label(p);
+    return r;
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Where") {
-    for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
-      if (m_.weight_for(g, input_of(n, i))) continue;
-      int r = find_scores_matmul(g, input_of(n, i), depth + 1);
-      if (r >= 0) return r;
+  if (op == "MatMul" || op == "FusedMatMul" || (op == "Einsum" && parse_einsum(n))) {
+    if (n.input_size() >= 2 && !walker_.weight_of(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) {
+      r.scores = p;
+    } else {
+      r.why = walker_.label(p) + " multiplies by a constant: a projection or a classifier, not Q·Kᵀ";
     }
-    return -1;
+    return r;
   }
-  if (op == "Cast" || op == "Reshape" || op == "Identity" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Transpose") {
-    return find_scores_matmul(g, input_of(n, 0), depth + 1);
+  if (one_of(op, {"Cast", "CastLike", "Identity", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Tanh", "Clip",
+                  "Dropout", "Neg"})) {
+    r = walk_scores(g, input_of(n, 0), depth + 1);
+    if (r.scores >= 0) r.steps.push_back(op);
+    return r;
   }
-  return -1;
+  if (!one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Max", "Min", "Concat"})) {
+    if (walker_.as_projection(g, p, input_of(n, 0))) {
+      r.why = walker_.label(p) + " multiplies by a constant: a projection or a classifier, not Q·Kᵀ";
+    } else {
+      r.why = "the walk back stopped at " + walker_.label(p) + ", which is not a step between scores and a Softmax";
+    }
+    return r;
+  }
+  // An element-wise step (or the sinks' Concat): one operand leads back to the scores.
+  int on_path = -1;
+  for (int i = op == "Where" ? 1 : 0; i < n.input_size() && on_path < 0; ++i) {
+    if (input_of(n, i).empty() || walker_.weight_of(g, input_of(n, i))) continue;
+    ScorePath t = walk_scores(g, input_of(n, i), depth + 1);
+    if (t.scores >= 0) {
+      r = std::move(t);
+      on_path = i;
+    } else if (r.why.empty()) {
+      r.why = t.why;
+    }
+  }
+  if (on_path < 0) {
+    if (r.why.empty()) r.why = "the walk back from " + walker_.label(p) + " reaches only constants";
+    return r;
+  }
+  // What the other operands are: learned tensors become the block's extras.
+  std::string what;
+  for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+    if (i == on_path || input_of(n, i).empty()) continue;
+    LearnedSource src = learned_source(g, input_of(n, i), 0);
+    const Weight* w = src.weight >= 0 ? &m_.weights[static_cast<size_t>(src.weight)] : nullptr;
+    bool learned = w && w->parameter;
+    if (op == "Concat" && learned) {
+      r.learned.push_back({src.weight, ExtraRole::Sink});
+      what = "sink";
+    } else if ((op == "Add" || op == "Sub") && learned && src.looked_up) {
+      r.learned.push_back({src.weight, ExtraRole::RelativeBias});
+      what = "relative bias";
+    } else if ((op == "Mul" || op == "Div") && learned && w->elements > 1 && src.direct) {
+      r.learned.push_back({src.weight, ExtraRole::HeadScale});
+      what = "head scale";
+    } else if (op == "Where" || ((op == "Add" || op == "Sub") && !src.direct)) {
+      what = "mask";  // selected, or computed at run time from the inputs
+    } else if (op == "Add" || op == "Sub") {
+      what = "constant";  // a constant added to the scores: a causal mask or a position bias buffer
+    }
+  }
+  r.steps.push_back(what.empty() ? op : op + "(" + what + ")");
+  return r;
+}
+
+Matcher::LearnedSource Matcher::learned_source(int g, const std::string& value, int depth) {
+  LearnedSource r;
+  if (depth > 8 || value.empty() || !budget_.spend()) return r;
+  if (const Weight* w = m_.weight_for(g, value)) {
+    r.weight = static_cast<int>(w - m_.weights.data());
+    r.direct = true;
+    return r;
+  }
+  int p = m_.producer_of(g, value);
+  if (p < 0) return r;
+  const auto& n = *m_.nodes[p].proto;
+  const std::string& op = n.op_type();
+  if (op == "Gather" && m_.weight_for(g, input_of(n, 0)) && !m_.weight_for(g, input_of(n, 1))) {
+    // A table looked up by run-time indices: relative-position buckets.
+    r.weight = static_cast<int>(m_.weight_for(g, input_of(n, 0)) - m_.weights.data());
+    r.looked_up = true;
+    return r;
+  }
+  if (one_of(op, {"Reshape", "Unsqueeze", "Squeeze", "Expand", "Tile", "Transpose", "Cast", "Identity", "Slice",
+                  "Gather", "Neg"})) {
+    return learned_source(g, input_of(n, 0), depth + 1);
+  }
+  if (one_of(op, {"Add", "Sub", "Mul", "Where"})) {  // a bias computed once and reused with a mask added
+    for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+      LearnedSource t = learned_source(g, input_of(n, i), depth + 1);
+      if (t.looked_up) return t;
+    }
+  }
+  return r;
 }
 
 int Matcher::find_values_matmul(int g, const std::string& value, int depth) {
@@ -54,7 +155,9 @@ bool Matcher::leads_from(int g, const std::string& value, const std::string& sou
   if (p < 0) return false;
   const auto& n = *m_.nodes[p].proto;
   const std::string& op = n.op_type();
-  if (op != "Cast" && op != "Dropout" && op != "Identity" && op != "Where" && op != "Reshape" && op != "Mul") return false;
+  if (op != "Cast" && op != "Dropout" && op != "Identity" && op != "Where" && op != "Reshape" && op != "Mul" && op != "Slice") {
+    return false;
+  }
   for (const auto& in : n.input()) {
     if (leads_from(g, in, source, depth + 1)) return true;
   }
@@ -69,9 +172,11 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
     return std::nullopt;
   }
   budget_.start_walk(512);  // looking around one Softmax: hostile fan-outs stay cheap
-  int qk = find_scores_matmul(g, input_of(sm, 0), 0);
+  ScorePath path = walk_scores(g, input_of(sm, 0), 0);
+  int qk = path.scores;
   if (qk < 0) {
     *why = "no MatMul(Q, Kᵀ) of two activations before it";
+    if (!path.why.empty()) *why += ": " + path.why;
     return std::nullopt;
   }
   int av = find_values_matmul(g, output_of(sm, 0), 0);
@@ -111,6 +216,9 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   AttentionBlock b;
   b.form = "unfused";
   b.core_node = softmax;
+  b.score_path.push_back(m_.nodes[qk].proto->op_type());
+  b.score_path.insert(b.score_path.end(), path.steps.begin(), path.steps.end());
+  b.score_path.push_back("Softmax");
   if (!o.hit.found()) {
     // Attention computed head by head: each core's output joins the others in a Concat, and the
     // output projection follows the Concat. The cores become one block after matching.
@@ -121,6 +229,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
     }
   }
   assemble(g, b, q, k, v, o);
+  for (auto [weight, role] : path.learned) add_extra(b, weight, role);
   for (auto [name, r, p] : {std::tuple<const char*, RoleHit*, Projection*>{"K", &k, &b.k}, {"V", &v, &b.v}}) {
     if (r->present) continue;
     p->from_input = r->hit.from_input;
