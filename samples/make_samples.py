@@ -74,7 +74,8 @@ def mha_block(m, kind):
     return dict(kind=kind, heads=h, kv_heads=h, width=qw.shape[1],
                 head_dim=qw.shape[0] // h, v_head_dim=vw.shape[0] // h,
                 q_weight=_numel(qw), q_bias=_numel(qb), k_weight=_numel(kw), k_bias=_numel(kb),
-                v_weight=_numel(vw), v_bias=_numel(vb), o_weight=_numel(ow), o_bias=_numel(ob))
+                v_weight=_numel(vw), v_bias=_numel(vb), o_weight=_numel(ow), o_bias=_numel(ob),
+                extras=_numel(m.bias_k) + _numel(m.bias_v))
 
 
 def linear_block(kind, heads, kv_heads, q, k, v, o):
@@ -661,7 +662,9 @@ class T5Attention(AttentionBlock):
         self.relative_attention_bias = nn.Embedding(num_buckets, n_heads)
 
     def block(self):
-        return linear_block("self", self.n_heads, self.n_heads, self.q, self.k, self.v, self.o)
+        blk = linear_block("self", self.n_heads, self.n_heads, self.q, self.k, self.v, self.o)
+        blk["extras"] = _numel(self.relative_attention_bias.weight)
+        return blk
 
     def compute_bias(self, q_len, k_len, device):
         context = torch.arange(q_len, dtype=torch.long, device=device)[:, None]
@@ -682,6 +685,62 @@ class T5Attention(AttentionBlock):
         w = nn.functional.softmax(scores.float(), dim=-1).type_as(scores)
         out = torch.matmul(w, v).transpose(1, 2).contiguous().view(bsz, -1, self.inner_dim)
         return self.o(out)
+
+
+class ScorePathAttention(AttentionBlock):
+    """Self-attention with q/k/v/o Linear(32, 32) and what current models put between Q·Kᵀ and the
+    softmax. `form` picks one:
+    - "softcap": Gemma-2 logit soft-capping tanh(s / 50) · 50, then a causal mask kept as a float
+      buffer (0 above the diagonal... -inf) added to the scores;
+    - "sinks": gpt-oss learned sinks, one logit per head (nn.Parameter [h]) concatenated as one
+      more column of the scores, dropped again after the softmax;
+    - "alibi": BLOOM/MPT ALiBi, slope_h · (j - i) with slopes 2^(-8(h+1)/H) as a buffer; the
+      exporter folds the whole bias into one constant;
+    - "temperature": a learned per-head temperature (nn.Parameter [1, h, 1, 1]) multiplying the
+      scores."""
+
+    def __init__(self, form):
+        super().__init__()
+        self.form, self.h, self.d = form, H, E // H
+        self.q_proj, self.k_proj = nn.Linear(E, E), nn.Linear(E, E)
+        self.v_proj, self.o_proj = nn.Linear(E, E), nn.Linear(E, E)
+        if form == "softcap":
+            self.register_buffer("causal_mask", torch.triu(torch.full((S, S), float("-inf")), 1).view(1, 1, S, S))
+        elif form == "sinks":
+            self.sinks = nn.Parameter(torch.zeros(H))
+        elif form == "alibi":
+            self.register_buffer("slopes", torch.tensor([2 ** (-8 * (i + 1) / H) for i in range(H)]))
+        elif form == "temperature":
+            self.temperature = nn.Parameter(torch.ones(1, H, 1, 1))
+
+    def block(self):
+        blk = linear_block("self", H, H, self.q_proj, self.k_proj, self.v_proj, self.o_proj)
+        blk["extras"] = {"sinks": H, "temperature": H}.get(self.form, 0)
+        return blk
+
+    def forward(self, x):
+        b, s, _ = x.size()
+        q = self.q_proj(x).view(b, s, self.h, self.d).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.h, self.d).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.h, self.d).transpose(1, 2)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.d)
+        if self.form == "softcap":
+            w = torch.tanh(w / 50.0) * 50.0
+            w = w + self.causal_mask
+        elif self.form == "alibi":
+            pos = torch.arange(s)
+            distance = (pos[None, :] - pos[:, None]).to(w.dtype)       # [s, s]: j - i
+            w = w + (self.slopes[:, None, None] * distance[None]).unsqueeze(0)
+        elif self.form == "temperature":
+            w = w * self.temperature
+        if self.form == "sinks":
+            sink = self.sinks.reshape(1, H, 1, 1).expand(b, H, s, 1)
+            w = torch.cat([w, sink], dim=-1)
+            w = F.softmax(w, dim=-1)[..., :-1]
+        else:
+            w = F.softmax(w, dim=-1)
+        out = torch.matmul(w, v).transpose(1, 2).reshape(b, s, E)
+        return self.o_proj(out)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -735,15 +794,18 @@ def export(model, inputs, path, input_names, output_names, dynamic_axes=None):
     return proto
 
 
-def write_counts(path, comments, total, params, blocks):
+def write_counts(path, comments, total, params, buffers, blocks):
     lines = ["# " + c for c in comments]
     lines.append("# made by torch %s, onnx %s, opset %d" % (torch.__version__, onnx.__version__,
                                                              OPSET))
     lines.append("total\t%d" % total)
     for name, n in params:
         lines.append("param\t%s\t%d" % (name, n))
+    for name, n in buffers:
+        lines.append("buffer\t%s\t%d" % (name, n))
     for i, blk in enumerate(blocks):
-        lines.append("block\t%d\t" % i + "\t".join("%s=%s" % (k, blk[k]) for k in BLOCK_KEYS))
+        lines.append("block\t%d\t" % i + "\t".join("%s=%s" % (k, blk[k]) for k in BLOCK_KEYS)
+                     + "\textras=%d" % blk.get("extras", 0))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -1006,6 +1068,38 @@ def make_per_head_loop():
     return PerHeadLoopModel(), [torch.randn(B, S, E)], ["x"], ["y"], None
 
 
+@sample("softcap", "self-attention, q/k/v/o Linear(32, 32), 4 heads, Gemma-2 logit soft-capping "
+        "tanh(s / 50) · 50, causal mask as a float buffer [1, 1, 5, 5]",
+        "score path MatMul → Div → Div → Tanh → Mul → Add(mask buffer) → Softmax; the mask is "
+        "a buffer, not a parameter", "static")
+def make_softcap():
+    return ScorePathAttention("softcap"), [torch.randn(B, S, E)], ["x"], ["y"], None
+
+
+@sample("sinks", "self-attention, q/k/v/o Linear(32, 32), 4 heads, gpt-oss learned sinks "
+        "(nn.Parameter [4]) concatenated as a column of the scores",
+        "Concat(scores, sinks) → Softmax → Slice drops the sink column → MatMul with V; the "
+        "4 sinks are attention parameters beside Q/K/V/O", "static")
+def make_sinks():
+    return ScorePathAttention("sinks"), [torch.randn(B, S, E)], ["x"], ["y"], None
+
+
+@sample("alibi", "self-attention, q/k/v/o Linear(32, 32), 4 heads, ALiBi slopes 2^(-8(h+1)/4) "
+        "(a buffer) times j - i added to the scores",
+        "the exporter folds slopes × distances into one [1, 4, 5, 5] constant added to the "
+        "scores: a buffer", "static")
+def make_alibi():
+    return ScorePathAttention("alibi"), [torch.randn(B, S, E)], ["x"], ["y"], None
+
+
+@sample("temperature", "self-attention, q/k/v/o Linear(32, 32), 4 heads, a learned per-head "
+        "temperature nn.Parameter [1, 4, 1, 1] multiplying the scores",
+        "Mul by a [1, 4, 1, 1] parameter on the score path: 4 attention parameters beside "
+        "Q/K/V/O", "static")
+def make_temperature():
+    return ScorePathAttention("temperature"), [torch.randn(B, S, E)], ["x"], ["y"], None
+
+
 def trained_like(model):
     """Perturb every parameter with seeded noise, as training would: no two tensors stay equal.
 
@@ -1038,6 +1132,7 @@ def build(spec):
                 "shows: %s" % spec["shows"],
                 "axes: %s" % spec["axes"]]
     params = [(n, int(p.numel())) for n, p in model.named_parameters()]
+    buffers = [(n, int(b.numel())) for n, b in model.named_buffers()]
     total = sum(p.numel() for p in model.parameters())
 
     if name == "qdq_int8":
@@ -1084,7 +1179,7 @@ def build(spec):
                         % (data_name, os.path.getsize(data_path)))
         os.remove(data_path)
 
-    write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, blocks)
+    write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks)
     return dict(spec, total=total, blocks=len(blocks), size=os.path.getsize(path),
                 note="; ".join(notes),
                 sha=sha256(path))

@@ -209,7 +209,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->capture_default_str();
   audit->add_flag("--no-content", no_content, "skip the duplicate-tensor content comparison (reads no weight bytes)");
   auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
-  gates->add_option("--max-params", max_params, "most parameters (parameters.unique): 350k, 110M, 1.5B");
+  gates->add_option("--max-params", max_params, "most parameters, as the framework counts them (parameters.framework): 350k, 110M, 1.5B");
   gates->add_option("--max-attention-params", max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
   gates->add_option("--max-bytes", max_bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB");
   gates->add_option("--expect-heads", expect_heads, "every attention block must have N query heads")

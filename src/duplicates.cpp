@@ -1,7 +1,4 @@
 // duplicates.cpp: content comparison of candidate tensor pairs, reading payloads in bounded chunks.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -11,53 +8,13 @@
 #include <tuple>
 
 #include "headcount/findings.h"
+#include "payload.h"
 
 namespace headcount {
 namespace {
 
-constexpr size_t kChunk = 1 << 20;  // bytes per read: memory stays flat whatever the tensor size
+constexpr size_t kChunk = kPayloadChunk;
 constexpr int kSamples = 16;  // sampled elements per tensor for the fingerprint
-
-// Where a tensor's bytes can be read: from its file, or from a payload kept in the skeleton.
-class PayloadReader {
- public:
-  PayloadReader() = default;
-  PayloadReader(const PayloadReader&) = delete;
-  PayloadReader& operator=(const PayloadReader&) = delete;
-  bool open(const Weight& w) {
-    w_ = &w;
-    if (w.proto && !w.proto->raw_data().empty() && w.proto->raw_data().size() == w.bytes) {
-      inline_ = &w.proto->raw_data();
-      return true;
-    }
-    if (!w.payload_known || w.payload_length != w.bytes) return false;
-    fd_ = ::open(w.payload_file.c_str(), O_RDONLY | O_CLOEXEC);
-    return fd_ >= 0;
-  }
-  ~PayloadReader() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  // Reads `n` bytes at byte `at` of the tensor.
-  bool read(uint64_t at, size_t n, char* out) const {
-    if (at + n > w_->bytes) return false;
-    if (inline_) {
-      std::memcpy(out, inline_->data() + at, n);
-      return true;
-    }
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(w_->payload_offset + at + done));
-      if (r <= 0) return false;
-      done += static_cast<size_t>(r);
-    }
-    return true;
-  }
-
- private:
-  const Weight* w_ = nullptr;
-  const std::string* inline_ = nullptr;
-  int fd_ = -1;
-};
 
 bool transposed_shapes(const Weight& a, const Weight& b) {
   return a.dims.size() == 2 && b.dims.size() == 2 && a.dims[0] == b.dims[1] && a.dims[1] == b.dims[0] &&

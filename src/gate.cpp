@@ -234,7 +234,7 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
                              pct(limit ? static_cast<double>(value - limit) / static_cast<double>(limit) : 1.0) + ")"});
   };
   const Budget& b = o.budget;
-  if (b.max_params) over("max-params", "parameters", a.unique, *b.max_params, false);
+  if (b.max_params) over("max-params", "parameters", a.framework.parameters, *b.max_params, false);
   if (b.max_attention_params) over("max-attention-params", "attention parameters", a.attention.parameters, *b.max_attention_params, false);
   if (b.max_bytes) over("max-bytes", "parameter bytes", a.inventory.bytes, *b.max_bytes, true);
   if (b.expect_heads) {

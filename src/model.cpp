@@ -109,6 +109,13 @@ V read_le(const std::string& raw, size_t i) {
   return v;
 }
 
+bool payload_stripped(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return true;
+  return false;
+}
+
+}  // namespace
+
 double half_to_double(uint16_t h) {
   int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
   double v;
@@ -118,13 +125,6 @@ double half_to_double(uint16_t h) {
   else v = std::ldexp(frac + 1024, exp - 25);
   return sign ? -v : v;
 }
-
-bool payload_stripped(const onnx::TensorProto& t) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) return true;
-  return false;
-}
-
-}  // namespace
 
 std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t) {
   using T = onnx::TensorProto;

@@ -103,10 +103,24 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
       << m.nodes.size() << " nodes\n";
   out << "  parameters  " << with_commas(inv.stored) << " stored in " << with_commas(inv.tensors) << " tensors ("
       << human_bytes(inv.bytes) << ")\n";
-  if (a.unique != inv.stored) {
-    out << "  unique      " << with_commas(a.unique) << ", what the framework reports (" << a.duplicates.size()
-        << (a.duplicates.size() == 1 ? " copy" : " copies") << " of " << with_commas(inv.stored - a.unique)
-        << " removed)\n";
+  const FrameworkView& fw = a.framework;
+  if (fw.parameters != inv.stored) {
+    // How the framework's own count (PyTorch's sum(p.numel())) follows from what the file stores.
+    std::string how = with_commas(inv.stored) + " stored";
+    if (a.unique != inv.stored) {
+      how += " - " + with_commas(inv.stored - a.unique) + " in " + std::to_string(a.duplicates.size()) +
+             (a.duplicates.size() == 1 ? " duplicate copy" : " duplicate copies");
+    }
+    if (fw.buffer_elements) {
+      how += " - " + with_commas(fw.buffer_elements) + " in " + std::to_string(fw.buffers.size()) +
+             (fw.buffers.size() == 1 ? " buffer" : " buffers");
+    }
+    if (fw.merged_elements) {
+      how += " + " + with_commas(fw.merged_elements) + " stored once for " + std::to_string(fw.merged.size() + 0) +
+             " more parameters (Identity copies)";
+    }
+    out << "  framework   " << with_commas(fw.parameters) << ", as the framework counts its parameters: "
+        << wrap(how, 14 + with_commas(fw.parameters).size() + 43, 14) << "\n";
   }
   const auto& att = a.attention;
   out << "  attention   " << with_commas(att.parameters) << " in " << att.blocks.size()
@@ -179,10 +193,19 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
   const Composition& comp = a.composition;
   for (auto [label, v] : {std::pair<const char*, uint64_t>{"attention (Q/K/V/O)", comp.attention},
                           {"embeddings", comp.embeddings}, {"feed-forward", comp.feed_forward},
-                          {"norms", comp.norms}, {"everything else", comp.other}}) {
+                          {"norms", comp.norms}, {"buffers", comp.buffers}, {"everything else", comp.other}}) {
     c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
   }
   c.print(out, "  ");
+  if (!fw.buffers.empty()) {
+    out << "\nbuffers (stored, not learned: the framework does not count them)\n";
+    for (const auto& b : fw.buffers) {
+      const Weight& w = m.weights[static_cast<size_t>(b.weight)];
+      std::string head = "  " + w.name + " " + shape_string(w.dims) + " " + with_commas(w.elements) + ":";
+      out << head << " " << wrap(b.reason, head.size() + 1, 4) << "\n";
+    }
+  }
+  if (!fw.values_read) out << "  (--no-content: buffers found by their use only, no value was read)\n";
 
   out << "\nby dtype\n";
   Table d;
@@ -281,6 +304,9 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
   j.field("bytes", inv.bytes);
   j.field("tensors", inv.tensors);
   j.field("unique", a.unique);
+  j.field("buffers", a.framework.buffer_elements);
+  j.field("merged", a.framework.merged_elements);
+  j.field("framework", a.framework.parameters);
   j.field("content_compared", a.content_compared);
   j.field("attention", a.attention.parameters);
   j.key("composition").begin_object();
@@ -288,9 +314,24 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
   j.field("embeddings", a.composition.embeddings);
   j.field("feed_forward", a.composition.feed_forward);
   j.field("norms", a.composition.norms);
+  j.field("buffers", a.composition.buffers);
   j.field("other", a.composition.other);
   j.end_object();
   j.end_object();
+
+  j.key("buffers").begin_array();
+  for (const auto& b : a.framework.buffers) {
+    const Weight& w = m.weights[static_cast<size_t>(b.weight)];
+    j.begin_object().field("name", w.name).field("elements", w.elements).field("reason", b.reason).end_object();
+  }
+  j.end_array();
+  j.key("merged").begin_array();
+  for (const auto& c : a.framework.merged) {
+    const Weight& w = m.weights[static_cast<size_t>(c.weight)];
+    j.begin_object().field("name", output_of(*m.nodes[static_cast<size_t>(c.node)].proto, 0)).field("tensor", w.name);
+    j.field("elements", w.elements).end_object();
+  }
+  j.end_array();
 
   j.key("duplicates").begin_array();
   for (const auto& d : a.duplicates) {
@@ -443,7 +484,7 @@ void render_summary(const Run& run, std::ostream& out) {
     for (const auto& x : a.findings) ++counts[static_cast<int>(x.severity)];
     std::string findings = std::to_string(counts[2]) + "e " + std::to_string(counts[1]) + "w " + std::to_string(counts[0]) + "i";
     std::string status = !run.gates_configured ? "ok" : f.gates.empty() ? "gates passed" : std::to_string(f.gates.size()) + (f.gates.size() == 1 ? " gate failed" : " gates failed");
-    t.rows.push_back({f.path, with_commas(a.unique), with_commas(a.inventory.stored), with_commas(a.attention.parameters),
+    t.rows.push_back({f.path, with_commas(a.framework.parameters), with_commas(a.inventory.stored), with_commas(a.attention.parameters),
                       std::to_string(a.attention.blocks.size()), findings, status});
   }
   t.print(out, "  ");

@@ -90,7 +90,7 @@ void render_markdown(const Run& run, std::ostream& out) {
     if (counts[1]) findings += (findings.empty() ? "" : ", ") + std::to_string(counts[1]) + " warning" + (counts[1] > 1 ? "s" : "");
     if (counts[0]) findings += (findings.empty() ? "" : ", ") + std::to_string(counts[0]) + " info";
     if (findings.empty()) findings = "none";
-    out << "| `" << md_cell(f.path) << "` | " << with_commas(a.unique) << " | " << with_commas(a.inventory.stored) << " | "
+    out << "| `" << md_cell(f.path) << "` | " << with_commas(a.framework.parameters) << " | " << with_commas(a.inventory.stored) << " | "
         << with_commas(a.attention.parameters) << " | " << a.attention.blocks.size() << " | " << heads_summary(a) << " | "
         << findings << " |";
     if (run.gates_configured) out << " " << (f.gates.empty() ? "passed" : "**" + std::to_string(f.gates.size()) + " failed**") << " |";
@@ -177,7 +177,7 @@ void render_github(const Run& run, std::ostream& out) {
     }
     const Audit& a = *f.audit;
     out << "::notice file=" << gh_property(f.path) << ",title=" << gh_property("headcount " + f.path) << "::"
-        << gh_data(with_commas(a.unique) + " parameters (" + with_commas(a.inventory.stored) + " stored), " +
+        << gh_data(with_commas(a.framework.parameters) + " parameters (" + with_commas(a.inventory.stored) + " stored), " +
                    with_commas(a.attention.parameters) + " in " + std::to_string(a.attention.blocks.size()) +
                    (a.attention.blocks.size() == 1 ? " attention block" : " attention blocks") + ", heads " + heads_summary(a))
         << "\n";

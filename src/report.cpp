@@ -165,8 +165,9 @@ bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth =
 
 }  // namespace
 
-Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates) {
-  enum Category { Attention, Embedding, Norm, FeedForward, Other };
+Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates,
+                    const std::vector<BufferTensor>& buffers) {
+  enum Category { Attention, Embedding, Norm, FeedForward, Buffer, Other };
   std::vector<int> category(model.weights.size(), Other);
   std::vector<bool> decided(model.weights.size(), false);
   for (const auto& b : attention.blocks) {
@@ -183,6 +184,10 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
   }
   // Classification walks share one budget: a model built to make them expensive gets "other".
   VisitBudget budget(model);
+  for (const auto& b : buffers) {
+    category[static_cast<size_t>(b.weight)] = Buffer;
+    decided[static_cast<size_t>(b.weight)] = true;
+  }
   std::vector<bool> ffn = feed_forward_tensors(model, budget);
   for (size_t i = 0; i < model.weights.size(); ++i) {
     if (decided[i]) continue;
@@ -223,6 +228,7 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       case Embedding: c.embeddings += w.elements; break;
       case Norm: c.norms += w.elements; break;
       case FeedForward: c.feed_forward += w.elements; break;
+      case Buffer: c.buffers += w.elements; break;
       default: c.other += w.elements; break;
     }
   }
@@ -230,14 +236,15 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
 }
 
 Audit audit_file(const std::string& path, const AuditOptions& options) {
-  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}};
+  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   a.attention = match_attention(a.model);
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
   a.content_compared = options.compare_content;
   a.unique = a.inventory.stored;
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
-  a.composition = compose(a.model, a.attention, a.duplicates);
+  a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
+  a.composition = compose(a.model, a.attention, a.duplicates, a.framework.buffers);
   a.findings = run_rules(a.model, a.attention, a.duplicates);
   return a;
 }

@@ -294,3 +294,44 @@ TEST_CASE("DecoderMaskedMultiHeadAttention takes its packed bias from input 10",
   CHECK(b.total == 16640);
   CHECK(with_rule(r->audit, "bias-inconsistent").empty());
 }
+
+TEST_CASE("the score path passes casts, masks, soft-capping and learned pieces, and names them", "[exporter]") {
+  // x [1, 5, 64] -> Q, K, V 64 -> 64 without biases, 4 heads of 16; between MatMul(Q, Kᵀ) and the
+  // Softmax: Div by √16, Div by 50 -> Tanh -> Mul by 50 (soft-capping), Mul by a learned [1, 4, 1, 1]
+  // temperature, Where(mask, s, -inf), Cast to float32; after it a Cast back, then MatMul with V.
+  // The block: 4 x 4,096 + O's bias 64 + the temperature's 4 = 16,452.
+  GraphBuilder n;
+  n.input("x", {1, 5, 64});
+  n.input("mask", {1, 1, 5, 5}, onnx::TensorProto::BOOL);
+  auto heads = [&](const std::string& r, std::vector<int64_t> perm) {
+    return n.transpose(n.reshape(n.linear("x", r, 64, 64, false), {0, 0, 4, 16}, r + "/split"), perm, r + "/heads");
+  };
+  std::string q = heads("q", {0, 2, 1, 3}), k = heads("k", {0, 2, 3, 1}), v = heads("v", {0, 2, 1, 3});
+  for (const char* c : {"sqrt_d", "cap", "minus_inf"}) n.init(c, {}, onnx::TensorProto::FLOAT);
+  n.init("temperature", {1, 4, 1, 1});
+  n.op("MatMul", {q, k}, "scores");
+  n.op("Div", {"scores", "sqrt_d"}, "scaled");
+  n.op("Div", {"scaled", "cap"}, "capped_in");
+  n.op("Tanh", {"capped_in"}, "capped_t");
+  n.op("Mul", {"capped_t", "cap"}, "capped");
+  n.op("Mul", {"capped", "temperature"}, "tempered");
+  n.op("Where", {"mask", "tempered", "minus_inf"}, "masked");
+  testutil::attr_int(n.op("Cast", {"masked"}, "as_f32"), "to", onnx::TensorProto::FLOAT);
+  testutil::attr_int(n.op("Softmax", {"as_f32"}, "probs"), "axis", -1);
+  testutil::attr_int(n.op("Cast", {"probs"}, "probs_back"), "to", onnx::TensorProto::FLOAT);
+  n.op("MatMul", {"probs_back", v}, "context");
+  n.output(n.linear(n.reshape(n.transpose("context", {0, 2, 1, 3}, "context_t"), {0, 0, 64}, "merged"), "o", 64, 64));
+  auto r = testutil::audit_saved(n.m);
+  REQUIRE(r->audit.attention.blocks.size() == 1);
+  const AttentionBlock& b = r->audit.attention.blocks[0];
+  std::vector<std::string> path = {"MatMul", "Div", "Div", "Tanh", "Mul", "Mul(head scale)", "Where(mask)", "Cast", "Softmax"};
+  CHECK(b.score_path == path);
+  REQUIRE(b.extras.size() == 1);
+  CHECK(b.extras[0].role == ExtraRole::HeadScale);
+  CHECK(b.extras[0].elements == 4);
+  CHECK(b.total == 16452);
+  CHECK(r->audit.attention.parameters == 16452);
+  CHECK_THAT(explain_block(r->audit, 0),
+             Catch::Contains("scores     MatMul → Div → Div → Tanh → Mul → Mul(head scale) → Where(mask) → Cast → Softmax"));
+  CHECK_THAT(explain_block(r->audit, 0), Catch::Contains("extra  head_scale temperature [1, 4, 1, 1]: 4"));
+}

@@ -2,6 +2,7 @@
 // time (samples/NAME.counts.tsv, written by samples/make_samples.py from the module's tensors).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -70,6 +71,8 @@ void check_invariants(const Audit& a) {
     cores.insert(b.merged_cores.begin(), b.merged_cores.end());
   }
   for (const auto& u : a.attention.unmatched) cores.insert(u.node);
+  const Composition& c = a.composition;
+  CHECK(c.attention + c.embeddings + c.feed_forward + c.norms + c.buffers + c.other == a.inventory.stored);
   size_t softmaxes = 0;
   for (const auto& n : a.model.nodes) softmaxes += n.proto->op_type() == "Softmax";
   size_t fused = 0;
@@ -104,6 +107,11 @@ void check_blocks(const std::string& name) {
       CHECK(static_cast<int64_t>(b.projection(r).weight) == x.get(role + "_weight"));
       CHECK(static_cast<int64_t>(b.projection(r).bias) == x.get(role + "_bias"));
     }
+    // The module's learned attention tensors beside Q/K/V/O (add_bias_kv tokens, sinks, relative
+    // bias tables, temperatures), as torch counted them.
+    int64_t extras = 0;
+    for (const auto& ex : b.extras) extras += static_cast<int64_t>(ex.elements);
+    CHECK(extras == x.get("extras"));
   }
 }
 
@@ -198,6 +206,7 @@ TEST_CASE("BERT-base composition adds up by hand", "[samples]") {
   CHECK(a.composition.norms == 38400u);
   // everything else: the pooler Linear(768, 768) = 590,592
   CHECK(a.composition.other == 590592u);
+  CHECK(a.composition.buffers == 0u);  // no value can be read: the data file is not there
   CHECK(a.composition.attention + a.composition.embeddings + a.composition.feed_forward + a.composition.norms +
             a.composition.other == a.inventory.stored);
 }
@@ -304,4 +313,57 @@ TEST_CASE("attention computed head by head is one block of h heads", "[samples]"
   CHECK(b.q.tensors.size() == 8);  // 4 weights and 4 biases
   CHECK(b.heads_from.find("4 attention cores, one per head") == 0);
   CHECK(audit_sample("per_head_loop").inventory.stored == read_counts("per_head_loop").total);
+}
+
+TEST_CASE("score-path samples: soft-capping, sinks, ALiBi and a per-head temperature each give their block", "[samples]") {
+  for (const char* name : {"softcap", "sinks", "alibi", "temperature"}) check_blocks(name);
+  auto path = [](const std::string& name) {
+    Audit a = audit_sample(name);
+    REQUIRE(a.attention.blocks.size() == 1);
+    std::string p;
+    for (const auto& step : a.attention.blocks[0].score_path) p += (p.empty() ? "" : " → ") + step;
+    return p;
+  };
+  // The exports, read op by op (torch 1.13, opset 14): / √8, then tanh(s / 50) · 50.
+  CHECK(path("softcap") == "MatMul → Div → Div → Tanh → Mul → Add(constant) → Softmax");
+  CHECK(path("sinks") == "MatMul → Div → Concat(sink) → Softmax");
+  CHECK(path("alibi") == "MatMul → Div → Add(constant) → Softmax");
+  CHECK(path("temperature") == "MatMul → Div → Mul(head scale) → Softmax");
+}
+
+TEST_CASE("the framework-comparable count equals PyTorch's sum(p.numel()) on every sample", "[samples]") {
+  // qdq_int8 is the one exception: its file holds int8 weights plus their scales and zero points,
+  // which the float model torch counted does not have (see the quantized-weights finding).
+  for (const auto& e : std::filesystem::directory_iterator(HEADCOUNT_SAMPLES_DIR)) {
+    if (e.path().extension() != ".onnx" || e.path().stem() == "qdq_int8") continue;
+    std::string name = e.path().stem().string();
+    INFO(name);
+    CHECK(audit_sample(name).framework.parameters == read_counts(name).total);
+  }
+}
+
+TEST_CASE("buffers are listed with the evidence that makes them buffers", "[samples]") {
+  auto reasons = [](const std::string& name, bool content = true) {
+    AuditOptions o;
+    o.compare_content = content;
+    Audit a = audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx", o);
+    std::map<std::string, std::string> out;
+    for (const auto& b : a.framework.buffers) out[a.model.weights[static_cast<size_t>(b.weight)].name] = b.reason;
+    return out;
+  };
+  // gqa: the rotary tables and the causal mask torch registered as buffers (sidecar: 128, 128, 256).
+  CHECK(reasons("gqa") == std::map<std::string, std::string>{
+                              {"causal_mask", "an additive mask: 0 and -3.40282e+38"},
+                              {"cos_cached", "a rotary cos table: values in [-1, 1], cos(0) = 1 in the first row"},
+                              {"sin_cached", "a rotary sin table: values in [-1, 1], sin(0) = 0 in the first row"}});
+  CHECK(reasons("softcap") == std::map<std::string, std::string>{{"causal_mask", "an additive mask: 0 and -inf"}});
+  // alibi: torch's 4 slopes are folded with the distances into one [1, 4, 5, 5] constant.
+  auto alibi = reasons("alibi");
+  REQUIRE(alibi.size() == 1);
+  CHECK(alibi.begin()->second == "ALiBi position bias: for each of 4 heads, a slope times the same integer distances");
+  // Without content no value is read: only buffers proven by the operator they feed remain.
+  CHECK(reasons("gqa", false).empty());
+  Audit gqa = audit_sample("gqa");
+  CHECK(gqa.composition.buffers == 512);  // 128 + 128 + 256
+  CHECK(gqa.framework.parameters == 3072);
 }

@@ -30,7 +30,7 @@ struct BaselineModel {
 std::vector<BaselineModel> read_baseline(const std::string& path);
 
 struct Budget {
-  std::optional<uint64_t> max_params;            // against parameters.unique
+  std::optional<uint64_t> max_params;            // against parameters.framework
   std::optional<uint64_t> max_attention_params;  // against parameters.attention
   std::optional<uint64_t> max_bytes;             // against parameters.bytes
   std::optional<int64_t> expect_heads;           // every block

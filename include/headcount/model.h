@@ -143,6 +143,8 @@ bool dtype_is_parameter_type(int32_t dtype);
 // Integer values of a small constant tensor (int32/int64/uint8/int8 or float holding integers),
 // when its payload was kept. nullopt when the payload is stripped or the type is not integral.
 std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t);
+// An IEEE half-precision value as a double (NaN and infinities kept).
+double half_to_double(uint16_t h);
 // Float values of a small constant tensor (float32/float64/float16 as float), when kept.
 std::optional<std::vector<double>> float_values(const onnx::TensorProto& t);
 

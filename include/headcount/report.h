@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "headcount/attention.h"
+#include "headcount/buffers.h"
 #include "headcount/findings.h"
 #include "headcount/gate.h"
 #include "headcount/load.h"
@@ -48,6 +49,7 @@ struct Composition {
   uint64_t embeddings = 0;
   uint64_t feed_forward = 0;
   uint64_t norms = 0;
+  uint64_t buffers = 0;  // masks, rotary tables and the like (buffers.h)
   uint64_t other = 0;
 };
 
@@ -56,14 +58,16 @@ struct Audit {
   Inventory inventory;
   AttentionResult attention;
   std::vector<DuplicatePair> duplicates;
-  uint64_t unique = 0;  // stored minus duplicate copies: what the framework reports
+  uint64_t unique = 0;  // stored minus duplicate copies
   bool content_compared = false;  // false with --no-content: unique is then just stored
+  FrameworkView framework;        // buffers, merged copies and the framework-comparable count
   Composition composition;
   std::vector<Finding> findings;
 };
 
 // Sorts each parameter tensor into one Composition category.
-Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates);
+Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates,
+                    const std::vector<BufferTensor>& buffers);
 
 struct AuditOptions {
   LoadOptions load;

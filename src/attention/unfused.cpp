@@ -140,7 +140,8 @@ int Matcher::find_values_matmul(int g, const std::string& value, int depth) {
     const std::string& op = n.op_type();
     if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && input_of(n, 0) == value) return c;
     if (op == "Einsum" && detail::parse_einsum(n) && (input_of(n, 0) == value || input_of(n, 1) == value)) return c;
-    if (op == "Cast" || op == "Dropout" || op == "Identity" || op == "Where" || op == "Reshape" || op == "Mul") {
+    if (op == "Cast" || op == "Dropout" || op == "Identity" || op == "Where" || op == "Reshape" || op == "Mul" ||
+        op == "Slice") {  // Slice: a sink column taken off again
       int r = find_values_matmul(g, output_of(n, 0), depth + 1);
       if (r >= 0) return r;
     }

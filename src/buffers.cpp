@@ -1,0 +1,273 @@
+// buffers.cpp: buffers found by their use and their values, merged copies found by the Identity
+// nodes that re-create them, and the framework-comparable count.
+#include "headcount/buffers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "headcount/error.h"
+#include "payload.h"
+
+namespace headcount {
+namespace {
+
+constexpr uint64_t kMostValues = uint64_t{1} << 26;  // larger tensors are not read to classify them
+constexpr uint64_t kMostHeadSlice = uint64_t{1} << 22;
+
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+// Operator inputs that are rotary cos/sin caches by the operator's own definition.
+struct CacheSlots {
+  const char* type;
+  int cos, sin;
+};
+const CacheSlots kRotaryCaches[] = {
+    {"RotaryEmbedding", 2, 3}, {"GroupQueryAttention", 7, 8}, {"SparseAttention", 9, 10}, {"PagedAttention", 8, 9}};
+
+std::string node_label(const onnx::NodeProto& n) { return n.op_type() + " '" + (n.name().empty() ? output_of(n, 0) : n.name()) + "'"; }
+
+// The reason a tensor is a rotary cache by the slot it feeds, or "".
+std::string cache_slot(const Model& m, const Weight& w) {
+  for (int ni : w.consumers) {
+    const auto& n = *m.nodes[ni].proto;
+    if (n.domain() != "com.microsoft") continue;
+    for (const auto& c : kRotaryCaches) {
+      if (n.op_type() != c.type) continue;
+      if (input_of(n, c.cos) == w.name) return "the cos cache of " + node_label(n) + " (input " + std::to_string(c.cos) + ")";
+      if (input_of(n, c.sin) == w.name) return "the sin cache of " + node_label(n) + " (input " + std::to_string(c.sin) + ")";
+    }
+  }
+  return "";
+}
+
+// Consumers a buffer can have; a tensor fed to a MatMul, a norm or a convolution is a weight.
+bool buffer_like_use(const Model& m, const Weight& w) {
+  if (w.consumers.empty()) return false;
+  for (int ni : w.consumers) {
+    if (!one_of(m.nodes[ni].proto->op_type(),
+                {"Add", "Sub", "Mul", "Div", "Where", "Gather", "Slice", "Cast", "Expand", "Unsqueeze", "Squeeze",
+                 "Reshape", "Concat", "Transpose", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
+                 "And", "Or", "Max", "Min", "Tile", "Identity"})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The last two dims when they are a square n x n, else 0.
+int64_t square_side(const Weight& w) {
+  size_t r = w.dims.size();
+  return r >= 2 && w.dims[r - 1] == w.dims[r - 2] ? w.dims[r - 1] : 0;
+}
+
+std::string number(double v) {
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// 0 where attention is allowed, -inf (or a large negative number) where it is not.
+std::string additive_mask(const Weight& w) {
+  uint64_t zeros = 0, negatives = 0;
+  double low = 0;
+  bool ok = for_each_value(w, [&](uint64_t, double v) {
+    if (v == 0) ++zeros;
+    else if (v <= -1e4) {
+      ++negatives;
+      low = std::min(low, v);
+    } else {
+      return false;
+    }
+    return true;
+  });
+  if (!ok || zeros + negatives != w.elements || !zeros || !negatives) return "";
+  return "an additive mask: 0 and " + number(low);
+}
+
+// 0/1 (or bool-like) lower- or upper-triangular over the last two axes: a causal mask.
+std::string triangle_mask(const Weight& w) {
+  int64_t n = square_side(w);
+  if (n < 2) return "";
+  uint64_t side = static_cast<uint64_t>(n);
+  bool lower = true, upper = true, lower_strict = true, upper_strict = true;
+  uint64_t seen = 0;
+  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+    if (v != 0 && v != 1) return false;
+    uint64_t i = index / side % side, j = index % side;
+    bool one = v == 1;
+    lower = lower && one == (j <= i);
+    upper = upper && one == (j >= i);
+    lower_strict = lower_strict && one == (j < i);
+    upper_strict = upper_strict && one == (j > i);
+    ++seen;
+    return lower || upper || lower_strict || upper_strict;
+  });
+  if (!ok || seen != w.elements || !(lower || upper || lower_strict || upper_strict)) return "";
+  return std::string("a causal mask: 0/1 ") + (lower || lower_strict ? "lower" : "upper") + "-triangular over the last two axes";
+}
+
+// [.., h, ...] with one axis of h >= 2 heads before the rest: every head's slice is a slope
+// times the same integer distances (ALiBi). Infinite entries (a mask folded in) must agree.
+std::string alibi(const Weight& w) {
+  size_t axis = w.dims.size();
+  for (size_t i = 0; i < w.dims.size(); ++i) {
+    if (w.dims[i] > 1) {
+      axis = i;
+      break;
+    }
+  }
+  if (axis + 1 >= w.dims.size() || w.dims[axis] < 2) return "";
+  uint64_t heads = static_cast<uint64_t>(w.dims[axis]), slice = w.elements / heads;
+  if (slice < 2 || slice > kMostHeadSlice || heads * slice != w.elements) return "";
+  std::vector<double> first;
+  first.reserve(static_cast<size_t>(slice));
+  std::vector<double> scale(static_cast<size_t>(heads), 0.0);
+  double unit = 0;  // the smallest nonzero |distance| of head 0
+  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+    uint64_t h = index / slice, k = index % slice;
+    if (h == 0) {
+      first.push_back(v);
+      if (std::isfinite(v) && v != 0 && (unit == 0 || std::fabs(v) < unit)) unit = std::fabs(v);
+      return true;
+    }
+    double f = first[static_cast<size_t>(k)];
+    if (std::isinf(f) || std::isinf(v)) return std::isinf(f) && std::isinf(v) && (f < 0) == (v < 0);
+    if (f == 0) return v == 0;
+    double& c = scale[static_cast<size_t>(h)];
+    if (c == 0) c = v / f;
+    return std::fabs(v - c * f) <= 1e-5 * std::fabs(v) + 1e-30;
+  });
+  if (!ok || unit == 0 || first.size() != slice) return "";
+  for (double v : first) {  // the distances: whole multiples of the smallest one
+    if (!std::isfinite(v)) continue;
+    double q = v / unit;
+    if (std::fabs(q - std::round(q)) > 1e-4) return "";
+  }
+  for (uint64_t h = 1; h < heads; ++h) {
+    if (scale[static_cast<size_t>(h)] <= 0) return "";
+  }
+  return "ALiBi position bias: for each of " + std::to_string(heads) + " heads, a slope times the same integer distances";
+}
+
+// A rotary cos or sin table: every value in [-1, 1], the first row all 1 (cos 0) or all 0 (sin 0).
+std::string rotary_table(const Weight& w) {
+  if (w.dims.size() < 2 || w.dims.back() < 1) return "";
+  uint64_t row = static_cast<uint64_t>(w.dims.back());
+  if (w.elements < 2 * row) return "";
+  bool ones = true, zeros = true, varied = false;
+  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+    if (!(std::fabs(v) <= 1.0 + 1e-6)) return false;
+    if (index < row) {
+      ones = ones && v == 1;
+      zeros = zeros && v == 0;
+      return ones || zeros;
+    }
+    varied = varied || (v != 0 && v != 1);
+    return true;
+  });
+  if (!ok || !varied || !(ones || zeros)) return "";
+  return std::string("a rotary ") + (ones ? "cos" : "sin") + " table: values in [-1, 1], " +
+         (ones ? "cos(0) = 1" : "sin(0) = 0") + " in the first row";
+}
+
+// Rotary inverse frequencies: 1, r, r², ... with 0 < r < 1.
+std::string inverse_frequencies(const Weight& w) {
+  uint64_t longest = 0;
+  for (int64_t d : w.dims) longest = std::max<uint64_t>(longest, static_cast<uint64_t>(d));
+  if (w.elements < 2 || longest != w.elements) return "";  // one axis holds them all
+  double prev = 0, ratio = 0;
+  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+    if (index == 0) {
+      prev = v;
+      return v == 1;
+    }
+    if (!(v > 0 && v < prev)) return false;
+    if (index == 1) ratio = v / prev;
+    bool fits = std::fabs(v - prev * ratio) <= 1e-4 * v;
+    prev = v;
+    return fits;
+  });
+  if (!ok || ratio <= 0 || ratio >= 1) return "";
+  return "rotary inverse frequencies: 1, " + number(ratio) + ", " + number(ratio * ratio) + " ... (a geometric series)";
+}
+
+// Positions 0, 1, 2, ... stored as floats.
+std::string arange(const Weight& w) {
+  uint64_t longest = 0;
+  for (int64_t d : w.dims) longest = std::max<uint64_t>(longest, static_cast<uint64_t>(d));
+  if (w.elements < 2 || longest != w.elements) return "";
+  bool ok = for_each_value(w, [&](uint64_t index, double v) { return v == static_cast<double>(index); });
+  return ok ? "positions 0, 1, ..., " + std::to_string(w.elements - 1) + " (an arange)" : "";
+}
+
+std::string by_values(const Weight& w) {
+  if (w.elements > kMostValues) return "";
+  for (auto check : {additive_mask, triangle_mask, alibi, rotary_table, inverse_frequencies, arange}) {
+    std::string why = check(w);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+}  // namespace
+
+FrameworkView framework_view(const Model& model, const AttentionResult& attention,
+                             const std::vector<DuplicatePair>& duplicates, uint64_t unique, bool read_values) {
+  FrameworkView v;
+  v.values_read = read_values;
+  std::set<int> claimed;  // attention weights and extras, and duplicate copies: not buffers
+  for (const auto& b : attention.blocks) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(r).tensors) claimed.insert(t.weight);
+    }
+    for (const auto& e : b.extras) claimed.insert(e.weight);
+  }
+  for (const auto& d : duplicates) claimed.insert(d.copy);
+
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 2) continue;
+    std::string why = cache_slot(model, w);
+    if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w);
+    if (why.empty()) continue;
+    v.buffers.push_back({static_cast<int>(i), why});
+    v.buffer_elements += w.elements;  // each a parameter tensor: their sum is at most stored
+  }
+
+  // Identity nodes re-creating a parameter tensor: each use beyond the first is one more
+  // parameter in the framework (the exporter stored equal tensors once).
+  std::set<int> buffer_set;
+  for (const auto& b : v.buffers) buffer_set.insert(b.weight);
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (!w.parameter || buffer_set.count(static_cast<int>(i))) continue;
+    std::vector<int> identities;
+    bool direct = false;
+    for (int ni : w.consumers) {
+      const auto& n = *model.nodes[ni].proto;
+      if (n.op_type() == "Identity" && input_of(n, 0) == w.name) identities.push_back(ni);
+      else direct = true;
+    }
+    for (size_t k = direct ? 0 : 1; k < identities.size(); ++k) {
+      v.merged.push_back({static_cast<int>(i), identities[k]});
+      if (add_overflows(v.merged_elements, w.elements, &v.merged_elements)) {
+        throw InputError("the parameters re-created by Identity nodes overflow 64 bits");
+      }
+    }
+  }
+  uint64_t without_buffers = unique >= v.buffer_elements ? unique - v.buffer_elements : 0;
+  if (add_overflows(without_buffers, v.merged_elements, &v.parameters)) {
+    throw InputError("the framework's parameter count overflows 64 bits");
+  }
+  return v;
+}
+
+}  // namespace headcount

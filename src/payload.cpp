@@ -1,0 +1,76 @@
+// payload.cpp: reading tensor bytes in bounded chunks, and decoding them element by element.
+#include "payload.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+namespace headcount {
+
+PayloadReader::~PayloadReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool PayloadReader::open(const Weight& w) {
+  w_ = &w;
+  if (w.proto && !w.proto->raw_data().empty() && w.proto->raw_data().size() == w.bytes) {
+    inline_ = &w.proto->raw_data();
+    return true;
+  }
+  if (!w.payload_known || w.payload_length != w.bytes) return false;
+  fd_ = ::open(w.payload_file.c_str(), O_RDONLY | O_CLOEXEC);
+  return fd_ >= 0;
+}
+
+bool PayloadReader::read(uint64_t at, size_t n, char* out) const {
+  uint64_t end = 0;
+  if (add_overflows(at, n, &end) || end > w_->bytes) return false;
+  if (inline_) {
+    std::memcpy(out, inline_->data() + at, n);
+    return true;
+  }
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(w_->payload_offset + at + done));
+    if (r <= 0) return false;
+    done += static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit) {
+  using T = onnx::TensorProto;
+  size_t es = 0;
+  switch (w.dtype) {
+    case T::FLOAT: es = 4; break;
+    case T::FLOAT16: es = 2; break;
+    case T::DOUBLE: es = 8; break;
+    case T::INT8: case T::UINT8: es = 1; break;
+    default: return false;
+  }
+  PayloadReader r;
+  if (w.sparse || w.packed || !r.open(w)) return false;
+  std::vector<char> buf(kPayloadChunk);
+  uint64_t index = 0;
+  for (uint64_t at = 0; at < w.bytes; at += kPayloadChunk) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes - at));
+    if (!r.read(at, n, buf.data())) return false;
+    for (size_t i = 0; i + es <= n; i += es, ++index) {
+      double v = 0;
+      const char* p = buf.data() + i;
+      switch (w.dtype) {
+        case T::FLOAT: { float f; std::memcpy(&f, p, 4); v = f; break; }
+        case T::FLOAT16: { uint16_t h; std::memcpy(&h, p, 2); v = half_to_double(h); break; }
+        case T::DOUBLE: std::memcpy(&v, p, 8); break;
+        case T::INT8: v = static_cast<int8_t>(*p); break;
+        default: v = static_cast<uint8_t>(*p); break;
+      }
+      if (!visit(index, v)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace headcount
