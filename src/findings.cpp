@@ -199,9 +199,15 @@ void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
     Int h = b.heads, kv = b.kv_heads;
     std::string kind = kv.is(1) ? "multi-query attention (MQA)" : "grouped-query attention (GQA)";
     std::string msg = n(h) + " query heads share " + n(kv) + " K/V " + (kv.is(1) ? "head" : "heads") + " (groups of " +
-                      n(floor_div(h, kv)) + "): K and V project " + n(b.k.in_width) + " → " + n(b.k.out_width) +
-                      " instead of " + n(b.q.out_width) + ", so this block has " + n(b.total) + " parameters instead of the " +
-                      n(b.standard) + " of full multi-head attention. This is " + kind + ", not a mismatch.";
+                      n(floor_div(h, kv)) + ")";
+    // The widths only when the projections are in the graph: an unknown is never shown as 0.
+    if (b.q.found && b.k.found && b.k.in_width > 0 && b.k.out_width > 0 && b.q.out_width > 0) {
+      msg += ": K and V project " + n(b.k.in_width) + " → " + n(b.k.out_width) + " instead of " + n(b.q.out_width);
+      if (b.standard) msg += ", so this block has " + n(b.total) + " parameters instead of the " + n(b.standard) + " of full multi-head attention";
+    } else {
+      msg += ": K and V have fewer heads than Q; their projections are not in this graph";
+    }
+    msg += ". This is " + kind + ", not a mismatch.";
     out.push_back(make("grouped-kv", b.index, msg));
   }
   std::vector<std::string> per_head;

@@ -335,3 +335,63 @@ TEST_CASE("the score path passes casts, masks, soft-capping and learned pieces, 
              Catch::Contains("scores     MatMul → Div → Div → Tanh → Mul → Mul(head scale) → Where(mask) → Cast → Softmax"));
   CHECK_THAT(explain_block(r->audit, 0), Catch::Contains("extra  head_scale temperature [1, 4, 1, 1]: 4"));
 }
+
+TEST_CASE("the ONNX Attention operator's own forms: heads and head sizes from 3-D and 4-D shapes", "[exporter]") {
+  // Conformance-style graphs: Q, K, V and the caches are graph inputs (no projections in the graph).
+  auto attention = [](std::vector<std::vector<int64_t>> shapes, int64_t q_heads, int64_t kv_heads, bool past) {
+    GraphBuilder n;
+    n.m.mutable_opset_import(0)->set_version(23);
+    std::vector<std::string> in = {"Q", "K", "V"};
+    for (int i = 0; i < 3; ++i) n.input(in[static_cast<size_t>(i)], shapes[static_cast<size_t>(i)]);
+    if (past) {
+      n.input("attn_mask", {4, 11});
+      n.input("past_key", shapes[3]);
+      n.input("past_value", shapes[4]);
+      in.insert(in.end(), {"attn_mask", "past_key", "past_value"});
+    }
+    auto* a = n.op("Attention", in, "Y");
+    if (q_heads) testutil::attr_int(a, "q_num_heads", q_heads);
+    if (kv_heads) testutil::attr_int(a, "kv_num_heads", kv_heads);
+    n.output("Y");
+    auto r = testutil::audit_saved(n.m);
+    REQUIRE(r->audit.attention.blocks.size() == 1);
+    return std::make_pair(r->audit.attention.blocks[0], r->audit.findings);
+  };
+  SECTION("4-D, a V head size of its own, a mask and past K/V: [B, h, L, d] gives h and d") {
+    // Q [2, 3, 4, 8], K [2, 3, 6, 8], V [2, 3, 6, 10], past [2, 3, 5, 8] and [2, 3, 5, 10].
+    auto [b, findings] = attention({{2, 3, 4, 8}, {2, 3, 6, 8}, {2, 3, 6, 10}, {2, 3, 5, 8}, {2, 3, 5, 10}}, 0, 0, true);
+    CHECK(b.heads == 3);
+    CHECK(b.kv_heads == 3);
+    CHECK(b.head_dim == 8);
+    CHECK(b.v_head_dim == 10);
+    CHECK(b.total == 0);  // nothing to count: Q, K and V are inputs
+    CHECK(b.heads_from == "axis 1 of the shape [2, 3, 4, 8] of Attention 'Y''s query 'Q'");
+  }
+  SECTION("4-D grouped-query: 9 query heads over 3 K/V heads") {
+    auto [b, findings] = attention({{2, 9, 4, 8}, {2, 3, 6, 8}, {2, 3, 6, 8}}, 0, 0, false);
+    CHECK(b.heads == 9);
+    CHECK(b.kv_heads == 3);
+    CHECK(b.head_dim == 8);
+    CHECK(b.v_head_dim == 8);
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].message == "9 query heads share 3 K/V heads (groups of 3): K and V have fewer heads than Q; their "
+                                 "projections are not in this graph. This is grouped-query attention (GQA), not a mismatch.");
+  }
+  SECTION("3-D with head attributes: head sizes are the widths over the heads") {
+    // Q [2, 4, 24] with 3 heads: 24 / 3 = 8; V [2, 6, 30] over 3 K/V heads: 30 / 3 = 10.
+    auto [b, findings] = attention({{2, 4, 24}, {2, 6, 24}, {2, 6, 30}}, 3, 3, false);
+    CHECK(b.heads == 3);
+    CHECK(b.kv_heads == 3);
+    CHECK(b.head_dim == 8);
+    CHECK(b.v_head_dim == 10);
+    CHECK(b.heads_from == "attribute q_num_heads of Attention 'Y', kv_num_heads 3");
+  }
+  SECTION("3-D grouped-query with past K/V in 4-D") {
+    // Q [2, 4, 48] with 6 heads of 8, K/V [2, 6, 16] over 2 K/V heads of 8; past [2, 2, 5, 8].
+    auto [b, findings] = attention({{2, 4, 48}, {2, 6, 16}, {2, 6, 16}, {2, 2, 5, 8}, {2, 2, 5, 8}}, 6, 2, true);
+    CHECK(b.heads == 6);
+    CHECK(b.kv_heads == 2);
+    CHECK(b.head_dim == 8);
+    CHECK(b.v_head_dim == 8);
+  }
+}
