@@ -12,6 +12,7 @@ time), then samples/README.md. Everything is seeded: two runs give byte-identica
 
 import hashlib
 import io
+import json
 import math
 import os
 import sys
@@ -481,6 +482,66 @@ class LlamaAttention(AttentionBlock):
         out = torch.matmul(w, v).transpose(1, 2).contiguous()
         out = out.reshape(bsz, q_len, self.num_heads * self.head_dim)
         return self.o_proj(out)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden=E, eps=1e-6):
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(hidden)), eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, hidden=E, inter=2 * E):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, inter, bias=False)
+        self.up_proj = nn.Linear(hidden, inter, bias=False)
+        self.down_proj = nn.Linear(inter, hidden, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.input_layernorm, self.post_attention_layernorm = RMSNorm(), RMSNorm()
+        self.self_attn, self.mlp = LlamaAttention(), LlamaMLP()
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaForCausalLM(nn.Module):
+    """A two-layer LLaMA in the layout of Hugging Face's LlamaForCausalLM: token embedding, decoder
+    layers (RMSNorm, GQA attention with rotary tables, RMSNorm, SwiGLU MLP), final RMSNorm and an
+    untied LM head. config() is the Hugging Face config.json that describes it."""
+
+    def __init__(self, layers=2):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(VOCAB, E)
+        self.layers = nn.ModuleList([LlamaDecoderLayer() for _ in range(layers)])
+        self.norm = RMSNorm()
+        self.lm_head = nn.Linear(E, VOCAB, bias=False)
+
+    def config(self):
+        attn, mlp = self.layers[0].self_attn, self.layers[0].mlp
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": E,
+                "num_hidden_layers": len(self.layers), "num_attention_heads": attn.num_heads,
+                "num_key_value_heads": attn.num_key_value_heads, "head_dim": attn.head_dim,
+                "intermediate_size": mlp.gate_proj.out_features, "vocab_size": VOCAB,
+                "max_position_embeddings": MAX_POS, "tie_word_embeddings": False,
+                "attention_bias": False, "mlp_bias": False, "rms_norm_eps": 1e-6,
+                "rope_theta": 10000.0, "hidden_act": "silu"}
+
+    def forward(self, ids):
+        x = self.embed_tokens(ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.lm_head(self.norm(x))
 
 
 class Classifier(nn.Module):
@@ -956,6 +1017,16 @@ def make_gqa():
     return m, [torch.randn(B, S, E)], ["x"], ["y"], {"x": BATCH_SEQ, "y": BATCH_SEQ}
 
 
+@sample("llama_tiny", "a 2-layer LLaMA (LlamaForCausalLM layout): embedding [100, 32], GQA attention "
+        "4 heads over 2 K/V heads with rotary tables, SwiGLU MLP 32 -> 64, RMSNorms, untied LM head",
+        "a whole decoder-only model with its Hugging Face config.json (llama_tiny.config.json) "
+        "written from the module: declared vs found, the LLaMA formula", "static")
+def make_llama_tiny():
+    m = LlamaForCausalLM()
+    ids = torch.randint(0, VOCAB, (B, S), generator=torch.Generator().manual_seed(3))
+    return m, [ids], ["input_ids"], ["logits"], None
+
+
 @sample("qdq_int8", "bert_tiny code with every Linear in the layers statically int8-quantized "
         "(torch.ao.quantization eager mode, onednn backend, per-channel weights)",
         "int8 weights (in Constant nodes) -> DequantizeLinear(axis 0) -> Transpose -> MatMul, int32 "
@@ -1180,6 +1251,9 @@ def build(spec):
         os.remove(data_path)
 
     write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks)
+    if hasattr(model, "config"):
+        with open(os.path.join(HERE, name + ".config.json"), "w") as f:
+            f.write(json.dumps(model.config(), indent=2, sort_keys=True) + "\n")
     return dict(spec, total=total, blocks=len(blocks), size=os.path.getsize(path),
                 note="; ".join(notes),
                 sha=sha256(path))

@@ -20,6 +20,7 @@
 
 #include "headcount/error.h"
 #include "headcount/explain.h"
+#include "headcount/families.h"
 #include "headcount/gate.h"
 #include "headcount/report.h"
 
@@ -208,6 +209,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   audit->add_flag("--no-content", no_content, "skip the duplicate-tensor content comparison (reads no weight bytes)");
+  std::string model_config;
+  audit->add_option("--model-config", model_config,
+                    "compare every model with this config.json or genai_config.json (default: the one beside each model)");
   auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
   gates->add_option("--max-params", max_params, "most parameters, as the framework counts them (parameters.framework): 350k, 110M, 1.5B");
   gates->add_option("--max-attention-params", max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
@@ -337,6 +341,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (expect_heads > 0) b.expect_heads = expect_heads;
     if (!fail_on.empty()) gate_options.fail_on = parse_severity(fail_on);
     parse_tolerance(tolerance, &gate_options.tolerance, &gate_options.tolerance_fraction);
+    if (!model_config.empty()) read_model_config(model_config);  // a config given by hand must be readable
     if (!baseline_path.empty()) {
       baseline = read_baseline(baseline_path);
       gate_options.baseline = &baseline;
@@ -356,6 +361,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   AuditRequest request;
   request.inputs = models;
   request.audit.compare_content = !no_content;
+  request.audit.model_config = model_config;
   request.gates = gate_options;
   request.budgets = std::move(budgets);
   request.config = run.config;

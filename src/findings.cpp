@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "headcount/declared.h"
 #include "headcount/report.h"
 
 namespace headcount {
@@ -79,6 +80,13 @@ const std::vector<Rule>& rules() {
        "is how CVE-2022-25882, CVE-2024-27318 and CVE-2025-51480 read arbitrary files. headcount refuses the "
        "model without opening or stat'ing the target: the audit stops with "
        "`headcount: error: FILE: ... refused` and exit code 2."},
+      {"config-mismatch", Severity::Error, "the model's config declares an architecture its graph does not have",
+       "A config.json (Hugging Face, as Optimum writes it beside an export), a genai_config.json "
+       "(onnxruntime-genai) or --model-config FILE declares layers, width, heads, K/V heads, head size, "
+       "feed-forward size, vocabulary and tied embeddings. headcount compares each with the graph and reports "
+       "agrees, differs or not checkable. A difference means the model was exported with another "
+       "configuration than the one that travels with it, or the config is stale: code that reads the config "
+       "(generation loops, KV-cache allocation, serving) will then disagree with the weights."},
       {"quantized-weights", Severity::Info, "how quantized and packed sub-byte weights were counted",
        "One parameter per logical weight element: int8 QDQ weights count their elements (scales and zero "
        "points are stored too and counted as such); 4-bit types hold two parameters per byte; MatMulNBits "
@@ -306,6 +314,19 @@ void unmatched(const AttentionResult& att, std::vector<Finding>& out) {
   }
 }
 
+// Each field the config declares and the graph contradicts.
+void declared_rules(const Declared& d, std::vector<Finding>& out) {
+  for (const auto& f : d.fields) {
+    if (f.agreement != Agreement::Differs) continue;
+    auto show = [&](Int v) { return f.boolean ? std::string(*v ? "true" : "false") : n(v); };
+    out.push_back(make("config-mismatch", std::nullopt,
+                       d.config.format + (f.derived_from.empty() ? " declares " + f.key : " implies " + f.key + " = " + f.derived_from) +
+                           " = " + show(f.declared) + ", but the graph holds " +
+                           (f.boolean ? std::string(*f.found ? "tied" : "untied") + " embeddings" : show(f.found)) +
+                           " (" + f.note + "): the model and the description beside it disagree"));
+  }
+}
+
 void quantized(const Model& m, std::vector<Finding>& out) {
   uint64_t packed = 0, packed_elements = 0, packed_bytes = 0, int4 = 0, int4_elements = 0, q8 = 0, q8_elements = 0;
   for (const Weight& w : m.weights) {
@@ -380,8 +401,9 @@ void external_data(const Model& m, std::vector<Finding>& out) {
 }  // namespace
 
 std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention,
-                               const std::vector<DuplicatePair>& pairs) {
+                               const std::vector<DuplicatePair>& pairs, const Declared* declared) {
   std::vector<Finding> out;
+  if (declared) declared_rules(*declared, out);
   external_data(model, out);
   for (const auto& b : attention.blocks) block_rules(b, out);
   unmatched(attention, out);

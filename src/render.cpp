@@ -187,6 +187,35 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
     }
   }
 
+  if (a.declared) {
+    const Declared& d = *a.declared;
+    out << "\nwhat the config declares (" << d.config.file
+        << (d.config.model_type.empty() ? std::string() : ", model_type " + d.config.model_type) << ")\n";
+    Table t;
+    t.right = {false, false, true, true, false};
+    t.rows.push_back({"field", "key", "declared", "found", ""});
+    auto show = [](const DeclaredField& f, Int v) {
+      if (!v) return std::string("-");
+      return f.boolean ? std::string(*v ? "yes" : "no") : with_commas(static_cast<uint64_t>(std::max<int64_t>(*v, 0)));
+    };
+    for (const auto& f : d.fields) {
+      std::string verdict = agreement_name(f.agreement);
+      if (f.agreement == Agreement::NotCheckable) verdict += !f.declared ? ": not declared" : ": " + f.note;
+      t.rows.push_back({f.label, f.derived_from.empty() ? f.key : "(" + f.derived_from + ")", show(f, f.declared),
+                        show(f, f.found), verdict});
+    }
+    t.print(out, "  ");
+    if (d.count) {
+      out << "  " << d.count->family << " formula: " << with_commas(d.count->total) << " parameters; "
+          << wrap(d.count_note, 4 + d.count->family.size() + 10 + with_commas(d.count->total).size() + 13, 4) << "\n";
+      for (const auto& p : d.count->parts) out << "    " << p.part << ": " << wrap(p.formula, 6 + p.part.size(), 6) << "\n";
+    } else if (!d.config.model_type.empty()) {
+      out << "  no formula for model_type " << d.config.model_type << ": its fields are compared, its count is not\n";
+    }
+  } else if (!a.declared_error.empty()) {
+    out << "\nwhat the config declares: " << wrap(a.declared_error + " (ignored)", 28, 4) << "\n";
+  }
+
   out << "\nwhere the parameters are\n";
   Table c;
   c.right = {false, true, true};
@@ -424,6 +453,40 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
     j.end_object();
   }
   j.end_array();
+
+  j.key("declared");
+  if (!a.declared) {
+    j.null();
+  } else {
+    const Declared& d = *a.declared;
+    j.begin_object().field("file", d.config.file).field("format", d.config.format).field("model_type", d.config.model_type);
+    j.key("fields").begin_array();
+    for (const auto& f : d.fields) {
+      j.begin_object().field("field", f.label).field("key", f.key);
+      j.key("derived_from");
+      if (f.derived_from.empty()) j.null();
+      else j.value(f.derived_from);
+      for (auto [k, v] : {std::pair<const char*, Int>{"declared", f.declared}, {"found", f.found}}) {
+        j.key(k);
+        if (!v) j.null();
+        else if (f.boolean) j.value(*v != 0);
+        else j.value(*v);
+      }
+      j.field("agreement", agreement_name(f.agreement)).field("note", f.note).end_object();
+    }
+    j.end_array();
+    j.key("formula");
+    if (!d.count) {
+      j.null();
+    } else {
+      j.begin_object().field("family", d.count->family).field("total", d.count->total).field("note", d.count_note);
+      j.key("parts").begin_array();
+      for (const auto& p : d.count->parts) j.begin_object().field("part", p.part).field("parameters", p.parameters).field("formula", p.formula).end_object();
+      j.end_array();
+      j.end_object();
+    }
+    j.end_object();
+  }
 
   j.key("findings").begin_array();
   for (const auto& f : a.findings) {

@@ -167,8 +167,10 @@ bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth =
 
 Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates,
                     const std::vector<BufferTensor>& buffers) {
-  enum Category { Attention, Embedding, Norm, FeedForward, Buffer, Other };
-  std::vector<int> category(model.weights.size(), Other);
+  // Categories by their Part names, kept short for the classification below.
+  constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
+                 FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
+  std::vector<Part> category(model.weights.size(), Other);
   std::vector<bool> decided(model.weights.size(), false);
   for (const auto& b : attention.blocks) {
     for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
@@ -220,23 +222,25 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
     if (!decided[d.copy]) category[d.copy] = category[d.original];
   }
   Composition c;
+  c.part_of.assign(model.weights.size(), Other);
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter) continue;
+    c.part_of[i] = category[i];
     switch (category[i]) {
-      case Attention: c.attention += w.elements; break;
-      case Embedding: c.embeddings += w.elements; break;
-      case Norm: c.norms += w.elements; break;
-      case FeedForward: c.feed_forward += w.elements; break;
-      case Buffer: c.buffers += w.elements; break;
-      default: c.other += w.elements; break;
+      case Part::Attention: c.attention += w.elements; break;
+      case Part::Embeddings: c.embeddings += w.elements; break;
+      case Part::Norms: c.norms += w.elements; break;
+      case Part::FeedForward: c.feed_forward += w.elements; break;
+      case Part::Buffers: c.buffers += w.elements; break;
+      case Part::Other: c.other += w.elements; break;
     }
   }
   return c;
 }
 
 Audit audit_file(const std::string& path, const AuditOptions& options) {
-  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}};
+  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   a.attention = match_attention(a.model);
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
@@ -245,7 +249,16 @@ Audit audit_file(const std::string& path, const AuditOptions& options) {
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
   a.composition = compose(a.model, a.attention, a.duplicates, a.framework.buffers);
-  a.findings = run_rules(a.model, a.attention, a.duplicates);
+  if (!options.model_config.empty()) {
+    a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
+  } else if (std::string beside = options.find_model_config ? find_model_config(path) : ""; !beside.empty()) {
+    try {
+      a.declared = compare_declared(read_model_config(beside), a);
+    } catch (const InputError& e) {
+      a.declared_error = e.what();  // a config.json that describes something else is not the model's fault
+    }
+  }
+  a.findings = run_rules(a.model, a.attention, a.duplicates, a.declared ? &*a.declared : nullptr);
   return a;
 }
 

@@ -46,8 +46,11 @@ struct DuplicatePair {
 // in bounded chunks, so memory stays flat and time stays near one read of those tensors.
 std::vector<DuplicatePair> find_duplicates(const Model& model);
 
-// Runs every rule over a model, its attention blocks and its duplicate tensors.
+struct Declared;
+
+// Runs every rule over a model, its attention blocks, its duplicate tensors and, when the model
+// has a config beside it, what that config declares.
 std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention,
-                               const std::vector<DuplicatePair>& duplicates);
+                               const std::vector<DuplicatePair>& duplicates, const Declared* declared = nullptr);
 
 }  // namespace headcount

@@ -11,6 +11,7 @@
 
 #include "headcount/attention.h"
 #include "headcount/buffers.h"
+#include "headcount/declared.h"
 #include "headcount/findings.h"
 #include "headcount/gate.h"
 #include "headcount/load.h"
@@ -44,7 +45,10 @@ Inventory take_inventory(const Model& model);
 
 // Where the stored parameters go, each tensor in one category: attention projections first,
 // then embeddings (Gather tables and their duplicates), norms, feed-forward, everything else.
+enum class Part { Attention, Embeddings, Norms, FeedForward, Buffers, Other };
+
 struct Composition {
+  std::vector<Part> part_of;  // per weight index (non-parameters are Other)
   uint64_t attention = 0;
   uint64_t embeddings = 0;
   uint64_t feed_forward = 0;
@@ -61,6 +65,10 @@ struct Audit {
   uint64_t unique = 0;  // stored minus duplicate copies
   bool content_compared = false;  // false with --no-content: unique is then just stored
   FrameworkView framework;        // buffers, merged copies and the framework-comparable count
+  // The model's config (config.json or genai_config.json beside it, or --model-config) against the
+  // graph; empty when there is none. declared_error: a config beside it that could not be read.
+  std::optional<Declared> declared;
+  std::string declared_error;
   Composition composition;
   std::vector<Finding> findings;
 };
@@ -72,6 +80,8 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
 struct AuditOptions {
   LoadOptions load;
   bool compare_content = true;  // look for duplicate tensors by content (reads only candidates)
+  std::string model_config;     // --model-config FILE: compare every model with this config
+  bool find_model_config = true;  // else: a config.json or genai_config.json beside the model
 };
 
 // load -> inventory -> match -> rules for one file. Throws InputError for bad input.

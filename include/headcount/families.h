@@ -1,0 +1,60 @@
+// headcount/families.h: what a model's own description says, and which tensors a model of a known
+// family has.
+//
+// A Hugging Face config.json (Optimum writes one beside its exports) or onnxruntime-genai's
+// genai_config.json declares the architecture: layers, width, heads, K/V heads, head size,
+// feed-forward size, vocabulary, tied embeddings. For the families whose modules are known (BERT,
+// RoBERTa, GPT-2, LLaMA, Mistral, Qwen2, Qwen3) the framework's own parameter count follows from
+// those numbers, part by part. This module owns that knowledge: the audit's declared-vs-found
+// comparison and the explanations read it from here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headcount/checked.h"
+
+namespace headcount {
+
+// The fields of a config that describe the architecture, with the family's defaults applied
+// (GPT-2's n_inner = 4·n_embd, LLaMA's K/V heads = heads ...). Unknown means not declared.
+struct ModelConfig {
+  std::string file;
+  std::string format;      // "config.json" (Hugging Face) or "genai_config.json" (onnxruntime-genai)
+  std::string model_type;  // "bert", "gpt2", "llama" ...
+  Int layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_positions, type_vocab;
+  std::optional<bool> tied;  // tie_word_embeddings
+  bool encoder_decoder = false;
+  bool qkv_bias = false, o_bias = false, mlp_bias = false, qk_norm = false;
+  // The key each field was read from ("layers" -> "n_layer"), for messages in the config's words,
+  // and the fields the config leaves out and its family derives ("head_dim" -> "hidden_size /
+  // num_attention_heads").
+  std::map<std::string, std::string> key_of;
+  std::map<std::string, std::string> derived_from;
+};
+
+// Reads config.json or genai_config.json. Throws InputError (message with the file) when the file
+// is missing, is not JSON, or is not a model description.
+ModelConfig read_model_config(const std::string& path);
+
+// One part of a family's count and its formula with the numbers in.
+struct CountPart {
+  std::string part;     // "embeddings", "attention", "feed-forward", "norms", "pooler", "lm head"
+  uint64_t parameters = 0;
+  std::string formula;  // "12 · 4·(768² + 768) = 28,348,416"
+};
+
+struct FamilyCount {
+  std::string family;  // "BERT", "GPT-2", "LLaMA" ...
+  std::vector<CountPart> parts;
+  uint64_t total = 0;
+};
+
+// The framework's count of a config's model, for the families whose modules are known; nullopt for
+// another model_type or a config missing a number the formula needs.
+std::optional<FamilyCount> family_count(const ModelConfig& config);
+
+}  // namespace headcount

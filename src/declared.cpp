@@ -1,0 +1,208 @@
+// declared.cpp: comparing a model's config with what its graph holds.
+#include "headcount/declared.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "headcount/report.h"
+
+namespace headcount {
+namespace {
+
+std::string commas(uint64_t n) { return with_commas(n); }
+
+// The value every attention block has, or unknown with the reason in *why.
+Int common(const std::vector<AttentionBlock>& blocks, const std::function<Int(const AttentionBlock&)>& get,
+           std::string* why) {
+  if (blocks.empty()) {
+    *why = "the graph has no attention blocks";
+    return {};
+  }
+  Int value;
+  for (const auto& b : blocks) {
+    Int v = get(b);
+    if (!v.positive()) {
+      *why = "block " + std::to_string(b.index) + " does not state it";
+      return {};
+    }
+    if (value && *value != *v) {
+      *why = "the blocks disagree: " + value.str() + " in block " + std::to_string(blocks[0].index) + ", " + v.str() +
+             " in block " + std::to_string(b.index);
+      return {};
+    }
+    value = v;
+  }
+  return value;
+}
+
+bool is_matmul(const std::string& op) { return op == "MatMul" || op == "Gemm" || op == "FusedMatMul" || op == "MatMulNBits"; }
+
+// Whether a weight feeds a MatMul or Gemm, directly or through a Transpose.
+bool feeds_matmul(const Model& m, int wi) {
+  for (int ni : m.weights[static_cast<size_t>(wi)].consumers) {
+    const auto& n = *m.nodes[ni].proto;
+    if (is_matmul(n.op_type())) return true;
+    if (n.op_type() == "Transpose" && n.output_size() > 0) {
+      for (int c : m.consumers_of(m.nodes[ni].graph, n.output(0))) {
+        if (is_matmul(m.nodes[c].proto->op_type())) return true;
+      }
+    }
+  }
+  return false;
+}
+
+void settle(DeclaredField& f) {
+  if (!f.declared || !f.found) f.agreement = Agreement::NotCheckable;
+  else f.agreement = *f.declared == *f.found ? Agreement::Agrees : Agreement::Differs;
+}
+
+
+}  // namespace
+
+const char* agreement_name(Agreement a) {
+  switch (a) {
+    case Agreement::Agrees: return "agrees";
+    case Agreement::Differs: return "differs";
+    case Agreement::NotCheckable: return "not checkable";
+  }
+  return "?";
+}
+
+std::string find_model_config(const std::string& model_path) {
+  std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
+  for (const char* name : {"config.json", "genai_config.json"}) {
+    std::filesystem::path p = dir / name;
+    struct stat st;
+    if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return p.string();
+  }
+  return "";
+}
+
+Declared compare_declared(const ModelConfig& config, const Audit& a) {
+  Declared d;
+  d.config = config;
+  const Model& m = a.model;
+  const auto& blocks = a.attention.blocks;
+  auto key = [&](const char* field) {
+    auto it = config.key_of.find(field);
+    return it == config.key_of.end() ? std::string(field) : it->second;
+  };
+  auto add = [&](const char* label, const char* field, Int declared, Int found, std::string note) {
+    auto derived = config.derived_from.find(field);
+    DeclaredField f{label, key(field), derived == config.derived_from.end() ? "" : derived->second, declared, found,
+                    false, Agreement::NotCheckable, std::move(note)};
+    settle(f);
+    d.fields.push_back(f);
+    return &d.fields.back();
+  };
+
+  // Layers: one self-attention block per layer, for models with one stack.
+  std::vector<AttentionBlock> self;
+  for (const auto& b : blocks) {
+    if (b.kind == "self") self.push_back(b);
+  }
+  if (config.encoder_decoder) {
+    add("layers", "layers", config.layers, {}, "an encoder-decoder: its stacks have layers of their own");
+  } else {
+    add("layers", "layers", config.layers, self.empty() ? Int() : Int(static_cast<int64_t>(self.size())),
+        self.empty() ? "the graph has no self-attention blocks" : "self-attention blocks in the graph");
+  }
+  std::string why;
+  Int width = common(blocks, [](const AttentionBlock& b) { return Int(b.width); }, &why);
+  add("hidden size", "hidden", config.hidden, width, width ? "the attention blocks' width" : why);
+  Int heads = common(blocks, [](const AttentionBlock& b) { return Int(b.heads); }, &why);
+  add("heads", "heads", config.heads, heads, heads ? "the attention blocks' query heads" : why);
+  Int kv = common(blocks, [](const AttentionBlock& b) { return Int(b.kv_heads); }, &why);
+  add("kv heads", "kv_heads", config.kv_heads, kv, kv ? "the attention blocks' key/value heads" : why);
+  Int hd = common(blocks, [](const AttentionBlock& b) { return Int(b.head_dim); }, &why);
+  add("head size", "head_dim", config.head_dim, hd, hd ? "the attention blocks' Q/K head size" : why);
+
+  // Feed-forward size: the side of the feed-forward matrices that is not the width.
+  Int hidden = width ? width : config.hidden;
+  std::map<int64_t, int> inner;
+  for (size_t i = 0; i < m.weights.size(); ++i) {
+    const Weight& w = m.weights[i];
+    if (a.composition.part_of.empty() || a.composition.part_of[i] != Part::FeedForward || w.dims.size() != 2 || !hidden) continue;
+    if (w.dims[0] == *hidden && w.dims[1] != *hidden) ++inner[w.dims[1]];
+    else if (w.dims[1] == *hidden && w.dims[0] != *hidden) ++inner[w.dims[0]];
+  }
+  Int ffn;
+  std::string ffn_note = "no feed-forward matrices of the width's side were found";
+  if (inner.size() == 1) {
+    ffn = inner.begin()->first;
+    ffn_note = "the feed-forward matrices' other side";
+  } else if (inner.size() > 1) {
+    ffn_note = "the feed-forward matrices have " + std::to_string(inner.size()) + " different inner sizes";
+  }
+  add("intermediate size", "intermediate", config.intermediate, ffn, ffn_note);
+
+  // Vocabulary: the embedding table with the most rows of the width.
+  int table = -1;
+  for (size_t i = 0; i < m.weights.size(); ++i) {
+    const Weight& w = m.weights[i];
+    if (a.composition.part_of.empty() || a.composition.part_of[i] != Part::Embeddings || w.dims.size() != 2 || !hidden) continue;
+    if (w.dims[1] != *hidden) continue;
+    if (table < 0 || w.dims[0] > m.weights[static_cast<size_t>(table)].dims[0]) table = static_cast<int>(i);
+  }
+  Int vocab = table >= 0 ? Int(m.weights[static_cast<size_t>(table)].dims[0]) : Int();
+  add("vocabulary", "vocab", config.vocab, vocab,
+      table >= 0 ? "rows of the embedding table '" + m.weights[static_cast<size_t>(table)].name + "'" : "no embedding table of the width");
+
+  // Tied embeddings: the LM head is the table itself (or a copy of it), or a tensor of its own.
+  Int tied;
+  std::string tied_note = "no embedding table to compare an LM head with";
+  if (table >= 0) {
+    bool copy = std::any_of(a.duplicates.begin(), a.duplicates.end(),
+                            [&](const DuplicatePair& p) { return p.original == table || p.copy == table; });
+    const Weight& t = m.weights[static_cast<size_t>(table)];
+    bool own_head = false;
+    for (size_t i = 0; i < m.weights.size() && !own_head; ++i) {
+      const Weight& w = m.weights[i];
+      bool head_shape = w.dims.size() == 2 && ((w.dims[0] == t.dims[0] && w.dims[1] == t.dims[1]) ||
+                                                (w.dims[0] == t.dims[1] && w.dims[1] == t.dims[0]));
+      bool is_copy = std::any_of(a.duplicates.begin(), a.duplicates.end(), [&](const DuplicatePair& p) { return p.copy == static_cast<int>(i); });
+      own_head = static_cast<int>(i) != table && w.parameter && head_shape && !is_copy && feeds_matmul(m, static_cast<int>(i));
+    }
+    if (copy || feeds_matmul(m, table)) {
+      tied = 1;
+      tied_note = copy ? "the LM head is a copy of the embedding table (duplicate-weights)" : "the LM head multiplies by the embedding table itself";
+    } else if (own_head) {
+      tied = 0;
+      tied_note = "the LM head has a weight of its own";
+    } else {
+      tied_note = "the graph has no LM head";
+    }
+  }
+  DeclaredField* t = add("tied embeddings", "tied", config.tied ? Int(*config.tied ? 1 : 0) : Int(), tied, tied_note);
+  t->boolean = true;
+  if (!config.tied) t->agreement = Agreement::NotCheckable;
+
+  // The framework's count from the config, beside the graph's.
+  d.count = family_count(config);
+  if (d.count) {
+    uint64_t graph = a.framework.parameters, formula = d.count->total;
+    if (graph == formula) {
+      d.count_note = "agrees with the graph's framework count";
+    } else {
+      uint64_t diff = graph > formula ? graph - formula : formula - graph;
+      d.count_note = "the graph's framework count " + commas(graph) + " is " + commas(diff) +
+                     (graph > formula ? " more" : " fewer");
+      // Parts of the formula whose size is the difference: a pooler or LM head the export left out.
+      for (const auto& p : d.count->parts) {
+        if (p.parameters == diff && graph < formula) d.count_note += ": the size of the " + p.part + ", which the export does not hold";
+      }
+      if (config.vocab && config.hidden) {
+        Int vh = config.vocab * config.hidden;
+        if (vh.count() == diff) d.count_note += graph > formula ? ": an LM head of its own (vocabulary · width) where the config ties it"
+                                                                : ": one vocabulary · width table fewer (a tied LM head counted once)";
+      }
+    }
+  }
+  return d;
+}
+
+}  // namespace headcount
