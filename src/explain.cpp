@@ -246,7 +246,7 @@ std::string explain_block(const Audit& a, int index) {
   out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
   out << ": " << b.heads_from << "\n";
-  out << "  width      " << b.width << " (input of the Q projection)\n";
+  out << "  width      " << (b.width > 0 ? std::to_string(b.width) : std::string("unknown")) << " (input of the Q projection)\n";
   if (!b.score_path.empty()) {
     std::string path;
     for (const auto& step : b.score_path) path += (path.empty() ? "" : " → ") + step;
@@ -289,11 +289,15 @@ std::string explain_block(const Audit& a, int index) {
       << with_commas(b.v.total()) << " + " << with_commas(b.o.total())
       << (b.extras.empty() ? std::string() : " + " + with_commas(extras) + " (extras)") << " = " << with_commas(b.total)
       << "\n";
-  out << "  standard   4·" << b.width << "²" << (b.has_bias ? " + 4·" + std::to_string(b.width) : "") << " = "
-      << with_commas(b.standard);
-  if (b.total == b.standard) out << " (this block matches it)\n";
-  else out << " (this block differs by " << (b.total > b.standard ? "+" : "-")
-           << with_commas(b.total > b.standard ? b.total - b.standard : b.standard - b.total) << ")\n";
+  if (!b.standard) {
+    out << "  standard   unknown: the width is not known (or its square does not fit in 64 bits)\n";
+  } else {
+    out << "  standard   4·" << b.width << "²" << (b.has_bias ? " + 4·" + std::to_string(b.width) : "") << " = "
+        << with_commas(b.standard);
+    if (b.total == b.standard) out << " (this block matches it)\n";
+    else out << " (this block differs by " << (b.total > b.standard ? "+" : "-")
+             << with_commas(b.total > b.standard ? b.total - b.standard : b.standard - b.total) << ")\n";
+  }
   for (const auto& note : b.notes) out << "  note: " << note << "\n";
   for (const auto& f : a.findings) {
     if (f.block && *f.block == b.index) out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << f.message << "\n";

@@ -198,10 +198,12 @@ void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
     out.push_back(make("bias-inconsistent", b.index,
                        join_roles(with) + (with.size() == 1 ? " has a bias, " : " have biases, ") +
                            join_roles(without) + (without.size() == 1 ? " has none" : " have none") +
-                           ": the block has " + n(b.total) + " parameters, between the standard " +
-                           n(4 * Int(b.width) * Int(b.width)) + " without biases and " +
-                           n(4 * Int(b.width) * Int(b.width) + 4 * Int(b.width)) +
-                           " with them (Whisper's K projection is bias-free by design)"));
+                           ": the block has " + n(b.total) + " parameters" +
+                           (b.width > 0 ? ", between the standard " + n(4 * Int(b.width) * Int(b.width)) +
+                                              " without biases and " + n(4 * Int(b.width) * Int(b.width) + 4 * Int(b.width)) +
+                                              " with them"
+                                        : std::string()) +
+                           " (Whisper's K projection is bias-free by design)"));
   }
   if (b.heads && b.kv_heads && *b.kv_heads < *b.heads && *b.kv_heads > 0) {
     Int h = b.heads, kv = b.kv_heads;

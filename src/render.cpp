@@ -135,7 +135,7 @@ void render_text(const Audit& a, const RenderOptions& options, std::ostream& out
     for (const auto& b : att.blocks) {
       std::string heads = optional_int(b.heads);
       if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) heads += "/" + std::to_string(*b.kv_heads);
-      t.rows.push_back({std::to_string(b.index), truncate(b.name, 24), b.form, b.kind, heads, std::to_string(b.width),
+      t.rows.push_back({std::to_string(b.index), truncate(b.name, 24), b.form, b.kind, heads, b.width > 0 ? std::to_string(b.width) : "?",
                         optional_int(b.head_dim), with_commas(b.total), percent(b.total, b.standard)});
     }
     t.print(out, "  ");
@@ -425,7 +425,7 @@ void render_json(const Audit& a, const RenderOptions& options, std::ostream& out
     write_optional(j, "heads", b.heads);
     write_optional(j, "kv_heads", b.kv_heads);
     j.field("heads_from", b.heads_from);
-    j.field("width", b.width);
+    write_optional(j, "width", b.width > 0 ? std::optional<int64_t>(b.width) : std::nullopt);
     write_optional(j, "head_dim", b.head_dim);
     write_optional(j, "v_head_dim", b.v_head_dim);
     j.field("total", b.total);
