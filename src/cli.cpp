@@ -21,6 +21,7 @@
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/families.h"
+#include "headcount/render.h"
 #include "headcount/gate.h"
 #include "headcount/report.h"
 
@@ -31,21 +32,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitGate = 1;
 constexpr int kExitInput = 2;
 constexpr const char* kDefaultConfig = "headcount.toml";
-
-struct FormatRow {
-  const char* name;
-  Format format;
-  const char* summary;
-};
-// One row per output format; feeds --help and validation.
-const FormatRow kFormats[] = {
-    {"text", Format::Text, "aligned tables for a person (default); a summary table closes a run over several models"},
-    {"json", Format::Json, "one headcount/1 document per model; an array when several models are given"},
-    {"jsonl", Format::Jsonl, "one compact headcount/1 document per line, one line per model"},
-    {"markdown", Format::Markdown, "a summary table for a pull-request comment"},
-    {"sarif", Format::Sarif, "SARIF 2.1.0 for code scanning: findings and failed gates as results"},
-    {"github", Format::Github, "GitHub Actions workflow commands (::error, ::warning, ::notice annotations)"},
-};
 
 // Restores the previous default logger when run_cli returns: the logger it installs writes to the
 // caller's `err` stream, which may not outlive the call (tests pass string streams).
@@ -198,7 +184,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   audit->add_option("MODEL", models, "one or more .onnx files or directories (searched recursively)")->required();
   std::string format_help = "output format:";
   std::vector<std::string> format_names;
-  for (const auto& f : kFormats) {
+  for (const auto& f : formats()) {
     format_help += std::string("\n  ") + f.name + ": " + f.summary;
     format_names.push_back(f.name);
   }
@@ -354,9 +340,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return kExitInput;
   }
   RenderOptions render_options;
-  for (const auto& f : kFormats) {
-    if (format_name == f.name) render_options.format = f.format;
-  }
+  render_options.format = find_format(format_name)->format;  // validated by CLI11 against formats()
   render_options.top = top;
   AuditRequest request;
   request.inputs = models;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include "headcount/numbers.h"
 #include "headcount/report.h"
 
 namespace headcount {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "headcount/error.h"
+#include "headcount/numbers.h"
 
 namespace headcount {
 
@@ -44,9 +45,7 @@ uint64_t checked_add(uint64_t a, uint64_t b) {
   return r;
 }
 
-std::string n(int64_t v) {  // 0 - v in unsigned arithmetic: INT64_MIN has no positive int64
-  return v < 0 ? "-" + with_commas(0 - static_cast<uint64_t>(v)) : with_commas(static_cast<uint64_t>(v));
-}
+std::string n(int64_t v) { return with_commas_signed(v); }
 
 ProjectionCount projection(const std::string& role, int64_t in, int64_t heads, int64_t per_head, int64_t bias_len,
                            bool bias, bool out_is_heads) {

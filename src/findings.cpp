@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "headcount/declared.h"
-#include "headcount/report.h"
+#include "headcount/numbers.h"
 
 namespace headcount {
 
@@ -109,16 +109,8 @@ Finding make(const char* id, std::optional<int> block, std::string message) {
   return Finding{id, r ? r->severity : Severity::Info, block, std::move(message)};
 }
 
-std::string pct(uint64_t part, uint64_t whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
-  return buf;
-}
-
 std::string n(uint64_t v) { return with_commas(v); }
-std::string n(int64_t v) {  // 0 - v in unsigned arithmetic: INT64_MIN has no positive int64
-  return v < 0 ? "-" + with_commas(0 - static_cast<uint64_t>(v)) : with_commas(static_cast<uint64_t>(v));
-}
+std::string n(int64_t v) { return with_commas_signed(v); }
 
 std::string join_roles(const std::vector<std::string>& roles) {
   std::string s;
@@ -152,7 +144,7 @@ void width_rules(const AttentionBlock& b, std::vector<Finding>& out) {
                            ": MatMul(Q, Kᵀ) needs equal sizes, so this block's head numbers cannot be trusted"));
   }
   std::string versus = "this block has " + n(b.total) + " parameters, " +
-                       (b.standard ? pct(b.total, b.standard) + " of the standard " + n(b.standard)
+                       (b.standard ? percent(b.total, b.standard) + " of the standard " + n(b.standard)
                                    : std::string("and the standard")) +
                        " (" + standard_formula(*w, b.has_bias) + ")" + (b.standard ? "" : " does not fit in 64 bits");
   if (Int t = h * d; differ(t, w)) {

@@ -12,6 +12,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "headcount/error.h"
+#include "headcount/numbers.h"
 #include "headcount/report.h"
 
 namespace headcount {

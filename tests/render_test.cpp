@@ -3,7 +3,8 @@
 
 #include <sstream>
 
-#include "../src/json_writer.h"
+#include "../src/render/json_writer.h"
+#include "headcount/numbers.h"
 #include "headcount/report.h"
 
 using namespace headcount;

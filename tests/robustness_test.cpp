@@ -10,6 +10,7 @@
 
 #include "fuzz/model_mutator.h"
 #include "headcount/error.h"
+#include "headcount/numbers.h"
 #include "headcount/report.h"
 #include "test_util.h"
 

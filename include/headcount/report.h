@@ -1,11 +1,11 @@
-// headcount/report.h: one model's audit as plain data, and the renderers that print it.
+// headcount/report.h: one model's audit, and a run's, as plain data.
 //
-// audit_file() runs load -> match -> rules; render() is the only place that knows formats.
+// audit_file() runs load -> inventory -> match -> rules for one file; a Run holds every model of
+// one `headcount audit` with its gates. Renderers (render.h) print it; nothing here prints.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,6 +13,7 @@
 #include "headcount/buffers.h"
 #include "headcount/declared.h"
 #include "headcount/findings.h"
+#include "headcount/inventory.h"
 #include "headcount/gate.h"
 #include "headcount/load.h"
 #include "headcount/model.h"
@@ -21,41 +22,6 @@ namespace headcount {
 
 extern const char* const kVersion;
 extern const char* const kSchema;  // "headcount/1"
-
-// Totals per dtype or per storage kind, over parameter tensors.
-struct Breakdown {
-  std::string key;
-  uint64_t tensors = 0;
-  uint64_t elements = 0;
-  uint64_t bytes = 0;
-};
-
-struct Inventory {
-  uint64_t stored = 0;   // elements of every parameter tensor, each tensor once
-  uint64_t bytes = 0;
-  uint64_t tensors = 0;  // parameter tensors
-  uint64_t non_parameter_tensors = 0;  // integer shape/index constants and scalars
-  std::vector<Breakdown> by_dtype;
-  std::vector<Breakdown> by_storage;
-  std::vector<int> largest;  // weight indices, most elements first
-};
-
-// Counts the parameter tensors of a model. Throws InputError if a total overflows.
-Inventory take_inventory(const Model& model);
-
-// Where the stored parameters go, each tensor in one category: attention projections first,
-// then embeddings (Gather tables and their duplicates), norms, feed-forward, everything else.
-enum class Part { Attention, Embeddings, Norms, FeedForward, Buffers, Other };
-
-struct Composition {
-  std::vector<Part> part_of;  // per weight index (non-parameters are Other)
-  uint64_t attention = 0;
-  uint64_t embeddings = 0;
-  uint64_t feed_forward = 0;
-  uint64_t norms = 0;
-  uint64_t buffers = 0;  // masks, rotary tables and the like (buffers.h)
-  uint64_t other = 0;
-};
 
 struct Audit {
   Model model;
@@ -72,10 +38,6 @@ struct Audit {
   Composition composition;
   std::vector<Finding> findings;
 };
-
-// Sorts each parameter tensor into one Composition category.
-Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates,
-                    const std::vector<BufferTensor>& buffers);
 
 struct AuditOptions {
   LoadOptions load;
@@ -101,29 +63,5 @@ struct Run {
   std::string config;         // the config file that was read, or ""
   bool gates_configured = false;
 };
-
-enum class Format { Text, Json, Jsonl, Markdown, Sarif, Github };
-
-struct RenderOptions {
-  Format format = Format::Text;
-  int top = 10;             // largest tensors listed in text
-  bool all_tensors = true;  // json lists every tensor
-};
-
-// Writes a whole run in one format; the only entry point the CLI needs.
-void render(const Run& run, const RenderOptions& options, std::ostream& out);
-
-// Single-audit renderers used by render() (and by tests).
-void render_text(const Audit& audit, const RenderOptions& options, std::ostream& out);
-void render_json(const Audit& audit, const RenderOptions& options, std::ostream& out, bool compact = false,
-                 const FileResult* result = nullptr, const std::string& config = "");
-void render_markdown(const Run& run, std::ostream& out);
-void render_sarif(const Run& run, std::ostream& out);
-void render_github(const Run& run, std::ostream& out);
-
-// "1,234,567"
-std::string with_commas(uint64_t n);
-// "437.9 MB"
-std::string human_bytes(uint64_t n);
 
 }  // namespace headcount

@@ -21,7 +21,7 @@
 
 #include "headcount/cli.h"
 #include "headcount/explain.h"
-#include "headcount/report.h"
+#include "headcount/render.h"
 
 namespace fuzz {
 
@@ -78,9 +78,9 @@ inline void run_all(const uint8_t* data, size_t size) {
   }
   if (code == 2 && !error_line) fail("exit code 2 without a 'headcount: error:' line", err.str());
 
-  for (Format format : {Format::Text, Format::Json, Format::Jsonl, Format::Markdown, Format::Sarif, Format::Github}) {
+  for (const FormatInfo& format : formats()) {  // every row of the registry: a new format is fuzzed too
     RenderOptions options;
-    options.format = format;
+    options.format = format.format;
     std::ostringstream out;
     render(run, options, out);
   }

@@ -1,0 +1,35 @@
+// headcount/render.h: the output formats, one row each in one registry, and render().
+//
+// Only the renderers know about formats. Each format is a row of formats(): its name on the
+// command line, a one-line summary for --help, and the function that writes a whole run.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "headcount/report.h"
+
+namespace headcount {
+
+enum class Format { Text, Json, Jsonl, Markdown, Sarif, Github };
+
+struct RenderOptions {
+  Format format = Format::Text;
+  int top = 10;             // largest tensors listed in text
+};
+
+// One output format: a row of the registry that feeds --help, validation and render().
+struct FormatInfo {
+  const char* name;
+  Format format;
+  const char* summary;
+  void (*write)(const Run& run, const RenderOptions& options, std::ostream& out);
+};
+const std::vector<FormatInfo>& formats();
+const FormatInfo* find_format(const std::string& name);
+
+// Writes a whole run in one format.
+void render(const Run& run, const RenderOptions& options, std::ostream& out);
+
+}  // namespace headcount

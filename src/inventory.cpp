@@ -1,0 +1,239 @@
+// inventory.cpp: the parameter tensors of a model, and which part of it each one belongs to.
+#include "headcount/inventory.h"
+
+#include <algorithm>
+#include <map>
+
+#include "headcount/error.h"
+
+namespace headcount {
+
+namespace {
+
+void add_checked(uint64_t* total, uint64_t v) {
+  if (add_overflows(*total, v, total)) throw InputError("the model's parameter total overflows 64 bits");
+}
+
+void add_to(std::vector<Breakdown>& rows, const std::string& key, const Weight& w) {
+  auto it = std::find_if(rows.begin(), rows.end(), [&](const Breakdown& b) { return b.key == key; });
+  if (it == rows.end()) {
+    rows.push_back(Breakdown{key, 0, 0, 0});
+    it = rows.end() - 1;
+  }
+  it->tensors += 1;
+  add_checked(&it->elements, w.elements);
+  add_checked(&it->bytes, w.bytes);
+}
+
+void sort_rows(std::vector<Breakdown>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const Breakdown& a, const Breakdown& b) {
+    return a.elements != b.elements ? a.elements > b.elements : a.key < b.key;
+  });
+}
+
+}  // namespace
+
+Inventory take_inventory(const Model& model) {
+  Inventory inv;
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (!w.parameter) {
+      ++inv.non_parameter_tensors;
+      continue;
+    }
+    ++inv.tensors;
+    add_checked(&inv.stored, w.elements);
+    add_checked(&inv.bytes, w.bytes);
+    add_to(inv.by_dtype, dtype_name(w.dtype), w);
+    add_to(inv.by_storage, storage_name(w.storage), w);
+    inv.largest.push_back(static_cast<int>(i));
+  }
+  sort_rows(inv.by_dtype);
+  sort_rows(inv.by_storage);
+  std::stable_sort(inv.largest.begin(), inv.largest.end(), [&](int a, int b) {
+    return model.weights[a].elements > model.weights[b].elements;
+  });
+  return inv;
+}
+
+namespace {
+
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+bool is_activation(const std::string& op) {
+  return one_of(op, {"Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Tanh", "Sigmoid", "QuickGelu", "Silu", "Swish", "Mish",
+                     "Softplus", "Elu", "LeakyRelu", "Selu", "HardSigmoid", "HardSwish"});
+}
+
+bool is_norm(const std::string& op) {
+  return one_of(op, {"LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
+                     "SkipSimplifiedLayerNormalization", "BatchNormalization", "GroupNormalization",
+                     "InstanceNormalization", "RMSNormalization", "EmbedLayerNormalization"});
+}
+
+bool is_matmul(const std::string& op) {
+  return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "FusedMatMul", "MatMulInteger", "QLinearMatMul"});
+}
+
+// Walks upstream from a MatMul's activation input through elementwise ops, stopping at other
+// MatMuls, norms and reductions. A feed-forward down-projection sees an activation on the way, and
+// the MatMuls where the walk stops are its up (and gate) projections.
+struct UpstreamScan {
+  bool activation = false;
+  std::vector<int> matmuls;
+  VisitBudget& budget;  // wide fan-ins (a Concat of thousands) and doubling chains stay cheap
+};
+
+void scan_upstream(const Model& m, int g, const std::string& value, int depth, UpstreamScan& scan) {
+  if (depth > 8 || !scan.budget.spend()) return;
+  int p = m.producer_of(g, value);
+  if (p < 0) return;
+  const auto& n = *m.nodes[p].proto;
+  const std::string& op = n.op_type();
+  if (is_matmul(op)) {
+    scan.matmuls.push_back(p);
+    return;
+  }
+  if (is_activation(op)) scan.activation = true;
+  else if (!one_of(op, {"Mul", "Add", "Sub", "Div", "Pow", "Cast", "Reshape", "Transpose", "Identity", "Where",
+                        "Dropout", "Squeeze", "Unsqueeze", "QuantizeLinear", "DequantizeLinear"})) {
+    return;  // norms, reductions, Softmax, Concat...: not inside an MLP
+  }
+  for (const auto& in : n.input()) {
+    if (!in.empty() && !m.weight_for(g, in)) scan_upstream(m, g, in, depth + 1, scan);
+  }
+}
+
+// Feed-forward tensors: down-projections (an activation upstream), the up/gate projections that
+// feed them, and the biases added right after any of them.
+std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
+  std::vector<bool> ffn(m.weights.size(), false);
+  std::vector<bool> ffn_node(m.nodes.size(), false);
+  for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+    const auto& n = *m.nodes[ni].proto;
+    if (!is_matmul(n.op_type()) || n.input_size() < 2) continue;
+    UpstreamScan scan{false, {}, budget};
+    budget.start_walk(256);
+    scan_upstream(m, m.nodes[ni].graph, input_of(n, 0), 0, scan);
+    if (!scan.activation || scan.matmuls.empty()) continue;
+    ffn_node[ni] = true;
+    for (int up : scan.matmuls) ffn_node[up] = true;
+  }
+  for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+    if (!ffn_node[ni]) continue;
+    const auto& n = *m.nodes[ni].proto;
+    int g = m.nodes[ni].graph;
+    for (int i = 1; i < n.input_size(); ++i) {
+      if (const Weight* w = m.weight_for(g, input_of(n, i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+    }
+    for (const auto& out : n.output()) {
+      for (int c : m.consumers_of(g, out)) {
+        const auto& cn = *m.nodes[c].proto;
+        if (!one_of(cn.op_type(), {"Add", "FastGelu", "BiasGelu"})) continue;
+        for (const auto& in : cn.input()) {
+          const Weight* w = m.weight_for(g, in);
+          if (w && w->dims.size() == 1) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+        }
+      }
+    }
+  }
+  return ffn;
+}
+
+// A decomposed LayerNorm/RMSNorm ends in Mul(normalized, gamma) [+ beta]: the normalized value
+// comes from a Div or Mul whose divisor passes through Sqrt/Reciprocal.
+bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth = 0) {
+  if (depth > 3 || !budget.spend()) return false;
+  const auto& n = *m.nodes[ni].proto;
+  for (const auto& in : n.input()) {
+    int p = m.producer_of(m.nodes[ni].graph, in);
+    if (p < 0) continue;
+    const std::string& op = m.nodes[p].proto->op_type();
+    if (op == "Sqrt" || op == "Reciprocal" || op == "Rsqrt" || is_norm(op)) return true;
+    if ((op == "Div" || op == "Mul") && is_decomposed_norm(m, p, budget, depth + 1)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates,
+                    const std::vector<BufferTensor>& buffers) {
+  // Categories by their Part names, kept short for the classification below.
+  constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
+                 FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
+  std::vector<Part> category(model.weights.size(), Other);
+  std::vector<bool> decided(model.weights.size(), false);
+  for (const auto& b : attention.blocks) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(r).tensors) {
+        category[t.weight] = Attention;
+        decided[t.weight] = true;
+      }
+    }
+    for (const auto& e : b.extras) {
+      category[e.weight] = Attention;
+      decided[e.weight] = true;
+    }
+  }
+  // Classification walks share one budget: a model built to make them expensive gets "other".
+  VisitBudget budget(model);
+  for (const auto& b : buffers) {
+    category[static_cast<size_t>(b.weight)] = Buffer;
+    decided[static_cast<size_t>(b.weight)] = true;
+  }
+  std::vector<bool> ffn = feed_forward_tensors(model, budget);
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    if (decided[i]) continue;
+    if (ffn[i]) {
+      category[i] = FeedForward;
+      continue;
+    }
+    const Weight& w = model.weights[i];
+    for (int ni : w.consumers) {
+      const auto& n = *model.nodes[ni].proto;
+      const std::string& op = n.op_type();
+      if (op == "Gather" && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) {
+        category[i] = Embedding;
+      } else if (op == "EmbedLayerNormalization" && w.dims.size() == 2) {
+        category[i] = Embedding;
+      } else if (is_norm(op) && w.dims.size() == 1) {
+        category[i] = Norm;
+      } else if ((op == "Mul" || op == "Add") && w.dims.size() == 1 && [&] {
+                   budget.start_walk(64);
+                   return is_decomposed_norm(model, ni, budget);
+                 }()) {
+        category[i] = Norm;
+      } else {
+        continue;
+      }
+      break;
+    }
+  }
+  for (const auto& d : duplicates) {  // a tied copy belongs with its original
+    if (!decided[d.copy]) category[d.copy] = category[d.original];
+  }
+  Composition c;
+  c.part_of.assign(model.weights.size(), Other);
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (!w.parameter) continue;
+    c.part_of[i] = category[i];
+    switch (category[i]) {
+      case Part::Attention: c.attention += w.elements; break;
+      case Part::Embeddings: c.embeddings += w.elements; break;
+      case Part::Norms: c.norms += w.elements; break;
+      case Part::FeedForward: c.feed_forward += w.elements; break;
+      case Part::Buffers: c.buffers += w.elements; break;
+      case Part::Other: c.other += w.elements; break;
+    }
+  }
+  return c;
+}
+
+}  // namespace headcount

@@ -1,0 +1,272 @@
+// json.cpp: the JSON report, a contract for machines: stable field names, raw integers.
+#include "json_writer.h"
+#include "layout.h"
+#include "renderers.h"
+
+namespace headcount::renderers {
+
+namespace {
+
+void write_projection(JsonWriter& j, const Model& m, const Projection& p) {
+  j.begin_object();
+  j.field("found", p.found);
+  j.field("weight", p.weight);
+  j.field("bias", p.bias);
+  j.field("total", p.total());
+  j.key("from_input");
+  if (p.from_input.empty()) j.null();
+  else j.value(p.from_input);
+  j.key("tensors").begin_array();
+  for (const auto& t : p.tensors) {
+    const Weight& w = m.weights[t.weight];
+    j.begin_object();
+    j.field("name", w.name);
+    j.field("role", t.bias ? "bias" : "weight");
+    j.key("shape").int_array(w.dims);
+    j.field("elements", t.elements);
+    if (t.slice.empty()) j.key("slice").null();
+    else j.field("slice", t.slice);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+void write_optional(JsonWriter& j, const std::string& k, const std::optional<int64_t>& v) {
+  j.key(k);
+  if (v) j.value(*v);
+  else j.null();
+}
+
+}  // namespace
+
+void model_json(const Audit& a, std::ostream& out, bool compact, const FileResult* result, const std::string& config) {
+  const Model& m = a.model;
+  const Inventory& inv = a.inventory;
+  JsonWriter j(out, compact ? -1 : 2);
+  j.begin_object();
+  j.field("schema", kSchema);
+  j.key("tool").begin_object().field("name", "headcount").field("version", kVersion).end_object();
+  j.field("file", m.path);
+  j.key("config");
+  if (config.empty()) j.null();
+  else j.value(config);
+  j.key("model").begin_object();
+  j.field("ir_version", static_cast<int64_t>(m.proto->ir_version()));
+  j.field("producer", producer_string(*m.proto));
+  j.key("opsets").begin_array();
+  for (const auto& o : m.proto->opset_import()) {
+    j.begin_object().field("domain", o.domain()).field("version", static_cast<int64_t>(o.version())).end_object();
+  }
+  j.end_array();
+  j.field("file_bytes", m.file_size);
+  j.field("graphs", static_cast<uint64_t>(m.graphs.size()));
+  j.field("nodes", static_cast<uint64_t>(m.nodes.size()));
+  j.field("functions", static_cast<int64_t>(m.proto->functions_size()));
+  j.end_object();
+
+  j.key("parameters").begin_object();
+  j.field("stored", inv.stored);
+  j.field("bytes", inv.bytes);
+  j.field("tensors", inv.tensors);
+  j.field("unique", a.unique);
+  j.field("buffers", a.framework.buffer_elements);
+  j.field("merged", a.framework.merged_elements);
+  j.field("framework", a.framework.parameters);
+  j.field("content_compared", a.content_compared);
+  j.field("attention", a.attention.parameters);
+  j.key("composition").begin_object();
+  j.field("attention", a.composition.attention);
+  j.field("embeddings", a.composition.embeddings);
+  j.field("feed_forward", a.composition.feed_forward);
+  j.field("norms", a.composition.norms);
+  j.field("buffers", a.composition.buffers);
+  j.field("other", a.composition.other);
+  j.end_object();
+  j.end_object();
+
+  j.key("buffers").begin_array();
+  for (const auto& b : a.framework.buffers) {
+    const Weight& w = m.weights[static_cast<size_t>(b.weight)];
+    j.begin_object().field("name", w.name).field("elements", w.elements).field("reason", b.reason).end_object();
+  }
+  j.end_array();
+  j.key("merged").begin_array();
+  for (const auto& c : a.framework.merged) {
+    const Weight& w = m.weights[static_cast<size_t>(c.weight)];
+    j.begin_object().field("name", output_of(*m.nodes[static_cast<size_t>(c.node)].proto, 0)).field("tensor", w.name);
+    j.field("elements", w.elements).end_object();
+  }
+  j.end_array();
+
+  j.key("duplicates").begin_array();
+  for (const auto& d : a.duplicates) {
+    j.begin_object();
+    j.field("original", m.weights[d.original].name);
+    j.field("copy", m.weights[d.copy].name);
+    j.field("transposed", d.transposed);
+    j.field("elements", m.weights[d.copy].elements);
+    j.end_object();
+  }
+  j.end_array();
+
+  auto breakdown = [&](const char* name, const char* keyname, const std::vector<Breakdown>& rows) {
+    j.key(name).begin_array();
+    for (const auto& r : rows) {
+      j.begin_object().field(keyname, r.key).field("tensors", r.tensors).field("elements", r.elements)
+          .field("bytes", r.bytes).end_object();
+    }
+    j.end_array();
+  };
+  breakdown("by_dtype", "dtype", inv.by_dtype);
+  breakdown("by_storage", "storage", inv.by_storage);
+
+  j.key("tensors").begin_array();
+  for (const Weight& w : m.weights) {
+    if (!w.parameter) continue;
+    j.begin_object();
+    j.field("name", w.name);
+    j.field("graph", m.scope_name(w.graph));
+    j.field("dtype", dtype_name(w.dtype));
+    j.key("shape").int_array(w.dims);
+    j.field("elements", w.elements);
+    j.field("bytes", w.bytes);
+    j.field("storage", storage_name(w.storage));
+    if (w.sparse) j.field("sparse", true);
+    if (w.external_status != ExternalStatus::NotExternal) {
+      j.key("external").begin_object();
+      j.field("location", w.external_location);
+      j.field("offset", w.external_offset);
+      j.key("length");
+      if (w.external_length >= 0) j.value(w.external_length);
+      else j.null();
+      j.field("status", external_status_name(w.external_status));
+      j.end_object();
+    }
+    j.key("consumers").begin_array();
+    for (int ni : w.consumers) j.value(node_label(m, ni));
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("attention_blocks").begin_array();
+  for (const auto& b : a.attention.blocks) {
+    j.begin_object();
+    j.field("index", b.index);
+    j.field("name", b.name);
+    j.field("form", b.form);
+    j.field("kind", b.kind);
+    write_optional(j, "heads", b.heads);
+    write_optional(j, "kv_heads", b.kv_heads);
+    j.field("heads_from", b.heads_from);
+    write_optional(j, "width", b.width > 0 ? std::optional<int64_t>(b.width) : std::nullopt);
+    write_optional(j, "head_dim", b.head_dim);
+    write_optional(j, "v_head_dim", b.v_head_dim);
+    j.field("total", b.total);
+    j.field("standard", b.standard);
+    j.key("projections").begin_object();
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      j.key(role_name(r));
+      write_projection(j, m, b.projection(r));
+    }
+    j.end_object();
+    j.key("score_path").begin_array();
+    for (const auto& step : b.score_path) j.value(step);
+    j.end_array();
+    j.key("extras").begin_array();
+    for (const auto& e : b.extras) {
+      const Weight& w = m.weights[static_cast<size_t>(e.weight)];
+      j.begin_object().field("name", w.name).field("role", extra_role_name(e.role)).field("elements", e.elements);
+      j.key("shape").int_array(w.dims);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("notes").begin_array();
+    for (const auto& n : b.notes) j.value(n);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("declared");
+  if (!a.declared) {
+    j.null();
+  } else {
+    const Declared& d = *a.declared;
+    j.begin_object().field("file", d.config.file).field("format", d.config.format).field("model_type", d.config.model_type);
+    j.key("fields").begin_array();
+    for (const auto& f : d.fields) {
+      j.begin_object().field("field", f.label).field("key", f.key);
+      j.key("derived_from");
+      if (f.derived_from.empty()) j.null();
+      else j.value(f.derived_from);
+      for (auto [k, v] : {std::pair<const char*, Int>{"declared", f.declared}, {"found", f.found}}) {
+        j.key(k);
+        if (!v) j.null();
+        else if (f.boolean) j.value(*v != 0);
+        else j.value(*v);
+      }
+      j.field("agreement", agreement_name(f.agreement)).field("note", f.note).end_object();
+    }
+    j.end_array();
+    j.key("formula");
+    if (!d.count) {
+      j.null();
+    } else {
+      j.begin_object().field("family", d.count->family).field("total", d.count->total).field("note", d.count_note);
+      j.key("parts").begin_array();
+      for (const auto& p : d.count->parts) j.begin_object().field("part", p.part).field("parameters", p.parameters).field("formula", p.formula).end_object();
+      j.end_array();
+      j.end_object();
+    }
+    j.end_object();
+  }
+
+  j.key("findings").begin_array();
+  for (const auto& f : a.findings) {
+    j.begin_object();
+    j.field("rule", f.rule);
+    j.field("severity", severity_name(f.severity));
+    j.key("block");
+    if (f.block) j.value(*f.block);
+    else j.null();
+    j.field("message", f.message);
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("unmatched").begin_array();
+  for (const auto& u : a.attention.unmatched) {
+    j.begin_object().field("node", u.name).field("op_type", m.nodes[u.node].proto->op_type()).field("reason", u.reason).end_object();
+  }
+  j.end_array();
+
+  j.key("gates").begin_array();
+  if (result) {
+    for (const auto& g : result->gates) j.begin_object().field("gate", g.gate).field("message", g.message).end_object();
+  }
+  j.end_array();
+  j.end_object();
+  out << "\n";
+}
+
+void write_json(const Run& run, const RenderOptions&, std::ostream& out) {
+  bool many = run.files.size() > 1, first = true;
+  if (many) out << "[\n";
+  for (const auto& f : run.files) {
+    if (!f.audit) continue;
+    if (!first) out << ",\n";
+    first = false;
+    model_json(*f.audit, out, false, &f, run.config);
+  }
+  if (many) out << "]\n";
+}
+
+void write_jsonl(const Run& run, const RenderOptions&, std::ostream& out) {
+  for (const auto& f : run.files) {
+    if (f.audit) model_json(*f.audit, out, true, &f, run.config);
+  }
+}
+
+}  // namespace headcount::renderers

@@ -1,0 +1,107 @@
+// layout.h: what the text renderers share: aligned tables that measure cells by display width,
+// word wrapping, and the model's producer and opsets as reports name them (internal).
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "headcount/model.h"
+#include "headcount/report.h"
+#include "headcount/numbers.h"
+
+namespace headcount::renderers {
+
+inline std::string node_label(const Model& m, int ni) {
+  const auto& n = *m.nodes[ni].proto;
+  return n.name().empty() ? n.op_type() + "#" + std::to_string(ni) : n.name();
+}
+
+inline std::string producer_string(const onnx::ModelProto& p) {
+  std::string s = p.producer_name().empty() ? "unknown producer" : p.producer_name();
+  if (!p.producer_version().empty()) s += " " + p.producer_version();
+  return s;
+}
+
+inline std::string opset_string(const onnx::ModelProto& p) {
+  std::string s;
+  for (const auto& o : p.opset_import()) {
+    if (!s.empty()) s += ", ";
+    s += (o.domain().empty() || o.domain() == "ai.onnx" ? std::string("opset ") : o.domain() + " ") +
+         std::to_string(o.version());
+  }
+  return s;
+}
+
+// Left- or right-aligned column printing for the text tables; cells are measured in terminal
+// columns (display_width), so "…" and other multi-byte characters keep the columns aligned.
+struct Table {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right;  // per column
+  void print(std::ostream& out, const std::string& indent) const {
+    std::vector<size_t> w(right.size(), 0);
+    for (const auto& r : rows)
+      for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
+    for (const auto& r : rows) {
+      std::string line = indent;
+      for (size_t c = 0; c < r.size() && c < w.size(); ++c) {
+        std::string cell = r[c];
+        std::string pad(w[c] - display_width(cell), ' ');
+        line += right[c] ? pad + cell : cell + (c + 1 < r.size() ? pad : "");
+        if (c + 1 < r.size()) line += "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << '\n';
+    }
+  }
+};
+
+inline std::string optional_int(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "?"; }
+
+// Word-wraps `text` to lines of at most `width` columns, every line after the first indented.
+inline std::string wrap(const std::string& text, size_t first_used, size_t indent, size_t width = 100) {
+  std::string out, word;
+  size_t col = first_used;
+  auto flush = [&] {
+    if (word.empty()) return;
+    size_t len = 0;
+    for (unsigned char c : word) len += (c & 0xC0) != 0x80;  // count UTF-8 characters, not bytes
+    if (col > indent && col + 1 + len > width) {
+      out += "\n" + std::string(indent, ' ');
+      col = indent;
+    } else if (col > first_used || (col > indent && !out.empty())) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += len;
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ') flush();
+    else word += c;
+  }
+  flush();
+  return out;
+}
+
+inline std::string truncate(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "…" + s.substr(s.size() - (n - 1));
+}
+
+// "4, 4/2": the distinct head counts of a model's blocks, for summary lines.
+inline std::string heads_summary(const Audit& a) {
+  std::vector<std::string> seen;
+  for (const auto& b : a.attention.blocks) {
+    std::string h = b.heads ? std::to_string(*b.heads) : "?";
+    if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) h += "/" + std::to_string(*b.kv_heads);
+    if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
+  }
+  std::string s;
+  for (size_t i = 0; i < seen.size(); ++i) s += (i ? ", " : "") + seen[i];
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace headcount::renderers
