@@ -7,7 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(cmake make g++ libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev catch2 nlohmann-json3-dev)
+mode="${1:-audit}"
+case "$mode" in
+  audit | test) ;;
+  *) echo "usage: ./quickstart.sh [audit|test]" >&2; exit 2 ;;
+esac
+
+# What the tool needs; the test suite adds Catch2 and the schema checker.
+packages=(cmake make g++ libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev)
+[ "$mode" = test ] && packages+=(catch2 python3 python3-jsonschema)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,11 +28,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > build.log 2>&1 || { cat build.log; exit 1; }
-cmake --build build -j"$(nproc)" >> build.log 2>&1 || { cat build.log; exit 1; }
+# The audit builds the tool alone; the tests build everything. Build output goes to build.log,
+# whose end is shown when a step fails.
+tests=OFF
+[ "$mode" = test ] && tests=ON
+step() {
+  "$@" >> build.log 2>&1 || { echo "headcount: '$*' failed; the end of build.log:" >&2; tail -n 40 build.log >&2; exit 1; }
+}
+: > build.log
+step cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHEADCOUNT_TESTS=$tests
+step cmake --build build -j"$(nproc)"
 
-case "${1:-audit}" in
+case "$mode" in
   audit) exec build/headcount audit samples/bert_base_external.onnx ;;
   test) cd build && exec ctest --output-on-failure -j"$(nproc)" ;;
-  *) echo "usage: ./quickstart.sh [audit|test]" >&2; exit 2 ;;
 esac

@@ -1,10 +1,15 @@
 // cli.cpp: CLI11 wiring. The only place that knows about exit codes.
+//
+// run_cli() parses argv into AuditArgs or ExplainArgs and hands them to audit_command() or
+// explain_command(); the audit itself is run_audit() (cli.h), which the fuzz harnesses call too.
 #include "headcount/cli.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -18,12 +23,12 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "config.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/families.h"
 #include "headcount/render.h"
-#include "headcount/gate.h"
-#include "headcount/report.h"
+#include "suggest.h"
 
 namespace headcount {
 namespace {
@@ -58,42 +63,14 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
-// Edit distance between two words, hyphens ignored: "widthmismatch" is one step from nothing.
-size_t edit_distance(std::string a, std::string b) {
-  a.erase(std::remove(a.begin(), a.end(), '-'), a.end());
-  b.erase(std::remove(b.begin(), b.end(), '-'), b.end());
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
+bool has_onnx_extension(const std::filesystem::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".onnx";
 }
 
-// "did you mean" for a mistyped rule id: close spellings, else rules that contain the word.
-std::string suggest_rules(const std::string& word) {
-  std::vector<std::string> close, containing;
-  for (const auto& r : rules()) {
-    if (edit_distance(word, r.id) <= std::max<size_t>(2, word.size() / 5)) close.push_back(r.id);
-    else if (word.size() >= 3 && std::string(r.id).find(word) != std::string::npos) containing.push_back(r.id);
-  }
-  const auto& pick = close.empty() ? containing : close;
-  std::string out;
-  for (size_t i = 0; i < pick.size() && i < 3; ++i) {
-    if (i) out += i + 1 == std::min<size_t>(pick.size(), 3) ? " or " : ", ";
-    out += "'" + pick[i] + "'";
-  }
-  return out;
-}
-
-// Files as given; directories searched recursively for .onnx files, in sorted order. A directory
-// without any stays in the list, so the loader reports it as the error it is.
+// Files as given; directories searched recursively for .onnx files (any case), in sorted order.
+// A directory without any stays in the list, so the loader reports it as the error it is.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
   std::vector<std::string> files;
   for (const auto& a : args) {
@@ -103,7 +80,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
       auto it = std::filesystem::recursive_directory_iterator(
           a, std::filesystem::directory_options::skip_permission_denied, ec);
       for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file(ec) && it->path().extension() == ".onnx") found.push_back(it->path().string());
+        if (it->is_regular_file(ec) && has_onnx_extension(it->path())) found.push_back(it->path().string());
       }
       std::sort(found.begin(), found.end());
       if (found.empty()) found.push_back(a);
@@ -115,46 +92,252 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
   return files;
 }
 
-std::vector<PathBudget> read_budgets(const std::string& path) {
-  std::vector<PathBudget> out;
-  CLI::ConfigTOML toml;
-  std::vector<CLI::ConfigItem> items = toml.from_file(path);
-  PathBudget* current = nullptr;
-  for (const auto& item : items) {
-    if (item.parents.empty() || item.parents[0] != "budget") continue;
-    if (item.name == "++") {
-      out.emplace_back();
-      current = &out.back();
-      continue;
-    }
-    if (item.name == "--" || !current || item.inputs.empty()) continue;
-    const std::string& v = item.inputs[0];
-    if (item.name == "path") current->pattern = v;
-    else if (item.name == "max-params") current->budget.max_params = parse_count(v);
-    else if (item.name == "max-attention-params") current->budget.max_attention_params = parse_count(v);
-    else if (item.name == "max-bytes") current->budget.max_bytes = parse_bytes(v);
-    else if (item.name == "expect-heads") current->budget.expect_heads = static_cast<int64_t>(parse_count(v));
-    else throw InputError(path + ": unknown key '" + item.name + "' in a [[budget]] table");
+// ---- the options of each subcommand ----
+
+struct AuditArgs {
+  std::vector<std::string> models;
+  std::string format = "text", output, config, model_config;
+  int top = 10, jobs = 1;
+  bool no_content = false;
+  std::string max_params, max_attention_params, max_bytes, fail_on, baseline, tolerance = "0";
+  int64_t expect_heads = 0;
+};
+
+struct ExplainArgs {
+  std::string target, convention = "pytorch";
+  int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0;
+  bool no_bias = false;
+  int block = -1;
+};
+
+void add_audit_options(CLI::App* audit, AuditArgs& a) {
+  audit->add_option("MODEL", a.models, "one or more .onnx files or directories (searched recursively)")->required();
+  std::string format_help = "output format:";
+  std::vector<std::string> names;
+  for (const auto& f : formats()) {
+    format_help += std::string("\n  ") + f.name + ": " + f.summary;
+    names.push_back(f.name);
   }
-  for (const auto& b : out) {
-    if (b.pattern.empty()) throw InputError(path + ": a [[budget]] table has no path");
-  }
-  return out;
+  audit->add_option("-f,--format", a.format, format_help)->check(CLI::IsMember(names))->capture_default_str();
+  audit->add_option("-o,--output", a.output, "write the report to FILE instead of stdout ('-': stdout)");
+  audit->add_option("--top", a.top, "largest tensors listed in the text report (0 or more)")
+      ->check(CLI::Validator([](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos && !v.empty()
+                                                            ? std::string() : "--top takes 0 or more (a count of tensors)"; },
+                             "N", "count"))
+      ->capture_default_str();
+  audit->add_option("-j,--jobs", a.jobs, "audit N models in parallel (output order does not depend on N)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  audit->add_flag("--no-content", a.no_content,
+                  "skip the duplicate-tensor comparison and the buffer value checks (reads no weight bytes)");
+  audit->add_option("--model-config", a.model_config,
+                    "compare every model with this config.json or genai_config.json (default: the one beside each model)");
+  auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
+  gates->add_option("--max-params", a.max_params, "most parameters, as the framework counts them (parameters.framework): 350k, 110M, 1.5B");
+  gates->add_option("--max-attention-params", a.max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
+  gates->add_option("--max-bytes", a.max_bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB");
+  gates->add_option("--expect-heads", a.expect_heads, "every attention block must have N query heads")
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));  // 0 or -3 must not turn the gate off
+  gates->add_option("--fail-on", a.fail_on, "fail on any finding at or above: error, warning or info")
+      ->check(CLI::IsMember({"error", "warning", "info"}));
+  gates->add_option("--baseline", a.baseline, "an earlier --format json or jsonl report: fail if parameters, blocks, heads or widths moved");
+  gates->add_option("--tolerance", a.tolerance, "parameters the baseline comparison lets pass: a count (5000, 1k) or a percentage (0.5%)")
+      ->capture_default_str();
+  audit->add_option("--config", a.config,
+                    "read these options from a TOML file, plus [[budget]] tables per model path or glob "
+                    "(default: ./headcount.toml when it exists); options given here win");
+  audit->fallthrough();  // -v/-q may come after the subcommand too
 }
 
-// CLI11 (2.1) reads the config file of the main app only, never a subcommand's, so the top-level
-// keys of headcount.toml ("max-params = ...") are applied here: each to the audit option of that
-// name, unless the command line gave it. Unknown keys are ignored, as allow_config_extras says.
-void apply_config(CLI::App* audit, const std::string& path) {
-  CLI::ConfigTOML toml;
-  for (const auto& item : toml.from_file(path)) {
-    if (!item.parents.empty() || item.name == "++" || item.name == "--") continue;
-    CLI::Option* op = audit->get_option_no_throw("--" + item.name);
-    if (!op || !op->get_configurable() || op->count() > 0) continue;
-    if (op->get_expected_min() == 0) op->add_result(op->get_flag_value(item.name, toml.to_flag(item)));
-    else op->add_result(item.inputs);
-    op->run_callback();  // validates and stores the value
+void add_explain_options(CLI::App* explain, ExplainArgs& e) {
+  explain->add_option("TARGET", e.target, "a rule id (see below) or an .onnx file; omit for the calculator");
+  explain->add_option("--width", e.width, "calculator: model width d");
+  explain->add_option("--heads", e.heads, "calculator: query heads h");
+  explain->add_option("--head-dim", e.head_dim, "calculator: Q/K size PER HEAD (default width / heads)");
+  explain->add_option("--key-channels", e.key_channels,
+                      "calculator: Q/K size as a TOTAL over heads (MATLAB NumKeyChannels, Flax qkv_features)");
+  explain->add_option("--v-head-dim", e.v_head_dim, "calculator: V size per head (default: the Q/K head size)");
+  explain->add_option("--kv-heads", e.kv_heads, "calculator: key/value heads for GQA/MQA (default: heads)");
+  explain->add_flag("--no-bias", e.no_bias, "calculator: projections without biases");
+  std::vector<std::string> names;
+  std::string help = "calculator: whose meaning of the settings to explain:";
+  for (const auto& c : conventions()) {
+    names.push_back(c.name);
+    help += std::string("\n  ") + c.name + ": " + c.knob;
   }
+  explain->add_option("--convention", e.convention, help)->check(CLI::IsMember(names))->capture_default_str();
+  explain->add_option("--block", e.block, "with MODEL: the block index to derive");
+  explain->fallthrough();
+  std::string rule_list = "Rules:";
+  for (const auto& r : rules()) rule_list += std::string("\n  ") + r.id + " (" + severity_name(r.severity) + "): " + r.summary;
+  explain->footer(rule_list);
+}
+
+// ---- explain ----
+
+int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
+  try {
+    if (e.width || e.heads || e.head_dim || e.key_channels || e.v_head_dim || e.kv_heads) {
+      if (!e.target.empty()) throw InputError("give either TARGET or calculator options, not both");
+      BlockSpec spec;
+      spec.width = e.width;
+      spec.heads = e.heads;
+      if (e.head_dim) spec.head_dim = e.head_dim;
+      if (e.key_channels) spec.key_channels = e.key_channels;
+      if (e.v_head_dim) spec.v_head_dim = e.v_head_dim;
+      if (e.kv_heads) spec.kv_heads = e.kv_heads;
+      spec.bias = !e.no_bias;
+      out << explain_calculation(spec, find_convention(e.convention)->id);
+      return kExitOk;
+    }
+    if (e.target.empty()) throw InputError("explain needs --width and --heads, a rule id, or MODEL --block N");
+    if (const Rule* r = find_rule(e.target)) {
+      out << explain_rule(*r);
+      return kExitOk;
+    }
+    if (e.block < 0) {
+      std::vector<std::string> ids;
+      for (const auto& r : rules()) ids.push_back(r.id);
+      std::string hint = did_you_mean(e.target, ids);
+      throw InputError("'" + e.target + "' is not a rule id; for a model give --block N" +
+                       (hint.empty() ? std::string() : " (did you mean " + hint + "?)"));
+    }
+  } catch (const InputError& ex) {
+    err << "headcount: error: " << one_line(ex.what()) << "\n";
+    return kExitInput;
+  }
+  try {
+    Audit a = audit_file(e.target);
+    out << explain_block(a, e.block);
+    return kExitOk;
+  } catch (const InputError& ex) {
+    err << "headcount: error: " << one_line(e.target + ": " + ex.what()) << "\n";
+    return kExitInput;
+  }
+}
+
+// ---- audit ----
+
+// The audit options a config file may set: every option of the subcommand by its long name, but
+// the models and the config itself.
+// Option groups (the gates) hold their own options, so they are searched too.
+void collect_config_keys(const CLI::App* app, std::vector<std::string>& keys) {
+  for (const CLI::Option* op : app->get_options()) {
+    for (const auto& name : op->get_lnames()) {
+      if (name != "help" && name != "config") keys.push_back(name);
+    }
+  }
+  for (const CLI::App* group : app->get_subcommands([](const CLI::App* s) { return s->get_name().empty(); })) {
+    collect_config_keys(group, keys);
+  }
+}
+
+std::vector<std::string> config_keys(CLI::App* audit) {
+  std::vector<std::string> keys;
+  collect_config_keys(audit, keys);
+  return keys;
+}
+
+// Fills the options the command line did not give from the config's top-level keys.
+void apply_config(CLI::App* audit, const ConfigFile& config) {
+  for (const auto& o : config.options) {
+    CLI::Option* op = audit->get_option_no_throw("--" + o.key);
+    if (!op || op->count() > 0) continue;  // the command line wins
+    try {
+      op->add_result(o.value);
+      op->run_callback();  // validates and stores the value
+    } catch (const CLI::ParseError& e) {
+      throw InputError(config.path + ":" + std::to_string(o.line) + ": " + o.key + ": " + e.what());
+    }
+  }
+}
+
+// The gate values as text -> a budget (only the ones given).
+Budget budget_of(const AuditArgs& a) {
+  Budget b;
+  if (!a.max_params.empty()) b.max_params = parse_count(a.max_params);
+  if (!a.max_attention_params.empty()) b.max_attention_params = parse_count(a.max_attention_params);
+  if (!a.max_bytes.empty()) b.max_bytes = parse_bytes(a.max_bytes);
+  if (a.expect_heads > 0) b.expect_heads = a.expect_heads;
+  return b;
+}
+
+int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostream& out, std::ostream& err) {
+  AuditRequest request;
+  Baseline baseline;
+  try {
+    request.gates.pinned = budget_of(a);  // what the command line gave, before the config fills the rest
+    if (!a.config.empty()) request.config = a.config;
+    else if (std::filesystem::exists(kDefaultConfig)) request.config = kDefaultConfig;
+    if (!request.config.empty()) {
+      ConfigFile config = read_config(request.config, config_keys(audit));
+      apply_config(audit, config);
+      request.budgets = std::move(config.budgets);
+    }
+    request.gates.budget = budget_of(a);
+    if (!a.fail_on.empty()) request.gates.fail_on = parse_severity(a.fail_on);
+    parse_tolerance(a.tolerance, &request.gates.tolerance, &request.gates.tolerance_ppb);
+    if (!a.model_config.empty()) read_model_config(a.model_config);  // a config given by hand must be readable
+    if (!a.baseline.empty()) {
+      baseline = read_baseline(a.baseline);
+      request.gates.baseline = &baseline;
+    }
+  } catch (const InputError& e) {
+    err << "headcount: error: " << one_line(e.what()) << "\n";
+    return kExitInput;
+  }
+  RenderOptions render_options;
+  render_options.format = find_format(a.format)->format;  // validated by CLI11 against formats()
+  render_options.top = a.top;
+  request.inputs = a.models;
+  request.audit.compare_content = !a.no_content;
+  request.audit.model_config = a.model_config;
+  request.jobs = a.jobs;
+  if (show_progress) request.progress = &err;
+  Run run = run_audit(request);
+  report_problems(run, err);
+  int code = exit_code(run);
+
+  if (!a.output.empty() && a.output != "-") {
+    std::ofstream file(a.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err << "headcount: error: cannot write '" << one_line(a.output) << "'\n";
+      return kExitInput;
+    }
+    render(run, render_options, file);
+    file.flush();
+    if (!file) {
+      err << "headcount: error: writing '" << one_line(a.output) << "' failed\n";
+      return kExitInput;
+    }
+  } else {
+    render(run, render_options, out);
+    out.flush();
+  }
+  // In GitHub Actions, the github format also puts the whole table in the job's summary.
+  const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
+  if (render_options.format == Format::Github && summary && *summary) {
+    std::ofstream file(summary, std::ios::binary | std::ios::app);
+    RenderOptions md = render_options;
+    md.format = Format::Markdown;
+    render(run, md, file);
+    if (!file) err << "headcount: warning: cannot write the job summary '" << one_line(summary) << "'\n";
+  }
+  return code;
+}
+
+// "adit" -> "did you mean 'audit'?": a word where the subcommand belongs.
+std::string subcommand_hint(int argc, const char* const* argv, const CLI::App& app) {
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), word) != names.end()) return "";
+    std::string hint = did_you_mean(word, names);
+    return "'" + word + "' is not a subcommand" + (hint.empty() ? std::string(" (audit or explain)") : " (did you mean " + hint + "?)");
+  }
+  return "";
 }
 
 }  // namespace
@@ -170,84 +353,18 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "Run 'headcount SUBCOMMAND --help' for the options of each subcommand.");
   int verbose = 0;
   bool quiet = false;
-  app.add_flag("-v,--verbose", verbose, "more log output on stderr (-vv for debug)");
-  app.add_flag("-q,--quiet", quiet, "only errors on stderr");
-
-  // ---- audit ----
-  std::vector<std::string> models;
-  std::string format_name = "text", output_path;
-  int top = 10, jobs = 1;
-  bool no_content = false;
-  std::string max_params, max_attention_params, max_bytes, fail_on, baseline_path, tolerance = "0";
-  int64_t expect_heads = 0;
+  auto* verbose_flag = app.add_flag("-v,--verbose", verbose, "more log output on stderr (-vv for debug)");
+  auto* quiet_flag = app.add_flag("-q,--quiet", quiet, "only errors on stderr");
+  verbose_flag->excludes(quiet_flag);
+  AuditArgs audit_args;
+  ExplainArgs explain_args;
   auto* audit = app.add_subcommand("audit", "count the parameters of each model and of each attention block");
-  audit->add_option("MODEL", models, "one or more .onnx files or directories (searched recursively)")->required();
-  std::string format_help = "output format:";
-  std::vector<std::string> format_names;
-  for (const auto& f : formats()) {
-    format_help += std::string("\n  ") + f.name + ": " + f.summary;
-    format_names.push_back(f.name);
-  }
-  audit->add_option("-f,--format", format_name, format_help)->check(CLI::IsMember(format_names))->capture_default_str();
-  audit->add_option("-o,--output", output_path, "write the report to FILE instead of stdout");
-  audit->add_option("--top", top, "largest tensors listed in the text report")->check(CLI::NonNegativeNumber)->capture_default_str();
-  audit->add_option("-j,--jobs", jobs, "audit N models in parallel (output order does not depend on N)")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  audit->add_flag("--no-content", no_content, "skip the duplicate-tensor content comparison (reads no weight bytes)");
-  std::string model_config;
-  audit->add_option("--model-config", model_config,
-                    "compare every model with this config.json or genai_config.json (default: the one beside each model)");
-  auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
-  gates->add_option("--max-params", max_params, "most parameters, as the framework counts them (parameters.framework): 350k, 110M, 1.5B");
-  gates->add_option("--max-attention-params", max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
-  gates->add_option("--max-bytes", max_bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB");
-  gates->add_option("--expect-heads", expect_heads, "every attention block must have N query heads")
-      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));  // 0 or -3 must not turn the gate off
-  gates->add_option("--fail-on", fail_on, "fail on any finding at or above: error, warning or info")
-      ->check(CLI::IsMember({"error", "warning", "info"}));
-  gates->add_option("--baseline", baseline_path, "an earlier --format json report: fail if parameters, blocks, heads or widths moved");
-  gates->add_option("--tolerance", tolerance, "parameters the baseline comparison lets pass: a count (5000, 1k) or a percentage (0.5%)")
-      ->capture_default_str();
-  audit->set_config("--config", kDefaultConfig,
-                    "read these options from a TOML file, plus [[budget]] tables per model path or glob "
-                    "(default: ./headcount.toml when it exists)");
-  audit->allow_config_extras(CLI::config_extras_mode::ignore);
-  audit->fallthrough();  // -v/-q may come after the subcommand too
-
-  // ---- explain ----
-  std::string target;
-  int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0;
-  bool no_bias = false;
-  std::string convention_name = "pytorch";
-  int block = -1;
+  add_audit_options(audit, audit_args);
   auto* explain = app.add_subcommand(
       "explain",
       "show how a count is derived: 'explain --width W --heads H' (calculator), 'explain RULE', "
       "or 'explain MODEL --block N'");
-  explain->add_option("TARGET", target, "a rule id (see below) or an .onnx file; omit for the calculator");
-  explain->add_option("--width", width, "calculator: model width d");
-  explain->add_option("--heads", heads, "calculator: query heads h");
-  explain->add_option("--head-dim", head_dim, "calculator: Q/K size PER HEAD (default width / heads)");
-  explain->add_option("--key-channels", key_channels,
-                      "calculator: Q/K size as a TOTAL over heads (MATLAB NumKeyChannels, Flax qkv_features)");
-  explain->add_option("--v-head-dim", v_head_dim, "calculator: V size per head (default: the Q/K head size)");
-  explain->add_option("--kv-heads", kv_heads, "calculator: key/value heads for GQA/MQA (default: heads)");
-  explain->add_flag("--no-bias", no_bias, "calculator: projections without biases");
-  std::vector<std::string> convention_names;
-  std::string convention_help = "calculator: whose meaning of the settings to explain:";
-  for (const auto& c : conventions()) {
-    convention_names.push_back(c.name);
-    convention_help += std::string("\n  ") + c.name + ": " + c.knob;
-  }
-  explain->add_option("--convention", convention_name, convention_help)
-      ->check(CLI::IsMember(convention_names))
-      ->capture_default_str();
-  explain->add_option("--block", block, "with MODEL: the block index to derive");
-  explain->fallthrough();
-  std::string rule_list = "Rules:";
-  for (const auto& r : rules()) rule_list += std::string("\n  ") + r.id + " (" + severity_name(r.severity) + "): " + r.summary;
-  explain->footer(rule_list);
+  add_explain_options(explain, explain_args);
 
   try {
     app.parse(argc, argv);
@@ -262,116 +379,16 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       out << (audit->parsed() ? audit->help() : explain->parsed() ? explain->help() : app.help());
       return kExitOk;
     }
-    err << "headcount: error: " << one_line(e.what()) << "\n";
+    std::string hint = audit->parsed() || explain->parsed() ? "" : subcommand_hint(argc, argv, app);
+    err << "headcount: error: " << one_line(hint.empty() ? e.what() : hint) << "\n";
     err << "Run 'headcount --help' for usage.\n";
     return kExitInput;
   }
   set_up_logging(err, quiet ? -1 : verbose);
-
-  if (explain->parsed()) {
-    try {
-      if (width || heads || head_dim || key_channels || v_head_dim || kv_heads) {
-        if (!target.empty()) throw InputError("give either TARGET or calculator options, not both");
-        BlockSpec spec;
-        spec.width = width;
-        spec.heads = heads;
-        if (head_dim) spec.head_dim = head_dim;
-        if (key_channels) spec.key_channels = key_channels;
-        if (v_head_dim) spec.v_head_dim = v_head_dim;
-        if (kv_heads) spec.kv_heads = kv_heads;
-        spec.bias = !no_bias;
-        out << explain_calculation(spec, find_convention(convention_name)->id);
-        return kExitOk;
-      }
-      if (target.empty()) throw InputError("explain needs --width and --heads, a rule id, or MODEL --block N");
-      if (const Rule* r = find_rule(target)) {
-        out << explain_rule(*r);
-        return kExitOk;
-      }
-      if (block < 0) {
-        std::string hint = suggest_rules(target);
-        throw InputError("'" + target + "' is not a rule id; for a model give --block N" +
-                         (hint.empty() ? std::string() : " (did you mean " + hint + "?)"));
-      }
-    } catch (const InputError& e) {
-      err << "headcount: error: " << one_line(e.what()) << "\n";
-      return kExitInput;
-    }
-    try {
-      Audit a = audit_file(target);
-      out << explain_block(a, block);
-      return kExitOk;
-    } catch (const InputError& e) {
-      err << "headcount: error: " << one_line(target + ": " + e.what()) << "\n";
-      return kExitInput;
-    }
-  }
-
-  // ---- audit: options, gates, config ----
-  Run run;
-  GateOptions gate_options;
-  std::vector<BaselineModel> baseline;
-  std::vector<PathBudget> budgets;
-  try {
-    auto* config = audit->get_config_ptr();
-    if (config && config->count() > 0) run.config = config->as<std::string>();
-    else if (std::filesystem::exists(kDefaultConfig)) run.config = kDefaultConfig;
-    if (!run.config.empty()) {
-      apply_config(audit, run.config);
-      budgets = read_budgets(run.config);
-    }
-    Budget& b = gate_options.budget;
-    if (!max_params.empty()) b.max_params = parse_count(max_params);
-    if (!max_attention_params.empty()) b.max_attention_params = parse_count(max_attention_params);
-    if (!max_bytes.empty()) b.max_bytes = parse_bytes(max_bytes);
-    if (expect_heads > 0) b.expect_heads = expect_heads;
-    if (!fail_on.empty()) gate_options.fail_on = parse_severity(fail_on);
-    parse_tolerance(tolerance, &gate_options.tolerance, &gate_options.tolerance_fraction);
-    if (!model_config.empty()) read_model_config(model_config);  // a config given by hand must be readable
-    if (!baseline_path.empty()) {
-      baseline = read_baseline(baseline_path);
-      gate_options.baseline = &baseline;
-    }
-  } catch (const InputError& e) {
-    err << "headcount: error: " << one_line(e.what()) << "\n";
-    return kExitInput;
-  } catch (const CLI::Error& e) {
-    err << "headcount: error: " << one_line(run.config + ": " + e.what()) << "\n";
-    return kExitInput;
-  }
-  RenderOptions render_options;
-  render_options.format = find_format(format_name)->format;  // validated by CLI11 against formats()
-  render_options.top = top;
-  AuditRequest request;
-  request.inputs = models;
-  request.audit.compare_content = !no_content;
-  request.audit.model_config = model_config;
-  request.gates = gate_options;
-  request.budgets = std::move(budgets);
-  request.config = run.config;
-  request.jobs = jobs;
-  if (!quiet && isatty(STDERR_FILENO) && &err == &std::cerr) request.progress = &err;
-  run = run_audit(request);
-  report_problems(run, err);
-  int code = exit_code(run);
-
-  if (!output_path.empty()) {
-    std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      err << "headcount: error: cannot write '" << output_path << "'\n";
-      return kExitInput;
-    }
-    render(run, render_options, file);
-    file.flush();
-    if (!file) {
-      err << "headcount: error: writing '" << output_path << "' failed\n";
-      return kExitInput;
-    }
-  } else {
-    render(run, render_options, out);
-    out.flush();
-  }
-  return code;
+  if (explain->parsed()) return explain_command(explain_args, out, err);
+  // Progress on a terminal only, and not mixed with log lines.
+  bool progress = !quiet && verbose == 0 && &err == &std::cerr && isatty(STDERR_FILENO);
+  return audit_command(audit, audit_args, progress, out, err);
 }
 
 Run run_audit(const AuditRequest& request) {
@@ -382,7 +399,8 @@ Run run_audit(const AuditRequest& request) {
                          gates.budget.max_bytes || gates.budget.expect_heads || gates.fail_on || gates.baseline;
   std::vector<std::string> files = expand_inputs(request.inputs);
   run.files.resize(files.size());
-  std::atomic<size_t> next{0}, done{0};
+  std::atomic<size_t> next{0};
+  size_t done = 0;  // under progress_lock: the counter only moves forward
   bool progress = request.progress && files.size() > 1;
   std::mutex progress_lock;
   auto worker = [&] {
@@ -392,7 +410,7 @@ Run run_audit(const AuditRequest& request) {
       try {
         r.audit = audit_file(files[i], request.audit);
         GateOptions o = gates;
-        o.budget = budget_for(files[i], gates.budget, request.budgets);
+        o.budget = budget_for(files[i], gates.budget, request.budgets, gates.pinned);
         r.gates = check_gates(*r.audit, o);
       } catch (const InputError& e) {
         r.audit.reset();
@@ -404,11 +422,9 @@ Run run_audit(const AuditRequest& request) {
         r.audit.reset();
         r.error = std::string("internal error while auditing (please report it): ") + e.what();
       }
-      size_t n = ++done;
-      if (progress) {
-        std::lock_guard<std::mutex> lock(progress_lock);
-        *request.progress << "\rheadcount: audited " << n << "/" << files.size() << std::flush;
-      }
+      std::lock_guard<std::mutex> lock(progress_lock);
+      ++done;
+      if (progress) *request.progress << "\rheadcount: audited " << done << "/" << files.size() << "\033[K" << std::flush;
     }
   };
   std::vector<std::thread> pool;

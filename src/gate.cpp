@@ -8,12 +8,14 @@
 #include <fstream>
 #include <sstream>
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
 
 #include "headcount/error.h"
 #include "headcount/numbers.h"
 #include "headcount/report.h"
+#include "json_fields.h"
 
 namespace headcount {
 namespace {
@@ -65,71 +67,126 @@ std::string diff_of(uint64_t now, uint64_t before) {
   return "-" + with_commas(before - now);
 }
 
-double number_of(const google::protobuf::Value& v) { return v.kind_case() == google::protobuf::Value::kNumberValue ? v.number_value() : 0.0; }
+std::string heads_text(const std::optional<int64_t>& h) { return h ? std::to_string(*h) : "unknown"; }
 
-const google::protobuf::Value* field(const google::protobuf::Struct& s, const std::string& key) {
-  auto it = s.fields().find(key);
-  return it == s.fields().end() ? nullptr : &it->second;
+// Reads an unsigned count exactly; the reader never goes through a double.
+uint64_t count_field(const nlohmann::json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number_unsigned()) {
+    throw InputError(where + ": '" + key + "' is missing or not a whole number");
+  }
+  return it->get<uint64_t>();
 }
 
-BaselineModel model_from(const google::protobuf::Struct& doc, const std::string& path) {
-  const auto* schema = field(doc, "schema");
-  if (!schema || schema->string_value() != kSchema) {
-    throw InputError("baseline '" + path + "' is not a " + std::string(kSchema) + " report (run 'headcount audit MODEL --format json' to make one)");
-  }
+std::optional<int64_t> optional_int(const nlohmann::json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) throw InputError(where + ": '" + key + "' is missing");
+  if (it->is_null()) return std::nullopt;
+  if (!it->is_number_integer()) throw InputError(where + ": '" + key + "' is not a whole number or null");
+  return it->get<int64_t>();
+}
+
+BaselineModel model_from(const nlohmann::json& doc, const std::string& where) {
+  namespace F = json_field;
+  if (!doc.is_object()) throw InputError(where + ": a model entry is not an object");
   BaselineModel m;
-  if (const auto* f = field(doc, "file")) m.file = f->string_value();
-  if (const auto* p = field(doc, "parameters"); p && p->has_struct_value()) {
-    const auto& ps = p->struct_value();
-    if (const auto* v = field(ps, "stored")) m.stored = static_cast<uint64_t>(number_of(*v));
-    if (const auto* v = field(ps, "unique")) m.unique = static_cast<uint64_t>(number_of(*v));
-    if (const auto* v = field(ps, "attention")) m.attention = static_cast<uint64_t>(number_of(*v));
-  }
-  if (m.unique == 0) m.unique = m.stored;
-  if (const auto* blocks = field(doc, "attention_blocks"); blocks && blocks->has_list_value()) {
-    for (const auto& b : blocks->list_value().values()) {
-      if (!b.has_struct_value()) continue;
-      const auto& bs = b.struct_value();
-      BaselineBlock x;
-      if (const auto* v = field(bs, "heads"); v && v->kind_case() == google::protobuf::Value::kNumberValue) x.heads = static_cast<int64_t>(v->number_value());
-      if (const auto* v = field(bs, "kv_heads"); v && v->kind_case() == google::protobuf::Value::kNumberValue) x.kv_heads = static_cast<int64_t>(v->number_value());
-      if (const auto* v = field(bs, "width")) x.width = static_cast<int64_t>(number_of(*v));
-      if (const auto* v = field(bs, "form")) x.form = v->string_value();
-      m.blocks.push_back(x);
-    }
+  auto file = doc.find(F::kFile);
+  if (file == doc.end() || !file->is_string()) throw InputError(where + ": a model entry has no '" + F::kFile + "'");
+  m.file = file->get<std::string>();
+  m.key = baseline_key(m.file);
+  std::string at = where + ", model '" + m.file + "'";
+  auto p = doc.find(F::kParameters);
+  if (p == doc.end() || !p->is_object()) throw InputError(at + ": '" + F::kParameters + "' is missing");
+  m.stored = count_field(*p, F::kStored, at);
+  m.unique = count_field(*p, F::kUnique, at);
+  m.framework = count_field(*p, F::kFramework, at);
+  m.attention = count_field(*p, F::kAttention, at);
+  auto content = p->find(F::kContentCompared);
+  if (content == p->end() || !content->is_boolean()) throw InputError(at + ": '" + F::kContentCompared + "' is missing");
+  m.content_compared = content->get<bool>();
+  auto blocks = doc.find(F::kBlocks);
+  if (blocks == doc.end() || !blocks->is_array()) throw InputError(at + ": '" + F::kBlocks + "' is missing");
+  for (const auto& b : *blocks) {
+    if (!b.is_object()) throw InputError(at + ": an attention block is not an object");
+    BaselineBlock x;
+    x.heads = optional_int(b, F::kHeads, at);
+    x.kv_heads = optional_int(b, F::kKvHeads, at);
+    x.width = optional_int(b, F::kWidth, at);
+    auto form = b.find(F::kForm);
+    if (form != b.end() && form->is_string()) x.form = form->get<std::string>();
+    m.blocks.push_back(x);
   }
   return m;
 }
 
-std::string heads_text(const std::optional<int64_t>& h) { return h ? std::to_string(*h) : "unknown"; }
+void check_schema(const nlohmann::json& doc, const std::string& path) {
+  auto schema = doc.find(json_field::kSchema);
+  std::string seen = schema != doc.end() && schema->is_string() ? schema->get<std::string>() : "";
+  if (seen == kSchema) return;
+  if (seen == "headcount/1") {
+    throw InputError("baseline '" + path + "' was written by an earlier headcount (headcount/1); write it again with "
+                     "this version: headcount audit MODEL... --format json -o " + path);
+  }
+  throw InputError("baseline '" + path + "' is not a " + std::string(kSchema) +
+                   " report (run 'headcount audit MODEL... --format json -o " + path + "' to make one)");
+}
 
-const BaselineModel* baseline_for(const Audit& a, const std::vector<BaselineModel>& models) {
-  if (models.size() == 1) return &models[0];
-  auto base = [](const std::string& p) {
-    size_t cut = p.find_last_of('/');
-    return cut == std::string::npos ? p : p.substr(cut + 1);
-  };
-  for (const auto& m : models) {
-    if (m.file == a.model.path) return &m;
-  }
-  for (const auto& m : models) {
-    if (base(m.file) == base(a.model.path)) return &m;
-  }
-  return nullptr;
+std::string names_of(const Baseline& b) {
+  std::string s;
+  for (size_t i = 0; i < b.models.size() && i < 5; ++i) s += (i ? ", " : "") + b.models[i].file;
+  if (b.models.size() > 5) s += ", ...";
+  return s.empty() ? "no models" : s;
 }
 
 }  // namespace
 
-Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets) {
+namespace {
+
+// Shell-style glob over '/'-separated paths: *, ? and [...] within one segment, ** for any number
+// of segments.
+bool glob_match(const std::vector<std::string>& pat, size_t i, const std::vector<std::string>& path, size_t j) {
+  if (i == pat.size()) return j == path.size();
+  if (pat[i] == "**") {
+    for (size_t k = j; k <= path.size(); ++k) {
+      if (glob_match(pat, i + 1, path, k)) return true;
+    }
+    return false;
+  }
+  return j < path.size() && fnmatch(pat[i].c_str(), path[j].c_str(), FNM_PERIOD) == 0 && glob_match(pat, i + 1, path, j + 1);
+}
+
+std::vector<std::string> segments(const std::string& p) {
+  std::vector<std::string> out;
+  for (const auto& part : std::filesystem::path(p)) {
+    if (!part.empty() && part != "/") out.push_back(part.string());
+  }
+  return out;
+}
+
+}  // namespace
+
+bool path_matches(const std::string& pattern, const std::string& file) {
+  std::error_code ec;
+  std::string absolute = std::filesystem::absolute(file, ec).lexically_normal().generic_string();
+  return glob_match(segments(pattern), 0, segments(absolute), 0);
+}
+
+Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets,
+                  const Budget& pinned) {
   Budget b = global;
   for (const auto& pb : budgets) {
-    if (fnmatch(pb.pattern.c_str(), file.c_str(), 0) != 0 && file != pb.pattern) continue;
+    if (!path_matches(pb.pattern, file)) continue;
     if (pb.budget.max_params) b.max_params = pb.budget.max_params;
     if (pb.budget.max_attention_params) b.max_attention_params = pb.budget.max_attention_params;
     if (pb.budget.max_bytes) b.max_bytes = pb.budget.max_bytes;
     if (pb.budget.expect_heads) b.expect_heads = pb.budget.expect_heads;
     break;
   }
+  // What the command line gave beats every table of the config.
+  if (pinned.max_params) b.max_params = pinned.max_params;
+  if (pinned.max_attention_params) b.max_attention_params = pinned.max_attention_params;
+  if (pinned.max_bytes) b.max_bytes = pinned.max_bytes;
+  if (pinned.expect_heads) b.expect_heads = pinned.expect_heads;
   return b;
 }
 
@@ -172,57 +229,92 @@ uint64_t parse_bytes(const std::string& text) {
   return *v;
 }
 
-void parse_tolerance(const std::string& text, uint64_t* absolute, double* fraction) {
+void parse_tolerance(const std::string& text, uint64_t* absolute, uint64_t* ppb) {
   *absolute = 0;
-  *fraction = 0.0;
+  *ppb = 0;
   if (!text.empty() && text.back() == '%') {
-    std::string number = text.substr(0, text.size() - 1);
-    char* end = nullptr;
-    double v = std::strtod(number.c_str(), &end);
-    if (number.empty() || *end != '\0' || !(v >= 0.0) || v > 100.0) {
-      throw InputError("'" + text + "' is not a tolerance (examples: 0, 5000, 1k, 0.5%)");
-    }
-    *fraction = v / 100.0;
+    // 1% is 10,000,000 parts per billion; read exactly, up to 100%.
+    auto v = scaled(text.substr(0, text.size() - 1), 10000000);
+    if (!v || *v > 1000000000) throw InputError("'" + text + "' is not a tolerance (examples: 0, 5000, 1k, 0.5%)");
+    *ppb = *v;
     return;
   }
   *absolute = parse_count(text);
 }
 
-std::vector<BaselineModel> read_baseline(const std::string& path) {
+std::string baseline_key(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  std::error_code ec;
+  if (p.is_absolute()) {
+    fs::path rel = p.lexically_normal().lexically_relative(fs::current_path(ec).lexically_normal());
+    if (!ec && !rel.empty() && *rel.begin() != "..") p = rel;
+  }
+  std::string key = p.lexically_normal().generic_string();
+  while (key.rfind("./", 0) == 0) key = key.substr(2);
+  return key;
+}
+
+Baseline read_baseline(const std::string& path) {
+  namespace F = json_field;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot read baseline '" + path + "'");
   std::ostringstream s;
   s << in.rdbuf();
   std::string text = s.str();
-  size_t start = text.find_first_not_of(" \t\r\n");
-  if (start == std::string::npos) throw InputError("baseline '" + path + "' is empty");
-  std::vector<std::string> documents;
-  if (text[start] == '[') {
-    documents.push_back("{\"documents\": " + text + "}");
-  } else if (text.find("\n{", start) != std::string::npos && text.find("\n{", start) < text.find_last_not_of(" \t\r\n")) {
-    std::istringstream lines(text);  // JSON lines: one document per line
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.find_first_not_of(" \t\r") != std::string::npos) documents.push_back(line);
-    }
-  } else {
-    documents.push_back(text);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError("baseline '" + path + "' is empty");
+  Baseline b;
+  b.path = path;
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_discarded()) {  // --format json: one document
+    if (!doc.is_object()) throw InputError("baseline '" + path + "' is not a headcount report");
+    check_schema(doc, path);
+    auto models = doc.find(F::kModels);
+    if (models == doc.end() || !models->is_array()) throw InputError("baseline '" + path + "' has no '" + F::kModels + "' list");
+    for (const auto& m : *models) b.models.push_back(model_from(m, "baseline '" + path + "'"));
+    return b;
   }
-  std::vector<BaselineModel> out;
-  for (const auto& d : documents) {
-    google::protobuf::Struct doc;
-    auto status = google::protobuf::util::JsonStringToMessage(d, &doc);
-    if (!status.ok()) throw InputError("baseline '" + path + "' is not valid JSON: " + std::string(status.message()));
-    if (const auto* list = field(doc, "documents"); list && list->has_list_value() && doc.fields_size() == 1) {
-      for (const auto& v : list->list_value().values()) {
-        if (!v.has_struct_value()) throw InputError("baseline '" + path + "' holds something other than reports");
-        out.push_back(model_from(v.struct_value(), path));
-      }
-    } else {
-      out.push_back(model_from(doc, path));
-    }
+  std::istringstream lines(text);  // --format jsonl: one record a line
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string where = "baseline '" + path + "' line " + std::to_string(n);
+    nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_discarded() || !record.is_object()) throw InputError(where + " is not JSON");
+    check_schema(record, path);
+    auto kind = record.find(F::kRecord);
+    if (kind == record.end() || !kind->is_string()) throw InputError(where + " has no '" + F::kRecord + "'");
+    if (*kind == "error") continue;  // a model the earlier run could not audit: nothing to compare
+    if (*kind != "model") throw InputError(where + ": unknown record '" + kind->get<std::string>() + "'");
+    b.models.push_back(model_from(record, where));
   }
-  return out;
+  return b;
+}
+
+const std::vector<GateKind>& gate_kinds() {
+  static const std::vector<GateKind> kinds = {
+      {"max-params", "the model has more parameters than its budget",
+       "--max-params N (or max-params in headcount.toml, or a [[budget]] table) caps parameters.framework: the "
+       "parameters as the framework counts them, each stored tensor once, without buffers. Raise the budget if the "
+       "growth is intended."},
+      {"max-attention-params", "the attention projections have more parameters than their budget",
+       "--max-attention-params N caps parameters.attention: the Q, K, V and O projections (and their extras) of every "
+       "attention block, each tensor once."},
+      {"max-bytes", "the stored parameters take more bytes than their budget",
+       "--max-bytes SIZE caps parameters.bytes: the bytes of every stored parameter tensor, embedded or external, "
+       "as stored (quantized tensors at their stored width)."},
+      {"expect-heads", "an attention block does not have the expected number of query heads",
+       "--expect-heads N requires every attention block to have N query heads; a block whose heads cannot be "
+       "inferred, or a model without attention blocks, fails it too."},
+      {"fail-on", "a finding reached the --fail-on severity",
+       "--fail-on SEVERITY fails the model when any finding is at or above it (error, warning or info). The "
+       "findings themselves are reported under their own rules."},
+      {"baseline", "the model moved from its --baseline report",
+       "--baseline REPORT compares the model with its entry (by path) in an earlier --format json or jsonl report: "
+       "parameters.framework and parameters.attention within --tolerance, and the number of attention blocks and "
+       "each block's heads, key/value heads and width exactly. A model the baseline has no entry for fails it."},
+  };
+  return kinds;
 }
 
 std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
@@ -266,22 +358,41 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
     }
   }
   if (o.baseline) {
-    const BaselineModel* base = baseline_for(a, *o.baseline);
+    // Matched by path, normalized; a baseline of many models compares only the ones of this run.
+    const Baseline& bl = *o.baseline;
+    std::string key = baseline_key(a.model.path);
+    const BaselineModel* base = nullptr;
+    for (const auto& m : bl.models) {
+      if (m.key == key) base = &m;
+    }
     if (!base) {
-      out.push_back({"baseline", "the baseline has no report for '" + a.model.path + "'"});
+      out.push_back({"baseline", "the baseline '" + bl.path + "' has no entry for '" + key + "' (it holds: " + names_of(bl) +
+                                     "); write it again with this model in the run"});
+      return out;
+    }
+    if (base->content_compared != a.content_compared) {
+      out.push_back({"baseline", std::string(base->content_compared
+                                                 ? "the baseline was written without --no-content and this run uses it"
+                                                 : "the baseline was written with --no-content and this run without it") +
+                                     ": their parameter counts are not comparable; run both the same way"});
       return out;
     }
     auto moved = [&](const char* what, uint64_t now, uint64_t before) {
-      // A percentage tolerance is a share of the baseline's own value of this count.
+      // A percentage tolerance is a share of the baseline's own value of this count, exact.
       uint64_t allowed = o.tolerance;
-      if (o.tolerance_fraction > 0.0) allowed = static_cast<uint64_t>(std::floor(o.tolerance_fraction * static_cast<double>(before)));
+      if (o.tolerance_ppb > 0) {
+        // before · ppb / 1e9 without overflow: (q·1e9 + r) · ppb / 1e9 = q·ppb + r·ppb / 1e9, where
+        // q·ppb <= before (ppb <= 1e9) and r·ppb < 1e18.
+        constexpr uint64_t kBillion = 1000000000u;
+        allowed = before / kBillion * o.tolerance_ppb + before % kBillion * o.tolerance_ppb / kBillion;
+      }
       uint64_t d = now > before ? now - before : before - now;
       if (d > allowed) {
         out.push_back({"baseline", std::string(what) + " moved from " + with_commas(before) + " to " + with_commas(now) + " (" +
                                        diff_of(now, before) + "; tolerance " + with_commas(allowed) + ")"});
       }
     };
-    moved("parameters", a.unique, base->unique);
+    moved("parameters", a.framework.parameters, base->framework);
     moved("attention parameters", a.attention.parameters, base->attention);
     if (base->blocks.size() != a.attention.blocks.size()) {
       out.push_back({"baseline", "attention blocks changed from " + std::to_string(base->blocks.size()) + " to " +
@@ -294,7 +405,8 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
       std::vector<std::string> changes;
       if (was.heads != now.heads) changes.push_back("heads " + heads_text(was.heads) + " → " + heads_text(now.heads));
       if (was.kv_heads != now.kv_heads) changes.push_back("kv_heads " + heads_text(was.kv_heads) + " → " + heads_text(now.kv_heads));
-      if (was.width != now.width) changes.push_back("width " + std::to_string(was.width) + " → " + std::to_string(now.width));
+      std::optional<int64_t> width = now.width > 0 ? std::optional<int64_t>(now.width) : std::nullopt;
+      if (was.width != width) changes.push_back("width " + heads_text(was.width) + " → " + heads_text(width));
       if (!changes.empty()) {
         std::string msg = "block " + std::to_string(i) + " changed:";
         for (size_t c = 0; c < changes.size(); ++c) msg += (c ? ", " : " ") + changes[c];

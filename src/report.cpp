@@ -5,8 +5,8 @@
 
 namespace headcount {
 
-const char* const kVersion = "0.1.0";
-const char* const kSchema = "headcount/1";
+const char* const kVersion = HEADCOUNT_VERSION;
+const char* const kSchema = "headcount/2";
 
 Audit audit_file(const std::string& path, const AuditOptions& options) {
   Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}, {}, {}};

@@ -18,8 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
 
 #include "headcount/cli.h"
 #include "headcount/error.h"
@@ -29,8 +28,7 @@
 using namespace headcount;
 using Catch::Matchers::Message;
 namespace fs = std::filesystem;
-using google::protobuf::Struct;
-using google::protobuf::Value;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -74,18 +72,19 @@ static size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
-static Struct parse_json(const std::string& text) {
-  Struct s;
-  auto status = google::protobuf::util::JsonStringToMessage(text, &s);
+// Parses one JSON document; integers stay exact (nlohmann keeps uint64 as uint64).
+static Json parse_json(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
   INFO(text.substr(0, 400));
-  REQUIRE(status.ok());
-  return s;
+  REQUIRE(!j.is_discarded());
+  return j;
 }
 
-static const Value& get(const Struct& s, const std::string& key) {
-  auto it = s.fields().find(key);
-  if (it == s.fields().end()) FAIL("no field '" << key << "'");
-  return it->second;
+static const Json& get(const Json& j, const std::string& key) {
+  REQUIRE(j.is_object());
+  auto it = j.find(key);
+  if (it == j.end()) FAIL("no field '" << key << "'");
+  return *it;
 }
 
 // Changes into `dir` and back again when the scope ends, also when a REQUIRE throws.
@@ -137,14 +136,17 @@ TEST_CASE("parse_bytes reads decimal and binary units", "[gate]") {
 }
 
 TEST_CASE("parse_tolerance reads a count or a percentage", "[gate]") {
-  uint64_t absolute = 99;
-  double fraction = 99.0;
+  uint64_t absolute = 99, fraction = 99;
   parse_tolerance("0.5%", &absolute, &fraction);
   CHECK(absolute == 0u);
-  CHECK(fraction == Approx(0.005));  // 0.5 / 100
+  CHECK(fraction == 5000000u);  // 0.5% = 0.005 = 5,000,000 parts per billion, exactly
+  parse_tolerance("100%", &absolute, &fraction);
+  CHECK(fraction == 1000000000u);
+  parse_tolerance("0.0000001%", &absolute, &fraction);
+  CHECK(fraction == 1u);  // 1e-9
   parse_tolerance("5000", &absolute, &fraction);
   CHECK(absolute == 5000u);
-  CHECK(fraction == 0.0);
+  CHECK(fraction == 0u);
   parse_tolerance("1k", &absolute, &fraction);
   CHECK(absolute == 1000u);
   for (std::string bad : {"%", "abc%", "-1%", "150%"}) {
@@ -263,112 +265,186 @@ TEST_CASE("gate: --fail-on gates findings by severity", "[gate]") {
   CHECK(r.code == 2);
 }
 
-TEST_CASE("gate: --baseline compares with an earlier JSON report", "[gate]") {
+TEST_CASE("gate: --baseline compares with an earlier JSON report of the same path", "[gate]") {
   testutil::TempDir dir;
-  const std::string bert = sample("bert_tiny"), gpt2 = sample("gpt2_tiny");
-  const std::string base = dir.file("bert_tiny.json");
-  CliResult r = cli({"audit", bert, "--format", "json", "-o", base});
+  // One path, two models: the report is written for bert_tiny, then the file is replaced by
+  // gpt2_tiny, the way a re-export replaces a model in a repository.
+  const std::string model = copy_sample("bert_tiny", dir.path / "model.onnx");
+  const std::string base = dir.file("base.json");
+  CliResult r = cli({"audit", model, "--format", "json", "-o", base});
   REQUIRE(r.code == 0);
   CHECK(r.out.empty());
 
   // The same model against its own report.
-  r = cli({"audit", bert, "--baseline", base});
+  r = cli({"audit", model, "--baseline", base});
   CHECK(r.code == 0);
   CHECK(r.err.empty());
   CHECK(r.out.find("\ngates: all passed\n") != std::string::npos);
 
-  // A single-document baseline applies whatever the file name: PyTorch's totals 20,928 (bert_tiny)
-  // -> 29,184 (gpt2_tiny) is +8,256. Attention is 8,448 in both (2 x (4 x 32^2 + 4 x 32)), and
-  // both have 2 blocks of 4 heads of width 32, so the parameters are the only change.
-  r = cli({"audit", gpt2, "--baseline", base});
+  // PyTorch's totals 20,928 (bert_tiny) -> 29,184 (gpt2_tiny) is +8,256. Attention is 8,448 in
+  // both (2 x (4 x 32^2 + 4 x 32)), and both have 2 blocks of 4 heads of width 32, so the
+  // parameters are the only change.
+  copy_sample("gpt2_tiny", model);
+  r = cli({"audit", model, "--baseline", base});
   CHECK(r.code == 1);
-  CHECK(r.err == "headcount: gate failed: " + gpt2 +
+  CHECK(r.err == "headcount: gate failed: " + model +
                      ": baseline: parameters moved from 20,928 to 29,184 (+8,256; tolerance 0)\n");
 
-  // The other way round the move is negative.
-  const std::string gpt2_base = dir.file("gpt2_tiny.json");
-  REQUIRE(cli({"audit", gpt2, "-f", "json", "-o", gpt2_base}).code == 0);
-  r = cli({"audit", bert, "--baseline", gpt2_base});
-  CHECK(r.code == 1);
-  CHECK(r.err == "headcount: gate failed: " + bert +
-                     ": baseline: parameters moved from 29,184 to 20,928 (-8,256; tolerance 0)\n");
+  SECTION("the other way round the move is negative") {
+    REQUIRE(cli({"audit", model, "-f", "json", "-o", base}).code == 0);
+    copy_sample("bert_tiny", model);
+    r = cli({"audit", model, "--baseline", base});
+    CHECK(r.code == 1);
+    CHECK(r.err == "headcount: gate failed: " + model +
+                       ": baseline: parameters moved from 29,184 to 20,928 (-8,256; tolerance 0)\n");
+  }
 
   SECTION("a tolerance lets the parameter move pass") {
-    CHECK(cli({"audit", gpt2, "--baseline", base, "--tolerance", "10k"}).code == 0);
-    CHECK(cli({"audit", gpt2, "--baseline", base, "--tolerance", "8256"}).code == 0);  // inclusive
-    r = cli({"audit", gpt2, "--baseline", base, "--tolerance", "8255"});
+    CHECK(cli({"audit", model, "--baseline", base, "--tolerance", "10k"}).code == 0);
+    CHECK(cli({"audit", model, "--baseline", base, "--tolerance", "8256"}).code == 0);  // inclusive
+    r = cli({"audit", model, "--baseline", base, "--tolerance", "8255"});
     CHECK(r.code == 1);
-    CHECK(r.err == "headcount: gate failed: " + gpt2 +
+    CHECK(r.err == "headcount: gate failed: " + model +
                        ": baseline: parameters moved from 20,928 to 29,184 (+8,256; tolerance 8,255)\n");
     // A percentage is of the baseline's count: 0.5% of 20,928 = 104.64 -> 104; 40% = 8,371.2 -> 8,371.
-    r = cli({"audit", gpt2, "--baseline", base, "--tolerance", "0.5%"});
+    r = cli({"audit", model, "--baseline", base, "--tolerance", "0.5%"});
     CHECK(r.code == 1);
-    CHECK(r.err == "headcount: gate failed: " + gpt2 +
+    CHECK(r.err == "headcount: gate failed: " + model +
                        ": baseline: parameters moved from 20,928 to 29,184 (+8,256; tolerance 104)\n");
-    CHECK(cli({"audit", gpt2, "--baseline", base, "--tolerance", "40%"}).code == 0);
+    CHECK(cli({"audit", model, "--baseline", base, "--tolerance", "40%"}).code == 0);
   }
 
   SECTION("with a tolerance the blocks and heads are still compared") {
-    // The same report with block 0 claiming 8 heads: only that block differs from gpt2_tiny's.
-    std::string text = testutil::read_text(base);
-    size_t at = text.find("\"heads\": 4,");
-    REQUIRE(at != std::string::npos);
-    text.replace(at, std::string("\"heads\": 4,").size(), "\"heads\": 8,");
-    const std::string edited = dir.file("edited.json");
-    testutil::write_bytes(edited, text);
-    r = cli({"audit", gpt2, "--baseline", edited, "--tolerance", "10k"});
+    // The same report with block 0 claiming 8 heads: only that block differs.
+    Json doc = parse_json(testutil::read_text(base));
+    doc["models"][0]["attention_blocks"][0]["heads"] = 8;
+    testutil::write_bytes(base, doc.dump());
+    r = cli({"audit", model, "--baseline", base, "--tolerance", "10k"});
     CHECK(r.code == 1);
-    CHECK(r.err == "headcount: gate failed: " + gpt2 + ": baseline: block 0 changed: heads 8 → 4\n");
+    CHECK(r.err == "headcount: gate failed: " + model + ": baseline: block 0 changed: heads 8 → 4\n");
+  }
+
+  SECTION("attention parameters are compared on their own") {
+    // 8,448 in the report edited to 8,447: parameters within the tolerance, attention 1 off.
+    Json doc = parse_json(testutil::read_text(base));
+    doc["models"][0]["parameters"]["attention"] = 8447;
+    testutil::write_bytes(base, doc.dump());
+    r = cli({"audit", model, "--baseline", base, "--tolerance", "0.0001%"});
+    CHECK(r.code == 1);
+    // 0.0001% = 1,000 ppb: of 20,928 that is 0 (20,928 x 1,000 / 10^9 = 0.02); of 8,447 it is 0.
+    CHECK(r.err == "headcount: gate failed: " + model +
+                       ": baseline: parameters moved from 20,928 to 29,184 (+8,256; tolerance 0)\n"
+                       "headcount: gate failed: " + model +
+                       ": baseline: attention parameters moved from 8,447 to 8,448 (+1; tolerance 0)\n");
   }
 }
 
-TEST_CASE("gate: --baseline in JSON-array and JSON-lines form is matched by file name", "[gate]") {
+TEST_CASE("gate: --baseline reads counts above 2^53 exactly", "[gate]") {
+  // A double cannot hold 2^53 + 1 = 9,007,199,254,740,993: a reader going through one sees
+  // 2^53 on both sides and passes a move of 1. The tensor has dims only (no data), which the
+  // loader counts from its shape.
   testutil::TempDir dir;
-  const std::string array = dir.file("base.json"), jsonl = dir.file("base.jsonl");
-  REQUIRE(cli({"audit", sample("bert_tiny"), sample("gpt2_tiny"), "-f", "json", "-o", array}).code == 0);
-  REQUIRE(cli({"audit", sample("bert_tiny"), sample("gpt2_tiny"), "-f", "jsonl", "-o", jsonl}).code == 0);
-  CHECK(testutil::read_text(array).substr(0, 2) == "[\n");
-  CHECK(lines_of(testutil::read_text(jsonl)).size() == 2);
+  auto m = testutil::model();
+  *m.mutable_graph()->add_initializer() =
+      testutil::tensor("big", {int64_t{9007199254740993}}, onnx::TensorProto::UINT8, /*no_data=*/true);
+  const std::string model = dir.file("big.onnx"), base = dir.file("big.json");
+  testutil::save(m, model);
+  CliResult r = cli({"audit", model, "-f", "json", "-o", base});
+  REQUIRE(r.code == 0);
+  Json doc = parse_json(testutil::read_text(base));
+  REQUIRE(get(get(doc["models"][0], "parameters"), "framework").get<uint64_t>() == 9007199254740993u);
+  CHECK(cli({"audit", model, "--baseline", base}).code == 0);
+  doc["models"][0]["parameters"]["framework"] = 9007199254740992u;  // 2^53
+  testutil::write_bytes(base, doc.dump());
+  r = cli({"audit", model, "--baseline", base});
+  CHECK(r.code == 1);
+  CHECK(r.err == "headcount: gate failed: " + model +
+                     ": baseline: parameters moved from 9,007,199,254,740,992 to 9,007,199,254,740,993 (+1; tolerance 0)\n");
+}
 
-  // Copies elsewhere, in the other order: each must find its own report by file name (crossed
-  // over, 20,928 vs 29,184 would fail).
-  const std::string gpt2 = copy_sample("gpt2_tiny", dir.path / "x" / "gpt2_tiny.onnx");
+TEST_CASE("gate: --baseline entries are matched by normalized path, in json and jsonl form", "[gate]") {
+  testutil::TempDir dir;
   const std::string bert = copy_sample("bert_tiny", dir.path / "y" / "z" / "bert_tiny.onnx");
-  for (const std::string& baseline : {array, jsonl}) {
+  const std::string gpt2 = copy_sample("gpt2_tiny", dir.path / "x" / "gpt2_tiny.onnx");
+  CwdGuard cwd(dir.path);
+  REQUIRE(cli({"audit", "y/z/bert_tiny.onnx", "x/gpt2_tiny.onnx", "-f", "json", "-o", "base.json"}).code == 0);
+  REQUIRE(cli({"audit", "y/z/bert_tiny.onnx", "x/gpt2_tiny.onnx", "-f", "jsonl", "-o", "base.jsonl"}).code == 0);
+  CHECK(lines_of(testutil::read_text("base.jsonl")).size() == 2);
+
+  for (const std::string baseline : {"base.json", "base.jsonl"}) {
     INFO(baseline);
-    CliResult r = cli({"audit", gpt2, bert, "--baseline", baseline});
+    // The other order, and spelled differently: ./x/../x/gpt2_tiny.onnx and the absolute path of
+    // bert_tiny (inside the current directory) are the same entries. Crossed over, 20,928 vs
+    // 29,184 would fail.
+    CliResult r = cli({"audit", "./x/../x/gpt2_tiny.onnx", bert, "--baseline", baseline});
     CHECK(r.code == 0);
     CHECK(r.err.empty());
     CHECK(count_of(r.out, "\ngates: all passed\n") == 2);
-    // A model the baseline has no report for fails the gate.
-    const std::string other = copy_sample("per_head", dir.path / "per_head.onnx");
-    r = cli({"audit", other, "--baseline", baseline});
+
+    // The same file name in another folder is another model: no fallback on the name.
+    const std::string other = copy_sample("gpt2_tiny", dir.path / "w" / "gpt2_tiny.onnx");
+    r = cli({"audit", "w/gpt2_tiny.onnx", "--baseline", baseline});
     CHECK(r.code == 1);
-    CHECK(r.err == "headcount: gate failed: " + other + ": baseline: the baseline has no report for '" + other + "'\n");
+    CHECK(r.err == "headcount: gate failed: w/gpt2_tiny.onnx: baseline: the baseline '" + baseline +
+                       "' has no entry for 'w/gpt2_tiny.onnx' (it holds: y/z/bert_tiny.onnx, x/gpt2_tiny.onnx); "
+                       "write it again with this model in the run\n");
+  }
+
+  SECTION("a baseline written with --no-content is not compared with a run with content") {
+    // With --no-content the tied head is not found: 32,384 stored and counted, not 29,184.
+    REQUIRE(cli({"audit", "x/gpt2_tiny.onnx", "--no-content", "-f", "json", "-o", "fast.json"}).code == 0);
+    CliResult r = cli({"audit", "x/gpt2_tiny.onnx", "--baseline", "fast.json"});
+    CHECK(r.code == 1);
+    CHECK(r.err == "headcount: gate failed: x/gpt2_tiny.onnx: baseline: the baseline was written with --no-content "
+                   "and this run without it: their parameter counts are not comparable; run both the same way\n");
+    CHECK(cli({"audit", "x/gpt2_tiny.onnx", "--no-content", "--baseline", "fast.json"}).code == 0);
+  }
+
+  SECTION("error records in a jsonl baseline are skipped") {
+    testutil::write_bytes("bad.onnx", "hello\n");
+    CliResult w = cli({"audit", "bad.onnx", "x/gpt2_tiny.onnx", "-f", "jsonl", "-o", "mixed.jsonl"});
+    REQUIRE(w.code == 2);
+    CHECK(cli({"audit", "x/gpt2_tiny.onnx", "--baseline", "mixed.jsonl"}).code == 0);
   }
 }
 
 TEST_CASE("a baseline that is missing or not a report is an input error", "[gate]") {
   testutil::TempDir dir;
+  const std::string bert = sample("bert_tiny");
+  auto input_error = [&](const std::string& path, const std::string& message) {
+    CliResult r = cli({"audit", bert, "--baseline", path});
+    CHECK(r.code == 2);
+    CHECK(r.err == "headcount: error: " + message + "\n");
+    CHECK(r.out.empty());
+  };
   const std::string missing = dir.file("nowhere.json");
-  CliResult r = cli({"audit", sample("bert_tiny"), "--baseline", missing});
-  CHECK(r.code == 2);
-  CHECK(r.err == "headcount: error: cannot read baseline '" + missing + "'\n");
-  CHECK(r.out.empty());
+  input_error(missing, "cannot read baseline '" + missing + "'");
 
   const std::string other = dir.file("other.json");
   testutil::write_bytes(other, "{\"name\": \"not a report\", \"parameters\": 5}\n");
-  r = cli({"audit", sample("bert_tiny"), "--baseline", other});
-  CHECK(r.code == 2);
-  CHECK(r.err == "headcount: error: baseline '" + other +
-                     "' is not a headcount/1 report (run 'headcount audit MODEL --format json' to make one)\n");
-  CHECK(r.out.empty());
+  input_error(other, "baseline '" + other + "' is not a headcount/2 report (run 'headcount audit MODEL... --format json -o " +
+                         other + "' to make one)");
 
-  const std::string broken = dir.file("broken.json");
-  testutil::write_bytes(broken, "{\"schema\": ");
-  r = cli({"audit", sample("bert_tiny"), "--baseline", broken});
-  CHECK(r.code == 2);
-  CHECK(r.err.rfind("headcount: error: baseline '" + broken + "' is not valid JSON: ", 0) == 0);
+  testutil::write_bytes(other, "{\"schema\": \"headcount/1\", \"file\": \"a.onnx\"}\n");
+  input_error(other, "baseline '" + other + "' was written by an earlier headcount (headcount/1); write it again with "
+                     "this version: headcount audit MODEL... --format json -o " + other);
+
+  testutil::write_bytes(other, "");
+  input_error(other, "baseline '" + other + "' is empty");
+
+  // Not one JSON document, so read as JSON lines: line 1 is not JSON.
+  testutil::write_bytes(other, "{\"schema\": ");
+  input_error(other, "baseline '" + other + "' line 1 is not JSON");
+
+  // A count that is not a whole number would compare as something else.
+  testutil::write_bytes(other, "{\"schema\": \"headcount/2\", \"models\": [{\"file\": \"a.onnx\", \"parameters\": "
+                               "{\"stored\": 1, \"unique\": 1, \"framework\": 1.5, \"attention\": 0, "
+                               "\"content_compared\": true}, \"attention_blocks\": []}]}");
+  input_error(other, "baseline '" + other + "', model 'a.onnx': 'framework' is missing or not a whole number");
+  testutil::write_bytes(other, "{\"schema\": \"headcount/2\", \"models\": [{\"file\": \"a.onnx\", \"parameters\": "
+                               "{\"stored\": 1, \"unique\": 1, \"framework\": -1, \"attention\": 0, "
+                               "\"content_compared\": true}, \"attention_blocks\": []}]}");
+  input_error(other, "baseline '" + other + "', model 'a.onnx': 'framework' is missing or not a whole number");
 }
 
 // ----- 3. bad input wins over gates ---------------------------------------------------------
@@ -381,26 +457,27 @@ TEST_CASE("an input error wins over a failed gate", "[gate]") {
   CHECK(r.err == "headcount: error: " + missing + ": cannot open: No such file or directory\n"
                  "headcount: gate failed: " + gpt2 +
                      ": max-params: parameters 29,184 exceed the budget of 25,000 by 4,184 (16.7%)\n");
-  CHECK(r.out.find("headcount 0.1.0: " + gpt2 + "\n") != std::string::npos);  // the good one is still reported
+  CHECK(r.out.find(testutil::version() + ": " + gpt2 + "\n") != std::string::npos);  // the good one is still reported
 }
 
 // ----- 4. the config file -------------------------------------------------------------------
 
 TEST_CASE("gate: --config: a global budget and budget tables per path glob", "[gate]") {
   testutil::TempDir dir;
-  const std::string gpt2 = sample("gpt2_tiny"), bert = sample("bert_tiny");
+  const std::string gpt2 = copy_sample("gpt2_tiny", dir.path / "models" / "gpt2_tiny.onnx");
+  const std::string bert = copy_sample("bert_tiny", dir.path / "models" / "bert_tiny.onnx");
 
   SECTION("the [[budget]] matching the path wins over the global budget") {
     const std::string config = dir.file("headcount.toml");
     testutil::write_bytes(config,
                           "max-params = \"25k\"\n\n"
-                          "[[budget]]\npath = \"*gpt2*\"\nmax-params = \"30k\"\n");
+                          "[[budget]]\npath = \"models/gpt2*\"\nmax-params = \"30k\"\n");
     // gpt2_tiny: 29,184 <= 30,000 (its own budget); bert_tiny: 20,928 <= 25,000 (the global one).
     CliResult r = cli({"audit", gpt2, bert, "--config", config});
     CHECK(r.code == 0);
     CHECK(r.err.empty());
     CHECK(count_of(r.out, "config: " + config + "\n") == 2);  // above each model's report
-    CHECK(r.out.rfind("config: " + config + "\nheadcount 0.1.0: " + gpt2 + "\n", 0) == 0);
+    CHECK(r.out.rfind("config: " + config + "\n" + testutil::version() + ": " + gpt2 + "\n", 0) == 0);
     CHECK(count_of(r.out, "\ngates: all passed\n") == 2);
 
     // Without the [[budget]] table the global 25,000 applies to gpt2_tiny too: 4,184 over.
@@ -414,21 +491,54 @@ TEST_CASE("gate: --config: a global budget and budget tables per path glob", "[g
     // The JSON report names the config; without one the field is null.
     r = cli({"audit", bert, "--config", config, "-f", "json"});
     REQUIRE(r.code == 0);
-    Struct doc = parse_json(r.out);
-    CHECK(get(doc, "config").string_value() == config);
+    CHECK(get(parse_json(r.out), "config") == config);
     r = cli({"audit", bert, "-f", "json"});
     REQUIRE(r.code == 0);
-    CHECK(get(parse_json(r.out), "config").kind_case() == Value::kNullValue);
+    CHECK(get(parse_json(r.out), "config").is_null());
   }
 
-  SECTION("models no [[budget]] matches get the global budget, field by field") {
+  SECTION("a budget given on the command line beats every table of the config") {
+    const std::string config = dir.file("headcount.toml");
+    testutil::write_bytes(config, "[[budget]]\npath = \"models/*.onnx\"\nmax-params = \"30k\"\n");
+    // Both pass their table's 30,000; --max-params 25k is meant for this run and wins: gpt2_tiny's
+    // 29,184 is 4,184 over it.
+    CHECK(cli({"audit", gpt2, bert, "--config", config}).code == 0);
+    CliResult r = cli({"audit", gpt2, bert, "--config", config, "--max-params", "25k"});
+    CHECK(r.code == 1);
+    CHECK(r.err == "headcount: gate failed: " + gpt2 +
+                       ": max-params: parameters 29,184 exceed the budget of 25,000 by 4,184 (16.7%)\n");
+  }
+
+  SECTION("a glob is read against the config's folder, with ** for any depth") {
+    fs::create_directories(dir.path / "ci");
+    const std::string config = (dir.path / "ci" / "headcount.toml").string();
+    // models/*.onnx next to the config is ci/models/*.onnx, which holds nothing: the table does
+    // not apply and the global 20,000 fails both (20,928 and 29,184).
+    testutil::write_bytes(config, "max-params = \"20k\"\n[[budget]]\npath = \"models/*.onnx\"\nmax-params = \"30k\"\n");
+    CHECK(cli({"audit", gpt2, bert, "--config", config}).code == 1);
+    // ../models/*.onnx reaches them; so does ../**/*_tiny.onnx, and **/bert* from the folder above.
+    for (const char* glob : {"../models/*.onnx", "../**/*_tiny.onnx"}) {
+      INFO(glob);
+      testutil::write_bytes(config, std::string("max-params = \"20k\"\n[[budget]]\npath = \"") + glob +
+                                        "\"\nmax-params = \"30k\"\n");
+      CHECK(cli({"audit", gpt2, bert, "--config", config}).code == 0);
+    }
+    // * stays within one folder: ../* does not reach ../models/gpt2_tiny.onnx.
+    testutil::write_bytes(config, "max-params = \"20k\"\n[[budget]]\npath = \"../*gpt2*\"\nmax-params = \"30k\"\n");
+    CliResult r = cli({"audit", gpt2, "--config", config});
+    CHECK(r.code == 1);
+  }
+
+  SECTION("models no [[budget]] matches get the global budget; the first matching table applies") {
     const std::string config = dir.file("tight.toml");
     testutil::write_bytes(config,
                           "max-params = \"20k\"\n\n"
-                          "[[budget]]\npath = \"*gpt2*\"\nmax-params = \"30k\"\n\n"
-                          "[[budget]]\npath = \"*bert*\"\nexpect-heads = 8\n");
+                          "[[budget]]\npath = \"models/gpt2*\"\nmax-params = \"30k\"\n\n"
+                          "[[budget]]\npath = \"models/bert*\"\nexpect-heads = 8\n\n"
+                          "[[budget]]\npath = \"**\"\nmax-params = \"1\"\n");
     // bert_tiny keeps the global 20,000 (20,928 - 20,000 = 928 over; 928 / 20,000 = 4.64% -> 4.6%)
-    // and gets expect-heads 8 from its table; gpt2_tiny's own 30,000 lets its 29,184 pass.
+    // and gets expect-heads 8 from its table; gpt2_tiny's own 30,000 lets its 29,184 pass. The
+    // last table matches both but comes after their own.
     CliResult r = cli({"audit", gpt2, bert, "--config", config});
     CHECK(r.code == 1);
     CHECK(r.err == "headcount: gate failed: " + bert +
@@ -439,37 +549,59 @@ TEST_CASE("gate: --config: a global budget and budget tables per path glob", "[g
 
   SECTION("top-level keys set the options the command line leaves out") {
     const std::string config = dir.file("options.toml");
-    testutil::write_bytes(config, "max-params = 25000\nformat = \"jsonl\"\nunknown-key = 1\n");
+    testutil::write_bytes(config, "max-params = 25000\nformat = \"jsonl\"\n");
     CliResult r = cli({"audit", gpt2, "--config", config});
     CHECK(r.code == 1);  // 29,184 > 25,000
     CHECK(lines_of(r.out).size() == 1);  // jsonl from the file
-    CHECK(get(parse_json(r.out), "config").string_value() == config);
+    CHECK(get(parse_json(r.out), "file") == gpt2);
     // The command line wins over the file.
     r = cli({"audit", gpt2, "--config", config, "--max-params", "30k", "-f", "json"});
     CHECK(r.code == 0);
-    CHECK(r.out.rfind("{\n", 0) == 0);
-    // A value the option refuses is an input error naming the file.
-    testutil::write_bytes(config, "format = \"yaml\"\n");
+    CHECK(get(parse_json(r.out), "config") == config);
+    // A value the option refuses is an input error naming the file and line.
+    testutil::write_bytes(config, "\nformat = \"yaml\"\n");
     r = cli({"audit", gpt2, "--config", config});
     CHECK(r.code == 2);
-    CHECK(r.err.rfind("headcount: error: " + config + ": --format: yaml not in ", 0) == 0);
+    CHECK(r.err.rfind("headcount: error: " + config + ":2: format: ", 0) == 0);
+    CHECK(r.err.find("yaml") != std::string::npos);
   }
 
-  SECTION("an unknown key or a table without a path is an input error") {
+  SECTION("an unknown key, a table without a path or a bad value is an error with its line") {
     const std::string config = dir.file("bad.toml");
-    testutil::write_bytes(config, "[[budget]]\npath = \"*gpt2*\"\nmax-parameters = \"30k\"\n");
+    auto input_error = [&](const std::string& text, const std::string& message) {
+      testutil::write_bytes(config, text);
+      CliResult r = cli({"audit", gpt2, "--config", config});
+      CHECK(r.code == 2);
+      CHECK(r.err == "headcount: error: " + config + message + "\n");
+      CHECK(r.out.empty());
+    };
+    // A typo would otherwise switch the gate off: each is named with the key it resembles.
+    input_error("[[budget]]\npath = \"*\"\nmax-parameters = \"30k\"\n",
+                ":3: unknown key 'max-parameters' in a [[budget]] table (did you mean 'max-params'?)");
+    input_error("max_params = \"30k\"\n", ":1: unknown key 'max_params' (did you mean 'max-params'?)");
+    input_error("\n\nexpect-head = 12\n", ":3: unknown key 'expect-head' (did you mean 'expect-heads'?)");
+    input_error("[gates]\nmax-params = 1\n", ":1: unknown key 'gates'");
+    input_error("[[budget]]\nmax-params = \"30k\"\n", ":1: a [[budget]] table has no path");
+    input_error("[[budget]]\npath = \"*\"\nmax-params = \"lots\"\n",
+                std::string(":3: max-params: 'lots") + kCountError);
+    input_error("[budget]\npath = \"*\"\n", ":1: 'budget' must be a list of tables: write [[budget]]");
+    input_error("max-params = [1, 2]\n", ":1: 'max-params' must be a string, a whole number or true/false");
+  }
+
+  SECTION("invalid TOML and a byte-order mark are errors with their line") {
+    const std::string config = dir.file("bad.toml");
+    testutil::write_bytes(config, "max-params = \"25k\"\nmax-params = \"30k\"\n");  // a key twice
     CliResult r = cli({"audit", gpt2, "--config", config});
     CHECK(r.code == 2);
-    CHECK(r.err == "headcount: error: " + config + ": unknown key 'max-parameters' in a [[budget]] table\n");
-    CHECK(r.out.empty());
-    testutil::write_bytes(config, "[[budget]]\nmax-params = \"30k\"\n");
+    CHECK(r.err.rfind("headcount: error: " + config + ":2:", 0) == 0);
+    CHECK(r.err.find(": invalid TOML: ") != std::string::npos);
+    testutil::write_bytes(config, "\xEF\xBB\xBFmax-params = \"25k\"\n");
     r = cli({"audit", gpt2, "--config", config});
     CHECK(r.code == 2);
-    CHECK(r.err == "headcount: error: " + config + ": a [[budget]] table has no path\n");
-    testutil::write_bytes(config, "[[budget]]\npath = \"*\"\nmax-params = \"lots\"\n");
-    r = cli({"audit", gpt2, "--config", config});
+    CHECK(r.err == "headcount: error: " + config + ":1: the file starts with a byte-order mark; save it as UTF-8 without one\n");
+    r = cli({"audit", gpt2, "--config", dir.file("none.toml")});
     CHECK(r.code == 2);
-    CHECK(r.err == std::string("headcount: error: 'lots") + kCountError + "\n");
+    CHECK(r.err == "headcount: error: cannot read config '" + dir.file("none.toml") + "'\n");
   }
 }
 
@@ -486,7 +618,7 @@ TEST_CASE("gate: ./headcount.toml in the current directory is picked up without 
   CHECK(r.code == 1);
   CHECK(r.err == "headcount: gate failed: " + gpt2 +
                      ": max-params: parameters 29,184 exceed the budget of 25,000 by 4,184 (16.7%)\n");
-  CHECK(r.out.rfind("config: headcount.toml\nheadcount 0.1.0: " + gpt2 + "\n", 0) == 0);
+  CHECK(r.out.rfind("config: headcount.toml\n" + testutil::version() + ": " + gpt2 + "\n", 0) == 0);
   // Back in the old directory (no headcount.toml there) the same command has no gate.
   REQUIRE(!fs::exists("headcount.toml"));
   r = cli({"audit", gpt2});
@@ -496,22 +628,59 @@ TEST_CASE("gate: ./headcount.toml in the current directory is picked up without 
 
 // ----- 5. formats ---------------------------------------------------------------------------
 
-TEST_CASE("jsonl: one compact headcount/1 document per model and line", "[gate]") {
+TEST_CASE("json: one headcount/2 document for the run, with models, errors and the gate verdict", "[gate]") {
+  testutil::TempDir dir;
+  const std::string bert = sample("bert_tiny"), gpt2 = sample("gpt2_tiny"), missing = dir.file("missing.onnx");
+  CliResult r = cli({"audit", bert, missing, gpt2, "-f", "json", "--max-params", "25k"});
+  CHECK(r.code == 2);
+  Json doc = parse_json(r.out);
+  CHECK(get(doc, "schema") == "headcount/2");
+  CHECK(get(get(doc, "tool"), "name") == "headcount");
+  const Json& models = get(doc, "models");
+  REQUIRE(models.size() == 2);
+  CHECK(get(models[0], "file") == bert);
+  CHECK(get(models[1], "file") == gpt2);
+  // PyTorch's totals (counts.tsv): 20,928 and 29,184.
+  CHECK(get(get(models[0], "parameters"), "framework").get<uint64_t>() == pytorch_total("bert_tiny"));
+  CHECK(get(get(models[1], "parameters"), "framework").get<uint64_t>() == pytorch_total("gpt2_tiny"));
+  const Json& errors = get(doc, "errors");
+  REQUIRE(errors.size() == 1);
+  CHECK(get(errors[0], "file") == missing);
+  CHECK(get(errors[0], "message") == "cannot open: No such file or directory");
+  const Json& gate = get(doc, "gate");
+  CHECK(get(gate, "configured") == true);
+  CHECK(get(gate, "passed") == false);
+  CHECK(get(gate, "failures").get<uint64_t>() == 1);  // gpt2_tiny's max-params
+
+  // Without gates, an unreadable model still fails the run: nothing was proven about it.
+  Json no_gates = parse_json(cli({"audit", bert, missing, "-f", "json"}).out);
+  CHECK(get(get(no_gates, "gate"), "configured") == false);
+  CHECK(get(get(no_gates, "gate"), "failures").get<uint64_t>() == 0);
+  CHECK(get(get(no_gates, "gate"), "passed") == false);
+  Json good = parse_json(cli({"audit", bert, "-f", "json"}).out);
+  CHECK(get(get(good, "gate"), "passed") == true);
+  CHECK(get(good, "errors").empty());
+}
+
+TEST_CASE("jsonl: one compact record per model and per error, in input order", "[gate]") {
   testutil::TempDir dir;
   const std::string bert = sample("bert_tiny"), gpt2 = sample("gpt2_tiny"), missing = dir.file("missing.onnx");
   CliResult r = cli({"audit", bert, missing, gpt2, "-f", "jsonl"});
   CHECK(r.code == 2);
   auto lines = lines_of(r.out);
-  REQUIRE(lines.size() == 2);  // the missing model has no report, only its error line
+  REQUIRE(lines.size() == 3);
   CHECK(r.out.back() == '\n');
-  const std::string files[] = {bert, gpt2};
-  const uint64_t totals[] = {pytorch_total("bert_tiny"), pytorch_total("gpt2_tiny")};  // 20,928 and 29,184
-  for (size_t i = 0; i < 2; ++i) {
-    Struct doc = parse_json(lines[i]);
-    CHECK(get(doc, "schema").string_value() == "headcount/1");
-    CHECK(get(doc, "file").string_value() == files[i]);
-    CHECK(get(get(doc, "parameters").struct_value(), "unique").number_value() == static_cast<double>(totals[i]));
+  const std::string files[] = {bert, missing, gpt2};
+  const char* records[] = {"model", "error", "model"};
+  for (size_t i = 0; i < 3; ++i) {
+    Json doc = parse_json(lines[i]);
+    CHECK(get(doc, "schema") == "headcount/2");
+    CHECK(get(doc, "record") == records[i]);
+    CHECK(get(doc, "file") == files[i]);
   }
+  CHECK(get(get(parse_json(lines[0]), "parameters"), "framework").get<uint64_t>() == pytorch_total("bert_tiny"));  // 20,928
+  CHECK(get(parse_json(lines[1]), "message") == "cannot open: No such file or directory");
+  CHECK(get(get(parse_json(lines[2]), "parameters"), "framework").get<uint64_t>() == pytorch_total("gpt2_tiny"));  // 29,184
 }
 
 TEST_CASE("markdown: the summary table has a header row and one row per model", "[gate]") {
@@ -563,59 +732,128 @@ TEST_CASE("github: workflow commands with escaped properties and data", "[gate]"
   CHECK(lines[3].rfind("::error file=" + prefix + "/x%3Ay.onnx,title=headcount::not a valid ONNX model", 0) == 0);
 }
 
+TEST_CASE("markdown: text from the file cannot become markup", "[gate]") {
+  testutil::TempDir dir;
+  // A path with a backtick and a pipe: a code span fenced by two backticks (one more than the
+  // longest run inside), the pipe escaped for the table.
+  const std::string odd = copy_sample("gpt2_tiny", dir.path / "a`b|c.onnx");
+  CliResult r = cli({"audit", odd, "-f", "markdown"});
+  CHECK(r.code == 0);
+  const std::string cell = "``" + dir.path.string() + "/a`b\\|c.onnx``";
+  CHECK(r.out.find("| " + cell + " | 29,184 | 32,384 | 8,448 | 2 | 4 | 1 warning |\n") != std::string::npos);
+  // The finding's tensor names and shapes come from the file: brackets (links) and underscores
+  // (emphasis) are escaped.
+  CHECK(r.out.find("- " + cell + " warning `duplicate-weights`: tensors 'wte.weight' \\[100, 32\\] and "
+                   "'onnx::MatMul\\_645' \\[32, 100\\] hold the same values") != std::string::npos);
+}
+
+TEST_CASE("github: at most 10 annotations of each type, and a line for the rest", "[gate]") {
+  testutil::TempDir dir;
+  std::vector<std::string> args = {"audit"};
+  for (int i = 0; i < 12; ++i) args.push_back(copy_sample("gpt2_tiny", dir.path / ("m" + std::to_string(10 + i) + ".onnx")));
+  args.insert(args.end(), {"-f", "github", "--max-params", "25k"});
+  // Each copy: one notice (its counts), one warning (duplicate-weights), one error (max-params:
+  // 29,184 > 25,000). GitHub shows 10 of each type per step.
+  CliResult r = cli(args);
+  CHECK(r.code == 1);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 30 + 3);
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("::notice ", 0) == 0; }) == 10);
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("::warning ", 0) == 0; }) == 10);
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("::error ", 0) == 0; }) == 10);
+  const std::string tail = " not annotated (GitHub shows 10 of each type per step); every one is in --format text, markdown or sarif";
+  CHECK(lines[30] == "headcount: 2 more errors" + tail);
+  CHECK(lines[31] == "headcount: 2 more warnings" + tail);
+  CHECK(lines[32] == "headcount: 2 more notices" + tail);
+}
+
 TEST_CASE("sarif: a SARIF 2.1.0 log whose results name declared rules", "[gate]") {
   testutil::TempDir dir;
-  const std::string missing = dir.file("missing.onnx"), gpt2 = sample("gpt2_tiny");
+  // Inside the current directory: models/ and a missing file; the sample folder lies outside it.
+  const std::string gpt2 = copy_sample("gpt2_tiny", dir.path / "models" / "gpt 2.onnx");
+  CwdGuard cwd(dir.path);
   // Every sample, a missing file, a failing budget and every finding reported.
-  CliResult r = cli({"audit", HEADCOUNT_SAMPLES_DIR, missing, "-f", "sarif", "--max-params", "25k", "--fail-on", "info"});
+  CliResult r = cli({"audit", HEADCOUNT_SAMPLES_DIR, "missing.onnx", "models/gpt 2.onnx", "-f", "sarif", "--max-params",
+                     "25k", "--fail-on", "info"});
   CHECK(r.code == 2);
-  Struct log = parse_json(r.out);
-  CHECK(get(log, "version").string_value() == "2.1.0");
-  REQUIRE(get(log, "runs").has_list_value());
-  const auto& runs = get(log, "runs").list_value();
-  REQUIRE(runs.values_size() == 1);
-  const Struct& run = runs.values(0).struct_value();
-  const Struct& driver = get(get(run, "tool").struct_value(), "driver").struct_value();
-  CHECK(get(driver, "name").string_value() == "headcount");
-  std::set<std::string> rule_ids;
-  for (const auto& rule : get(driver, "rules").list_value().values()) {
-    const std::string id = get(rule.struct_value(), "id").string_value();
-    CHECK(!id.empty());
-    CHECK(rule_ids.insert(id).second);  // declared once
+  Json log = parse_json(r.out);
+  CHECK(get(log, "version") == "2.1.0");
+  const Json& runs = get(log, "runs");
+  REQUIRE(runs.size() == 1);
+  const Json& run = runs[0];
+  const Json& driver = get(get(run, "tool"), "driver");
+  CHECK(get(driver, "name") == "headcount");
+  std::vector<std::string> rule_ids;
+  for (const Json& rule : get(driver, "rules")) {
+    const std::string id = get(rule, "id");
+    CHECK(std::count(rule_ids.begin(), rule_ids.end(), id) == 0);  // declared once
+    rule_ids.push_back(id);
+    CHECK(!get(get(rule, "shortDescription"), "text").get<std::string>().empty());
+    CHECK(!get(get(rule, "help"), "markdown").get<std::string>().empty());
   }
-  CHECK(rule_ids.count("gate") == 1);
-  CHECK(rule_ids.count("input-error") == 1);
-  REQUIRE(get(run, "results").has_list_value());
-  const auto& results = get(run, "results").list_value();
-  CHECK(results.values_size() > 3);
-  bool gate_seen = false, input_error_seen = false, warning_seen = false;
-  for (const auto& v : results.values()) {
-    const Struct& result = v.struct_value();
-    const std::string rule_id = get(result, "ruleId").string_value();
-    const std::string level = get(result, "level").string_value();
-    const std::string text = get(get(result, "message").struct_value(), "text").string_value();
+  for (const char* id : {"gate-max-params", "gate-fail-on", "gate-baseline", "input-error", "duplicate-weights"}) {
+    CHECK(std::count(rule_ids.begin(), rule_ids.end(), id) == 1);
+  }
+  // A missing model: the run did not read every file.
+  CHECK(get(get(run, "invocations")[0], "executionSuccessful") == false);
+
+  const Json& results = get(run, "results");
+  bool gate_seen = false, input_error_seen = false, warning_seen = false, block_seen = false;
+  std::set<std::string> fingerprints;
+  for (const Json& result : results) {
+    const std::string rule_id = get(result, "ruleId");
+    const std::string level = get(result, "level");
+    const std::string text = get(get(result, "message"), "text");
     INFO(rule_id << ": " << text);
-    CHECK(rule_ids.count(rule_id) == 1);
+    REQUIRE(std::count(rule_ids.begin(), rule_ids.end(), rule_id) == 1);
+    CHECK(rule_ids[get(result, "ruleIndex").get<size_t>()] == rule_id);
     CHECK((level == "error" || level == "warning" || level == "note"));
     CHECK(!text.empty());
-    const auto& location = get(result, "locations").list_value().values(0).struct_value();
-    const std::string uri = get(get(get(location, "physicalLocation").struct_value(), "artifactLocation").struct_value(), "uri")
-                                .string_value();
-    if (rule_id == "gate" && uri == gpt2 && text.rfind("max-params: ", 0) == 0) {
+    CHECK(fingerprints.insert(get(get(result, "partialFingerprints"), "headcount/v1")).second);  // one per result
+    const Json& location = get(result, "locations")[0];
+    const Json& artifact = get(get(location, "physicalLocation"), "artifactLocation");
+    const std::string uri = get(artifact, "uri");
+    CHECK(get(get(get(location, "physicalLocation"), "region"), "startLine") == 1);
+    // Relative to the current directory, percent-encoded, under %SRCROOT%; outside it an absolute file: URI.
+    if (uri.rfind("file://", 0) == 0) {
+      CHECK(uri.rfind("file://" + fs::absolute(HEADCOUNT_SAMPLES_DIR).lexically_normal().generic_string(), 0) == 0);
+      CHECK(artifact.find("uriBaseId") == artifact.end());
+    } else {
+      CHECK(get(artifact, "uriBaseId") == "%SRCROOT%");
+    }
+    if (rule_id == "gate-max-params" && uri == "models/gpt%202.onnx") {
       gate_seen = true;
       CHECK(level == "error");
-      CHECK(text == "max-params: parameters 29,184 exceed the budget of 25,000 by 4,184 (16.7%)");
+      CHECK(text == "parameters 29,184 exceed the budget of 25,000 by 4,184 (16.7%)");
     }
     if (rule_id == "input-error") {
       input_error_seen = true;
-      CHECK(uri == missing);
+      CHECK(uri == "missing.onnx");
       CHECK(text == "cannot open: No such file or directory");
     }
-    if (rule_id == "duplicate-weights" && uri == gpt2) warning_seen = level == "warning";
+    if (rule_id == "duplicate-weights" && uri == "models/gpt%202.onnx") warning_seen = level == "warning";
+    if (location.contains("logicalLocations")) {
+      block_seen = true;
+      CHECK(text.rfind("block ", 0) == 0);
+      CHECK(!get(get(location, "logicalLocations")[0], "name").get<std::string>().empty());
+    }
   }
   CHECK(gate_seen);
   CHECK(input_error_seen);
   CHECK(warning_seen);
+  CHECK(block_seen);
+
+  // The same problems in another run have the same fingerprints: code scanning keeps the alerts.
+  CliResult again = cli({"audit", "models/gpt 2.onnx", "-f", "sarif", "--max-params", "20k"});
+  std::set<std::string> second;
+  const Json again_log = parse_json(again.out);
+  for (const Json& result : get(get(again_log, "runs")[0], "results")) {
+    if (get(get(get(get(result, "locations")[0], "physicalLocation"), "artifactLocation"), "uri") == "models/gpt%202.onnx") {
+      second.insert(get(get(result, "partialFingerprints"), "headcount/v1").get<std::string>());
+    }
+  }
+  CHECK(second.size() == 2);  // duplicate-weights and gate-max-params, the budget's numbers changed
+  for (const auto& fp : second) CHECK(fingerprints.count(fp) == 1);
 }
 
 TEST_CASE("gate: --output writes the report to the file and nothing to stdout", "[gate]") {
@@ -670,21 +908,24 @@ TEST_CASE("a directory is searched recursively, in sorted order, and -j does not
   // text: four reports in order, then a summary of all five.
   CliResult text = cli({"audit", root.string()});
   CHECK(text.code == 2);
-  CHECK(count_of(text.out, "headcount 0.1.0: ") == 4);
-  CHECK(text.out.rfind("headcount 0.1.0: " + gpt2 + "\n", 0) == 0);
+  CHECK(count_of(text.out, testutil::version() + ": ") == 4);
+  CHECK(text.out.rfind(testutil::version() + ": " + gpt2 + "\n", 0) == 0);
   CHECK(text.out.find("\nsummary of 5 models\n") != std::string::npos);
   CHECK(text.out.find(bad + " ") != std::string::npos);  // its summary row
   CHECK(text.err == md.err);
 
-  // jsonl: one line per good model, in order; PyTorch's totals where the file stores the module.
+  // jsonl: one record per file, in order, the bad one as an error record; PyTorch's totals where
+  // the file stores the module.
   CliResult jsonl = cli({"audit", root.string(), "-f", "jsonl"});
   CHECK(jsonl.code == 2);
   auto docs = lines_of(jsonl.out);
-  REQUIRE(docs.size() == 4);
-  const std::vector<std::string> good = {gpt2, bert, gqa, per_head};
-  for (size_t i = 0; i < 4; ++i) CHECK(get(parse_json(docs[i]), "file").string_value() == good[i]);
-  CHECK(get(get(parse_json(docs[0]), "parameters").struct_value(), "unique").number_value() == 29184.0);  // gpt2 tsv
-  CHECK(get(get(parse_json(docs[1]), "parameters").struct_value(), "unique").number_value() == 20928.0);  // bert tsv
+  REQUIRE(docs.size() == 5);
+  for (size_t i = 0; i < 5; ++i) {
+    CHECK(get(parse_json(docs[i]), "file") == order[i]);
+    CHECK(get(parse_json(docs[i]), "record") == (order[i] == bad ? "error" : "model"));
+  }
+  CHECK(get(get(parse_json(docs[0]), "parameters"), "framework").get<uint64_t>() == 29184u);  // gpt2 tsv
+  CHECK(get(get(parse_json(docs[1]), "parameters"), "framework").get<uint64_t>() == 20928u);  // bert tsv
 
   for (const char* format : {"text", "json", "jsonl", "markdown", "sarif", "github"}) {
     INFO(format);
@@ -708,5 +949,8 @@ TEST_CASE("a directory without .onnx files is an input error", "[gate]") {
   // With a good model next to it, the good one is still reported.
   r = cli({"audit", empty.string(), sample("bert_tiny"), "-f", "jsonl"});
   CHECK(r.code == 2);
-  CHECK(lines_of(r.out).size() == 1);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 2);
+  CHECK(get(parse_json(lines[0]), "record") == "error");
+  CHECK(get(parse_json(lines[1]), "file") == sample("bert_tiny"));
 }

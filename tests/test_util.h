@@ -15,8 +15,12 @@
 #include <onnx/onnx_pb.h>
 
 #include "headcount/cli.h"
+#include "headcount/report.h"
 
 namespace testutil {
+
+// "headcount 0.2.0": how reports and --version name the tool.
+inline std::string version() { return std::string("headcount ") + headcount::kVersion; }
 
 // A temporary directory removed when the test ends.
 struct TempDir {

@@ -13,21 +13,31 @@ namespace headcount {
 
 struct Audit;
 
-// What an earlier JSON report said about one model (the fields gates compare).
+// What an earlier JSON report said about one model (the fields gates compare), read exactly.
 struct BaselineBlock {
-  std::optional<int64_t> heads, kv_heads;
-  int64_t width = 0;
+  std::optional<int64_t> heads, kv_heads, width;
   std::string form;
 };
 struct BaselineModel {
-  std::string file;
-  uint64_t stored = 0, unique = 0, attention = 0;
+  std::string file;  // as the report wrote it
+  std::string key;   // normalized (baseline_key), to match the models of this run
+  uint64_t stored = 0, unique = 0, framework = 0, attention = 0;
+  bool content_compared = true;
   std::vector<BaselineBlock> blocks;
 };
+struct Baseline {
+  std::string path;
+  std::vector<BaselineModel> models;
+};
 
-// Reads a headcount/1 report: one JSON document, a JSON array of documents, or JSON lines.
-// Throws InputError when the file is missing or is not such a report.
-std::vector<BaselineModel> read_baseline(const std::string& path);
+// Reads a headcount/2 report written with --format json (one document) or jsonl (one record a
+// line), with 64-bit counts read exactly. Throws InputError, naming the file and what is wrong,
+// when it is missing, not JSON, another schema, or holds a model entry without the fields gates
+// compare.
+Baseline read_baseline(const std::string& path);
+// How a model's path is matched with a baseline entry: relative to the current directory when it
+// lies below it, lexically normalized ("./models/x.onnx" and "models/x.onnx" are one key).
+std::string baseline_key(const std::string& path);
 
 struct Budget {
   std::optional<uint64_t> max_params;            // against parameters.framework
@@ -37,11 +47,12 @@ struct Budget {
 };
 
 struct GateOptions {
-  Budget budget;
+  Budget budget;  // the global budget: the command line, else the config's top level
+  Budget pinned;  // the part of it the command line gave: beats every [[budget]] table
   std::optional<Severity> fail_on;
-  const std::vector<BaselineModel>* baseline = nullptr;
-  uint64_t tolerance = 0;           // parameters a baseline comparison lets pass
-  double tolerance_fraction = 0.0;  // or a fraction of the baseline's count ("0.5%")
+  const Baseline* baseline = nullptr;
+  uint64_t tolerance = 0;      // parameters a baseline comparison lets pass
+  uint64_t tolerance_ppb = 0;  // or a share of the baseline's count, in parts per billion ("0.5%")
 };
 
 struct GateFailure {
@@ -51,20 +62,36 @@ struct GateFailure {
 
 std::vector<GateFailure> check_gates(const Audit& audit, const GateOptions& options);
 
+// Every gate, as reports describe it (SARIF rules, docs): its id is GateFailure::gate.
+struct GateKind {
+  const char* id;       // "max-params"
+  const char* summary;  // one line
+  const char* doc;      // what it compares and how to set it
+};
+const std::vector<GateKind>& gate_kinds();
+
 // A [[budget]] table of the config file: budgets for the models whose path matches a glob.
 struct PathBudget {
-  std::string pattern;
+  std::string pattern;  // absolute and normalized: the config's folder joined with its path
   Budget budget;
 };
 
-// The global budget, overridden field by field by the first PathBudget whose glob matches `file`.
-Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets);
+// Whether a model path matches a glob: the path is made absolute and normalized first, so
+// "./models/x.onnx" and "models/x.onnx" match the same tables; * and ? stay within one path
+// segment, ** spans any number of them.
+bool path_matches(const std::string& pattern, const std::string& file);
+
+// The budget of one model: the global one, overridden field by field by the first PathBudget
+// whose glob matches `file`, and then by what the command line gave (`pinned`), which always wins.
+Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets,
+                  const Budget& pinned = {});
 
 // "350k", "110M", "1.5B", "1234": a parameter count. Throws InputError on anything else.
 uint64_t parse_count(const std::string& text);
 // "500", "64MiB", "1.5GB", "2GiB", "10kB": a byte size. Throws InputError on anything else.
 uint64_t parse_bytes(const std::string& text);
-// "1000" or "0.5%": an absolute count or a fraction of the baseline.
-void parse_tolerance(const std::string& text, uint64_t* absolute, double* fraction);
+// "1000" or "0.5%": an absolute count, or a share of the baseline in parts per billion (0.5% is
+// 5,000,000), read exactly.
+void parse_tolerance(const std::string& text, uint64_t* absolute, uint64_t* ppb);
 
 }  // namespace headcount

@@ -1,4 +1,6 @@
 // github.cpp: GitHub Actions workflow commands: ::notice, ::warning and ::error annotations.
+#include <map>
+
 #include "layout.h"
 #include "renderers.h"
 
@@ -37,29 +39,43 @@ std::string gh_property(const std::string& s) {
 
 }  // namespace
 
+// GitHub shows at most 10 annotations of each type per step and drops the rest silently, so
+// headcount writes 10 of each and says in plain log lines how many more there are.
+constexpr int kAnnotationsPerType = 10;
+
 void write_github(const Run& run, const RenderOptions&, std::ostream& out) {
+  std::map<std::string, int> written, held_back;
+  auto annotate = [&](const std::string& command, const std::string& file, const std::string& title, const std::string& text) {
+    if (written[command] >= kAnnotationsPerType) {
+      ++held_back[command];
+      return;
+    }
+    ++written[command];
+    out << "::" << command << " file=" << gh_property(file) << ",title=" << gh_property(title) << "::" << gh_data(text) << "\n";
+  };
   for (const auto& f : run.files) {
     if (!f.audit) {
-      out << "::error file=" << gh_property(f.path) << ",title=headcount::" << gh_data(f.error) << "\n";
+      annotate("error", f.path, "headcount", f.error);
       continue;
     }
     const Audit& a = *f.audit;
-    out << "::notice file=" << gh_property(f.path) << ",title=" << gh_property("headcount " + f.path) << "::"
-        << gh_data(with_commas(a.framework.parameters) + " parameters (" + with_commas(a.inventory.stored) + " stored), " +
-                   with_commas(a.attention.parameters) + " in " + std::to_string(a.attention.blocks.size()) +
-                   (a.attention.blocks.size() == 1 ? " attention block" : " attention blocks") + ", heads " + heads_summary(a))
-        << "\n";
+    annotate("notice", f.path, "headcount " + f.path,
+             with_commas(a.framework.parameters) + " parameters (" + with_commas(a.inventory.stored) + " stored), " +
+                 with_commas(a.attention.parameters) + " in " +
+                 count_of(a.attention.blocks.size(), "attention block", "attention blocks") + ", heads " + heads_summary(a));
     for (const auto& x : a.findings) {
-      out << "::" << github_command(x.severity) << " file=" << gh_property(f.path)
-          << ",title=" << gh_property("headcount " + x.rule) << "::"
-          << gh_data((x.block ? "block " + std::to_string(*x.block) + ": " : std::string()) + x.message) << "\n";
+      annotate(github_command(x.severity), f.path, "headcount " + x.rule,
+               (x.block ? "block " + std::to_string(*x.block) + ": " : std::string()) + x.message);
     }
-    for (const auto& g : f.gates) {
-      out << "::error file=" << gh_property(f.path) << ",title=" << gh_property("headcount gate " + g.gate) << "::"
-          << gh_data(g.message) << "\n";
+    for (const auto& g : f.gates) annotate("error", f.path, "headcount gate " + g.gate, g.message);
+  }
+  for (const char* command : {"error", "warning", "notice"}) {
+    int n = held_back[command];
+    if (n) {
+      out << "headcount: " << n << " more " << command << (n == 1 ? "" : "s") << " not annotated (GitHub shows "
+          << kAnnotationsPerType << " of each type per step); every one is in --format text, markdown or sarif\n";
     }
   }
 }
-
 
 }  // namespace headcount::renderers

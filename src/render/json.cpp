@@ -1,4 +1,5 @@
 // json.cpp: the JSON report, a contract for machines: stable field names, raw integers.
+#include "../json_fields.h"
 #include "json_writer.h"
 #include "layout.h"
 #include "renderers.h"
@@ -38,19 +39,12 @@ void write_optional(JsonWriter& j, const std::string& k, const std::optional<int
   else j.null();
 }
 
-}  // namespace
-
-void model_json(const Audit& a, std::ostream& out, bool compact, const FileResult* result, const std::string& config) {
+// The fields of one audited model (the object's braces are the caller's).
+void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
+  namespace F = json_field;
   const Model& m = a.model;
   const Inventory& inv = a.inventory;
-  JsonWriter j(out, compact ? -1 : 2);
-  j.begin_object();
-  j.field("schema", kSchema);
-  j.key("tool").begin_object().field("name", "headcount").field("version", kVersion).end_object();
-  j.field("file", m.path);
-  j.key("config");
-  if (config.empty()) j.null();
-  else j.value(config);
+  j.field(F::kFile, result.path);
   j.key("model").begin_object();
   j.field("ir_version", static_cast<int64_t>(m.proto->ir_version()));
   j.field("producer", producer_string(*m.proto));
@@ -65,16 +59,16 @@ void model_json(const Audit& a, std::ostream& out, bool compact, const FileResul
   j.field("functions", static_cast<int64_t>(m.proto->functions_size()));
   j.end_object();
 
-  j.key("parameters").begin_object();
-  j.field("stored", inv.stored);
+  j.key(F::kParameters).begin_object();
+  j.field(F::kStored, inv.stored);
   j.field("bytes", inv.bytes);
   j.field("tensors", inv.tensors);
-  j.field("unique", a.unique);
+  j.field(F::kUnique, a.unique);
   j.field("buffers", a.framework.buffer_elements);
   j.field("merged", a.framework.merged_elements);
-  j.field("framework", a.framework.parameters);
-  j.field("content_compared", a.content_compared);
-  j.field("attention", a.attention.parameters);
+  j.field(F::kFramework, a.framework.parameters);
+  j.field(F::kContentCompared, a.content_compared);
+  j.field(F::kAttention, a.attention.parameters);
   j.key("composition").begin_object();
   j.field("attention", a.composition.attention);
   j.field("embeddings", a.composition.embeddings);
@@ -150,17 +144,17 @@ void model_json(const Audit& a, std::ostream& out, bool compact, const FileResul
   }
   j.end_array();
 
-  j.key("attention_blocks").begin_array();
+  j.key(F::kBlocks).begin_array();
   for (const auto& b : a.attention.blocks) {
     j.begin_object();
     j.field("index", b.index);
     j.field("name", b.name);
-    j.field("form", b.form);
+    j.field(F::kForm, b.form);
     j.field("kind", b.kind);
-    write_optional(j, "heads", b.heads);
-    write_optional(j, "kv_heads", b.kv_heads);
+    write_optional(j, F::kHeads, b.heads);
+    write_optional(j, F::kKvHeads, b.kv_heads);
     j.field("heads_from", b.heads_from);
-    write_optional(j, "width", b.width > 0 ? std::optional<int64_t>(b.width) : std::nullopt);
+    write_optional(j, F::kWidth, b.width > 0 ? std::optional<int64_t>(b.width) : std::nullopt);
     write_optional(j, "head_dim", b.head_dim);
     write_optional(j, "v_head_dim", b.v_head_dim);
     j.field("total", b.total);
@@ -243,29 +237,67 @@ void model_json(const Audit& a, std::ostream& out, bool compact, const FileResul
   j.end_array();
 
   j.key("gates").begin_array();
-  if (result) {
-    for (const auto& g : result->gates) j.begin_object().field("gate", g.gate).field("message", g.message).end_object();
+  for (const auto& g : result.gates) j.begin_object().field("gate", g.gate).field("message", g.message).end_object();
+  j.end_array();
+}
+
+void tool_fields(JsonWriter& j, const Run& run) {
+  j.field(json_field::kSchema, kSchema);
+  j.key("tool").begin_object().field("name", "headcount").field("version", kVersion).end_object();
+  j.key("config");
+  if (run.config.empty()) j.null();
+  else j.value(run.config);
+}
+
+}  // namespace
+
+// One document, whatever the number of inputs: every audited model, every model that could not
+// be audited, and the gate's verdict.
+void write_json(const Run& run, const RenderOptions&, std::ostream& out) {
+  namespace F = json_field;
+  JsonWriter j(out, 2);
+  j.begin_object();
+  tool_fields(j, run);
+  j.key(F::kModels).begin_array();
+  for (const auto& f : run.files) {
+    if (!f.audit) continue;
+    j.begin_object();
+    model_fields(j, *f.audit, f);
+    j.end_object();
   }
   j.end_array();
+  j.key(F::kErrors).begin_array();
+  size_t failures = 0, errors = 0;
+  for (const auto& f : run.files) {
+    failures += f.gates.size();
+    if (!f.audit) {
+      ++errors;
+      j.begin_object().field(F::kFile, f.path).field(F::kMessage, f.error).end_object();
+    }
+  }
+  j.end_array();
+  // A model that could not be read passes no gate: "passed" is exit code 0.
+  j.key("gate").begin_object();
+  j.field("configured", run.gates_configured);
+  j.field("failures", static_cast<uint64_t>(failures));
+  j.field("passed", failures == 0 && errors == 0);
+  j.end_object();
   j.end_object();
   out << "\n";
 }
 
-void write_json(const Run& run, const RenderOptions&, std::ostream& out) {
-  bool many = run.files.size() > 1, first = true;
-  if (many) out << "[\n";
-  for (const auto& f : run.files) {
-    if (!f.audit) continue;
-    if (!first) out << ",\n";
-    first = false;
-    model_json(*f.audit, out, false, &f, run.config);
-  }
-  if (many) out << "]\n";
-}
-
+// One compact line per model or error, in input order.
 void write_jsonl(const Run& run, const RenderOptions&, std::ostream& out) {
+  namespace F = json_field;
   for (const auto& f : run.files) {
-    if (f.audit) model_json(*f.audit, out, true, &f, run.config);
+    JsonWriter j(out, -1);
+    j.begin_object();
+    j.field(F::kSchema, kSchema);
+    j.field(F::kRecord, f.audit ? "model" : "error");
+    if (f.audit) model_fields(j, *f.audit, f);
+    else j.field(F::kFile, f.path).field(F::kMessage, f.error);
+    j.end_object();
+    out << "\n";
   }
 }
 

@@ -49,9 +49,22 @@ class JsonWriter {
   template <typename T>
   JsonWriter& field(const std::string& k, const T& v) { key(k); return value(v); }
 
+  // RFC 8259 escaping of valid UTF-8; bytes that are not valid UTF-8 (names in a hostile file can
+  // hold any bytes) become U+FFFD, so the document always parses.
   static std::string escape(const std::string& s) {
     std::string o;
-    for (unsigned char c : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x80) {
+        size_t len = utf8_length(s, i);
+        if (len == 0) {
+          o += "\xEF\xBF\xBD";
+        } else {
+          o.append(s, i, len);
+          i += len - 1;
+        }
+        continue;
+      }
       switch (c) {
         case '"': o += "\\\""; break;
         case '\\': o += "\\\\"; break;
@@ -59,7 +72,7 @@ class JsonWriter {
         case '\r': o += "\\r"; break;
         case '\t': o += "\\t"; break;
         default:
-          if (c < 0x20) {
+          if (c < 0x20 || c == 0x7F) {
             static const char* hex = "0123456789abcdef";
             o += "\\u00";
             o += hex[c >> 4];
@@ -70,6 +83,20 @@ class JsonWriter {
       }
     }
     return o;
+  }
+
+  // The length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms,
+  // no surrogates, at most U+10FFFF), or 0 when it is not one.
+  static size_t utf8_length(const std::string& s, size_t i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return 0;
+    unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+    }
+    return len;
   }
 
  private:

@@ -1,31 +1,53 @@
 // markdown.cpp: a summary table for a pull-request comment or a job summary.
+#include <string_view>
+
 #include "layout.h"
 #include "renderers.h"
 
 namespace headcount::renderers {
 namespace {
 
-std::string md_cell(const std::string& s) {
+// Text from the file (tensor and node names reach messages) is escaped so it cannot become
+// markup in a pull-request comment: no links ([ ]), HTML (< >), entities (&), emphasis (* _ ~),
+// code (`) or table cells (|); a newline would end the table row.
+std::string md_text(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '|') o += "\\|";
-    else if (c == '\n') o += ' ';
+    if (c == '\n' || c == '\r') o += ' ';
+    else if (std::string_view("\\`*_[]<>|~&").find(c) != std::string_view::npos) o += std::string("\\") + c;
     else o += c;
   }
   return o;
+}
+
+// A code span that holds any text: a fence longer than the longest run of backticks in it, and
+// '|' escaped for the table (GitHub reads \| inside code spans in tables).
+std::string md_code(const std::string& s) {
+  size_t longest = 0, run = 0;
+  std::string body;
+  for (char c : s) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '|') body += "\\|";
+    else if (c == '\n' || c == '\r') body += ' ';
+    else body += c;
+  }
+  std::string fence(longest + 1, '`');
+  bool pad = !body.empty() && (body.front() == '`' || body.back() == '`');
+  return fence + (pad ? " " : "") + body + (pad ? " " : "") + fence;
 }
 
 }  // namespace
 
 void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
   out << "### headcount " << kVersion << "\n\n";
-  if (!run.config.empty()) out << "config: `" << md_cell(run.config) << "`\n\n";
+  if (!run.config.empty()) out << "config: " << md_code(run.config) << "\n\n";
   out << "| model | parameters | stored | attention | blocks | heads | findings |" << (run.gates_configured ? " gates |" : "")
       << "\n";
   out << "|---|---:|---:|---:|---:|---|---|" << (run.gates_configured ? "---|" : "") << "\n";
   for (const auto& f : run.files) {
     if (!f.audit) {
-      out << "| `" << md_cell(f.path) << "` | error: " << md_cell(f.error) << " | | | | | |" << (run.gates_configured ? " |" : "") << "\n";
+      out << "| " << md_code(f.path) << " | error: " << md_text(f.error) << " | | | | | |" << (run.gates_configured ? " |" : "") << "\n";
       continue;
     }
     const Audit& a = *f.audit;
@@ -36,7 +58,7 @@ void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
     if (counts[1]) findings += (findings.empty() ? "" : ", ") + std::to_string(counts[1]) + " warning" + (counts[1] > 1 ? "s" : "");
     if (counts[0]) findings += (findings.empty() ? "" : ", ") + std::to_string(counts[0]) + " info";
     if (findings.empty()) findings = "none";
-    out << "| `" << md_cell(f.path) << "` | " << with_commas(a.framework.parameters) << " | " << with_commas(a.inventory.stored) << " | "
+    out << "| " << md_code(f.path) << " | " << with_commas(a.framework.parameters) << " | " << with_commas(a.inventory.stored) << " | "
         << with_commas(a.attention.parameters) << " | " << a.attention.blocks.size() << " | " << heads_summary(a) << " | "
         << findings << " |";
     if (run.gates_configured) out << " " << (f.gates.empty() ? "passed" : "**" + std::to_string(f.gates.size()) + " failed**") << " |";
@@ -48,14 +70,14 @@ void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
     for (const auto& g : f.gates) {
       if (!any) out << "\n#### Details\n\n";
       any = true;
-      out << "- `" << md_cell(f.path) << "` **gate " << g.gate << " failed**: " << g.message << "\n";
+      out << "- " << md_code(f.path) << " **gate " << g.gate << " failed**: " << md_text(g.message) << "\n";
     }
     for (const auto& x : f.audit->findings) {
       if (x.severity == Severity::Info) continue;
       if (!any) out << "\n#### Details\n\n";
       any = true;
-      out << "- `" << md_cell(f.path) << "` " << severity_name(x.severity) << " `" << x.rule << "`"
-          << (x.block ? " (block " + std::to_string(*x.block) + ")" : "") << ": " << x.message << "\n";
+      out << "- " << md_code(f.path) << " " << severity_name(x.severity) << " `" << x.rule << "`"
+          << (x.block ? " (block " + std::to_string(*x.block) + ")" : "") << ": " << md_text(x.message) << "\n";
     }
   }
 }

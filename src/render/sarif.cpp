@@ -1,7 +1,17 @@
-// sarif.cpp: SARIF 2.1.0 for code scanning: findings and failed gates as results.
+// sarif.cpp: SARIF 2.1.0 for code scanning. Every finding, failed gate and unreadable model is one
+// result of a declared rule; models are named by repository-relative URIs (from the current
+// directory, under %SRCROOT%), attention blocks by logical locations, and each result carries a
+// fingerprint that stays the same while the problem does, so code scanning tracks it across runs.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
 #include "json_writer.h"
 #include "layout.h"
 #include "renderers.h"
+
+#include "headcount/gate.h"
 
 namespace headcount::renderers {
 namespace {
@@ -14,9 +24,95 @@ const char* sarif_level(Severity s) {
   }
 }
 
+// RFC 3986: unreserved characters and '/' stay, every other byte is %XX.
+std::string percent_encoded(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+struct Uri {
+  std::string uri;
+  bool relative = false;  // to %SRCROOT%, the current directory
+};
+
+// A model inside the current directory is named relative to it (code scanning resolves that
+// against the repository's root, where CI runs); anything else by an absolute file: URI.
+Uri uri_of(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  if (!ec) {
+    fs::path rel = absolute.lexically_relative(cwd.lexically_normal());
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return {percent_encoded(rel.generic_string()), true};
+  }
+  return {"file://" + percent_encoded(absolute.generic_string()), false};
+}
+
+// FNV-1a, 64 bits, as 16 hex digits: a stable digest, not a security measure.
+std::string fingerprint(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = hex[h & 15];
+  return out;
+}
+
+struct RuleInfo {
+  std::string id, name, summary, doc;
+  const char* level;
+};
+
+// "duplicate-weights" -> "DuplicateWeights": SARIF's readable rule name.
+std::string pascal_case(const std::string& id) {
+  std::string out;
+  bool up = true;
+  for (char c : id) {
+    if (c == '-') {
+      up = true;
+      continue;
+    }
+    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out;
+}
+
+std::vector<RuleInfo> sarif_rules() {
+  std::vector<RuleInfo> out;
+  for (const auto& r : rules()) out.push_back({r.id, pascal_case(r.id), r.summary, r.doc, sarif_level(r.severity)});
+  for (const auto& g : gate_kinds()) {
+    std::string id = std::string("gate-") + g.id;
+    out.push_back({id, pascal_case(id), std::string("gate failed: ") + g.summary, g.doc, "error"});
+  }
+  out.push_back({"input-error", "InputError", "the model could not be audited",
+                 "The file is missing, truncated, hostile or not a model headcount can read; the message says what is "
+                 "wrong. Its counts are unknown, so no gate can pass it.",
+                 "error"});
+  return out;
+}
+
 }  // namespace
 
 void write_sarif(const Run& run, const RenderOptions&, std::ostream& out) {
+  const std::vector<RuleInfo> declared = sarif_rules();
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < declared.size(); ++i) index[declared[i].id] = i;
+
   JsonWriter j(out);
   j.begin_object();
   j.field("$schema", "https://json.schemastore.org/sarif-2.1.0.json");
@@ -27,49 +123,86 @@ void write_sarif(const Run& run, const RenderOptions&, std::ostream& out) {
   j.field("version", kVersion);
   j.field("semanticVersion", kVersion);
   j.key("rules").begin_array();
-  auto rule = [&](const std::string& id, const std::string& summary, const std::string& doc, const char* level) {
+  for (const auto& r : declared) {
     j.begin_object();
-    j.field("id", id);
-    j.key("shortDescription").begin_object().field("text", summary).end_object();
-    j.key("fullDescription").begin_object().field("text", doc).end_object();
-    j.key("defaultConfiguration").begin_object().field("level", level).end_object();
+    j.field("id", r.id);
+    j.field("name", r.name);
+    j.key("shortDescription").begin_object().field("text", r.summary).end_object();
+    j.key("fullDescription").begin_object().field("text", r.doc).end_object();
+    const bool is_rule = find_rule(r.id) != nullptr;
+    std::string more = is_rule ? "headcount explain " + r.id + " shows this with a worked example." : "";
+    j.key("help").begin_object();
+    j.field("text", r.doc + (more.empty() ? "" : "\n\n" + more));
+    j.field("markdown", "**" + r.summary + "**\n\n" + r.doc +
+                            (is_rule ? "\n\n`headcount explain " + r.id + "` shows this with a worked example." : ""));
     j.end_object();
-  };
-  for (const auto& r : rules()) rule(r.id, r.summary, r.doc, sarif_level(r.severity));
-  rule("gate", "a CI gate failed (budget, expected heads, severity or baseline)",
-       "headcount audit fails a gate when the model leaves its parameter or byte budget, its heads differ from "
-       "--expect-heads, a finding reaches --fail-on, or it moved from the --baseline report.",
-       "error");
-  rule("input-error", "the model could not be audited", "The file is missing, truncated, hostile or unsupported.", "error");
+    j.key("defaultConfiguration").begin_object().field("level", r.level).end_object();
+    j.key("properties").begin_object().key("tags").begin_array();
+    j.value(r.id.rfind("gate-", 0) == 0 ? "gate" : r.id == "input-error" ? "input" : "model");
+    j.end_array().end_object();
+    j.end_object();
+  }
   j.end_array();
   j.end_object().end_object();  // driver, tool
 
+  bool all_read = true;
+  for (const auto& f : run.files) all_read = all_read && f.audit.has_value();
+  j.key("invocations").begin_array().begin_object().field("executionSuccessful", all_read).end_object().end_array();
+
   j.key("results").begin_array();
-  auto result = [&](const std::string& rule_id, const char* level, const std::string& text, const std::string& uri) {
+  // Results with the same rule, file and block are told apart by their order in the file.
+  std::map<std::tuple<std::string, std::string, std::string>, int> seen;
+  auto result = [&](const std::string& rule_id, const char* level, const std::string& text, const std::string& path,
+                    const std::string& block) {
+    Uri u = uri_of(path);
+    int ordinal = seen[{rule_id, u.uri, block}]++;
     j.begin_object();
     j.field("ruleId", rule_id);
+    j.field("ruleIndex", static_cast<uint64_t>(index.at(rule_id)));
     j.field("level", level);
     j.key("message").begin_object().field("text", text).end_object();
     j.key("locations").begin_array().begin_object();
-    j.key("physicalLocation").begin_object().key("artifactLocation").begin_object().field("uri", uri).end_object().end_object();
+    j.key("physicalLocation").begin_object();
+    j.key("artifactLocation").begin_object().field("uri", u.uri);
+    if (u.relative) j.field("uriBaseId", "%SRCROOT%");
+    j.end_object();
+    // A model is a binary file: code scanning needs a line, so results point at its first one
+    // and name the attention block as a logical location.
+    j.key("region").begin_object().field("startLine", uint64_t{1}).end_object();
+    j.end_object();
+    if (!block.empty()) {
+      j.key("logicalLocations").begin_array().begin_object();
+      j.field("name", block);
+      j.field("kind", "module");
+      j.end_object().end_array();
+    }
     j.end_object().end_array();
+    j.key("partialFingerprints").begin_object();
+    j.field("headcount/v1", fingerprint(rule_id + '\n' + u.uri + '\n' + block + '\n' + std::to_string(ordinal)));
+    j.end_object();
     j.end_object();
   };
   for (const auto& f : run.files) {
     if (!f.audit) {
-      result("input-error", "error", f.error, f.path);
+      result("input-error", "error", f.error, f.path, "");
       continue;
     }
+    const auto& blocks = f.audit->attention.blocks;
     for (const auto& x : f.audit->findings) {
-      result(x.rule, sarif_level(x.severity), (x.block ? "block " + std::to_string(*x.block) + ": " : std::string()) + x.message, f.path);
+      std::string block;
+      if (x.block && *x.block >= 0 && static_cast<size_t>(*x.block) < blocks.size()) {
+        const auto& b = blocks[static_cast<size_t>(*x.block)];
+        block = b.name.empty() ? "block " + std::to_string(*x.block) : b.name;
+      }
+      result(x.rule, sarif_level(x.severity), (x.block ? "block " + std::to_string(*x.block) + ": " : std::string()) + x.message,
+             f.path, block);
     }
-    for (const auto& g : f.gates) result("gate", "error", g.gate + ": " + g.message, f.path);
+    for (const auto& g : f.gates) result("gate-" + g.gate, "error", g.message, f.path, "");
   }
   j.end_array();
   j.end_object().end_array();  // run, runs
   j.end_object();
   out << "\n";
 }
-
 
 }  // namespace headcount::renderers

@@ -13,9 +13,9 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   const Inventory& inv = a.inventory;
   out << "headcount " << kVersion << ": " << m.path << "\n";
   out << "  model       " << producer_string(*m.proto) << ", ir " << m.proto->ir_version() << ", "
-      << opset_string(*m.proto) << "; " << m.graphs.size() << (m.graphs.size() == 1 ? " graph, " : " graphs, ")
-      << m.nodes.size() << " nodes\n";
-  out << "  parameters  " << with_commas(inv.stored) << " stored in " << with_commas(inv.tensors) << " tensors ("
+      << opset_string(*m.proto) << "; " << count_of(m.graphs.size(), "graph", "graphs") << ", "
+      << count_of(m.nodes.size(), "node", "nodes") << "\n";
+  out << "  parameters  " << with_commas(inv.stored) << " stored in " << count_of(inv.tensors, "tensor", "tensors") << " ("
       << human_bytes(inv.bytes) << ")\n";
   const FrameworkView& fw = a.framework;
   if (fw.parameters != inv.stored) {
@@ -30,8 +30,8 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
              (fw.buffers.size() == 1 ? " buffer" : " buffers");
     }
     if (fw.merged_elements) {
-      how += " + " + with_commas(fw.merged_elements) + " stored once for " + std::to_string(fw.merged.size() + 0) +
-             " more parameters (Identity copies)";
+      how += " + " + with_commas(fw.merged_elements) + " stored once for " +
+             count_of(fw.merged.size(), "more parameter", "more parameters") + " (Identity copies)";
     }
     out << "  framework   " << with_commas(fw.parameters) << ", as the framework counts its parameters: "
         << wrap(how, 14 + with_commas(fw.parameters).size() + 43, 14) << "\n";

@@ -5,9 +5,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin=${1:-$root/build/headcount}
+version=$("$bin" --version | awk '{print $2}')
 grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name rc args; do
   name=$(echo $name); args=$(echo $args)
   [ -n "$name" ] || continue
-  (cd "$root/samples" && "$bin" $args > "$here/$name") || true
+  # The version is masked, as tests/golden/run.cmake does.
+  (cd "$root/samples" && "$bin" $args | sed -e "s/headcount $version/headcount @VERSION@/g" \
+      -e "s/\"version\": \"$version\"/\"version\": \"@VERSION@\"/g" -e "s/\"version\":\"$version\"/\"version\":\"@VERSION@\"/g" \
+      -e "s/\"semanticVersion\": \"$version\"/\"semanticVersion\": \"@VERSION@\"/g" > "$here/$name") || true
   echo "wrote tests/golden/$name"
 done

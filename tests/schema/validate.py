@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Every JSON, JSON-lines and SARIF report headcount writes validates against its schema.
+
+Usage: validate.py HEADCOUNT SAMPLES_DIR REPO_DIR
+
+Runs the binary the way CI jobs do (every sample; a missing, a truncated and a text file beside
+good ones; gates, a baseline, a config, --no-content) and checks each report with python3-jsonschema:
+--format json and jsonl against docs/headcount.schema.json (draft 2020-12), --format sarif against
+the OASIS SARIF 2.1.0 schema in tests/sarif/. The schemas are first shown to reject a report with
+a field they do not describe, so a schema that accepts anything fails this test.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import jsonschema  # python3-jsonschema; a missing module fails the test, it never skips
+
+
+def main():
+    binary, samples, repo = (os.path.abspath(a) for a in sys.argv[1:4])
+    report_schema = json.load(open(os.path.join(repo, "docs", "headcount.schema.json")))
+    sarif_schema = json.load(open(os.path.join(repo, "tests", "sarif", "sarif-schema-2.1.0.json")))
+    jsonschema.Draft202012Validator.check_schema(report_schema)
+    jsonschema.Draft7Validator.check_schema(sarif_schema)
+    report = jsonschema.Draft202012Validator(report_schema)
+    sarif = jsonschema.Draft7Validator(sarif_schema)
+
+    failures = []
+
+    def check(validator, doc, what):
+        errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        for e in errors[:3]:
+            failures.append(f"{what}: {'/'.join(str(p) for p in e.path)}: {e.message[:300]}")
+        return not errors
+
+    work = tempfile.mkdtemp(prefix="headcount-schema-")
+    try:
+        folder = os.path.join(work, "models")
+        shutil.copytree(samples, folder)
+        # Files that cannot be audited, beside the good ones.
+        with open(os.path.join(samples, "gpt2_tiny.onnx"), "rb") as f:
+            head = f.read(1000)
+        with open(os.path.join(folder, "truncated.onnx"), "wb") as f:
+            f.write(head)
+        with open(os.path.join(folder, "notes.onnx"), "w") as f:
+            f.write("not a model\n")
+        with open(os.path.join(work, "headcount.toml"), "w") as f:
+            f.write('max-params = "25k"\n[[budget]]\npath = "models/bert*"\nexpect-heads = 8\n')
+
+        runs = [
+            ["models"],
+            ["models", "missing.onnx", "--max-params", "25k", "--fail-on", "info"],
+            ["models", "--no-content"],
+            ["models/gpt2_tiny.onnx", "--config", "headcount.toml"],
+            ["models/bert_tiny.onnx", "models/gpt2_tiny.onnx", "--expect-heads", "8", "--max-bytes", "1kB"],
+        ]
+        checked = {"json": 0, "jsonl": 0, "sarif": 0}
+        baseline = os.path.join(work, "baseline.json")
+        subprocess.run([binary, "audit", "models", "-f", "json", "-o", baseline], cwd=work, capture_output=True)
+        runs.append(["models", "--baseline", baseline, "--tolerance", "1%"])
+        for args in runs:
+            for fmt in ("json", "jsonl", "sarif"):
+                p = subprocess.run([binary, "audit", *args, "-f", fmt], cwd=work, capture_output=True, text=True)
+                what = f"headcount audit {' '.join(args)} -f {fmt} (exit {p.returncode})"
+                if p.returncode not in (0, 1, 2) or not p.stdout:
+                    failures.append(f"{what}: no report; stderr: {p.stderr[:300]}")
+                    continue
+                if fmt == "jsonl":
+                    for n, line in enumerate(p.stdout.splitlines(), 1):
+                        check(report, json.loads(line), f"{what}, line {n}")
+                        checked[fmt] += 1
+                else:
+                    check(report if fmt == "json" else sarif, json.loads(p.stdout), what)
+                    checked[fmt] += 1
+
+        # The schemas are strict: an undescribed field or a wrong type is caught.
+        p = subprocess.run([binary, "audit", "models/gpt2_tiny.onnx", "-f", "json"], cwd=work, capture_output=True, text=True)
+        doc = json.loads(p.stdout)
+        doc["models"][0]["parameters"]["surprise"] = 1
+        if report.is_valid(doc):
+            failures.append("docs/headcount.schema.json accepts a field it does not describe")
+        doc = json.loads(p.stdout)
+        doc["models"][0]["attention_blocks"][0]["heads"] = "4"
+        if report.is_valid(doc):
+            failures.append("docs/headcount.schema.json accepts heads as a string")
+        p = subprocess.run([binary, "audit", "models/gpt2_tiny.onnx", "-f", "sarif"], cwd=work, capture_output=True, text=True)
+        doc = json.loads(p.stdout)
+        doc["runs"][0]["results"][0]["level"] = "fatal"
+        if sarif.is_valid(doc):
+            failures.append("the SARIF schema accepts level 'fatal'")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    print(f"validated {checked['json']} json documents, {checked['jsonl']} jsonl records and {checked['sarif']} SARIF logs")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
