@@ -264,9 +264,10 @@ def verify(res):
         doc = json.loads(hc["stdout"])
     except ValueError as e:
         return "n/a", f"headcount output is not JSON ({e}); python sum = {py_sum:,}"
-    stored = doc.get("parameters", {}).get("stored") if isinstance(doc, dict) else None
-    if isinstance(stored, dict):  # tolerate e.g. {"stored": {"count": N}}
-        stored = stored.get("count", stored.get("total"))
+    # headcount/2: one document for the run, the model in models[0].
+    models = doc.get("models") if isinstance(doc, dict) else None
+    model = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
+    stored = model.get("parameters", {}).get("stored")
     if not isinstance(stored, int) or isinstance(stored, bool):
         return "n/a", f"headcount JSON has no integer parameters.stored; python sum = {py_sum:,}"
     if stored != py_sum:

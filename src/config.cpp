@@ -2,6 +2,7 @@
 // are errors with their line.
 #include "config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,9 @@
 
 namespace headcount {
 namespace {
+
+// Options whose value is a file.
+const std::vector<std::string> kPathOptions = {"output", "baseline", "model-config"};
 
 const std::vector<std::string> kBudgetKeys = {"path", "max-params", "max-attention-params", "max-bytes", "expect-heads"};
 
@@ -88,7 +92,13 @@ ConfigFile read_config(const std::string& path, const std::vector<std::string>& 
       continue;
     }
     if (std::find(options.begin(), options.end(), key.str()) == options.end()) unknown(path, key, "", top);
-    c.options.push_back({std::string(key.str()), as_text(path, key, value), static_cast<int>(key.source().begin.line)});
+    std::string text = as_text(path, key, value);
+    // A file named in the config is found from the config's folder, as its globs are.
+    if (std::find(kPathOptions.begin(), kPathOptions.end(), key.str()) != kPathOptions.end() && text != "-" &&
+        std::filesystem::path(text).is_relative()) {
+      text = (std::filesystem::path(path).parent_path() / text).lexically_normal().generic_string();
+    }
+    c.options.push_back({std::string(key.str()), text, static_cast<int>(key.source().begin.line)});
   }
   return c;
 }

@@ -14,7 +14,8 @@ namespace headcount {
 
 struct ConfigOption {
   std::string key;    // an option's long name: "max-params"
-  std::string value;  // as text, the way the command line would give it
+  std::string value;  // as text, the way the command line would give it; a relative file
+                      // (output, baseline, model-config) joined to the config's folder
   int line = 0;
 };
 

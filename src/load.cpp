@@ -396,7 +396,7 @@ class Indexer {
   }
 
   // A Constant's value: tensor, sparse tensor or float list. Scalars and integer types are shape
-  // and index data, not parameters (README: "What counts as a parameter").
+  // and index data, not parameters (docs/counting.md: "What counts as a parameter").
   void add_constant_attribute(const onnx::AttributeProto& a, int gi, const std::string& out) {
     if (a.name() == "value" && a.has_t()) {
       int wi = add_weight(a.t(), gi, out, Storage::ConstantNode);

@@ -529,6 +529,21 @@ TEST_CASE("gate: --config: a global budget and budget tables per path glob", "[g
     CHECK(r.code == 1);
   }
 
+  SECTION("a file the config names is found from the config's folder") {
+    fs::create_directories(dir.path / "ci");
+    REQUIRE(cli({"audit", gpt2, "-f", "json", "-o", (dir.path / "ci" / "base.json").string()}).code == 0);
+    const std::string config = (dir.path / "ci" / "headcount.toml").string();
+    testutil::write_bytes(config, "baseline = \"base.json\"\n");
+    // From another folder: ci/base.json, not ./base.json, which does not exist.
+    CHECK(cli({"audit", gpt2, "--config", config}).code == 0);
+    // The same report against bert_tiny's copy at gpt2_tiny's path: 29,184 -> 20,928.
+    copy_sample("bert_tiny", gpt2);
+    CliResult r = cli({"audit", gpt2, "--config", config});
+    CHECK(r.code == 1);
+    CHECK(r.err == "headcount: gate failed: " + gpt2 +
+                       ": baseline: parameters moved from 29,184 to 20,928 (-8,256; tolerance 0)\n");
+  }
+
   SECTION("models no [[budget]] matches get the global budget; the first matching table applies") {
     const std::string config = dir.file("tight.toml");
     testutil::write_bytes(config,

@@ -21,7 +21,7 @@
 namespace headcount {
 
 extern const char* const kVersion;
-extern const char* const kSchema;  // "headcount/1"
+extern const char* const kSchema;  // "headcount/2"
 
 struct Audit {
   Model model;

@@ -9,11 +9,11 @@ const std::vector<FormatInfo>& formats() {
   static const std::vector<FormatInfo> table = {
       {"text", Format::Text, "aligned tables for a person (default); a summary table closes a run over several models",
        renderers::write_text},
-      {"json", Format::Json, "one headcount/1 document per model; an array when several models are given", renderers::write_json},
-      {"jsonl", Format::Jsonl, "one compact headcount/1 document per line, one line per model", renderers::write_jsonl},
+      {"json", Format::Json, "one headcount/2 document for the run: every model, every error and the gate verdict", renderers::write_json},
+      {"jsonl", Format::Jsonl, "one compact headcount/2 record per line: a model or an error, in input order", renderers::write_jsonl},
       {"markdown", Format::Markdown, "a summary table for a pull-request comment", renderers::write_markdown},
       {"sarif", Format::Sarif, "SARIF 2.1.0 for code scanning: findings and failed gates as results", renderers::write_sarif},
-      {"github", Format::Github, "GitHub Actions workflow commands (::error, ::warning, ::notice annotations)",
+      {"github", Format::Github, "GitHub Actions annotations (10 of each type), and the markdown table in $GITHUB_STEP_SUMMARY",
        renderers::write_github},
   };
   return table;

@@ -1,0 +1,135 @@
+// cli_test.cpp: the command line as a new user meets it: mistyped subcommands, conflicting flags,
+// '-o -', folders with upper-case extensions, the progress line, plurals and the alignment of
+// text tables with multi-byte names.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "headcount/cli.h"
+#include "headcount/numbers.h"
+#include "test_util.h"
+
+using namespace headcount;
+namespace fs = std::filesystem;
+using testutil::CliResult;
+using testutil::cli;
+
+namespace {
+
+std::string sample(const std::string& name) { return std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx"; }
+
+// A model holding float tensors of the given names and lengths, used by nothing.
+std::string tensors_model(const testutil::TempDir& dir, const std::string& file,
+                          const std::vector<std::pair<std::string, int64_t>>& tensors) {
+  auto m = testutil::model();
+  for (const auto& [name, n] : tensors) *m.mutable_graph()->add_initializer() = testutil::tensor(name, {n});
+  testutil::save(m, dir.file(file));
+  return dir.file(file);
+}
+
+struct CwdGuard {
+  fs::path saved = fs::current_path();
+  explicit CwdGuard(const fs::path& dir) { fs::current_path(dir); }
+  ~CwdGuard() {
+    std::error_code ec;
+    fs::current_path(saved, ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cli: a mistyped subcommand gets a did-you-mean", "[cli]") {
+  CliResult r = cli({"adit", "model.onnx"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "headcount: error: 'adit' is not a subcommand (did you mean 'audit'?)\n"
+                 "Run 'headcount --help' for usage.\n");
+  r = cli({"explian", "width-mismatch"});
+  CHECK(r.err.rfind("headcount: error: 'explian' is not a subcommand (did you mean 'explain'?)\n", 0) == 0);
+  r = cli({"frobnicate"});
+  CHECK(r.err.rfind("headcount: error: 'frobnicate' is not a subcommand (audit or explain)\n", 0) == 0);
+}
+
+TEST_CASE("cli: conflicting and out-of-range flags are usage errors", "[cli]") {
+  CliResult r = cli({"-q", "-v", "audit", sample("bert_tiny")});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("excludes") != std::string::npos);
+  CHECK(r.out.empty());
+  r = cli({"audit", sample("bert_tiny"), "--top", "-1"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--top takes 0 or more (a count of tensors)") != std::string::npos);
+  CHECK(cli({"audit", sample("bert_tiny"), "--top", "0"}).code == 0);
+}
+
+TEST_CASE("cli: '-o -' is stdout, not a file named '-'", "[cli]") {
+  testutil::TempDir dir;
+  CwdGuard cwd(dir.path);
+  CliResult r = cli({"audit", sample("bert_tiny"), "-f", "jsonl", "-o", "-"});
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("{\"schema\":\"headcount/2\",\"record\":\"model\"", 0) == 0);
+  CHECK(!fs::exists(dir.path / "-"));
+}
+
+TEST_CASE("cli: a folder's .onnx files are found whatever the case of the extension", "[cli]") {
+  testutil::TempDir dir;
+  tensors_model(dir, "A.ONNX", {{"w", 10}});
+  tensors_model(dir, "b.Onnx", {{"w", 20}});
+  tensors_model(dir, "c.onnx", {{"w", 30}});
+  testutil::write_bytes(dir.file("d.onnx.txt"), "not a model");
+  CliResult r = cli({"audit", dir.path.string(), "-f", "jsonl"});
+  CHECK(r.code == 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> files;
+  for (std::string line; std::getline(lines, line);) {
+    auto at = line.find("\"file\":\"");
+    REQUIRE(at != std::string::npos);
+    files.push_back(line.substr(at + 8, line.find('"', at + 8) - at - 8));
+  }
+  CHECK(files == std::vector<std::string>{dir.file("A.ONNX"), dir.file("b.Onnx"), dir.file("c.onnx")});
+}
+
+TEST_CASE("cli: the progress counter only moves forward, and ends on a clean line", "[cli]") {
+  testutil::TempDir dir;
+  AuditRequest request;
+  for (int i = 0; i < 12; ++i) request.inputs.push_back(tensors_model(dir, "m" + std::to_string(i) + ".onnx", {{"w", 8}}));
+  request.jobs = 4;
+  std::ostringstream progress;
+  request.progress = &progress;
+  Run run = run_audit(request);
+  REQUIRE(run.files.size() == 12);
+  // "\rheadcount: audited K/12\033[K" for K = 1..12 in order, then "\r\033[K".
+  std::string expected;
+  for (int k = 1; k <= 12; ++k) expected += "\rheadcount: audited " + std::to_string(k) + "/12\033[K";
+  expected += "\r\033[K";
+  CHECK(progress.str() == expected);
+}
+
+TEST_CASE("text: counts of one are singular", "[cli]") {
+  testutil::TempDir dir;
+  CliResult r = cli({"audit", tensors_model(dir, "one.onnx", {{"w", 7}})});
+  CHECK(r.code == 0);
+  // One graph with no node and one tensor of 7 float32 elements (28 bytes).
+  CHECK(r.out.find("; 1 graph, 0 nodes\n") != std::string::npos);
+  CHECK(r.out.find("  parameters  7 stored in 1 tensor (28 B)\n") != std::string::npos);
+}
+
+TEST_CASE("text: tables align names by display width, not bytes", "[cli]") {
+  CHECK(display_width("…") == 1);          // 3 bytes, one column
+  CHECK(display_width("héllo") == 5);      // é is 2 bytes
+  CHECK(display_width("注意") == 4);        // wide CJK: two columns each
+  CHECK(display_width("e\u0301") == 1);    // e + combining acute
+  testutil::TempDir dir;
+  // Two tensors of the same size so both appear in the largest-tensors table: the "[" of the
+  // shape column must start at the same column on both rows.
+  CliResult r = cli({"audit", tensors_model(dir, "names.onnx", {{"enc…w", 64}, {"encXXw", 64}})});
+  CHECK(r.code == 0);
+  std::istringstream lines(r.out);
+  std::vector<size_t> columns;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  enc", 0) == 0) columns.push_back(display_width(line.substr(0, line.find('['))));
+  }
+  REQUIRE(columns.size() == 2);
+  CHECK(columns[0] == columns[1]);
+}
