@@ -172,6 +172,34 @@ def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0):
                              opset_imports=[helper.make_opsetid("", OPSET)])
 
 
+def build_tied_model(vocab=50265, d_model=768, seed=0):
+    """A RoBERTa-base-shaped tied embedding and LM head, as torch.onnx.export writes them.
+
+    The embedding [vocab, d_model] feeds a Gather; the LM head is a MatMul with the constant-folded
+    transposed copy [d_model, vocab] plus a bias: the same values stored twice, one the transpose
+    of the other (309 MB of float32 for the default sizes). Returns the ModelProto.
+    """
+    rng = np.random.default_rng(seed)
+    emb = rng.standard_normal((vocab, d_model), dtype=np.float32) * np.float32(0.02)
+    inits = [numpy_helper.from_array(emb, "roberta.embeddings.word_embeddings.weight"),
+             numpy_helper.from_array(np.ascontiguousarray(emb.T), "onnx::MatMul_1"),
+             numpy_helper.from_array(np.zeros(vocab, np.float32), "lm_head.bias")]
+    del emb
+    nodes = [
+        helper.make_node("Gather", ["roberta.embeddings.word_embeddings.weight", "input_ids"], ["h"],
+                         name="/roberta/embeddings/word_embeddings/Gather"),
+        helper.make_node("MatMul", ["h", "onnx::MatMul_1"], ["logits0"], name="/lm_head/decoder/MatMul"),
+        helper.make_node("Add", ["logits0", "lm_head.bias"], ["logits"], name="/lm_head/Add"),
+    ]
+    graph = helper.make_graph(
+        nodes, "tied_lm",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "seq", vocab])],
+        initializer=inits)
+    return helper.make_model(graph, producer_name="headcount-bench",
+                             opset_imports=[helper.make_opsetid("", OPSET)])
+
+
 def save_model(model, path):
     """Save with all weights embedded (raw_data, no external data)."""
     onnx.save(model, path)  # save_as_external_data=False is the default
@@ -243,6 +271,31 @@ def measure_pair(runner, model_path, headcount, python, repeat):
                 res[key]["stderr"] = r["stderr"]
     for key in cmds:
         d = res[key]
+        d["ms"] = min(d["walls"]) * 1000.0
+        d["rss_mib"] = max(d["rss_kb"]) / 1024.0
+    return res
+
+
+def measure_cmds(runner, cmds, repeat):
+    """Like measure_pair, for any named commands: warm-up, then `repeat` interleaved timed runs.
+    Returns {name: {ms, rss_mib, rc, stdout, stderr}}."""
+    res = {}
+    for key, cmd in cmds.items():
+        out = os.path.join(runner.workdir, f"{key}.out")
+        warm = runner.run(cmd, out)
+        with open(out, "rb") as f:
+            text = f.read().decode(errors="replace")
+        os.unlink(out)
+        res[key] = {"walls": [], "rss_kb": [warm["maxrss_kb"]], "rc": warm["rc"], "stdout": text, "stderr": warm["stderr"]}
+    for _ in range(repeat):
+        for key, cmd in cmds.items():
+            r = runner.run(cmd)
+            res[key]["walls"].append(r["wall"])
+            res[key]["rss_kb"].append(r["maxrss_kb"])
+            if r["rc"] != 0:
+                res[key]["rc"] = r["rc"]
+                res[key]["stderr"] = r["stderr"]
+    for d in res.values():
         d["ms"] = min(d["walls"]) * 1000.0
         d["rss_mib"] = max(d["rss_kb"]) / 1024.0
     return res
@@ -435,6 +488,84 @@ def run_layers(args, runner, workdir):
         os.unlink(path)
 
 
+def run_tied(args, runner, workdir):
+    """The tied embedding and LM head: the default audit (content compared) and --no-content,
+    each against onnx.load in the same run."""
+    name = "tied_50265x768"
+    path = os.path.join(workdir, f"{name}.onnx")
+    log(f"[{name}] generating {path} ...")
+    model = build_tied_model(seed=args.seed)
+    save_model(model, path)
+    del model
+    gc.collect()
+    log(f"[{name}] {os.path.getsize(path) / MiB:.1f} MiB; measuring ({args.repeat} runs + warm-up) ...")
+    res = measure_cmds(runner, {
+        "hc": [args.headcount, "audit", path, "--format", "json"],
+        "hc_fast": [args.headcount, "audit", path, "--format", "json", "--no-content"],
+        "py": [args.python, "-c", PY_COUNT_SRC, path],
+    }, args.repeat)
+    status, msg = verify({"hc": res["hc"], "py": res["py"]})
+    # The copy must be found: unique = stored - 50,265 x 768.
+    try:
+        params = json.loads(res["hc"]["stdout"])["models"][0]["parameters"]
+        found = params["stored"] - params["unique"]
+        if found != 50265 * 768:
+            status, msg = "MISMATCH", f"the tied copy was not found: stored - unique = {found:,}, expected {50265 * 768:,}"
+    except (ValueError, KeyError, IndexError) as e:
+        status, msg = "FAIL", f"cannot read headcount's report: {e}"
+    rows = [make_row(f"{name} (default)", path, {"hc": res["hc"], "py": res["py"]}, status),
+            make_row(f"{name} (--no-content)", path, {"hc": res["hc_fast"], "py": res["py"]}, status)]
+    print(f"model:     a tied embedding [50265, 768] and its transposed copy [768, 50265] in the LM head "
+          f"(RoBERTa-base's vocabulary and width), embedded float32")
+    print()
+    print_table(rows, args.markdown)
+    print()
+    print_notes([(name, status, msg)])
+    print()
+    print("Targets (informational, not a pass/fail test):")
+    for row, target in zip(rows, (20.0, 100.0)):
+        met = row["hc_ok"] and row["ratio"] is not None and row["ratio"] >= target
+        print(f"  {row['name']}: >= {target:.0f}x vs onnx.load: {'MET' if met else 'MISSED'} ({fmt_ratio(row['ratio'])})")
+    if not args.keep:
+        os.unlink(path)
+
+
+def run_folder(args, runner, workdir):
+    """A folder of small models: -j 1 against -j N (N = the cores), same output."""
+    n = args.folder
+    folder = os.path.join(workdir, f"folder_{n}")
+    os.makedirs(folder)
+    log(f"[folder] generating {n} small encoders in {folder} ...")
+    for i in range(n):
+        model = build_transformer_encoder(4, seed=args.seed + i)
+        save_model(model, os.path.join(folder, f"model_{i:04d}.onnx"))
+    cores = os.cpu_count() or 1
+    res = measure_cmds(runner, {
+        "j1": [args.headcount, "audit", folder, "--format", "json", "-j", "1"],
+        "jn": [args.headcount, "audit", folder, "--format", "json", "-j", str(cores)],
+    }, args.repeat)
+    same = res["j1"]["stdout"] == res["jn"]["stdout"]
+    ratio = res["j1"]["ms"] / res["jn"]["ms"] if res["jn"]["ms"] > 0 else None
+    print(f"folder:    {n} four-layer encoders (d_model 64), {cores} cores")
+    print()
+    cols = ["run", "headcount ms", "peak RSS MiB"]
+    rows = [("-j 1", res["j1"]), (f"-j {cores}", res["jn"])]
+    if args.markdown:
+        print("| " + " | ".join(cols) + " |")
+        print("|---|---:|---:|")
+        for label, r in rows:
+            print(f"| {label} | {r['ms']:.1f} | {r['rss_mib']:.1f} |")
+    else:
+        for label, r in rows:
+            print(f"  {label:8} {r['ms']:10.1f} ms  {r['rss_mib']:8.1f} MiB")
+    print()
+    print(f"speedup -j {cores} over -j 1: {fmt_ratio(ratio)}; outputs {'identical' if same else 'DIFFER'}")
+    target = 0.8 * cores
+    print(f"Target (informational): >= {target:.1f}x: {'MET' if ratio and ratio >= target and same else 'MISSED'}")
+    if not args.keep:
+        shutil.rmtree(folder)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--headcount", default="build/headcount",
@@ -445,6 +576,10 @@ def main(argv=None):
                     help=f"comma-separated embedded-weight sizes (default: {DEFAULT_SIZES})")
     ap.add_argument("--layers", type=int, nargs="?", const=1000, default=None, metavar="N",
                     help="instead of --sizes, time an N-layer transformer encoder (default N: 1000)")
+    ap.add_argument("--tied", action="store_true",
+                    help="instead of --sizes, time a RoBERTa-shaped tied embedding and LM head (309 MB)")
+    ap.add_argument("--folder", type=int, nargs="?", const=200, default=None, metavar="N",
+                    help="instead of --sizes, time a folder of N small models at -j 1 and -j CORES (default N: 200)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per command (default: 3)")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--keep", action="store_true", help="keep the generated models and temp dir")
@@ -482,6 +617,10 @@ def main(argv=None):
         print_preamble(args, runner, min(r["wall"] for r in imp) * 1000.0)
         if args.layers is not None:
             run_layers(args, runner, workdir)
+        elif args.tied:
+            run_tied(args, runner, workdir)
+        elif args.folder is not None:
+            run_folder(args, runner, workdir)
         else:
             run_sizes(args, runner, workdir)
     finally:

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -98,7 +99,7 @@ struct AuditArgs {
   std::vector<std::string> models;
   std::string format = "text", output, config, model_config;
   int top = 10, jobs = 1;
-  bool no_content = false;
+  bool no_content = false, timings = false;
   std::string max_params, max_attention_params, max_bytes, fail_on, baseline, tolerance = "0";
   int64_t expect_heads = 0;
 };
@@ -130,6 +131,7 @@ void add_audit_options(CLI::App* audit, AuditArgs& a) {
       ->capture_default_str();
   audit->add_flag("--no-content", a.no_content,
                   "skip the duplicate-tensor comparison and the buffer value checks (reads no weight bytes)");
+  audit->add_flag("--timings", a.timings, "print the time of each stage (read, match, content, rules, render) on stderr");
   audit->add_option("--model-config", a.model_config,
                     "compare every model with this config.json or genai_config.json (default: the one beside each model)");
   auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
@@ -262,6 +264,31 @@ Budget budget_of(const AuditArgs& a) {
   return b;
 }
 
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// --timings: one line per model with its stages, then the render and the whole run's totals.
+void report_timings(const Run& run, double render_ms, std::ostream& err) {
+  auto ms = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f ms", v);
+    return std::string(buf);
+  };
+  StageTimes sum;
+  for (const auto& r : run.files) {
+    const StageTimes& t = r.times;
+    err << "headcount: timings: " << one_line(r.path) << ": read " << ms(t.read) << ", match " << ms(t.match) << ", content "
+        << ms(t.content) << ", rules " << ms(t.rules) << "\n";
+    sum.read += t.read;
+    sum.match += t.match;
+    sum.content += t.content;
+    sum.rules += t.rules;
+  }
+  err << "headcount: timings: all models: read " << ms(sum.read) << ", match " << ms(sum.match) << ", content "
+      << ms(sum.content) << ", rules " << ms(sum.rules) << "; render " << ms(render_ms) << "\n";
+}
+
 int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostream& out, std::ostream& err) {
   AuditRequest request;
   Baseline baseline;
@@ -298,6 +325,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
   report_problems(run, err);
   int code = exit_code(run);
 
+  auto render_start = std::chrono::steady_clock::now();
   if (!a.output.empty() && a.output != "-") {
     std::ofstream file(a.output, std::ios::binary | std::ios::trunc);
     if (!file) {
@@ -314,6 +342,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
     render(run, render_options, out);
     out.flush();
   }
+  if (a.timings) report_timings(run, ms_since(render_start), err);
   // In GitHub Actions, the github format also puts the whole table in the job's summary.
   const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
   if (render_options.format == Format::Github && summary && *summary) {
@@ -408,7 +437,7 @@ Run run_audit(const AuditRequest& request) {
       FileResult& r = run.files[i];
       r.path = files[i];
       try {
-        r.audit = audit_file(files[i], request.audit);
+        r.audit = audit_file(files[i], request.audit, &r.times);
         GateOptions o = gates;
         o.budget = budget_for(files[i], gates.budget, request.budgets, gates.pinned);
         r.gates = check_gates(*r.audit, o);

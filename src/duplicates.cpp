@@ -1,11 +1,14 @@
 // duplicates.cpp: content comparison of candidate tensor pairs, reading payloads in bounded chunks.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "headcount/findings.h"
 #include "payload.h"
@@ -13,7 +16,8 @@
 namespace headcount {
 namespace {
 
-constexpr size_t kChunk = kPayloadChunk;
+// Bytes of one tensor held at a time per thread by the full comparison.
+constexpr uint64_t kBand = 2u << 20;
 constexpr int kSamples = 16;  // sampled elements per tensor for the fingerprint
 
 bool transposed_shapes(const Weight& a, const Weight& b) {
@@ -21,21 +25,26 @@ bool transposed_shapes(const Weight& a, const Weight& b) {
          a.dims[0] != a.dims[1];
 }
 
-// Sampled elements in a canonical orientation: a 2-D tensor stored [M, m] with M > m is read as
-// its transpose, so a tensor and its transposed copy give the same fingerprint. Returns nothing
-// when the samples are all one value: zeros and ones (untrained biases, norms) are equal by
-// coincidence, not copies, and the framework counts each of them.
-std::optional<std::string> fingerprint(const PayloadReader& r, const Weight& w, size_t es) {
+// Element e of a tensor in a canonical orientation: a 2-D tensor stored [M, m] with M > m is
+// read as its transpose, so a tensor and its transposed copy give the same samples.
+bool canonical_element(const PayloadReader& r, const Weight& w, size_t es, uint64_t e, char* out) {
   bool flip = w.dims.size() == 2 && w.dims[0] > w.dims[1];
   uint64_t rows = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[1] : w.dims[0]) : 1;
   uint64_t cols = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[0] : w.dims[1]) : w.elements;
+  uint64_t i = e / cols, j = e % cols;   // canonical (i, j)
+  uint64_t at = flip ? j * rows + i : e;  // stored position
+  return r.read(at * es, es, out);
+}
+
+// kSamples elements spread over the tensor in the canonical orientation. Returns nothing when
+// they are all one value: zeros and ones (untrained biases, norms) are equal by coincidence, not
+// copies, and the framework counts each of them.
+std::optional<std::string> fingerprint(const PayloadReader& r, const Weight& w, size_t es) {
   std::string out, x(es, '\0'), first;
   bool uniform = true;
   for (int s = 0; s < kSamples; ++s) {
     uint64_t e = w.elements <= 1 ? 0 : (w.elements - 1) * static_cast<uint64_t>(s) / (kSamples - 1);
-    uint64_t i = e / cols, j = e % cols;                          // canonical (i, j)
-    uint64_t at = flip ? j * rows + i : e;                         // stored position
-    if (!r.read(at * es, es, x.data())) return std::nullopt;
+    if (!canonical_element(r, w, es, e, x.data())) return std::nullopt;
     if (s == 0) first = x;
     else if (x != first) uniform = false;
     out += x;
@@ -44,53 +53,127 @@ std::optional<std::string> fingerprint(const PayloadReader& r, const Weight& w, 
   return out;
 }
 
-bool same_full(const PayloadReader& ra, const PayloadReader& rb, const Weight& a, bool transposed, size_t es) {
-  if (!transposed) {
-    std::vector<char> x(kChunk), y(kChunk);
-    for (uint64_t at = 0; at < a.bytes; at += kChunk) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, a.bytes - at));
-      if (!ra.read(at, n, x.data()) || !rb.read(at, n, y.data()) || std::memcmp(x.data(), y.data(), n) != 0) return false;
-    }
-    return true;
+// Same bytes, in chunks read once each.
+bool same_plain(const PayloadReader& ra, const PayloadReader& rb, uint64_t bytes) {
+  std::vector<char> x(static_cast<size_t>(std::min<uint64_t>(kBand, bytes))), y(x.size());
+  for (uint64_t at = 0; at < bytes; at += kBand) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kBand, bytes - at));
+    if (!ra.read(at, n, x.data()) || !rb.read(at, n, y.data()) || std::memcmp(x.data(), y.data(), n) != 0) return false;
   }
-  // a is [rows, cols]; b is [cols, rows]. A block of a's rows is a block of b's columns: read it
-  // with one short read per row of b, so memory stays at two chunks.
-  uint64_t rows = static_cast<uint64_t>(a.dims[0]), cols = static_cast<uint64_t>(a.dims[1]);
-  uint64_t block = std::max<uint64_t>(1, kChunk / std::max<uint64_t>(1, cols * es));
-  std::vector<char> x, y;
-  for (uint64_t r0 = 0; r0 < rows; r0 += block) {
-    uint64_t nr = std::min(block, rows - r0);
-    x.resize(nr * cols * es);
-    y.resize(nr * es);
-    if (!ra.read(r0 * cols * es, x.size(), x.data())) return false;
-    for (uint64_t c = 0; c < cols; ++c) {
-      if (!rb.read((c * rows + r0) * es, y.size(), y.data())) return false;
-      for (uint64_t i = 0; i < nr; ++i) {
-        if (std::memcmp(&x[(i * cols + c) * es], &y[i * es], es) != 0) return false;
+  return true;
+}
+
+// x is a band of nr rows of a ([nr, cols], row-major); y holds the same rows of b's columns
+// ([cols, nr]: y[c][i] = b[c][r0 + i]). Compared in 64 x 64 tiles, so both stay in cache.
+template <typename U>
+bool band_equal(const char* xp, const char* yp, uint64_t nr, uint64_t cols) {
+  constexpr uint64_t kTile = 64;
+  for (uint64_t i0 = 0; i0 < nr; i0 += kTile) {
+    uint64_t i1 = std::min(nr, i0 + kTile);
+    for (uint64_t c0 = 0; c0 < cols; c0 += kTile) {
+      uint64_t c1 = std::min(cols, c0 + kTile);
+      U diff = 0;  // no branch per element: the tile's differences are OR-ed and checked once
+      for (uint64_t c = c0; c < c1; ++c) {
+        const char* yc = yp + c * nr * sizeof(U);
+        for (uint64_t i = i0; i < i1; ++i) {
+          U u, v;
+          std::memcpy(&u, xp + (i * cols + c) * sizeof(U), sizeof(U));
+          std::memcpy(&v, yc + i * sizeof(U), sizeof(U));
+          diff |= static_cast<U>(u ^ v);
+        }
       }
+      if (diff) return false;
     }
   }
   return true;
+}
+
+bool band_equal(const char* x, const char* y, uint64_t nr, uint64_t cols, size_t es) {
+  switch (es) {
+    case 1: return band_equal<uint8_t>(x, y, nr, cols);
+    case 2: return band_equal<uint16_t>(x, y, nr, cols);
+    case 4: return band_equal<uint32_t>(x, y, nr, cols);
+    default: return band_equal<uint64_t>(x, y, nr, cols);
+  }
+}
+
+// a is [rows, cols] and b is [cols, rows]; a is the one with more rows, so a band of a's rows is
+// one contiguous read and b's side of it is one short read in each of b's `cols` rows. Bands are
+// shared out to a few threads; memory stays at two band buffers per thread whatever the tensor
+// size. (Mapping the files instead saves the copy but, with pages released after each band to
+// keep memory flat, faults cost more than the reads.)
+bool same_transposed(const PayloadReader& ra, const PayloadReader& rb, uint64_t rows, uint64_t cols, size_t es) {
+  const uint64_t row_bytes = cols * es;
+  const uint64_t band = std::max<uint64_t>(1, kBand / std::max<uint64_t>(1, row_bytes));  // rows of a per band
+  const uint64_t bands = (rows + band - 1) / band;
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> differs{false};
+  auto worker = [&] {
+    std::vector<char> x, y;
+    for (uint64_t k = next++; k < bands && !differs; k = next++) {
+      uint64_t r0 = k * band, nr = std::min(band, rows - r0);
+      x.resize(nr * row_bytes);
+      y.resize(nr * row_bytes);
+      bool ok = ra.read(r0 * row_bytes, x.size(), x.data());
+      for (uint64_t c = 0; ok && c < cols; ++c) ok = rb.read((c * rows + r0) * es, nr * es, y.data() + c * nr * es);
+      if (!ok || !band_equal(x.data(), y.data(), nr, cols, es)) differs = true;
+    }
+  };
+  unsigned threads = static_cast<unsigned>(std::min<uint64_t>(bands, std::min(4u, std::max(1u, std::thread::hardware_concurrency()))));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  return !differs;
+}
+
+bool same_full(const PayloadReader& ra, const PayloadReader& rb, const Weight& a, bool transposed, size_t es) {
+  if (!transposed) return same_plain(ra, rb, a.bytes);
+  uint64_t rows = static_cast<uint64_t>(a.dims[0]), cols = static_cast<uint64_t>(a.dims[1]);
+  if (rows >= cols) return same_transposed(ra, rb, rows, cols, es);
+  return same_transposed(rb, ra, cols, rows, es);  // b = [cols, rows] has more rows
 }
 
 }  // namespace
 
 std::vector<DuplicatePair> find_duplicates(const Model& model) {
   std::vector<DuplicatePair> out;
-  // Candidates: parameter tensors with the same dtype, element count and shape up to transposition,
-  // and the same sampled fingerprint. Tiny tensors are left out: equal small tensors are common
-  // (merged biases) and are not what tied weights look like.
-  std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>, std::string>, std::vector<int>> groups;
+  // Candidates narrow in three steps, each reading less than the next: tensors with the same
+  // dtype, element count and shape up to transposition (no read); then the same middle element
+  // (one read); then the same kSamples-element fingerprint. Only pairs left after all three are
+  // compared in full. Tiny tensors are left out: equal small tensors are common (merged biases)
+  // and are not what tied weights look like.
+  PayloadFiles files;
+  std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>>, std::vector<int>> by_shape;
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || w.sparse || w.packed || w.elements < 1024 || dtype_bits(w.dtype) < 8) continue;
-    PayloadReader r;
-    if (!r.open(w)) continue;
-    auto f = fingerprint(r, w, static_cast<size_t>(dtype_bits(w.dtype) / 8));
-    if (!f) continue;
     std::vector<int64_t> shape = w.dims;
     if (shape.size() == 2 && shape[0] > shape[1]) std::swap(shape[0], shape[1]);
-    groups[{w.dtype, w.elements, shape, *f}].push_back(static_cast<int>(i));
+    by_shape[{w.dtype, w.elements, shape}].push_back(static_cast<int>(i));
+  }
+  std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>, std::string>, std::vector<int>> groups;
+  for (const auto& [shape_key, same_shape] : by_shape) {
+    if (same_shape.size() < 2) continue;
+    const size_t es = static_cast<size_t>(dtype_bits(std::get<0>(shape_key)) / 8);
+    std::map<std::string, std::vector<int>> by_middle;
+    for (int i : same_shape) {
+      const Weight& w = model.weights[static_cast<size_t>(i)];
+      PayloadReader r;
+      std::string x(es, '\0');
+      if (!r.open(w, &files) || !canonical_element(r, w, es, w.elements / 2, x.data())) continue;
+      by_middle[x].push_back(i);
+    }
+    for (const auto& [middle, same_middle] : by_middle) {
+      if (same_middle.size() < 2) continue;
+      for (int i : same_middle) {
+        const Weight& w = model.weights[static_cast<size_t>(i)];
+        PayloadReader r;
+        if (!r.open(w, &files)) continue;
+        auto f = fingerprint(r, w, es);
+        if (f) groups[std::tuple_cat(shape_key, std::make_tuple(*f))].push_back(i);
+      }
+    }
   }
   std::vector<bool> is_copy(model.weights.size(), false);
   for (auto& [key, members] : groups) {
@@ -100,14 +183,14 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
       if (is_copy[members[i]]) continue;
       const Weight& a = model.weights[members[i]];
       PayloadReader ra;
-      if (!ra.open(a)) continue;
+      if (!ra.open(a, &files)) continue;
       for (size_t j = i + 1; j < members.size(); ++j) {
         if (is_copy[members[j]]) continue;
         const Weight& b = model.weights[members[j]];
         bool transposed = transposed_shapes(a, b);
         if (a.dims != b.dims && !transposed) continue;
         PayloadReader rb;
-        if (!rb.open(b) || !same_full(ra, rb, a, transposed, es)) continue;
+        if (!rb.open(b, &files) || !same_full(ra, rb, a, transposed, es)) continue;
         is_copy[members[j]] = true;
         out.push_back({members[i], members[j], transposed});
       }

@@ -445,7 +445,7 @@ class Indexer {
   // `key` is the name as the skeleton holds it: the graph's index views it, not a copy.
   int register_weight(Weight w, std::string_view key) {
     int wi = static_cast<int>(m_.weights.size());
-    m_.graphs[w.graph].weight[key] = wi;
+    m_.graphs[w.graph].values[key].weight = wi;
     m_.weights.push_back(std::move(w));
     return wi;
   }
@@ -636,53 +636,61 @@ class Indexer {
   void index_graph(int gi) {
     Graph& g = m_.graphs[gi];
     const auto& nodes = raw_nodes_[gi];
+    g.values.reserve(g.values.size() + 2 * nodes.size());
     for (int ni : nodes) {
       for (const auto& out : m_.nodes[ni].proto->output()) {
-        if (!out.empty()) g.producer[out] = ni;
+        if (!out.empty()) g.values[out].producer = ni;
       }
     }
-    std::unordered_map<int, int> pending;  // node -> inputs produced by nodes of this graph
-    std::unordered_map<int, std::vector<int>> users;
-    for (int ni : nodes) {
-      int count = 0;
+    // Kahn's order over the graph's own nodes, by their position in `nodes`.
+    position_.resize(m_.nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k) position_[static_cast<size_t>(nodes[k])] = static_cast<int>(k);
+    std::vector<int> pending(nodes.size(), 0);        // inputs produced by nodes of this graph
+    std::vector<std::vector<int>> users(nodes.size());  // positions of the nodes reading each one
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const int ni = nodes[k];
       for (const auto& in : m_.nodes[ni].proto->input()) {
         if (in.empty()) continue;
-        g.consumers[in].push_back(ni);
-        auto p = g.producer.find(in);
-        if (p != g.producer.end()) {
-          ++count;
-          users[p->second].push_back(ni);
+        Graph::Value& v = g.values[in];
+        v.consumers.push_back(ni);
+        if (v.producer >= 0) {
+          ++pending[k];
+          users[static_cast<size_t>(position_[static_cast<size_t>(v.producer)])].push_back(static_cast<int>(k));
         }
-        if (const Weight* w = m_.weight_for(gi, in)) {
+        const Weight* w = v.weight >= 0 ? &m_.weights[static_cast<size_t>(v.weight)]
+                          : v.producer >= 0 ? nullptr
+                          : m_.weight_for(g.parent, in);  // a name of an enclosing scope
+        if (w) {
           // A node that reads a tensor through several inputs is one consumer, listed once.
           auto& consumers = m_.weights[static_cast<size_t>(w - m_.weights.data())].consumers;
           if (consumers.empty() || consumers.back() != ni) consumers.push_back(ni);
         }
       }
-      pending[ni] = count;
     }
-    std::deque<int> ready;
-    for (int ni : nodes) {
-      if (pending[ni] == 0) ready.push_back(ni);
+    std::vector<int> ready;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (pending[k] == 0) ready.push_back(static_cast<int>(k));
     }
-    while (!ready.empty()) {
-      int ni = ready.front();
-      ready.pop_front();
-      g.nodes.push_back(ni);
-      for (int u : users[ni]) {
-        if (--pending[u] == 0) ready.push_back(u);
+    g.nodes.reserve(nodes.size());
+    for (size_t r = 0; r < ready.size(); ++r) {  // ready grows as nodes become ready: a FIFO
+      const int k = ready[r];
+      g.nodes.push_back(nodes[static_cast<size_t>(k)]);
+      for (int u : users[static_cast<size_t>(k)]) {
+        if (--pending[static_cast<size_t>(u)] == 0) ready.push_back(u);
       }
     }
     if (g.nodes.size() != nodes.size()) {
-      for (int ni : nodes) {
-        if (pending[ni] > 0) {
-          const auto& n = *m_.nodes[ni].proto;
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        if (pending[k] > 0) {
+          const auto& n = *m_.nodes[nodes[k]].proto;
           throw InputError("graph '" + m_.scope_name(gi) + "' has a cycle through node '" +
                            (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() + ")");
         }
       }
     }
   }
+
+  std::vector<int> position_;  // a node's position in its graph's node list, while indexing it
 };
 
 // Opens the file and refuses what protobuf cannot read, with a message a person understands.
@@ -722,7 +730,6 @@ int open_model_file(const std::string& path, uint64_t* size) {
 Model load_model(const std::string& path, const LoadOptions& options) {
   Model m;
   m.path = path;
-  m.proto = std::make_unique<onnx::ModelProto>();
   int fd = open_model_file(path, &m.file_size);
   FileInputStream file(fd);
   file.SetCloseOnDelete(true);

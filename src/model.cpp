@@ -211,22 +211,21 @@ std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
 
 const Weight* Model::weight_for(int g, const std::string& value) const {
   for (; g >= 0; g = graphs[g].parent) {
-    const Graph& graph = graphs[g];
-    if (graph.producer.count(value)) {
-      auto w = graph.weight.find(value);  // a Constant node is both producer and weight
-      return w == graph.weight.end() ? nullptr : &weights[w->second];
-    }
-    auto w = graph.weight.find(value);
-    if (w != graph.weight.end()) return &weights[w->second];
+    auto it = graphs[g].values.find(value);
+    if (it == graphs[g].values.end()) continue;
+    const Graph::Value& v = it->second;
+    if (v.weight >= 0) return &weights[static_cast<size_t>(v.weight)];
+    if (v.producer >= 0) return nullptr;  // an activation of this scope hides outer names
   }
   return nullptr;
 }
 
 int Model::producer_of(int g, const std::string& value) const {
   for (; g >= 0; g = graphs[g].parent) {
-    auto p = graphs[g].producer.find(value);
-    if (p != graphs[g].producer.end()) return p->second;
-    if (graphs[g].weight.count(value)) return -1;
+    auto it = graphs[g].values.find(value);
+    if (it == graphs[g].values.end()) continue;
+    if (it->second.producer >= 0) return it->second.producer;
+    if (it->second.weight >= 0) return -1;
   }
   return -1;
 }
@@ -265,8 +264,8 @@ std::string Model::scope_name(int g) const {
 
 const std::vector<int>& Model::consumers_of(int g, const std::string& value) const {
   static const std::vector<int> none;
-  auto c = graphs[g].consumers.find(value);
-  return c == graphs[g].consumers.end() ? none : c->second;
+  auto it = graphs[g].values.find(value);
+  return it == graphs[g].values.end() ? none : it->second.consumers;
 }
 
 }  // namespace headcount

@@ -9,18 +9,42 @@
 
 namespace headcount {
 
-PayloadReader::~PayloadReader() {
-  if (fd_ >= 0) ::close(fd_);
+PayloadFiles::~PayloadFiles() {
+  for (auto& [path, fd] : open_) {
+    if (fd >= 0) ::close(fd);
+  }
 }
 
-bool PayloadReader::open(const Weight& w) {
+int PayloadFiles::fd(const std::string& path, bool* owned) {
+  *owned = false;
+  auto it = open_.find(path);
+  if (it != open_.end()) return it->second;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (open_.size() >= kKept) {
+    *owned = true;
+    return fd;
+  }
+  open_.emplace(path, fd);
+  return fd;
+}
+
+PayloadReader::~PayloadReader() {
+  if (owns_fd_ && fd_ >= 0) ::close(fd_);
+}
+
+bool PayloadReader::open(const Weight& w, PayloadFiles* files) {
   w_ = &w;
   if (w.proto && !w.proto->raw_data().empty() && w.proto->raw_data().size() == w.bytes) {
     inline_ = &w.proto->raw_data();
     return true;
   }
   if (!w.payload_known || w.payload_length != w.bytes) return false;
-  fd_ = ::open(w.payload_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (files) {
+    fd_ = files->fd(w.payload_file, &owns_fd_);
+  } else {
+    fd_ = ::open(w.payload_file.c_str(), O_RDONLY | O_CLOEXEC);
+    owns_fd_ = true;
+  }
   return fd_ >= 0;
 }
 

@@ -1,6 +1,8 @@
 // report.cpp: the audit pipeline for one file: load -> inventory -> match -> rules.
 #include "headcount/report.h"
 
+#include <chrono>
+
 #include "headcount/error.h"
 
 namespace headcount {
@@ -8,15 +10,32 @@ namespace headcount {
 const char* const kVersion = HEADCOUNT_VERSION;
 const char* const kSchema = "headcount/2";
 
-Audit audit_file(const std::string& path, const AuditOptions& options) {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point& t) {
+  auto now = std::chrono::steady_clock::now();
+  double ms = std::chrono::duration<double, std::milli>(now - t).count();
+  t = now;
+  return ms;
+}
+
+}  // namespace
+
+Audit audit_file(const std::string& path, const AuditOptions& options, StageTimes* times) {
+  StageTimes local;
+  StageTimes& t = times ? *times : local;
+  auto clock = std::chrono::steady_clock::now();
   Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
+  t.read = ms_since(clock);
   a.attention = match_attention(a.model);
+  t.match = ms_since(clock);
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
   a.content_compared = options.compare_content;
   a.unique = a.inventory.stored;
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
+  t.content = ms_since(clock);
   a.composition = compose(a.model, a.attention, a.duplicates, a.framework.buffers);
   if (!options.model_config.empty()) {
     a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
@@ -28,6 +47,7 @@ Audit audit_file(const std::string& path, const AuditOptions& options) {
     }
   }
   a.findings = run_rules(a.model, a.attention, a.duplicates, a.declared ? &*a.declared : nullptr);
+  t.rules = ms_since(clock);
   return a;
 }
 

@@ -133,3 +133,21 @@ TEST_CASE("text: tables align names by display width, not bytes", "[cli]") {
   REQUIRE(columns.size() == 2);
   CHECK(columns[0] == columns[1]);
 }
+
+TEST_CASE("cli: --timings adds one stderr line per model and one for the run, and changes nothing else", "[cli]") {
+  const std::string bert = sample("bert_tiny"), gpt2 = sample("gpt2_tiny");
+  CliResult plain = cli({"audit", bert, gpt2, "-f", "json"});
+  CliResult timed = cli({"audit", bert, gpt2, "-f", "json", "--timings"});
+  CHECK(timed.code == plain.code);
+  CHECK(timed.out == plain.out);
+  std::istringstream lines(timed.err);
+  std::vector<std::string> err;
+  for (std::string line; std::getline(lines, line);) err.push_back(line);
+  REQUIRE(err.size() == 3);
+  CHECK(err[0].rfind("headcount: timings: " + bert + ": read ", 0) == 0);
+  CHECK(err[1].rfind("headcount: timings: " + gpt2 + ": read ", 0) == 0);
+  CHECK(err[2].rfind("headcount: timings: all models: read ", 0) == 0);
+  for (const char* stage : {", match ", ", content ", ", rules "}) CHECK(err[0].find(stage) != std::string::npos);
+  CHECK(err[2].find("; render ") != std::string::npos);
+  CHECK(err[2].substr(err[2].size() - 3) == " ms");
+}

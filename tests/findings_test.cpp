@@ -619,6 +619,49 @@ TEST_CASE("duplicate-weights: both tensors in an external data file", "[findings
   CHECK(with_rule(a, "external-data-size-mismatch").empty());
 }
 
+TEST_CASE("duplicate-weights: a large transposed copy is compared band by band in either order", "[findings]") {
+  // [20000, 64] float32: rows of 256 bytes, so a 4 MiB band holds 16,384 rows and the comparison
+  // takes two bands (16,384 + 3,616 rows), read from an external file.
+  testutil::TempDir dir;
+  const int64_t rows = 20000, cols = 64;
+  std::vector<float> e = random_floats(static_cast<size_t>(rows * cols), 5);
+  std::vector<float> t = transposed(e, static_cast<size_t>(rows), static_cast<size_t>(cols));
+  const int64_t bytes = rows * cols * 4;  // 5,120,000
+  auto audit_pair = [&](const std::vector<float>& first, std::vector<int64_t> first_dims, const std::vector<float>& second,
+                        std::vector<int64_t> second_dims) {
+    testutil::write_bytes(dir.file("model.data"), bytes_of(first) + bytes_of(second));
+    onnx::TensorProto a = testutil::tensor("embed.weight", first_dims, kFloat, true);
+    onnx::TensorProto b = testutil::tensor("lm_head.weight", second_dims, kFloat, true);
+    set_external(a, "model.data", 0, bytes);
+    set_external(b, "model.data", bytes, bytes);
+    testutil::save(tied_model(a, b), dir.file("model.onnx"));
+    return audit_file(dir.file("model.onnx"));
+  };
+  SECTION("the long tensor first") {
+    Audit a = audit_pair(e, {rows, cols}, t, {cols, rows});
+    REQUIRE(a.duplicates.size() == 1);
+    CHECK(a.duplicates[0].transposed);
+    CHECK(a.unique == 1280000u);  // 2 x 1,280,000 stored, one copy
+  }
+  SECTION("the wide tensor first") {
+    Audit a = audit_pair(t, {cols, rows}, e, {rows, cols});
+    REQUIRE(a.duplicates.size() == 1);
+    CHECK(a.unique == 1280000u);
+  }
+  SECTION("one element of the second band differs") {
+    // Row 19,999, column 63 of the long tensor: the very last element, in the second band; in
+    // the transpose [64, 20000] it is element 63 x 20,000 + 19,999 = 1,279,999, the last too.
+    // The 16 samples include element 1,279,999 (s = 15) in the canonical (wide) orientation, so
+    // change the one before it in the long tensor's order instead: row 19,999, column 62 =
+    // transposed element 62 x 20,000 + 19,999 = 1,259,999, not a sample ((1,279,999 x s) / 15
+    // for s = 0..15 are multiples of 85,333.27 rounded down; 1,259,999 is not one of them).
+    std::vector<float> changed = t;
+    changed[1259999] += 1.0f;
+    Audit a = audit_pair(e, {rows, cols}, changed, {cols, rows});
+    CHECK(a.duplicates.empty());
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // unmatched-softmax
 

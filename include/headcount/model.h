@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
 
 #include "headcount/checked.h"
@@ -73,18 +74,37 @@ struct Graph {
   std::string_view attribute;  // that attribute's name, owned by the skeleton
   int list_index = -1;         // position in a GRAPHS attribute, -1 for a single GRAPH
   std::string function;        // "DOMAIN.NAME" of a function body
+  std::vector<int> nodes;  // topological order
+  // Every value named in this graph: what produces it and what reads it, found with one lookup.
   // Keys view names owned by Model::proto (never a temporary), so large graphs hold each name once.
-  std::vector<int> nodes;                                   // topological order
-  std::unordered_map<std::string_view, int> producer;       // value name -> node index
-  std::unordered_map<std::string_view, int> weight;         // value name -> weight index
-  std::unordered_map<std::string_view, std::vector<int>> consumers;  // value name -> node indices
+  struct Value {
+    int producer = -1;  // node index, or -1
+    int weight = -1;    // weight index, or -1 (a Constant node's output has both)
+    std::vector<int> consumers;  // node indices
+  };
+  std::unordered_map<std::string_view, Value> values;
+};
+
+// The model's skeleton (large payloads stripped), in a protobuf arena: its thousands of small
+// messages and strings are allocated in a few blocks and freed at once.
+class Skeleton {
+ public:
+  Skeleton() : arena_(std::make_unique<google::protobuf::Arena>()),
+               message_(google::protobuf::Arena::CreateMessage<onnx::ModelProto>(arena_.get())) {}
+  onnx::ModelProto* operator->() const { return message_; }
+  onnx::ModelProto& operator*() const { return *message_; }
+  onnx::ModelProto* get() const { return message_; }
+
+ private:
+  std::unique_ptr<google::protobuf::Arena> arena_;  // owns message_; moving the Skeleton keeps it valid
+  onnx::ModelProto* message_;
 };
 
 // Everything the loader learned about one file.
 struct Model {
   std::string path;
   uint64_t file_size = 0;
-  std::unique_ptr<onnx::ModelProto> proto;  // skeleton, large payloads stripped
+  Skeleton proto;  // skeleton, large payloads stripped
   std::vector<Weight> weights;
   std::vector<Node> nodes;
   std::vector<Graph> graphs;

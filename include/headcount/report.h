@@ -46,8 +46,16 @@ struct AuditOptions {
   bool find_model_config = true;  // else: a config.json or genai_config.json beside the model
 };
 
+// Wall time of each stage of one audit, in milliseconds (--timings).
+struct StageTimes {
+  double read = 0;     // the file parsed into the model's skeleton and indexed
+  double match = 0;    // shapes evaluated and attention blocks matched
+  double content = 0;  // duplicate tensors compared, buffers classified (the only weight reads)
+  double rules = 0;    // composition, declared vs found, findings
+};
+
 // load -> inventory -> match -> rules for one file. Throws InputError for bad input.
-Audit audit_file(const std::string& path, const AuditOptions& options = {});
+Audit audit_file(const std::string& path, const AuditOptions& options = {}, StageTimes* times = nullptr);
 
 // One model of a run: its audit, or the error that stopped it, and the gates it failed.
 struct FileResult {
@@ -55,6 +63,7 @@ struct FileResult {
   std::optional<Audit> audit;
   std::string error;                // set when audit is empty
   std::vector<GateFailure> gates;
+  StageTimes times;
 };
 
 // Everything one `headcount audit` invocation produced, in input order.

@@ -523,9 +523,10 @@ Dims ShapeOracle::dims(int g, const std::string& value) const {
   for (int s = g; s >= 0; s = m_.graphs[s].parent) {
     auto it = dims_[s].find(value);
     if (it != dims_[s].end()) return it->second;
-    auto w = m_.graphs[s].weight.find(value);
-    if (w != m_.graphs[s].weight.end()) return from_dims(m_.weights[w->second].dims);
-    if (m_.graphs[s].producer.count(value)) return Dims{};
+    auto v = m_.graphs[s].values.find(value);
+    if (v == m_.graphs[s].values.end()) continue;
+    if (v->second.weight >= 0) return from_dims(m_.weights[static_cast<size_t>(v->second.weight)].dims);
+    if (v->second.producer >= 0) return Dims{};
   }
   return Dims{};
 }
@@ -550,12 +551,9 @@ std::optional<IntVector> ShapeOracle::eval(int g, const std::string& value, int 
   int s = g;
   std::string_view key;
   for (; s >= 0; s = m_.graphs[s].parent) {
-    if (auto p = m_.graphs[s].producer.find(value); p != m_.graphs[s].producer.end()) {
-      key = p->first;
-      break;
-    }
-    if (auto w = m_.graphs[s].weight.find(value); w != m_.graphs[s].weight.end()) {
-      key = w->first;
+    auto v = m_.graphs[s].values.find(value);
+    if (v != m_.graphs[s].values.end() && (v->second.producer >= 0 || v->second.weight >= 0)) {
+      key = v->first;
       break;
     }
   }

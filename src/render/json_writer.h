@@ -3,6 +3,7 @@
 // Writes pretty-printed JSON with integers as integers and strings escaped per RFC 8259.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -14,6 +15,15 @@ class JsonWriter {
  public:
   // indent < 0 writes compact JSON on one line (JSON lines).
   explicit JsonWriter(std::ostream& out, int indent = 2) : out_(out), indent_(indent) {}
+  ~JsonWriter() { flush(); }
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
+  // Output is gathered in a buffer and written in large pieces; closing the outermost container
+  // writes what is left.
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
 
   JsonWriter& begin_object() { open('{'); return *this; }
   JsonWriter& end_object() { close('}'); return *this; }
@@ -22,28 +32,29 @@ class JsonWriter {
   JsonWriter& key(const std::string& k) {
     separate();
     write_string(k);
-    out_ << (indent_ < 0 ? ":" : ": ");
+    buf_ += indent_ < 0 ? ":" : ": ";
     after_key_ = true;
     return *this;
   }
   JsonWriter& value(const std::string& s) { separate(); write_string(s); return *this; }
   JsonWriter& value(const char* s) { return value(std::string(s)); }
-  JsonWriter& value(uint64_t n) { separate(); out_ << n; return *this; }
-  JsonWriter& value(int64_t n) { separate(); out_ << n; return *this; }
+  JsonWriter& value(uint64_t n) { separate(); number(n); return *this; }
+  JsonWriter& value(int64_t n) { separate(); number(n); return *this; }
   JsonWriter& value(int n) { return value(static_cast<int64_t>(n)); }
-  JsonWriter& value(bool b) { separate(); out_ << (b ? "true" : "false"); return *this; }
-  JsonWriter& null() { separate(); out_ << "null"; return *this; }
+  JsonWriter& value(bool b) { separate(); buf_ += b ? "true" : "false"; return *this; }
+  JsonWriter& null() { separate(); buf_ += "null"; return *this; }
   // A list of integers on one line: shapes stay readable.
   template <typename Ints>
   JsonWriter& int_array(const Ints& v) {
     separate();
-    out_ << '[';
+    buf_ += '[';
     bool first = true;
     for (auto x : v) {
-      out_ << (first ? "" : indent_ < 0 ? "," : ", ") << static_cast<int64_t>(x);
+      buf_ += first ? "" : indent_ < 0 ? "," : ", ";
+      number(static_cast<int64_t>(x));
       first = false;
     }
-    out_ << ']';
+    buf_ += ']';
     return *this;
   }
   template <typename T>
@@ -53,6 +64,10 @@ class JsonWriter {
   // hold any bytes) become U+FFFD, so the document always parses.
   static std::string escape(const std::string& s) {
     std::string o;
+    escape_into(o, s);
+    return o;
+  }
+  static void escape_into(std::string& o, const std::string& s) {
     for (size_t i = 0; i < s.size(); ++i) {
       unsigned char c = static_cast<unsigned char>(s[i]);
       if (c >= 0x80) {
@@ -82,7 +97,6 @@ class JsonWriter {
           }
       }
     }
-    return o;
   }
 
   // The length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms,
@@ -104,31 +118,43 @@ class JsonWriter {
   int indent_;
   std::vector<bool> first_;  // per open container: nothing written yet
   bool after_key_ = false;
+  std::string buf_;
 
+  template <typename N>
+  void number(N n) {
+    char digits[24];
+    auto r = std::to_chars(digits, digits + sizeof digits, n);
+    buf_.append(digits, r.ptr);
+  }
   void newline() {
     if (indent_ < 0) return;
-    out_ << '\n';
-    for (size_t i = 0; i < first_.size() * static_cast<size_t>(indent_); ++i) out_ << ' ';
+    buf_ += '\n';
+    buf_.append(first_.size() * static_cast<size_t>(indent_), ' ');
   }
   void separate() {
     if (after_key_) { after_key_ = false; return; }
     if (first_.empty()) return;
-    if (!first_.back()) out_ << ',';
+    if (!first_.back()) buf_ += ',';
     first_.back() = false;
     newline();
   }
   void open(char c) {
     separate();
-    out_ << c;
+    buf_ += c;
     first_.push_back(true);
   }
   void close(char c) {
     bool empty = first_.back();
     first_.pop_back();
     if (!empty) newline();
-    out_ << c;
+    buf_ += c;
+    if (first_.empty() || buf_.size() >= (1u << 16)) flush();
   }
-  void write_string(const std::string& s) { out_ << '"' << escape(s) << '"'; }
+  void write_string(const std::string& s) {
+    buf_ += '"';
+    escape_into(buf_, s);
+    buf_ += '"';
+  }
 };
 
 }  // namespace headcount
