@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config.h"
+#include "headcount/cost.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/families.h"
@@ -101,12 +102,15 @@ struct AuditArgs {
   int top = 10, jobs = 1;
   bool no_content = false, timings = false;
   std::string max_params, max_attention_params, max_bytes, fail_on, baseline, tolerance = "0";
+  std::string max_kv_bytes_per_token, max_macs_per_token, kv_dtype;
+  std::string context = "4096", batch = "1";
   int64_t expect_heads = 0;
 };
 
 struct ExplainArgs {
   std::string target, convention = "pytorch";
-  int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0;
+  int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0, layers = 0;
+  std::string context = "4096", kv_dtype = "float16";
   bool no_bias = false;
   int block = -1;
 };
@@ -134,12 +138,23 @@ void add_audit_options(CLI::App* audit, AuditArgs& a) {
   audit->add_flag("--timings", a.timings, "print the time of each stage (read, match, content, rules, render) on stderr");
   audit->add_option("--model-config", a.model_config,
                     "compare every model with this config.json or genai_config.json (default: the one beside each model)");
+  auto* cost = audit->add_option_group("inference cost", "the K/V cache and the MACs per token (cost in the report)");
+  cost->add_option("--context", a.context, "tokens in the K/V cache, and of a prompt: 4096, 32k")->capture_default_str();
+  cost->add_option("--batch", a.batch, "sequences decoded together")->capture_default_str();
+  std::vector<std::string> kv_names;
+  for (const auto& [name, bits] : kv_dtypes()) kv_names.push_back(name);
+  cost->add_option("--kv-dtype", a.kv_dtype, "the K/V cache's element type (default: the type the graph computes K and V in)")
+      ->check(CLI::IsMember(kv_names));
   auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
   gates->add_option("--max-params", a.max_params, "most parameters, as the framework counts them (parameters.framework): 350k, 110M, 1.5B");
   gates->add_option("--max-attention-params", a.max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
   gates->add_option("--max-bytes", a.max_bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB");
   gates->add_option("--expect-heads", a.expect_heads, "every attention block must have N query heads")
       ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));  // 0 or -3 must not turn the gate off
+  gates->add_option("--max-kv-bytes-per-token", a.max_kv_bytes_per_token,
+                    "most K/V cache bytes per token (cost.kv.bytes_per_token): 512KiB, 131072");
+  gates->add_option("--max-macs-per-token", a.max_macs_per_token,
+                    "most multiply-accumulates per token at --context (cost.macs.per_token): 7B, 500M");
   gates->add_option("--fail-on", a.fail_on, "fail on any finding at or above: error, warning or info")
       ->check(CLI::IsMember({"error", "warning", "info"}));
   gates->add_option("--baseline", a.baseline, "an earlier --format json or jsonl report: fail if parameters, blocks, heads or widths moved");
@@ -168,6 +183,14 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e) {
     help += std::string("\n  ") + c.name + ": " + c.knob;
   }
   explain->add_option("--convention", e.convention, help)->check(CLI::IsMember(names))->capture_default_str();
+  explain->add_option("--layers", e.layers, "calculator: L such blocks: adds the K/V cache and MACs per token")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  explain->add_option("--context", e.context, "calculator with --layers: tokens in the K/V cache")->capture_default_str();
+  std::vector<std::string> kv_names;
+  for (const auto& [name, bits] : kv_dtypes()) kv_names.push_back(name);
+  explain->add_option("--kv-dtype", e.kv_dtype, "calculator with --layers: the K/V cache's element type")
+      ->check(CLI::IsMember(kv_names))
+      ->capture_default_str();
   explain->add_option("--block", e.block, "with MODEL: the block index to derive");
   explain->fallthrough();
   std::string rule_list = "Rules:";
@@ -175,11 +198,23 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e) {
   explain->footer(rule_list);
 }
 
+// --context and --batch: a count of at least 1 (32k is 32,000).
+uint64_t positive_count(const char* option, const std::string& text) {
+  uint64_t n = 0;
+  try {
+    n = parse_count(text);
+  } catch (const InputError&) {
+    throw InputError(std::string(option) + ": '" + text + "' is not a count of 1 or more (examples: 4096, 32k)");
+  }
+  if (n == 0) throw InputError(std::string(option) + ": '" + text + "' is not a count of 1 or more (examples: 4096, 32k)");
+  return n;
+}
+
 // ---- explain ----
 
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
   try {
-    if (e.width || e.heads || e.head_dim || e.key_channels || e.v_head_dim || e.kv_heads) {
+    if (e.width || e.heads || e.head_dim || e.key_channels || e.v_head_dim || e.kv_heads || e.layers) {
       if (!e.target.empty()) throw InputError("give either TARGET or calculator options, not both");
       BlockSpec spec;
       spec.width = e.width;
@@ -189,7 +224,16 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
       if (e.v_head_dim) spec.v_head_dim = e.v_head_dim;
       if (e.kv_heads) spec.kv_heads = e.kv_heads;
       spec.bias = !e.no_bias;
-      out << explain_calculation(spec, find_convention(e.convention)->id);
+      std::string text = explain_calculation(spec, find_convention(e.convention)->id);
+      if (e.layers > 0) {
+        CostSpec cs;
+        cs.layers = e.layers;
+        cs.context = positive_count("--context", e.context);
+        cs.kv_bits = kv_dtype_bits(e.kv_dtype);
+        cs.kv_dtype = e.kv_dtype;
+        text += explain_cost(spec, cs);
+      }
+      out << text;
       return kExitOk;
     }
     if (e.target.empty()) throw InputError("explain needs --width and --heads, a rule id, or MODEL --block N");
@@ -261,6 +305,8 @@ Budget budget_of(const AuditArgs& a) {
   if (!a.max_attention_params.empty()) b.max_attention_params = parse_count(a.max_attention_params);
   if (!a.max_bytes.empty()) b.max_bytes = parse_bytes(a.max_bytes);
   if (a.expect_heads > 0) b.expect_heads = a.expect_heads;
+  if (!a.max_kv_bytes_per_token.empty()) b.max_kv_bytes_per_token = parse_bytes(a.max_kv_bytes_per_token);
+  if (!a.max_macs_per_token.empty()) b.max_macs_per_token = parse_count(a.max_macs_per_token);
   return b;
 }
 
@@ -292,6 +338,7 @@ void report_timings(const Run& run, double render_ms, std::ostream& err) {
 int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostream& out, std::ostream& err) {
   AuditRequest request;
   Baseline baseline;
+  CostOptions cost_options;
   try {
     request.gates.pinned = budget_of(a);  // what the command line gave, before the config fills the rest
     if (!a.config.empty()) request.config = a.config;
@@ -305,6 +352,12 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
     if (!a.fail_on.empty()) request.gates.fail_on = parse_severity(a.fail_on);
     parse_tolerance(a.tolerance, &request.gates.tolerance, &request.gates.tolerance_ppb);
     if (!a.model_config.empty()) read_model_config(a.model_config);  // a config given by hand must be readable
+    cost_options.context = positive_count("--context", a.context);
+    cost_options.batch = positive_count("--batch", a.batch);
+    if (!a.kv_dtype.empty()) {
+      cost_options.kv_bits = kv_dtype_bits(a.kv_dtype);
+      cost_options.kv_dtype = a.kv_dtype;
+    }
     if (!a.baseline.empty()) {
       baseline = read_baseline(a.baseline);
       request.gates.baseline = &baseline;
@@ -319,6 +372,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
   request.inputs = a.models;
   request.audit.compare_content = !a.no_content;
   request.audit.model_config = a.model_config;
+  request.audit.cost = cost_options;
   request.jobs = a.jobs;
   if (show_progress) request.progress = &err;
   Run run = run_audit(request);
@@ -425,7 +479,8 @@ Run run_audit(const AuditRequest& request) {
   run.config = request.config;
   const GateOptions& gates = request.gates;
   run.gates_configured = !request.budgets.empty() || gates.budget.max_params || gates.budget.max_attention_params ||
-                         gates.budget.max_bytes || gates.budget.expect_heads || gates.fail_on || gates.baseline;
+                         gates.budget.max_bytes || gates.budget.expect_heads || gates.budget.max_kv_bytes_per_token ||
+                         gates.budget.max_macs_per_token || gates.fail_on || gates.baseline;
   std::vector<std::string> files = expand_inputs(request.inputs);
   run.files.resize(files.size());
   std::atomic<size_t> next{0};

@@ -115,6 +115,47 @@ Calculation calculate(const BlockSpec& spec) {
   return c;
 }
 
+std::string explain_cost(const BlockSpec& spec, const CostSpec& cost) {
+  Calculation c = calculate(spec);
+  if (cost.layers <= 0) throw InputError("--layers must be 1 or more");
+  auto product = [](std::initializer_list<uint64_t> xs) {
+    uint64_t r = 1;
+    for (uint64_t x : xs) {
+      if (mul_overflows(r, x, &r)) throw InputError("the cost does not fit in 64 bits");
+    }
+    return r;
+  };
+  const uint64_t L = static_cast<uint64_t>(cost.layers), hkv = static_cast<uint64_t>(c.kv_heads),
+                 h = static_cast<uint64_t>(c.heads), dk = static_cast<uint64_t>(c.head_dim),
+                 dv = static_cast<uint64_t>(c.v_head_dim), N = cost.context;
+  // bytes = layers x kv_heads x (d_k + d_v) x bits / 8, rounded up for 4-bit caches.
+  uint64_t bits = product({L, hkv, dk + dv, static_cast<uint64_t>(cost.kv_bits)});
+  uint64_t per_token = (bits + 7) / 8;
+  uint64_t at_context = product({per_token, N});
+  std::string size = cost.kv_bits % 8 == 0 ? std::to_string(cost.kv_bits / 8) + " bytes" : std::to_string(cost.kv_bits) + " bits";
+  std::ostringstream out;
+  out << "\ninference cost of " << n(cost.layers) << " such blocks (" << cost.kv_dtype << " K/V, context " << with_commas(N)
+      << "):\n";
+  out << "  K/V per token     " << L << " layers × " << hkv << " K/V heads × (" << dk << " + " << dv << ") × " << size
+      << " = " << with_commas(per_token) << " bytes (" << binary_bytes(per_token) << ")\n";
+  out << "  at " << with_commas(N) << " tokens  " << with_commas(per_token) << " × " << with_commas(N) << " = "
+      << with_commas(at_context) << " bytes (" << binary_bytes(at_context) << ")\n";
+  if (hkv < h) {
+    uint64_t full = (product({L, h, dk + dv, static_cast<uint64_t>(cost.kv_bits)}) + 7) / 8;
+    out << "  full multi-head   " << L << " × " << h << " × (" << dk << " + " << dv << ") × " << size << " = "
+        << with_commas(full) << " bytes per token: grouping K/V into " << hkv << " heads keeps " << h / hkv
+        << (h % hkv ? "+" : "") << "x less\n";
+  }
+  uint64_t weights = 0;
+  for (const auto& p : c.projections) weights += p.weight;
+  uint64_t scores = product({h, dk + dv, N});
+  uint64_t per_layer = weights + scores;
+  out << "  MACs per token    " << L << " × (Q/K/V/O weights " << with_commas(weights) << " + scores " << h << " × (" << dk
+      << " + " << dv << ") × " << with_commas(N) << " = " << with_commas(scores) << ") = " << with_commas(product({L, per_layer}))
+      << " (attention only; one MAC per weight per token)\n";
+  return out.str();
+}
+
 std::string explain_calculation(const BlockSpec& spec, Convention convention) {
   Calculation c = calculate(spec);
   std::ostringstream out;

@@ -180,6 +180,8 @@ Budget budget_for(const std::string& file, const Budget& global, const std::vect
     if (pb.budget.max_attention_params) b.max_attention_params = pb.budget.max_attention_params;
     if (pb.budget.max_bytes) b.max_bytes = pb.budget.max_bytes;
     if (pb.budget.expect_heads) b.expect_heads = pb.budget.expect_heads;
+    if (pb.budget.max_kv_bytes_per_token) b.max_kv_bytes_per_token = pb.budget.max_kv_bytes_per_token;
+    if (pb.budget.max_macs_per_token) b.max_macs_per_token = pb.budget.max_macs_per_token;
     break;
   }
   // What the command line gave beats every table of the config.
@@ -187,6 +189,8 @@ Budget budget_for(const std::string& file, const Budget& global, const std::vect
   if (pinned.max_attention_params) b.max_attention_params = pinned.max_attention_params;
   if (pinned.max_bytes) b.max_bytes = pinned.max_bytes;
   if (pinned.expect_heads) b.expect_heads = pinned.expect_heads;
+  if (pinned.max_kv_bytes_per_token) b.max_kv_bytes_per_token = pinned.max_kv_bytes_per_token;
+  if (pinned.max_macs_per_token) b.max_macs_per_token = pinned.max_macs_per_token;
   return b;
 }
 
@@ -306,6 +310,14 @@ const std::vector<GateKind>& gate_kinds() {
       {"expect-heads", "an attention block does not have the expected number of query heads",
        "--expect-heads N requires every attention block to have N query heads; a block whose heads cannot be "
        "inferred, or a model without attention blocks, fails it too."},
+      {"max-kv-bytes-per-token", "the K/V cache takes more bytes per token than its budget",
+       "--max-kv-bytes-per-token SIZE caps cost.kv.bytes_per_token: the keys and values every self-attention block "
+       "keeps per token, at the element size the graph computes them in (or --kv-dtype). A block whose size is "
+       "unknown fails the gate unless the known blocks are already over."},
+      {"max-macs-per-token", "one token costs more multiply-accumulates than its budget",
+       "--max-macs-per-token N caps cost.macs.per_token: the multiply-accumulates of one token decoded against a cache "
+       "of --context tokens (projections, attention scores, feed-forward, LM head and other matrix products with "
+       "stored weights). An unknown part fails the gate unless the known part is already over."},
       {"fail-on", "a finding reached the --fail-on severity",
        "--fail-on SEVERITY fails the model when any finding is at or above it (error, warning or info). The "
        "findings themselves are reported under their own rules."},
@@ -330,6 +342,34 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
   if (b.max_params) over("max-params", "parameters", a.framework.parameters, *b.max_params, false);
   if (b.max_attention_params) over("max-attention-params", "attention parameters", a.attention.parameters, *b.max_attention_params, false);
   if (b.max_bytes) over("max-bytes", "parameter bytes", a.inventory.bytes, *b.max_bytes, true);
+  // Cost budgets: a total with an unknown part passes only what it proves, so an unknown part
+  // fails the gate unless the known part alone is already over.
+  auto cost_gate = [&](const char* gate, const char* what, uint64_t value, bool lower_bound, uint64_t limit, bool bytes,
+                       const std::string& why_unknown) {
+    if (value > limit) {
+      over(gate, what, value, limit, bytes);
+      if (lower_bound) out.back().message = "at least " + out.back().message;
+      return;
+    }
+    if (lower_bound) {
+      out.push_back({gate, std::string(what) + " cannot be checked against the budget of " + with_commas(limit) +
+                               ": " + why_unknown + "; the known part is " + with_commas(value)});
+    }
+  };
+  auto first_unknown = [&]() {
+    for (const auto& bc : a.cost.blocks) {
+      if (!bc.unknown.empty()) return "block " + std::to_string(bc.block) + ": " + bc.unknown;
+    }
+    return std::string("a block's figure is unknown");
+  };
+  if (b.max_kv_bytes_per_token) {
+    cost_gate("max-kv-bytes-per-token", "K/V cache bytes per token", a.cost.kv_bytes_per_token, a.cost.kv_lower_bound,
+              *b.max_kv_bytes_per_token, true, first_unknown());
+  }
+  if (b.max_macs_per_token) {
+    cost_gate("max-macs-per-token", "MACs per token", a.cost.macs_per_token, a.cost.macs_lower_bound, *b.max_macs_per_token,
+              false, first_unknown());
+  }
   if (b.expect_heads) {
     std::vector<std::string> wrong;
     for (const auto& blk : a.attention.blocks) {

@@ -16,6 +16,20 @@ std::string with_commas(uint64_t n) {
   return std::string(out.rbegin(), out.rend());
 }
 
+std::string binary_bytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024.0 && u < 6) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
 std::string human_bytes(uint64_t n) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
   double v = static_cast<double>(n);

@@ -76,7 +76,7 @@ bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>
   }
   PayloadReader r;
   if (w.sparse || w.packed || !r.open(w)) return false;
-  std::vector<char> buf(kPayloadChunk);
+  std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes)));  // no bigger than the tensor
   uint64_t index = 0;
   for (uint64_t at = 0; at < w.bytes; at += kPayloadChunk) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes - at));

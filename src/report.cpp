@@ -25,7 +25,7 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
   StageTimes local;
   StageTimes& t = times ? *times : local;
   auto clock = std::chrono::steady_clock::now();
-  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}, {}, {}};
+  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
   a.attention = match_attention(a.model);
@@ -37,6 +37,7 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
   t.content = ms_since(clock);
   a.composition = compose(a.model, a.attention, a.duplicates, a.framework.buffers);
+  a.cost = estimate_cost(a.model, a.attention, a.composition, options.cost);
   if (!options.model_config.empty()) {
     a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
   } else if (std::string beside = options.find_model_config ? find_model_config(path) : ""; !beside.empty()) {

@@ -59,6 +59,19 @@ Calculation calculate(const BlockSpec& spec);
 // what the same numbers give under the other conventions.
 std::string explain_calculation(const BlockSpec& spec, Convention convention);
 
+// The calculator's inference cost: `layers` blocks like `spec` at `context` tokens.
+struct CostSpec {
+  int64_t layers = 0;
+  uint64_t context = 4096;
+  int kv_bits = 16;
+  std::string kv_dtype = "float16";
+};
+
+// K/V cache per token and at the context (with the formula and the numbers plugged in), what
+// full multi-head attention would keep, and the attention MACs per token. Throws InputError on
+// overflow or impossible specs, as calculate() does.
+std::string explain_cost(const BlockSpec& spec, const CostSpec& cost);
+
 // A rule's documentation.
 std::string explain_rule(const Rule& rule);
 

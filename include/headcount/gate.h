@@ -44,6 +44,8 @@ struct Budget {
   std::optional<uint64_t> max_attention_params;  // against parameters.attention
   std::optional<uint64_t> max_bytes;             // against parameters.bytes
   std::optional<int64_t> expect_heads;           // every block
+  std::optional<uint64_t> max_kv_bytes_per_token;  // against cost.kv_bytes_per_token
+  std::optional<uint64_t> max_macs_per_token;      // against cost.macs_per_token (at --context)
 };
 
 struct GateOptions {

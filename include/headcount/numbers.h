@@ -14,6 +14,8 @@ std::string with_commas(uint64_t n);
 std::string with_commas_signed(int64_t n);
 // "437.9 MB": decimal units.
 std::string human_bytes(uint64_t n);
+// 524288 -> "512.0 KiB": powers of 1024, as memory sizes are usually given.
+std::string binary_bytes(uint64_t n);
 // "25.9%" of `whole`; "?" when whole is 0 (nothing to compare with).
 std::string percent(uint64_t part, uint64_t whole);
 // "1 tensor", "3 tensors", "1,024 heads": the count with commas and the right noun.

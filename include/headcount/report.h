@@ -11,6 +11,7 @@
 
 #include "headcount/attention.h"
 #include "headcount/buffers.h"
+#include "headcount/cost.h"
 #include "headcount/declared.h"
 #include "headcount/findings.h"
 #include "headcount/inventory.h"
@@ -36,6 +37,7 @@ struct Audit {
   std::optional<Declared> declared;
   std::string declared_error;
   Composition composition;
+  Cost cost;  // the K/V cache and MACs per token at options.cost's context
   std::vector<Finding> findings;
 };
 
@@ -44,6 +46,7 @@ struct AuditOptions {
   bool compare_content = true;  // look for duplicate tensors by content (reads only candidates)
   std::string model_config;     // --model-config FILE: compare every model with this config
   bool find_model_config = true;  // else: a config.json or genai_config.json beside the model
+  CostOptions cost;               // --context, --batch, --kv-dtype
 };
 
 // Wall time of each stage of one audit, in milliseconds (--timings).

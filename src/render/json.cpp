@@ -39,6 +39,63 @@ void write_optional(JsonWriter& j, const std::string& k, const std::optional<int
   else j.null();
 }
 
+void write_optional_count(JsonWriter& j, const std::string& k, const std::optional<uint64_t>& v) {
+  j.key(k);
+  if (v) j.value(*v);
+  else j.null();
+}
+
+void write_cost(JsonWriter& j, const Cost& c) {
+  j.key("cost").begin_object();
+  j.field("context", c.context).field("batch", c.batch);
+  j.key("kv").begin_object();
+  j.field("bytes_per_token", c.kv_bytes_per_token);
+  j.field("lower_bound", c.kv_lower_bound);
+  write_optional_count(j, "bytes_at_context", c.kv_bytes_at_context);
+  write_optional_count(j, "full_mha_bytes_per_token", c.full_mha_kv_bytes_per_token);
+  j.field("parameters_saved", c.kv_parameters_saved);
+  j.field("cross_bytes_per_encoder_token", c.cross_kv_bytes_per_encoder_token);
+  j.end_object();
+  j.key("macs").begin_object();
+  j.field("per_token", c.macs_per_token);
+  j.field("lower_bound", c.macs_lower_bound);
+  j.field("attention_projections", c.macs_attention_projections);
+  j.field("attention_scores", c.macs_attention_scores);
+  j.field("feed_forward", c.macs_feed_forward);
+  j.field("lm_head", c.macs_lm_head);
+  j.field("other", c.macs_other);
+  write_optional_count(j, "prefill", c.prefill_macs);
+  j.end_object();
+  j.key("blocks").begin_array();
+  for (const auto& b : c.blocks) {
+    j.begin_object();
+    j.field("index", b.block);
+    j.field("cross", b.cross);
+    j.key("shared_with");
+    if (b.shared_with >= 0) j.value(b.shared_with);
+    else j.null();
+    write_optional(j, "k_width", b.k_width);
+    write_optional(j, "v_width", b.v_width);
+    j.key("dtype");
+    if (b.bits) j.value(b.dtype);
+    else j.null();
+    j.field("dtype_from", b.dtype_from);
+    write_optional_count(j, "kv_bytes_per_token", b.kv_bytes_per_token);
+    write_optional_count(j, "full_mha_bytes_per_token", b.full_mha_bytes_per_token);
+    j.field("projection_macs", b.projection_macs);
+    write_optional_count(j, "score_macs", b.score_macs);
+    j.key("unknown");
+    if (b.unknown.empty()) j.null();
+    else j.value(b.unknown);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("notes").begin_array();
+  for (const auto& n : c.notes) j.value(n);
+  j.end_array();
+  j.end_object();
+}
+
 // The fields of one audited model (the object's braces are the caller's).
 void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   namespace F = json_field;
@@ -216,6 +273,8 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     }
     j.end_object();
   }
+
+  write_cost(j, a.cost);
 
   j.key("findings").begin_array();
   for (const auto& f : a.findings) {

@@ -1,4 +1,5 @@
 // markdown.cpp: a summary table for a pull-request comment or a job summary.
+#include <algorithm>
 #include <string_view>
 
 #include "layout.h"
@@ -63,6 +64,22 @@ void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
         << findings << " |";
     if (run.gates_configured) out << " " << (f.gates.empty() ? "passed" : "**" + std::to_string(f.gates.size()) + " failed**") << " |";
     out << "\n";
+  }
+  // Inference cost, one row per audited model.
+  bool audited = false;
+  for (const auto& f : run.files) audited = audited || f.audit.has_value();
+  if (audited) {
+    const Cost& first = std::find_if(run.files.begin(), run.files.end(), [](const FileResult& f) { return f.audit.has_value(); })
+                            ->audit->cost;
+    out << "\n#### Inference cost (context " << with_commas(first.context) << ", batch " << with_commas(first.batch) << ")\n\n";
+    out << "| model | K/V bytes per token | K/V at context | MACs per token |\n|---|---:|---:|---:|\n";
+    for (const auto& f : run.files) {
+      if (!f.audit) continue;
+      const Cost& c = f.audit->cost;
+      out << "| " << md_code(f.path) << " | " << (c.kv_lower_bound ? "≥ " : "") << with_commas(c.kv_bytes_per_token) << " | "
+          << (c.kv_bytes_at_context ? (c.kv_lower_bound ? "≥ " : "") + binary_bytes(*c.kv_bytes_at_context) : std::string("-"))
+          << " | " << (c.macs_lower_bound ? "≥ " : "") << with_commas(c.macs_per_token) << " |\n";
+    }
   }
   bool any = false;
   for (const auto& f : run.files) {

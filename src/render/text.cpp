@@ -2,11 +2,82 @@
 // summary table after a run over several models.
 #include <algorithm>
 
+#include <set>
+
 #include "layout.h"
 #include "renderers.h"
 
 namespace headcount::renderers {
 namespace {
+
+// The K/V cache and MACs per token, with what each figure rests on.
+void cost_text(const Cost& c, std::ostream& out) {
+  out << "\ninference cost (--context " << with_commas(c.context) << ", --batch " << with_commas(c.batch) << ")\n";
+  auto line = [&](const std::string& label, const std::string& text) {
+    std::string head = "  " + label + std::string(label.size() < 12 ? 12 - label.size() : 1, ' ');
+    out << head << wrap(text, head.size(), head.size()) << "\n";
+  };
+  const char* at_least = c.kv_lower_bound ? "at least " : "";
+  std::string unknown;
+  for (const auto& bc : c.blocks) {
+    if (!bc.unknown.empty()) {
+      unknown = "block " + std::to_string(bc.block) + ": " + bc.unknown;
+      break;
+    }
+  }
+  if (!c.blocks.empty()) {
+    std::string kv = std::string(at_least) + with_commas(c.kv_bytes_per_token) + " bytes per token (" +
+                     binary_bytes(c.kv_bytes_per_token) + ")";
+    if (c.kv_bytes_at_context) {
+      kv += ", " + with_commas(*c.kv_bytes_at_context) + " at " + with_commas(c.context) + " tokens" +
+            (c.batch > 1 ? " x " + with_commas(c.batch) + " sequences" : "") + " (" + binary_bytes(*c.kv_bytes_at_context) + ")";
+    }
+    std::set<std::string> sources;
+    for (const auto& bc : c.blocks) {
+      if (bc.bits) sources.insert(bc.dtype + (bc.dtype_from == "--kv-dtype" ? " (--kv-dtype)" : ""));
+    }
+    if (!sources.empty()) {
+      std::string list;
+      for (const auto& x : sources) list += (list.empty() ? "" : ", ") + x;
+      kv += "; elements of " + list;
+    }
+    if (c.kv_lower_bound) kv += "; unknown for " + unknown;
+    line("K/V cache", kv);
+    if (c.full_mha_kv_bytes_per_token && c.kv_bytes_per_token) {
+      uint64_t full = *c.full_mha_kv_bytes_per_token;
+      std::string ratio = full % c.kv_bytes_per_token == 0 ? std::to_string(full / c.kv_bytes_per_token)
+                                                           : [&] {
+                                                               char buf[32];
+                                                               std::snprintf(buf, sizeof buf, "%.2f",
+                                                                             static_cast<double>(full) /
+                                                                                 static_cast<double>(c.kv_bytes_per_token));
+                                                               return std::string(buf);
+                                                             }();
+      line("grouped K/V", with_commas(c.kv_bytes_per_token) + " per token instead of " + with_commas(full) +
+                              " with full multi-head attention: " + ratio + "x smaller" +
+                              (c.kv_parameters_saved ? ", and " + with_commas(c.kv_parameters_saved) + " fewer K/V projection weights" : ""));
+    }
+    if (c.cross_kv_bytes_per_encoder_token) {
+      line("cross K/V", with_commas(c.cross_kv_bytes_per_encoder_token) +
+                            " bytes per encoder token, computed once per sequence from the encoder's output");
+    }
+  }
+  std::string macs = std::string(c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token) + ": ";
+  std::vector<std::string> parts;
+  if (c.macs_attention_projections) parts.push_back("attention projections " + with_commas(c.macs_attention_projections));
+  if (c.macs_attention_scores) parts.push_back("attention scores " + with_commas(c.macs_attention_scores) + " (against " + with_commas(c.context) + " cached tokens)");
+  if (c.macs_feed_forward) parts.push_back("feed-forward " + with_commas(c.macs_feed_forward));
+  if (c.macs_lm_head) parts.push_back("LM head " + with_commas(c.macs_lm_head));
+  if (c.macs_other) parts.push_back("other products " + with_commas(c.macs_other));
+  for (size_t i = 0; i < parts.size(); ++i) macs += (i ? ", " : "") + parts[i];
+  if (parts.empty()) macs += "no matrix product with a stored weight";
+  line("MACs/token", macs);
+  if (c.prefill_macs) {
+    line("prefill", with_commas(*c.prefill_macs) + " MACs for " + (c.batch > 1 ? with_commas(c.batch) + " prompts" : "a prompt") +
+                        " of " + with_commas(c.context) + " tokens (every token against the whole prompt, as the graph computes it)");
+  }
+  for (const auto& n : c.notes) line("note", n);
+}
 
 void model_text(const Audit& a, const RenderOptions& options, std::ostream& out) {
   const Model& m = a.model;
@@ -149,6 +220,8 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     }
   }
   if (!fw.values_read) out << "  (--no-content: buffers found by their use only, no value was read)\n";
+
+  cost_text(a.cost, out);
 
   out << "\nby dtype\n";
   Table d;

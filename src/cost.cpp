@@ -1,0 +1,272 @@
+// cost.cpp: the K/V cache and the MACs per token, from the matched blocks and the weight shapes.
+#include "headcount/cost.h"
+
+#include <set>
+#include <unordered_set>
+
+#include "headcount/checked.h"
+#include "headcount/error.h"
+#include "headcount/numbers.h"
+
+namespace headcount {
+namespace {
+
+using T = onnx::TensorProto;
+
+// Floating types a graph computes activations in.
+bool is_float(int32_t dtype) {
+  return dtype == T::FLOAT || dtype == T::FLOAT16 || dtype == T::BFLOAT16 || dtype == T::DOUBLE;
+}
+
+// Matrix products whose stored operand costs one MAC per weight element per token.
+bool is_matrix_product(const std::string& op) {
+  static const std::set<std::string> ops = {"MatMul", "Gemm", "MatMulNBits", "MatMulInteger", "QLinearMatMul",
+                                            "FusedMatMul", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Einsum"};
+  return ops.count(op) > 0;
+}
+
+// The stored weight behind an operand, through the steps exporters put between a weight and its
+// product (dequantization, a transpose, a cast), or null.
+const Weight* weight_behind(const Model& m, int g, const std::string& value) {
+  std::string name = value;
+  for (int step = 0; step < 4 && !name.empty(); ++step) {
+    if (const Weight* w = m.weight_for(g, name)) return w;
+    int p = m.producer_of(g, name);
+    if (p < 0) return nullptr;
+    const auto& n = *m.nodes[static_cast<size_t>(p)].proto;
+    const std::string& op = n.op_type();
+    if (op != "DequantizeLinear" && op != "Transpose" && op != "Cast" && op != "Identity" && op != "Reshape" &&
+        op != "Squeeze" && op != "Unsqueeze") {
+      return nullptr;
+    }
+    name = n.input_size() > 0 ? n.input(0) : "";
+  }
+  return nullptr;
+}
+
+// A quantized weight is computed with in the type of the scale that dequantizes it: input 1 of
+// its DequantizeLinear, or the scales (input 2) of a MatMulNBits.
+const Weight* dequantization_scale(const Model& m, const Weight& w) {
+  for (int ni : w.consumers) {
+    const auto& n = *m.nodes[static_cast<size_t>(ni)].proto;
+    int slot = n.op_type() == "DequantizeLinear" && n.input_size() > 1 && n.input(0) == w.name ? 1
+               : n.op_type() == "MatMulNBits" && n.input_size() > 2 && n.input(1) == w.name ? 2
+                                                                                           : -1;
+    if (slot < 0) continue;
+    const Weight* s = m.weight_for(m.nodes[static_cast<size_t>(ni)].graph, n.input(slot));
+    if (s && is_float(s->dtype)) return s;
+  }
+  return nullptr;
+}
+
+// a · b, or nullopt when it does not fit in 64 bits.
+std::optional<uint64_t> times(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  if (mul_overflows(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+void add_to(uint64_t& sum, uint64_t v, bool& overflow) {
+  if (add_overflows(sum, v, &sum)) overflow = true;
+}
+
+const onnx::ValueInfoProto* graph_input(const Model& m, const std::string& name) {
+  for (const auto& vi : m.proto->graph().input()) {
+    if (vi.name() == name) return &vi;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, int>>& kv_dtypes() {
+  static const std::vector<std::pair<std::string, int>> types = {
+      {"float32", 32}, {"fp32", 32}, {"float16", 16}, {"fp16", 16}, {"bfloat16", 16}, {"bf16", 16},
+      {"float8", 8},   {"fp8", 8},   {"int8", 8},     {"int4", 4}};
+  return types;
+}
+
+int kv_dtype_bits(const std::string& name) {
+  for (const auto& [n, bits] : kv_dtypes()) {
+    if (n == name) return bits;
+  }
+  throw InputError("'" + name + "' is not a K/V cache type (float32, float16, bfloat16, float8, int8, int4)");
+}
+
+Cost estimate_cost(const Model& model, const AttentionResult& attention, const Composition& composition,
+                   const CostOptions& options) {
+  Cost c;
+  c.context = options.context;
+  c.batch = options.batch;
+  bool overflow = false;
+  std::set<int> projection_weights;  // counted per block, not again as products of their own
+  uint64_t full_mha = 0;
+  bool grouped = false;
+
+  for (const auto& b : attention.blocks) {
+    BlockCost bc;
+    bc.block = b.index;
+    bc.cross = b.kind == "cross";
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(r).tensors) {
+        projection_weights.insert(t.weight);
+      }
+    }
+    // Projection MACs: one per weight element of Q, K, V and O, for every token.
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) add_to(bc.projection_macs, b.projection(r).weight, overflow);
+
+    // K and V features per token: the projections' output widths, else heads x head size.
+    const std::optional<int64_t> dk = b.k_head_dim ? b.k_head_dim : b.head_dim;
+    const std::optional<int64_t> dv = b.v_head_dim ? b.v_head_dim : b.head_dim;
+    auto width_of = [&](const Projection& p, const std::optional<int64_t>& d) -> std::optional<int64_t> {
+      if (p.found && p.out_width > 0) return p.out_width;
+      if (b.kv_heads && d) {
+        Int w = Int(*b.kv_heads) * Int(*d);
+        if (w && *w > 0) return *w;
+      }
+      return std::nullopt;
+    };
+    bc.k_width = width_of(b.k, dk);
+    bc.v_width = width_of(b.v, dv);
+
+    // K/V read straight from a graph input another block already reads: one cache.
+    if (!b.k.from_input.empty()) {
+      for (const auto& earlier : c.blocks) {
+        const AttentionBlock& eb = attention.blocks[static_cast<size_t>(earlier.block)];
+        if (eb.k.from_input == b.k.from_input && eb.v.from_input == b.v.from_input) {
+          bc.shared_with = earlier.shared_with >= 0 ? earlier.shared_with : earlier.block;
+          break;
+        }
+      }
+    }
+
+    // The element size: --kv-dtype, else the type the graph computes K in.
+    if (options.kv_bits > 0) {
+      bc.bits = options.kv_bits;
+      bc.dtype = options.kv_dtype;
+      bc.dtype_from = "--kv-dtype";
+    } else if (!b.k.tensors.empty()) {
+      const Weight& w = model.weights[static_cast<size_t>(b.k.tensors.front().weight)];
+      const Weight* scale = is_float(w.dtype) ? nullptr : dequantization_scale(model, w);
+      if (is_float(w.dtype)) {
+        bc.bits = dtype_bits(w.dtype);
+        bc.dtype = dtype_name(w.dtype);
+        bc.dtype_from = "the K projection's weight '" + w.name + "'";
+      } else if (scale) {
+        bc.bits = dtype_bits(scale->dtype);
+        bc.dtype = dtype_name(scale->dtype);
+        bc.dtype_from = "the scale '" + scale->name + "' that dequantizes the K projection's weight";
+      } else {
+        bc.dtype_from = "unknown: the K projection's weight '" + w.name + "' is " + dtype_name(w.dtype) +
+                        ", not the type K is computed in (give --kv-dtype)";
+      }
+    } else if (!b.k.from_input.empty()) {
+      const onnx::ValueInfoProto* in = graph_input(model, b.k.from_input);
+      int32_t t = in && in->type().has_tensor_type() ? in->type().tensor_type().elem_type() : 0;
+      if (is_float(t)) {
+        bc.bits = dtype_bits(t);
+        bc.dtype = dtype_name(t);
+        bc.dtype_from = "the graph input '" + b.k.from_input + "'";
+      } else {
+        bc.dtype_from = "unknown: the graph input '" + b.k.from_input + "' has no float type (give --kv-dtype)";
+      }
+    } else {
+      bc.dtype_from = "unknown: K has no projection or input to take its type from (give --kv-dtype)";
+    }
+
+    if (!bc.k_width || !bc.v_width) {
+      bc.unknown = "its K/V widths are unknown (heads or head size not found)";
+    } else if (bc.bits == 0) {
+      bc.unknown = bc.dtype_from;
+    } else {
+      // (k + v) features x bits / 8, rounded up to whole bytes (4-bit caches of odd sizes).
+      Int bits = (Int(*bc.k_width) + Int(*bc.v_width)) * Int(bc.bits);
+      if (bits && *bits >= 0) bc.kv_bytes_per_token = (static_cast<uint64_t>(*bits) + 7) / 8;
+      else bc.unknown = "its K/V size does not fit in 64 bits";
+    }
+    if (bc.kv_bytes_per_token && b.heads && b.kv_heads && *b.kv_heads > 0 && *b.kv_heads < *b.heads) {
+      Int full = Int(static_cast<int64_t>(*bc.kv_bytes_per_token)) * Int(*b.heads);
+      Int per = floor_div(full, Int(*b.kv_heads));
+      if (per) bc.full_mha_bytes_per_token = static_cast<uint64_t>(*per);
+      Int saved = (Int(static_cast<int64_t>(b.k.weight)) + Int(static_cast<int64_t>(b.v.weight))) *
+                  (Int(*b.heads) - Int(*b.kv_heads));
+      Int saved_per = floor_div(saved, Int(*b.kv_heads));
+      if (saved_per && *saved_per > 0 && b.k.found && b.v.found) add_to(c.kv_parameters_saved, static_cast<uint64_t>(*saved_per), overflow);
+    }
+
+    // Scores and the weighted sum: heads x d_k x context, and heads x d_v x context.
+    if (b.heads && dk && dv) {
+      Int per = Int(*b.heads) * (Int(*dk) + Int(*dv)) * Int(static_cast<int64_t>(std::min<uint64_t>(options.context, INT64_MAX)));
+      if (per && *per >= 0) bc.score_macs = static_cast<uint64_t>(*per);
+    }
+    if (!bc.score_macs) {
+      c.macs_lower_bound = true;
+      if (bc.unknown.empty()) bc.unknown = "its heads or head sizes are unknown";
+    }
+
+    // Totals.
+    add_to(c.macs_attention_projections, bc.projection_macs, overflow);
+    if (bc.score_macs) add_to(c.macs_attention_scores, *bc.score_macs, overflow);
+    if (bc.shared_with < 0) {
+      if (!bc.kv_bytes_per_token) {
+        c.kv_lower_bound = true;
+      } else if (bc.cross) {
+        add_to(c.cross_kv_bytes_per_encoder_token, *bc.kv_bytes_per_token, overflow);
+      } else {
+        add_to(c.kv_bytes_per_token, *bc.kv_bytes_per_token, overflow);
+        uint64_t full = bc.full_mha_bytes_per_token ? *bc.full_mha_bytes_per_token : *bc.kv_bytes_per_token;
+        add_to(full_mha, full, overflow);
+        grouped = grouped || bc.full_mha_bytes_per_token.has_value();
+      }
+    }
+    c.blocks.push_back(std::move(bc));
+  }
+  if (grouped) c.full_mha_kv_bytes_per_token = full_mha;
+
+  // Every other matrix product with a stored weight: one MAC per weight element per token. An
+  // embedding table (or its tied copy) in a product is the LM head; so is a weight of the
+  // embedding's two sizes when the copy was not compared (--no-content).
+  std::set<std::pair<int64_t, int64_t>> embedding_shapes;
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (composition.part_of[i] == Part::Embeddings && w.dims.size() == 2) {
+      embedding_shapes.insert({w.dims[0], w.dims[1]});
+      embedding_shapes.insert({w.dims[1], w.dims[0]});
+    }
+  }
+  for (size_t ni = 0; ni < model.nodes.size(); ++ni) {
+    const auto& n = *model.nodes[ni].proto;
+    if (!is_matrix_product(n.op_type())) continue;
+    std::unordered_set<const Weight*> seen;  // a weight given twice to one node is one product
+    for (const auto& in : n.input()) {
+      if (in.empty()) continue;
+      const Weight* w = weight_behind(model, model.nodes[ni].graph, in);
+      if (!w || !w->parameter || (w->dims.size() < 2 && !w->packed) || !seen.insert(w).second) continue;
+      size_t wi = static_cast<size_t>(w - model.weights.data());
+      if (projection_weights.count(static_cast<int>(wi))) continue;
+      Part part = composition.part_of[wi];
+      bool lm_head = part == Part::Embeddings ||
+                     (w->dims.size() == 2 && embedding_shapes.count({w->dims[0], w->dims[1]}));
+      if (lm_head) add_to(c.macs_lm_head, w->elements, overflow);
+      else if (part == Part::FeedForward) add_to(c.macs_feed_forward, w->elements, overflow);
+      else add_to(c.macs_other, w->elements, overflow);
+    }
+  }
+  for (uint64_t v : {c.macs_attention_projections, c.macs_attention_scores, c.macs_feed_forward, c.macs_lm_head, c.macs_other}) {
+    add_to(c.macs_per_token, v, overflow);
+  }
+  if (auto kv = times(c.kv_bytes_per_token, options.context)) c.kv_bytes_at_context = times(*kv, options.batch);
+  if (auto p = times(c.macs_per_token, options.context)) c.prefill_macs = times(*p, options.batch);
+  if (overflow) {
+    c.kv_bytes_at_context.reset();
+    c.prefill_macs.reset();
+    c.notes.push_back("a total does not fit in 64 bits");
+  }
+  if (c.cross_kv_bytes_per_encoder_token) {
+    c.notes.push_back("cross-attention K/V are computed once from the encoder's output: " +
+                      with_commas(c.cross_kv_bytes_per_encoder_token) + " bytes per encoder token, apart from the cache");
+  }
+  return c;
+}
+
+}  // namespace headcount
