@@ -110,7 +110,7 @@ struct AuditArgs {
 struct ExplainArgs {
   std::string target, convention = "pytorch";
   int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0, layers = 0;
-  std::string context = "4096", kv_dtype = "float16";
+  std::string context = "4096", kv_dtype = "float16", config, format = "text";
   bool no_bias = false;
   int block = -1;
 };
@@ -192,6 +192,11 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e) {
       ->check(CLI::IsMember(kv_names))
       ->capture_default_str();
   explain->add_option("--block", e.block, "with MODEL: the block index to derive");
+  explain->add_option("--config", e.config,
+                      "a Hugging Face config.json: the whole model's parameters by part, the active ones per token "
+                      "(mixtures of experts) and the K/V cache per token");
+  explain->add_option("-f,--format", e.format, "with --config: text or json")->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   explain->fallthrough();
   std::string rule_list = "Rules:";
   for (const auto& r : rules()) rule_list += std::string("\n  ") + r.id + " (" + severity_name(r.severity) + "): " + r.summary;
@@ -214,6 +219,12 @@ uint64_t positive_count(const char* option, const std::string& text) {
 
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
   try {
+    if (!e.config.empty()) {
+      if (!e.target.empty() || e.width || e.heads || e.layers) throw InputError("give --config alone, without TARGET or calculator options");
+      out << (e.format == "json" ? explain_config_json(e.config) : explain_config(e.config));
+      return kExitOk;
+    }
+    if (e.format != "text") throw InputError("--format json is for --config");
     if (e.width || e.heads || e.head_dim || e.key_channels || e.v_head_dim || e.kv_heads || e.layers) {
       if (!e.target.empty()) throw InputError("give either TARGET or calculator options, not both");
       BlockSpec spec;

@@ -1,9 +1,15 @@
 // explain.cpp: the calculator, rule documentation and per-block derivations.
 #include "headcount/explain.h"
 
+#include <algorithm>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "headcount/error.h"
+#include "headcount/families.h"
+#include "headcount/report.h"
+#include "render/layout.h"
 #include "headcount/numbers.h"
 
 namespace headcount {
@@ -154,6 +160,89 @@ std::string explain_cost(const BlockSpec& spec, const CostSpec& cost) {
       << " + " << dv << ") × " << with_commas(N) << " = " << with_commas(scores) << ") = " << with_commas(product({L, per_layer}))
       << " (attention only; one MAC per weight per token)\n";
   return out.str();
+}
+
+namespace {
+
+// 46,702,792,704 -> "46.70B": billions (or millions) to two decimals, beside the exact figure.
+std::string approx(uint64_t n) {
+  char buf[32];
+  if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2fB", static_cast<double>(n) / 1e9);
+  else std::snprintf(buf, sizeof buf, "%.2fM", static_cast<double>(n) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+std::string explain_config(const std::string& path) {
+  ModelConfig c = read_model_config(path);
+  FamilyCount f = family_count_or_explain(c);
+  std::ostringstream out;
+  out << f.family << " (model_type " << c.model_type << ", " << path << "): " << with_commas(f.total) << " parameters ("
+      << approx(f.total) << ")\n\n";
+  size_t w = 0;
+  for (const auto& p : f.parts) w = std::max(w, p.part.size());
+  for (const auto& p : f.parts) {
+    std::string head = "  " + p.part + std::string(w - p.part.size() + 2, ' ');
+    out << head << renderers::wrap(p.formula, head.size(), head.size()) << "\n";
+  }
+  out << "  total" << std::string(w - 3, ' ') << with_commas(f.total) << " (" << approx(f.total) << ")\n";
+  if (f.active) {
+    out << "\n  " << renderers::wrap("active per token " + with_commas(*f.active) + " (" + approx(*f.active) + "): " +
+                                       f.active_formula, 2, 4)
+        << "\n";
+    // One expert model: the total with a single routed expert per MoE layer.
+    uint64_t one_expert = f.total - static_cast<uint64_t>(f.moe_layers) * static_cast<uint64_t>(f.experts - 1) * f.expert_size;
+    std::string why = "Each MoE layer holds " + std::to_string(f.experts) + " routed experts of " + with_commas(f.expert_size) +
+                      " parameters and runs " + std::to_string(f.experts_per_token) + " of them per token. The experts " +
+                      "repeat only the feed-forward: attention, embeddings, norms, routers and the LM head are there once. " +
+                      "The same model with one expert per layer has " + with_commas(one_expert) + " (" + approx(one_expert) + ")";
+    if (f.experts <= 16) {  // "8x7B": the name counts whole copies, which the model is not
+      why += "; " + std::to_string(f.experts) + " copies of it would be " + approx(one_expert * static_cast<uint64_t>(f.experts)) +
+             ", but the total is " + approx(f.total);
+    }
+    why += ".";
+    out << "  " << renderers::wrap(why, 2, 2) << "\n";
+  }
+  if (f.kv_bytes_per_token) {
+    out << "\n  " << renderers::wrap("K/V cache per token " + with_commas(*f.kv_bytes_per_token) + " bytes (" +
+                                       binary_bytes(*f.kv_bytes_per_token) + "): " + f.kv_formula, 2, 4)
+        << "\n";
+  }
+  if (!f.mtp.empty()) {
+    out << "\n  " << renderers::wrap("apart from the total, " + f.mtp[0].part + ": " + f.mtp[0].formula +
+                                       " (it shares the embedding and the LM head)", 2, 4)
+        << "\n";
+  }
+  return out.str();
+}
+
+std::string explain_config_json(const std::string& path) {
+  ModelConfig c = read_model_config(path);
+  FamilyCount f = family_count_or_explain(c);
+  nlohmann::ordered_json j;
+  j["schema"] = kSchema;
+  j["config"] = path;
+  j["model_type"] = c.model_type;
+  j["family"] = f.family;
+  j["parts"] = nlohmann::ordered_json::array();
+  for (const auto& p : f.parts) j["parts"].push_back({{"part", p.part}, {"parameters", p.parameters}, {"formula", p.formula}});
+  j["total"] = f.total;
+  j["active"] = f.active ? nlohmann::ordered_json(*f.active) : nlohmann::ordered_json(nullptr);
+  if (f.active) {
+    j["experts"] = {{"moe_layers", f.moe_layers}, {"experts", f.experts}, {"per_token", f.experts_per_token},
+                    {"expert_size", f.expert_size}};
+  } else {
+    j["experts"] = nullptr;
+  }
+  j["kv_bytes_per_token"] = f.kv_bytes_per_token ? nlohmann::ordered_json(*f.kv_bytes_per_token) : nlohmann::ordered_json(nullptr);
+  j["kv_formula"] = f.kv_formula;
+  if (!f.mtp.empty()) {
+    j["mtp"] = {{"parameters", f.mtp_total}, {"formula", f.mtp[0].formula}};
+  } else {
+    j["mtp"] = nullptr;
+  }
+  return j.dump(2) + "\n";
 }
 
 std::string explain_calculation(const BlockSpec& spec, Convention convention) {

@@ -72,6 +72,13 @@ struct CostSpec {
 // overflow or impossible specs, as calculate() does.
 std::string explain_cost(const BlockSpec& spec, const CostSpec& cost);
 
+// `explain --config`: a whole model from its config.json alone: parameters by part, the total,
+// the parameters one token runs through (mixtures of experts), the K/V cache per token, and
+// DeepSeek-V3's multi-token-prediction modules apart. Throws InputError for a model_type or a
+// count-changing field headcount does not know (family_count_or_explain).
+std::string explain_config(const std::string& path);
+std::string explain_config_json(const std::string& path);
+
 // A rule's documentation.
 std::string explain_rule(const Rule& rule);
 

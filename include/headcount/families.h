@@ -29,6 +29,19 @@ struct ModelConfig {
   std::optional<bool> tied;  // tie_word_embeddings
   bool encoder_decoder = false;
   bool qkv_bias = false, o_bias = false, mlp_bias = false, qk_norm = false;
+  // Mixtures of experts (Mixtral, Qwen3-MoE, DeepSeek): experts per MoE layer, how many run per
+  // token, one expert's inner size, shared experts, and which layers are MoE layers.
+  Int experts, experts_per_token, moe_intermediate, shared_experts, first_dense_layers, moe_layer_freq,
+      sparse_step;
+  std::vector<int64_t> dense_layers;  // Qwen3-MoE's mlp_only_layers
+  bool router_bias = false;           // DeepSeek-V3's e_score_correction_bias (topk_method noaux_tc)
+  // Multi-head latent attention (DeepSeek): the low-rank Q and the shared K/V latent.
+  Int q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+  Int mtp_layers;     // DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers)
+  std::string dtype;  // torch_dtype, "" when not declared
+  // Keys present with a value that changes a parameter count (experts, latent ranks, biases ...):
+  // a family whose formula does not read one of them cannot count the model.
+  std::vector<std::string> count_keys;
   // The key each field was read from ("layers" -> "n_layer"), for messages in the config's words,
   // and the fields the config leaves out and its family derives ("head_dim" -> "hidden_size /
   // num_attention_heads").
@@ -51,10 +64,30 @@ struct FamilyCount {
   std::string family;  // "BERT", "GPT-2", "LLaMA" ...
   std::vector<CountPart> parts;
   uint64_t total = 0;
+  // Mixtures of experts: the parameters one token runs through, the total less the experts that
+  // stay idle in every MoE layer.
+  std::optional<uint64_t> active;
+  std::string active_formula;
+  int64_t moe_layers = 0, experts = 0, experts_per_token = 0;
+  uint64_t expert_size = 0;  // one routed expert's parameters
+  // DeepSeek-V3's multi-token-prediction modules, apart from the main total.
+  std::vector<CountPart> mtp;
+  uint64_t mtp_total = 0;
+  // The K/V cache a decoder keeps per token at the config's dtype (MLA: the latent and the RoPE key).
+  std::optional<uint64_t> kv_bytes_per_token;
+  std::string kv_formula;
 };
+
+// The model_types family_count knows.
+const std::vector<std::string>& known_families();
 
 // The framework's count of a config's model, for the families whose modules are known; nullopt for
 // another model_type or a config missing a number the formula needs.
 std::optional<FamilyCount> family_count(const ModelConfig& config);
+
+// The same for `headcount explain --config`: throws InputError naming what is not known: another
+// model_type, a missing number, or a field that changes the count and that the family's formula
+// does not read (a guess would be silent).
+FamilyCount family_count_or_explain(const ModelConfig& config);
 
 }  // namespace headcount

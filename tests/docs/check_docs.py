@@ -5,7 +5,8 @@ Usage: check_docs.py HEADCOUNT REPO_DIR
 
 1. Every ```console block is run: a line starting with "$ " is a command (run by bash in a
    scratch folder holding a copy of samples/, with `headcount` on PATH), the lines after it are
-   its output. A line "..." stands for any number of lines. A trailing "# exit N" on the command
+   its output (the folder also holds tests/configs/ as configs/). A line "..." stands for any
+   number of lines. A trailing "# exit N" on the command
    says the exit code it must have (default 0).
 2. Every ```toml block is a config headcount must accept (`--config` does not exit 2).
 3. Every option of `headcount audit --help` and `headcount explain --help`, and every format, is
@@ -68,6 +69,7 @@ def main():
     work = tempfile.mkdtemp(prefix="headcount-docs-")
     try:
         shutil.copytree(os.path.join(repo, "samples"), os.path.join(work, "samples"))
+        shutil.copytree(os.path.join(repo, "tests", "configs"), os.path.join(work, "configs"))
         bindir = os.path.join(work, ".bin")
         os.mkdir(bindir)
         os.symlink(binary, os.path.join(bindir, "headcount"))
