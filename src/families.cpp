@@ -119,7 +119,7 @@ void apply_defaults(ModelConfig& c) {
     if (c.model_type == "qwen2") c.qkv_bias = true;  // Qwen2's q/k/v projections always have biases
     if (c.model_type == "qwen3" || c.model_type == "qwen3_moe") c.qk_norm = true;
   }
-  if (!c.head_dim && c.hidden && c.heads) {
+  if (!c.head_dim && c.hidden && c.heads && !deepseek(c.model_type)) {  // latent attention has no single head size
     c.head_dim = exact_div(c.hidden, c.heads);
     if (c.head_dim) c.derived_from["head_dim"] = c.key_of["hidden"] + " / " + c.key_of["heads"];
   }
