@@ -1171,6 +1171,92 @@ def make_temperature():
     return ScorePathAttention("temperature"), [torch.randn(B, S, E)], ["x"], ["y"], None
 
 
+class LatentAttention(AttentionBlock):
+    """DeepSeek-V2's multi-head latent attention, written as its reference code writes it:
+    q_a_proj -> RMSNorm -> q_b_proj; kv_a_proj_with_mqa split into the latent and a decoupled
+    RoPE key -> RMSNorm -> kv_b_proj split per head into K and V; o_proj."""
+
+    def __init__(self, hidden=E, heads=H, q_rank=16, kv_rank=8, nope=8, rope=4, v_dim=8):
+        super().__init__()
+        self.h, self.nope, self.rope, self.v_dim, self.kv_rank = heads, nope, rope, v_dim, kv_rank
+        self.q_a_proj = nn.Linear(hidden, q_rank, bias=False)
+        self.q_a_layernorm = RMSNorm(q_rank)
+        self.q_b_proj = nn.Linear(q_rank, heads * (nope + rope), bias=False)
+        self.kv_a_proj_with_mqa = nn.Linear(hidden, kv_rank + rope, bias=False)
+        self.kv_a_layernorm = RMSNorm(kv_rank)
+        self.kv_b_proj = nn.Linear(kv_rank, heads * (nope + v_dim), bias=False)
+        self.o_proj = nn.Linear(heads * v_dim, hidden, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, rope, 2).float() / rope))
+        freqs = torch.outer(torch.arange(MAX_POS).float(), inv)
+        emb = torch.cat((freqs, freqs), -1)
+        self.register_buffer("cos_cached", emb.cos())
+        self.register_buffer("sin_cached", emb.sin())
+
+    def block(self):
+        h, nope, v_dim, r = self.h, self.nope, self.v_dim, self.kv_rank
+        kvb = self.kv_b_proj.weight.view(h, nope + v_dim, r)  # [out, in], out = per head [K | V]
+        return dict(kind="self", heads=h, kv_heads=h, width=self.q_a_proj.in_features,
+                    head_dim=nope + self.rope, v_head_dim=v_dim,
+                    q_weight=_numel(self.q_a_proj.weight) + _numel(self.q_b_proj.weight), q_bias=0,
+                    k_weight=_numel(self.kv_a_proj_with_mqa.weight) + _numel(kvb[:, :nope]), k_bias=0,
+                    v_weight=_numel(kvb[:, nope:]), v_bias=0,
+                    o_weight=_numel(self.o_proj.weight), o_bias=0,
+                    extras=_numel(self.q_a_layernorm.weight) + _numel(self.kv_a_layernorm.weight))
+
+    def forward(self, x):
+        b, n, _ = x.size()
+        q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x)))
+        q = q.view(b, n, self.h, self.nope + self.rope).transpose(1, 2)
+        q_nope, q_pe = torch.split(q, [self.nope, self.rope], dim=-1)
+        latent, k_pe = torch.split(self.kv_a_proj_with_mqa(x), [self.kv_rank, self.rope], dim=-1)
+        k_pe = k_pe.view(b, n, 1, self.rope).transpose(1, 2)
+        kv = self.kv_b_proj(self.kv_a_layernorm(latent))
+        kv = kv.view(b, n, self.h, self.nope + self.v_dim).transpose(1, 2)
+        k_nope, v = torch.split(kv, [self.nope, self.v_dim], dim=-1)
+        cos, sin = self.cos_cached[:n], self.sin_cached[:n]
+        q_pe = q_pe * cos + rotate_half(q_pe) * sin
+        k_pe = k_pe * cos + rotate_half(k_pe) * sin
+        q = torch.cat([q_nope, q_pe], -1)
+        k = torch.cat([k_nope, k_pe.expand(-1, self.h, -1, -1)], -1)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.nope + self.rope)
+        w = w + torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        o = torch.matmul(F.softmax(w, dim=-1), v).transpose(1, 2).reshape(b, n, self.h * self.v_dim)
+        return self.o_proj(o)
+
+
+class LatentDecoder(nn.Module):
+    """Two pre-norm decoder layers with latent attention and a SwiGLU feed-forward."""
+
+    def __init__(self, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, E)
+        self.layers = nn.ModuleList(nn.ModuleDict(dict(
+            norm1=RMSNorm(), attn=LatentAttention(), norm2=RMSNorm(), mlp=LlamaMLP()))
+            for _ in range(layers))
+        self.norm = RMSNorm()
+        self.lm_head = nn.Linear(E, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = x + layer["attn"](layer["norm1"](x))
+            x = x + layer["mlp"](layer["norm2"](x))
+        return self.lm_head(self.norm(x))
+
+
+@sample("mla", "two decoder layers with DeepSeek-V2 multi-head latent attention: width 32, 4 heads, "
+        "Q latent 16, K/V latent 8 + a 4-wide RoPE key, per head Q/K 8 + 4 and V 8; SwiGLU "
+        "feed-forward, untied LM head",
+        "q_a_proj → RMSNorm → q_b_proj; kv_a_proj_with_mqa → Split [8, 4] → RMSNorm → kv_b_proj "
+        "→ per-head Split [8, 8] into K and V; the RoPE key is Expanded to every head and "
+        "concatenated onto K; heads × head size (48) is not the width (32) by design",
+        "dynamic batch, seq")
+def make_mla():
+    ids = torch.randint(0, VOCAB, (B, S))
+    axes = {"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+    return LatentDecoder(), [ids], ["ids"], ["logits"], axes
+
+
 def trained_like(model):
     """Perturb every parameter with seeded noise, as training would: no two tensors stay equal.
 

@@ -128,6 +128,12 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const C
     };
     bc.k_width = width_of(b.k, dk);
     bc.v_width = width_of(b.v, dv);
+    Int expanded;  // latent attention: the full K and V features the graph computes
+    if (b.latent) {
+      expanded = (Int(bc.k_width) + Int(bc.v_width)).positive() ? Int(bc.k_width) + Int(bc.v_width) : Int();
+      bc.k_width = (Int(b.latent->kv_rank) + Int(b.latent->rope_dim)).opt();
+      bc.v_width = 0;
+    }
 
     // K/V read straight from a graph input another block already reads: one cache.
     if (!b.k.from_input.empty()) {
@@ -183,6 +189,18 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const C
       Int bits = (Int(*bc.k_width) + Int(*bc.v_width)) * Int(bc.bits);
       if (bits && *bits >= 0) bc.kv_bytes_per_token = (static_cast<uint64_t>(*bits) + 7) / 8;
       else bc.unknown = "its K/V size does not fit in 64 bits";
+    }
+    if (bc.kv_bytes_per_token && expanded.positive()) {
+      Int bits = expanded * Int(bc.bits);
+      if (bits && *bits >= 0) {
+        bc.expanded_kv_bytes_per_token = (static_cast<uint64_t>(*bits) + 7) / 8;
+        c.notes.push_back("block " + std::to_string(b.index) + " is latent attention: a decoder caches its rank-" +
+                          std::to_string(b.latent->kv_rank) + " latent and " + std::to_string(b.latent->rope_dim) +
+                          "-wide RoPE key, " + with_commas(*bc.kv_bytes_per_token) +
+                          " bytes per token (counted above); the graph computes full K and V of " + expanded.str() +
+                          " values, " + with_commas(*bc.expanded_kv_bytes_per_token) +
+                          " bytes per token, which is what a runtime that expands the latent before caching keeps");
+      }
     }
     if (bc.kv_bytes_per_token && b.heads && b.kv_heads && *b.kv_heads > 0 && *b.kv_heads < *b.heads) {
       Int full = Int(static_cast<int64_t>(*bc.kv_bytes_per_token)) * Int(*b.heads);

@@ -362,6 +362,38 @@ std::string explain_rule(const Rule& rule) {
   return out.str();
 }
 
+namespace {
+
+// Multi-head latent attention, factor by factor, from the sizes alone; it must give the block's
+// own total, which is summed from the tensors.
+std::string latent_derivation(const AttentionBlock& b) {
+  const LatentAttention& la = *b.latent;
+  Int d = b.width, h = b.heads, qr = la.q_rank, kr = la.kv_rank, rope = la.rope_dim, nope = la.qk_nope_dim,
+      dv = la.v_head_dim, d_out = b.o.out_width > 0 ? Int(b.o.out_width) : Int();
+  auto s = [](Int v) { return v ? with_commas(static_cast<uint64_t>(*v)) : std::string("?"); };
+  std::ostringstream out;
+  out << "  latent     " << la.from << "\n";
+  Int q = qr.positive() ? d * qr + qr * h * (nope + rope) : d * h * (nope + rope);
+  Int k = d * (kr + rope) + kr * h * nope, v = kr * h * dv, o = h * dv * d_out;
+  uint64_t norms = 0;
+  for (const auto& e : b.extras) norms += e.role == ExtraRole::LatentNorm ? e.elements : 0;
+  out << "  formula    Q " << (qr.positive() ? "d·q_rank + q_rank·h(nope + rope) = " + s(d) + "·" + s(qr) + " + " + s(qr) +
+                                                  "·" + s(h) + "·(" + s(nope) + " + " + s(rope) + ")"
+                                            : "d·h(nope + rope) = " + s(d) + "·" + s(h) + "·(" + s(nope) + " + " + s(rope) + ")")
+      << " = " << s(q) << "\n";
+  out << "             K d·(kv_rank + rope) + kv_rank·h·nope = " << s(d) << "·(" << s(kr) << " + " << s(rope) << ") + " << s(kr)
+      << "·" << s(h) << "·" << s(nope) << " = " << s(k) << "\n";
+  out << "             V kv_rank·h·d_v = " << s(kr) << "·" << s(h) << "·" << s(dv) << " = " << s(v) << "\n";
+  out << "             O h·d_v·d_out = " << s(h) << "·" << s(dv) << "·" << s(d_out) << " = " << s(o) << "\n";
+  Int sum = q + k + v + o + Int::of_unsigned(norms);
+  out << "             + " << with_commas(norms) << " in the latent norms = " << s(sum);
+  if (b.has_bias) out << " without biases\n";
+  else out << (sum.is(static_cast<int64_t>(b.total)) ? ", the block's total\n" : ", which is not the block's total: see the tensors below\n");
+  return out.str();
+}
+
+}  // namespace
+
 std::string explain_block(const Audit& a, int index) {
   const auto& blocks = a.attention.blocks;
   if (index < 0 || index >= static_cast<int>(blocks.size())) {
@@ -382,6 +414,7 @@ std::string explain_block(const Audit& a, int index) {
     out << "  scores     " << path << "\n";
   }
   if (b.head_dim) out << "  head size  " << *b.head_dim << " for Q/K, " << (b.v_head_dim ? std::to_string(*b.v_head_dim) : "?") << " for V\n";
+  if (b.latent) out << latent_derivation(b);
   out << "\n";
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
     const Projection& p = b.projection(r);

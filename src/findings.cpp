@@ -55,6 +55,13 @@ const std::vector<Rule>& rules() {
       {"per-head-projections", Severity::Info, "Q, K or V are h separate per-head projections",
        "h projections of d -> d_k hold exactly the parameters of one d -> h x d_k projection: splitting them "
        "changes speed, not the count. The paper draws them per head; implementations pack them."},
+      {"latent-attention", Severity::Info, "multi-head latent attention: Q and K/V through low-rank latents",
+       "DeepSeek-V2/V3-style attention (MLA) projects the input down to a small latent, normalizes it and "
+       "projects it up to every head's K and V; Q may go through a latent of its own, and a small RoPE key "
+       "shared by all heads is split off the K/V down projection. Its count is d x q_rank + q_rank x h(d_nope "
+       "+ d_rope) for Q, d x (kv_rank + d_rope) + kv_rank x h(d_nope + d_v) for K/V, h d_v x d for O, plus the "
+       "two norms. Heads x head size is not the width by design, so width-mismatch does not apply; a decoder "
+       "caches the kv_rank + d_rope latent per token instead of full K and V."},
       {"shared-weights", Severity::Info, "one tensor is used by several blocks or roles and counted once",
        "Exporters merge equal tensors (zero biases, unit norms, repeated layers of an untrained model) into "
        "one initializer used many times. headcount counts a tensor once however often it is used; per-block "
@@ -176,8 +183,28 @@ void width_rules(const AttentionBlock& b, std::vector<Finding>& out) {
   }
 }
 
+// A proven latent block: what it is, in one line, in place of the width and per-head rules, which
+// compare heads with a width that latent attention does not split.
+void latent_rules(const AttentionBlock& b, std::vector<Finding>& out) {
+  const LatentAttention& la = *b.latent;
+  Int h = b.heads;
+  std::string msg = "multi-head latent attention: ";
+  msg += la.q_rank > 0 ? "Q through a rank-" + n(Int(la.q_rank)) + " latent, " : std::string("Q projected directly, ");
+  msg += "K and V through one rank-" + n(Int(la.kv_rank)) + " latent";
+  if (la.rope_dim > 0) msg += " plus a " + n(Int(la.rope_dim)) + "-wide RoPE key shared by all heads";
+  msg += "; " + n(h) + " heads of " + n(Int(la.qk_nope_dim)) + (la.rope_dim > 0 ? " + " + n(Int(la.rope_dim)) : std::string()) +
+         " for Q/K and " + n(Int(la.v_head_dim)) + " for V. A decoder caches " + n(Int(la.kv_rank) + Int(la.rope_dim)) +
+         " values per token and layer, not the " + n(h * (Int(la.qk_nope_dim) + Int(la.rope_dim) + Int(la.v_head_dim))) +
+         " of full K and V.";
+  out.push_back(make("latent-attention", b.index, msg));
+}
+
 void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
-  width_rules(b, out);
+  if (b.latent) {
+    latent_rules(b, out);
+  } else {
+    width_rules(b, out);
+  }
   std::vector<std::string> with, without;
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
     const Projection& p = b.projection(r);
@@ -223,7 +250,7 @@ void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
       layers += weights;
     }
   }
-  if (!per_head.empty()) {
+  if (!per_head.empty() && !b.latent) {  // a latent block's roles hold its factors, not heads
     for (auto& s : per_head) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
     uint64_t total = 0;
     for (Role r : {Role::Q, Role::K, Role::V}) total += b.projection(r).total();

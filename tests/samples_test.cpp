@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "graph_builder.h"
+#include "headcount/explain.h"
 #include "headcount/report.h"
 
 using namespace headcount;
@@ -366,4 +367,55 @@ TEST_CASE("buffers are listed with the evidence that makes them buffers", "[samp
   Audit gqa = audit_sample("gqa");
   CHECK(gqa.composition.buffers == 512);  // 128 + 128 + 256
   CHECK(gqa.framework.parameters == 3072);
+}
+
+TEST_CASE("latent attention: the DeepSeek-V2-style sample counts every factor, as PyTorch does", "[samples][latent]") {
+  // mla.counts.tsv holds torch's own shares: Q = q_a_proj + q_b_proj = 32·16 + 16·48 = 1,280;
+  // K = kv_a_proj_with_mqa + kv_b_proj's K rows = 32·12 + 8·(4·8) = 640; V = kv_b_proj's V rows
+  // = 8·(4·8) = 256; O = 32·32 = 1,024; extras = the two latent RMSNorms, 16 + 8.
+  check_blocks("mla");
+  Audit a = audit_sample("mla");
+  REQUIRE(a.attention.blocks.size() == 2);
+  for (const auto& b : a.attention.blocks) {
+    INFO("block " << b.index);
+    REQUIRE(b.latent.has_value());
+    CHECK(b.latent->q_rank == 16);
+    CHECK(b.latent->kv_rank == 8);
+    CHECK(b.latent->rope_dim == 4);
+    CHECK(b.latent->qk_nope_dim == 8);
+    CHECK(b.latent->v_head_dim == 8);
+    CHECK(b.total == 3224);  // sum(p.numel() for p in attn.parameters()) at export
+    CHECK(b.k_head_dim == 12);
+    for (const auto& e : b.extras) CHECK(e.role == ExtraRole::LatentNorm);
+  }
+  // Both blocks' tensors are distinct: 2 · 3,224 in the attention total.
+  CHECK(a.attention.parameters == 6448);
+  // No finding above info: the width rules do not apply to a latent block.
+  std::set<std::string> rules;
+  for (const auto& f : a.findings) {
+    CHECK(f.severity == Severity::Info);
+    rules.insert(f.rule);
+  }
+  CHECK(rules.count("latent-attention") == 1);
+  CHECK(rules.count("width-mismatch") == 0);
+  CHECK(rules.count("per-head-projections") == 0);
+  // The cache: (8 latent + 4 RoPE) float32 values = 48 bytes per token and layer, 96 for both.
+  // The graph's full K and V: 4·12 + 4·8 = 80 values, 320 bytes per layer.
+  CHECK(a.cost.kv_bytes_per_token == 96);
+  REQUIRE(a.cost.blocks.size() == 2);
+  CHECK(a.cost.blocks[0].expanded_kv_bytes_per_token == std::optional<uint64_t>(320));
+  CHECK(a.cost.blocks[0].k_width == std::optional<int64_t>(12));
+  CHECK(a.cost.blocks[0].v_width == std::optional<int64_t>(0));
+  // The derivation in explain adds up to torch's figure.
+  std::string text = explain_block(a, 0);
+  CHECK(text.find("+ 24 in the latent norms = 3,224, the block's total") != std::string::npos);
+}
+
+TEST_CASE("latent attention is not claimed for ordinary blocks whose inputs pass a norm", "[samples][latent]") {
+  // LLaMA's V reads the RMSNorm of the residual stream: a norm before V is not a latent.
+  for (const char* name : {"llama_tiny", "gqa", "bert_tiny", "gpt2_tiny", "transformer"}) {
+    INFO(name);
+    Audit a = audit_sample(name);
+    for (const auto& b : a.attention.blocks) CHECK_FALSE(b.latent.has_value());
+  }
 }

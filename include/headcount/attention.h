@@ -46,14 +46,29 @@ enum class ExtraRole {
   RelativeBias,  // a relative-position bias table added to the scores (T5, DeBERTa)
   Sink,          // learned attention sinks: one logit per head, a column of the scores
   HeadScale,     // a per-head temperature or gate multiplying the scores
+  LatentNorm,    // the norm (scale, bias) on a latent attention block's Q or K/V latent
 };
-const char* extra_role_name(ExtraRole r);  // "bias_k", "bias_v", "relative_bias", "sink", "head_scale"
+// "bias_k", "bias_v", "relative_bias", "sink", "head_scale", "latent_norm"
+const char* extra_role_name(ExtraRole r);
 
 // One such parameter tensor of a block: counted in the block's total and in the attention total.
 struct AttentionExtra {
   int weight = -1;  // index into Model::weights
   ExtraRole role = ExtraRole::BiasK;
   uint64_t elements = 0;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3, Kimi, GLM): Q through a low-rank latent
+// (down, norm, up), K and V through one shared latent (down with a RoPE key split off, norm, up
+// split into K and V). Each query head gets its own K and V from the latent, so heads x head
+// size has nothing to do with the model width.
+struct LatentAttention {
+  int64_t q_rank = 0;     // Q's latent size; 0 when Q is one plain projection
+  int64_t kv_rank = 0;    // the shared K/V latent a decoder caches
+  int64_t rope_dim = 0;   // the decoupled RoPE key, one for all heads (0: none)
+  int64_t qk_nope_dim = 0;  // per head: the part of Q/K made from the latent
+  int64_t v_head_dim = 0;
+  std::string from;       // the nodes it was read from, in words
 };
 
 struct AttentionBlock {
@@ -69,6 +84,7 @@ struct AttentionBlock {
   std::optional<int64_t> v_head_dim;
   std::optional<int64_t> k_head_dim;  // K's own per-head size when the graph states it separately
   Projection q, k, v, o;
+  std::optional<LatentAttention> latent;  // set only when the whole latent structure is proven
   std::vector<AttentionExtra> extras;
   // The steps from MatMul(Q, Kᵀ) to the Softmax, e.g. MatMul, Div, Tanh, Mul, Add(mask), Softmax
   // (unfused blocks; empty for fused operators, which do it inside).

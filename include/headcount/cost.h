@@ -39,6 +39,9 @@ struct BlockCost {
   std::string dtype_from;   // where the element size came from, or why it is unknown
   std::optional<uint64_t> kv_bytes_per_token;      // null when unknown
   std::optional<uint64_t> full_mha_bytes_per_token;  // with kv_heads = heads: set for grouped blocks
+  // Latent attention: the cache holds the latent and the RoPE key (k_width, v_width 0); this is
+  // the full K and V the graph computes from it, which a runtime that expands before caching keeps.
+  std::optional<uint64_t> expanded_kv_bytes_per_token;
   uint64_t projection_macs = 0;                     // per token: one per Q/K/V/O weight element
   std::optional<uint64_t> score_macs;               // per token at the context: heads x (d_k + d_v) x context
   std::string unknown;      // why a figure of this block is unknown, or ""

@@ -28,6 +28,7 @@ const char* extra_role_name(ExtraRole r) {
     case ExtraRole::RelativeBias: return "relative_bias";
     case ExtraRole::Sink: return "sink";
     case ExtraRole::HeadScale: return "head_scale";
+    case ExtraRole::LatentNorm: return "latent_norm";
   }
   return "?";
 }

@@ -91,6 +91,22 @@ class Matcher {
   CoreSizes contracted_sizes(int g, const onnx::NodeProto& scores, const std::string& q_value,
                              const std::string& k_value) const;
 
+  // ---- latent.cpp: multi-head latent attention ----
+
+  // A norm (LayerNorm or RMSNorm, one op or written out) whose output is `value`: its input and
+  // its learned scale and bias.
+  struct NormHit {
+    std::string input;
+    std::vector<int> weights;
+  };
+  std::optional<NormHit> norm_before(int g, const std::string& value);
+  // Whether `value` is computed (at any distance, within a bounded walk) from node's output.
+  bool reaches(int g, const std::string& value, int node);
+  // Reads the block as latent attention when the whole structure is proven: rewrites its Q/K/V
+  // shares, heads, head sizes and kind, and sets b.latent. Leaves it as it is otherwise.
+  void latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, const std::string& k_value,
+              const std::string& v_value);
+
   // ---- fused.cpp: the fused operators ----
 
   AttentionBlock fused(int g, int ni);

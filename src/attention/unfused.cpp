@@ -248,6 +248,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   if (!v.present && !b.v_head_dim && avn.op_type() == "MatMul" && vd.rank > 0 && vd.d.back().positive()) {
     b.v_head_dim = vd.d.back().opt();
   }
+  if (q.present && k.present && v.present) latent(g, b, q.hit, v.hit, k_value, v_value);
   return b;
 }
 

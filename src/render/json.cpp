@@ -82,6 +82,7 @@ void write_cost(JsonWriter& j, const Cost& c) {
     j.field("dtype_from", b.dtype_from);
     write_optional_count(j, "kv_bytes_per_token", b.kv_bytes_per_token);
     write_optional_count(j, "full_mha_bytes_per_token", b.full_mha_bytes_per_token);
+    write_optional_count(j, "expanded_kv_bytes_per_token", b.expanded_kv_bytes_per_token);
     j.field("projection_macs", b.projection_macs);
     write_optional_count(j, "score_macs", b.score_macs);
     j.key("unknown");
@@ -214,6 +215,16 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     write_optional(j, F::kWidth, b.width > 0 ? std::optional<int64_t>(b.width) : std::nullopt);
     write_optional(j, "head_dim", b.head_dim);
     write_optional(j, "v_head_dim", b.v_head_dim);
+    j.key("latent");
+    if (b.latent) {
+      const LatentAttention& la = *b.latent;
+      j.begin_object();
+      j.field("q_rank", la.q_rank).field("kv_rank", la.kv_rank).field("rope_dim", la.rope_dim);
+      j.field("qk_nope_dim", la.qk_nope_dim).field("v_head_dim", la.v_head_dim).field("from", la.from);
+      j.end_object();
+    } else {
+      j.null();
+    }
     j.field("total", b.total);
     j.field("standard", b.standard);
     j.key("projections").begin_object();

@@ -125,6 +125,16 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     }
     t.print(out, "  ");
     out << "  heads a/b: a query heads, b key/value heads. of std: share of the standard 4·width² (+4·width).\n";
+    for (const auto& b : att.blocks) {
+      if (!b.latent) continue;
+      const LatentAttention& la = *b.latent;
+      std::string rope = la.rope_dim ? " + " + std::to_string(la.rope_dim) + " RoPE" : std::string();
+      std::string line = "latent attention in block " + std::to_string(b.index) + ": " +
+                         (la.q_rank ? "Q through rank " + std::to_string(la.q_rank) : std::string("Q direct")) +
+                         ", K/V through rank " + std::to_string(la.kv_rank) + rope + "; per head Q/K " +
+                         std::to_string(la.qk_nope_dim) + rope + ", V " + std::to_string(la.v_head_dim) + ".";
+      out << "  " << wrap(line, 2, 4) << "\n";
+    }
     bool extras = std::any_of(att.blocks.begin(), att.blocks.end(), [](const AttentionBlock& b) { return !b.extras.empty(); });
     out << "\nQ/K/V/O per block (weight + bias" << (extras ? "; extras: learned parameters beside the projections" : "")
         << ")\n";
@@ -144,7 +154,8 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
       std::string roles;
       for (const auto& e : b.extras) {
         n += e.elements;
-        roles += (roles.empty() ? " (" : ", ") + std::string(extra_role_name(e.role));
+        std::string role = extra_role_name(e.role);
+        if ((roles + ",").find(role + ",") == std::string::npos) roles += (roles.empty() ? " (" : ", ") + role;
       }
       p.rows.back().push_back(b.extras.empty() ? "" : with_commas(n) + roles + ")");
     }

@@ -1,0 +1,240 @@
+// latent.cpp: multi-head latent attention (MLA, DeepSeek-V2/V3 and their descendants).
+//
+// An unfused block whose V projection reads a normed slice of another projection is read as
+// latent attention when every piece of the structure is in the graph:
+//
+//   x -> down_kv -> [latent | rope key]; latent -> norm -> up_kv -> per head [K part | V]
+//   K at the core = per head [K part of up_kv | the rope key, shared by all heads]
+//   Q = up_q(norm(down_q(x))), or one plain projection
+//
+// Then each factor is counted in its role (down_q and up_q in Q, down_kv and up_kv's K columns
+// in K, up_kv's V columns in V), the norms are the block's extras, and heads x head size is not
+// compared with the width: latent attention does not split the width into heads.
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "matcher.h"
+
+namespace headcount::detail {
+
+namespace {
+
+bool elementwise(const std::string& op) {
+  for (const char* o : {"Mul", "Div", "Add", "Sub", "Pow", "Sqrt", "Reciprocal", "Cast", "Neg", "Identity"}) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+bool reduction(const std::string& op) { return op == "ReduceMean" || op == "ReduceL2" || op == "ReduceSumSquare"; }
+
+}  // namespace
+
+std::optional<Matcher::NormHit> Matcher::norm_before(int g, const std::string& value) {
+  int p = m_.producer_of(g, value);
+  if (p < 0 || !budget_.spend()) return std::nullopt;
+  const auto& n = *m_.nodes[p].proto;
+  NormHit r;
+  auto learned = [&](const std::string& v) {
+    auto w = walker_.weight_of(g, v);
+    if (w && m_.weights[w->weight].parameter && m_.weights[w->weight].elements > 1) r.weights.push_back(w->weight);
+    return w.has_value();
+  };
+  if (n.op_type() == "LayerNormalization" || n.op_type() == "SimplifiedLayerNormalization" ||
+      n.op_type() == "RMSNormalization") {
+    r.input = input_of(n, 0);
+    for (int i = 1; i < n.input_size(); ++i) learned(input_of(n, i));
+    return r;
+  }
+  // Written out. First the reduction: RMSNorm reduces x² (Pow or Mul(x, x)), LayerNorm x and
+  // (x - mean)²; what it reduces, with those steps taken off, is the norm's input x.
+  std::vector<std::string> stack{value};
+  std::set<std::string> seen;
+  std::string x;
+  while (!stack.empty() && x.empty()) {
+    std::string v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second) continue;
+    if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
+    int q = m_.producer_of(g, v);
+    if (q < 0) continue;
+    const auto& qn = *m_.nodes[q].proto;
+    if (reduction(qn.op_type())) {
+      x = input_of(qn, 0);
+      for (int step = 0; step < 4; ++step) {
+        int s = m_.producer_of(g, x);
+        if (s < 0) break;
+        const auto& sn = *m_.nodes[s].proto;
+        bool square = sn.op_type() == "Pow" || (sn.op_type() == "Mul" && input_of(sn, 0) == input_of(sn, 1));
+        if (!square && sn.op_type() != "Cast" && sn.op_type() != "Sub") break;
+        x = input_of(sn, 0);
+      }
+    } else if (elementwise(qn.op_type())) {
+      for (const auto& in : qn.input()) stack.push_back(in);
+    }
+  }
+  if (x.empty()) return std::nullopt;
+  // Then everything between x and the output must be element-wise steps over x and constants.
+  stack = {value};
+  seen.clear();
+  while (!stack.empty()) {
+    std::string v = stack.back();
+    stack.pop_back();
+    if (v == x || v.empty() || !seen.insert(v).second) continue;
+    if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
+    if (learned(v)) continue;
+    int q = m_.producer_of(g, v);
+    if (q < 0) return std::nullopt;  // another graph input: not a norm of x alone
+    const auto& qn = *m_.nodes[q].proto;
+    if (reduction(qn.op_type())) {
+      stack.push_back(input_of(qn, 0));
+    } else if (elementwise(qn.op_type())) {
+      for (const auto& in : qn.input()) stack.push_back(in);
+    } else {
+      return std::nullopt;  // something else feeds it: not a norm of x alone
+    }
+  }
+  r.input = x;
+  std::set<int> unique(r.weights.begin(), r.weights.end());
+  r.weights.assign(unique.begin(), unique.end());
+  return r;
+}
+
+bool Matcher::reaches(int g, const std::string& value, int node) {
+  // Breadth first, and never past another product: the path from a projection to the core holds
+  // only shape and element-wise steps, and the graph behind a product is another layer's.
+  std::deque<std::string> queue{value};
+  std::set<std::string> seen;
+  while (!queue.empty()) {
+    std::string v = queue.front();
+    queue.pop_front();
+    if (v.empty() || !seen.insert(v).second) continue;
+    if (seen.size() > 128 || !budget_.spend()) return false;
+    int p = m_.producer_of(g, v);
+    if (p == node) return true;
+    if (p < 0) continue;
+    const auto& n = *m_.nodes[p].proto;
+    const std::string& op = n.op_type();
+    if (op == "MatMul" || op == "Gemm" || op == "Einsum" || op == "Softmax" || walker_.as_projection(g, p, input_of(n, 0))) {
+      continue;
+    }
+    // Shape operands (a Reshape's target, Slice bounds, Expand's shape) carry no data.
+    bool data_only = op == "Reshape" || op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" ||
+                     op == "Squeeze" || op == "Unsqueeze" || op == "Gather" || op == "Pad";
+    for (int i = 0; i < (data_only ? std::min(1, n.input_size()) : n.input_size()); ++i) queue.push_back(input_of(n, i));
+  }
+  return false;
+}
+
+void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, const std::string& k_value,
+                     const std::string& v_value) {
+  if (!v.found() || !v.per_head.empty() || v.weight.rows || !q.found() || !b.heads || !b.head_dim) return;
+  budget_.start_walk(512);  // an allowance of its own, after the walks that found the projections
+  // K/V: the up projection reads a normed part of the down projection's output.
+  auto kv_norm = norm_before(g, v.input);
+  if (!kv_norm) return;
+  ProjectionHit down = walker_.back(g, kv_norm->input);
+  if (!down.found() || !down.per_head.empty() || down.weight.rows || down.node == v.node || down.reshape) return;
+  Int h = *b.heads, qk = *b.head_dim, kv_rank = v.in;
+  Int rope = down.out - kv_rank;
+  // The latent is the part of the down projection the norm reads, the graph says which part, and
+  // the rest is the RoPE key.
+  if (!kv_rank.positive() || !rope.positive() || !same(down.part.length, kv_rank)) return;
+  Int nope = qk - rope;
+  Int vd = exact_div(v.out, h) - nope;
+  if (!nope.positive() || !vd.positive()) return;
+  if (differ(shapes_.dims(g, v_value).last(), vd)) return;  // the graph states another V head size
+  // K must be made from the up projection and (its RoPE key) from the down projection.
+  if (!reaches(g, k_value, v.node) || !reaches(g, k_value, down.node)) return;
+
+  // Q: up_q(norm(down_q(x))) when there is a latent, else one projection.
+  ProjectionHit up_q = q.per_head.empty() ? q : q.per_head[0];
+  for (const auto& each : q.per_head) {
+    if (each.node != up_q.node) return;  // Q made of several projections: not this form
+  }
+  if (up_q.weight.rows) return;
+  up_q.part = {};
+  up_q.selected = false;
+  auto q_norm = norm_before(g, up_q.input);
+  ProjectionHit down_q;
+  if (q_norm) {
+    down_q = walker_.back(g, q_norm->input);
+    if (!down_q.found() || !down_q.per_head.empty() || down_q.selected || down_q.weight.rows || down_q.node == up_q.node) {
+      q_norm.reset();
+    }
+  }
+
+  // Counted: K/V's up projection split per head into K columns and V columns.
+  Int k_weight = kv_rank * h * nope, v_weight = kv_rank * h * vd;
+  if (!k_weight.count() || !v_weight.count()) return;
+  const auto& up_node = *m_.nodes[v.node].proto;
+  bool out_first = v.weight.transposed != (up_node.op_type() == "Gemm" && attr_flag(up_node, "transB"));
+  std::string axis = out_first ? "rows " : "columns ";
+  std::string each = " of each head's " + exact_div(v.out, h).str() + " (" + h.str() + " heads)";
+  Projection nq, nk, nv;
+  fill(nq, up_q);
+  if (q_norm) {
+    Projection dq;
+    fill(dq, down_q);
+    nq.weight = plus(nq.weight, dq.weight);
+    nq.bias = plus(nq.bias, dq.bias);
+    nq.tensors.insert(nq.tensors.begin(), dq.tensors.begin(), dq.tensors.end());
+    nq.in_width = dq.in_width;
+  }
+  ProjectionHit down_whole = down;
+  down_whole.part = {};
+  fill(nk, down_whole);
+  nk.out_width = (h * qk).value_or(0);
+  nk.tensors.push_back({v.weight.weight, false, *k_weight.count(), axis + "0:" + nope.str() + each});
+  nk.weight = plus(nk.weight, *k_weight.count());
+  nv.found = true;
+  nv.in_width = nk.in_width;
+  nv.out_width = (h * vd).value_or(0);
+  nv.tensors.push_back({v.weight.weight, false, *v_weight.count(), axis + nope.str() + ":" + (nope + vd).str() + each});
+  nv.weight = *v_weight.count();
+  if (v.bias >= 0 && !v.bias_range && m_.weights[v.bias].elements == static_cast<uint64_t>(v.out.value_or(-1))) {
+    uint64_t kb = static_cast<uint64_t>(*(h * nope)), vb = static_cast<uint64_t>(*(h * vd));
+    nk.tensors.push_back({v.bias, true, kb, "elements 0:" + nope.str() + each});
+    nk.bias = plus(nk.bias, kb);
+    nv.tensors.push_back({v.bias, true, vb, "elements " + nope.str() + ":" + (nope + vd).str() + each});
+    nv.bias = vb;
+  } else if (v.bias >= 0) {
+    return;  // a bias the K/V split cannot be read from
+  }
+
+  b.q = std::move(nq);
+  b.k = std::move(nk);
+  b.v = std::move(nv);
+  b.kv_heads = *h;
+  b.k_head_dim = *qk;
+  b.v_head_dim = *vd;
+  b.width = b.q.in_width;
+  std::string q_source = source_of(g, q_norm ? down_q.input : up_q.input);
+  b.kind = !q_source.empty() && q_source == source_of(g, down.input) ? "self" : "cross";
+  for (const auto* norm : {q_norm ? &*q_norm : nullptr, &*kv_norm}) {
+    if (norm) {
+      for (int wi : norm->weights) add_extra(b, wi, ExtraRole::LatentNorm);
+    }
+  }
+  LatentAttention la;
+  la.q_rank = q_norm ? up_q.in.value_or(0) : 0;
+  la.kv_rank = *kv_rank;
+  la.rope_dim = *rope;
+  la.qk_nope_dim = *nope;
+  la.v_head_dim = *vd;
+  la.from = (q_norm ? "Q through " + walker_.label(down_q.node) + " → norm → " + walker_.label(up_q.node) + "; "
+                    : std::string("Q from ") + walker_.label(up_q.node) + "; ") +
+            "K/V through " + walker_.label(down.node) + " (" + kv_rank.str() + " latent + " + rope.str() +
+            " RoPE key) → norm → " + walker_.label(v.node) + " (per head " + nope.str() + " K + " + vd.str() + " V)";
+  b.latent = std::move(la);
+  // The up projection is now split between K and V, not shared whole.
+  std::vector<std::string> notes;
+  for (auto& note : b.notes) {
+    if (note.find("' whole: one tensor shared by the projections") == std::string::npos) notes.push_back(std::move(note));
+  }
+  b.notes = std::move(notes);
+  note_shared_weights(b);
+}
+
+}  // namespace headcount::detail
