@@ -855,7 +855,7 @@ def export(model, inputs, path, input_names, output_names, dynamic_axes=None):
     return proto
 
 
-def write_counts(path, comments, total, params, buffers, blocks):
+def write_counts(path, comments, total, params, buffers, blocks, moe=()):
     lines = ["# " + c for c in comments]
     lines.append("# made by torch %s, onnx %s, opset %d" % (torch.__version__, onnx.__version__,
                                                              OPSET))
@@ -867,6 +867,8 @@ def write_counts(path, comments, total, params, buffers, blocks):
     for i, blk in enumerate(blocks):
         lines.append("block\t%d\t" % i + "\t".join("%s=%s" % (k, blk[k]) for k in BLOCK_KEYS)
                      + "\textras=%d" % blk.get("extras", 0))
+    for i, layer in enumerate(moe):
+        lines.append("moe\t%d\t" % i + "\t".join("%s=%s" % (k, layer[k]) for k in MOE_KEYS))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -1257,6 +1259,102 @@ def make_mla():
     return LatentDecoder(), [ids], ["ids"], ["logits"], axes
 
 
+MOE_KEYS = ("experts", "top_k", "expert", "routed", "router", "shared", "active_per_token_idle")
+
+
+class MoELayer(nn.Module):
+    """Base of the mixture-of-experts samples: moe_layer() reads the sizes from the modules."""
+
+    def moe_layer(self):
+        sizes = [sum(p.numel() for p in e.parameters()) for e in self.experts]
+        assert len(set(sizes)) == 1
+        shared = sum(p.numel() for p in self.shared.parameters()) if self.shared is not None else 0
+        return dict(experts=len(self.experts), top_k=self.k, expert=sizes[0], routed=sum(sizes),
+                    router=sum(p.numel() for p in self.gate.parameters()), shared=shared,
+                    active_per_token_idle=(len(self.experts) - self.k) * sizes[0])
+
+
+class DenseMoE(MoELayer):
+    """Mixtral-style top-2 routing written densely: every expert runs on every token and its
+    output is weighted by the routing mask (zero for the experts a token did not choose)."""
+
+    def __init__(self, experts=4, k=2, inter=2 * E):
+        super().__init__()
+        self.k, self.shared = k, None
+        self.gate = nn.Linear(E, experts, bias=False)
+        self.experts = nn.ModuleList(LlamaMLP(E, inter) for _ in range(experts))
+
+    def forward(self, x):
+        probs = F.softmax(self.gate(x), dim=-1)
+        weights, chosen = torch.topk(probs, self.k, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        mask = torch.zeros_like(probs).scatter(-1, chosen, weights)
+        out = 0
+        for e, expert in enumerate(self.experts):
+            out = out + expert(x) * mask[..., e:e + 1]
+        return out
+
+
+class SparseMoE(MoELayer):
+    """DeepSeek-style sparse routing: each expert runs on the tokens that chose it (NonZero,
+    Gather), its output weighted by the routing weight and added back by index (index_add); a
+    shared expert runs on every token."""
+
+    def __init__(self, experts=4, k=2, inter=E, shared_inter=2 * E):
+        super().__init__()
+        self.k = k
+        self.gate = nn.Linear(E, experts, bias=False)
+        self.experts = nn.ModuleList(LlamaMLP(E, inter) for _ in range(experts))
+        self.shared = LlamaMLP(E, shared_inter)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        flat = x.reshape(-1, d)
+        weights, chosen = torch.topk(F.softmax(self.gate(flat), dim=-1), self.k, dim=-1)
+        out = self.shared(flat)
+        for e, expert in enumerate(self.experts):
+            token, slot = torch.nonzero(chosen == e, as_tuple=True)
+            out = out.index_add(0, token, expert(flat[token]) * weights[token, slot].unsqueeze(-1))
+        return out.reshape(b, s, d)
+
+
+class MoEDecoder(nn.Module):
+    """Two pre-norm decoder layers: GQA attention and a mixture of experts."""
+
+    def __init__(self, moe, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, E)
+        self.layers = nn.ModuleList(nn.ModuleDict(dict(
+            norm1=RMSNorm(), attn=LlamaAttention(), norm2=RMSNorm(), moe=moe()))
+            for _ in range(layers))
+        self.norm = RMSNorm()
+        self.lm_head = nn.Linear(E, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = x + layer["attn"](layer["norm1"](x))
+            x = x + layer["moe"](layer["norm2"](x))
+        return self.lm_head(self.norm(x))
+
+
+@sample("moe_dense", "two decoder layers (GQA attention 4/2 heads) whose feed-forward is a Mixtral-style "
+        "mixture of 4 SwiGLU experts 32 -> 64, top-2, router Linear(32, 4)",
+        "dense routing: Softmax → TopK → ScatterElements builds a [B, S, 4] mask; every expert runs and "
+        "is multiplied by its column of the mask; 2 of 4 experts count per token", "static")
+def make_moe_dense():
+    return MoEDecoder(DenseMoE), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
+
+
+@sample("moe_sparse", "two decoder layers (GQA attention 4/2 heads) whose feed-forward is a DeepSeek-style "
+        "mixture of 4 routed SwiGLU experts 32 -> 32, top-2, plus a shared expert 32 -> 64",
+        "sparse routing: TopK, then per expert Equal → NonZero → Gather of its tokens, the expert, Mul by "
+        "the gathered routing weight, ScatterElements back (index_add); the shared expert always runs",
+        "static")
+def make_moe_sparse():
+    return MoEDecoder(SparseMoE), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
+
+
 def trained_like(model):
     """Perturb every parameter with seeded noise, as training would: no two tensors stay equal.
 
@@ -1336,7 +1434,8 @@ def build(spec):
                         % (data_name, os.path.getsize(data_path)))
         os.remove(data_path)
 
-    write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks)
+    moe = [m.moe_layer() for m in model.modules() if isinstance(m, MoELayer)]
+    write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks, moe)
     if hasattr(model, "config"):
         with open(os.path.join(HERE, name + ".config.json"), "w") as f:
             f.write(json.dumps(model.config(), indent=2, sort_keys=True) + "\n")
@@ -1379,6 +1478,7 @@ Mul/Div; "static" samples have those shapes folded into constant Reshape targets
 total	<sum(p.numel() for p in model.parameters())>   (tied weights counted once, as torch does)
 param	<name from named_parameters()>	<numel>
 block	<i>	kind=<self|cross>	heads=<h>	kv_heads=<hkv>	width=<Q input width>	head_dim=<d_k>	v_head_dim=<d_v>	q_weight=<n>	q_bias=<n>	k_weight=<n>	k_bias=<n>	v_weight=<n>	v_bias=<n>	o_weight=<n>	o_bias=<n>
+moe	<i>	experts=<n>	top_k=<k>	expert=<one expert's numel>	routed=<all routed experts>	router=<n>	shared=<n>	active_per_token_idle=<(experts - k) * expert>
 ```
 
 Blocks are numbered in the order the attention modules are called in forward (recorded with

@@ -208,6 +208,26 @@ std::string arange(const Weight& w) {
   return ok ? "positions 0, 1, ..., " + std::to_string(w.elements - 1) + " (an arange)" : "";
 }
 
+// A tensor of one repeated value that Scatter ops write into (and nothing else reads): a
+// zeros_like accumulator the exporter folded into a constant, as a traced loop over experts
+// leaves one per index_add. Not learned.
+std::string scatter_target(const Model& m, const Weight& w) {
+  if (w.consumers.empty() || w.elements > kMostValues) return "";
+  for (int ni : w.consumers) {
+    const auto& n = *m.nodes[ni].proto;
+    if (!one_of(n.op_type(), {"ScatterElements", "ScatterND", "Scatter"}) || input_of(n, 0) != w.name) return "";
+    for (int i = 1; i < n.input_size(); ++i) {
+      if (input_of(n, i) == w.name) return "";
+    }
+  }
+  double first = 0;
+  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+    if (index == 0) first = v;
+    return v == first;
+  });
+  return ok ? "a constant of " + number(first) + "s that a Scatter writes into (an accumulator the exporter folded)" : "";
+}
+
 std::string by_values(const Weight& w) {
   if (w.elements > kMostValues) return "";
   for (auto check : {additive_mask, triangle_mask, alibi, rotary_table, inverse_frequencies, arange}) {
@@ -237,6 +257,7 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
     if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 2) continue;
     std::string why = cache_slot(model, w);
     if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w);
+    if (why.empty() && read_values) why = scatter_target(model, w);
     if (why.empty()) continue;
     v.buffers.push_back({static_cast<int>(i), why});
     v.buffer_elements += w.elements;  // each a parameter tensor: their sum is at most stored

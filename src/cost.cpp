@@ -93,8 +93,8 @@ int kv_dtype_bits(const std::string& name) {
   throw InputError("'" + name + "' is not a K/V cache type (float32, float16, bfloat16, float8, int8, int4)");
 }
 
-Cost estimate_cost(const Model& model, const AttentionResult& attention, const Composition& composition,
-                   const CostOptions& options) {
+Cost estimate_cost(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                   const Composition& composition, const CostOptions& options) {
   Cost c;
   c.context = options.context;
   c.batch = options.batch;
@@ -265,12 +265,26 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const C
       Part part = composition.part_of[wi];
       bool lm_head = part == Part::Embeddings ||
                      (w->dims.size() == 2 && embedding_shapes.count({w->dims[0], w->dims[1]}));
+      if (part == Part::RoutedExperts) continue;  // counted per layer below: only the k a token runs
       if (lm_head) add_to(c.macs_lm_head, w->elements, overflow);
       else if (part == Part::FeedForward) add_to(c.macs_feed_forward, w->elements, overflow);
       else add_to(c.macs_other, w->elements, overflow);
     }
   }
-  for (uint64_t v : {c.macs_attention_projections, c.macs_attention_scores, c.macs_feed_forward, c.macs_lm_head, c.macs_other}) {
+  // Routed experts: one MAC per parameter of each of the k experts a token runs.
+  for (const auto& l : experts.layers) {
+    Int k = l.top_k;
+    Int per = l.expert ? k * Int::of_unsigned(*l.expert) : Int();
+    if (auto n = per.count()) {
+      add_to(c.macs_experts, *n, overflow);
+    } else {
+      c.macs_lower_bound = true;
+      c.notes.push_back("the experts of MoE layer " + std::to_string(l.index) + " (" + l.name +
+                        ") are left out of the MACs: the size of one expert or k is unknown");
+    }
+  }
+  for (uint64_t v : {c.macs_attention_projections, c.macs_attention_scores, c.macs_feed_forward, c.macs_experts,
+                     c.macs_lm_head, c.macs_other}) {
     add_to(c.macs_per_token, v, overflow);
   }
   if (auto kv = times(c.kv_bytes_per_token, options.context)) c.kv_bytes_at_context = times(*kv, options.batch);

@@ -62,6 +62,13 @@ const std::vector<Rule>& rules() {
        "+ d_rope) for Q, d x (kv_rank + d_rope) + kv_rank x h(d_nope + d_v) for K/V, h d_v x d for O, plus the "
        "two norms. Heads x head size is not the width by design, so width-mismatch does not apply; a decoder "
        "caches the kv_rank + d_rope latent per token instead of full K and V."},
+      {"mixture-of-experts", Severity::Info, "experts, top-k and the parameters each token runs",
+       "A mixture-of-experts layer holds many feed-forward experts and a router that sends each token to k of "
+       "them, so the parameters that run per token (the active count) are the total less (experts - k) x one "
+       "expert in every such layer. \"8x7B\" is not 56B: only the feed-forward is repeated per expert, while "
+       "attention, embeddings, norms and routers are there once (Mixtral-8x7B: 46.7B in all, 12.9B per token). "
+       "headcount reads onnxruntime's fused MoE and QMoE and routing written out (a TopK over a router "
+       "projection, experts as MLPs weighted by the routing). Shared experts run for every token."},
       {"shared-weights", Severity::Info, "one tensor is used by several blocks or roles and counted once",
        "Exporters merge equal tensors (zero biases, unit norms, repeated layers of an untrained model) into "
        "one initializer used many times. headcount counts a tensor once however often it is used; per-block "
@@ -350,9 +357,16 @@ void declared_rules(const Declared& d, std::vector<Finding>& out) {
 
 void quantized(const Model& m, std::vector<Finding>& out) {
   uint64_t packed = 0, packed_elements = 0, packed_bytes = 0, int4 = 0, int4_elements = 0, q8 = 0, q8_elements = 0;
+  uint64_t moe_packed = 0, moe_elements = 0, moe_bytes = 0;
   for (const Weight& w : m.weights) {
     if (!w.parameter) continue;
-    if (w.packed) {
+    bool moe = std::any_of(w.consumers.begin(), w.consumers.end(),
+                           [&](int ni) { return m.nodes[ni].proto->op_type() == "QMoE"; });
+    if (w.packed && moe) {
+      ++moe_packed;
+      moe_elements += w.elements;
+      moe_bytes += w.bytes;
+    } else if (w.packed) {
       ++packed;
       packed_elements += w.elements;
       packed_bytes += w.bytes;
@@ -374,6 +388,11 @@ void quantized(const Model& m, std::vector<Finding>& out) {
                        n(packed) + " MatMulNBits weights hold " + n(packed_elements) +
                            " parameters, counted as K × N from the operator attributes, not as the " + n(packed_bytes) +
                            " bytes of their packed blobs"));
+  }
+  if (moe_packed) {
+    out.push_back(make("quantized-weights", std::nullopt,
+                       n(moe_packed) + " 4-bit QMoE expert weights hold " + n(moe_elements) + " parameters, two per byte of their " +
+                           n(moe_bytes) + " bytes; their scales are stored apart and counted as such"));
   }
   if (int4) {
     out.push_back(make("quantized-weights", std::nullopt,
@@ -419,10 +438,32 @@ void external_data(const Model& m, std::vector<Finding>& out) {
   }
 }
 
+// One line per model with experts: how many, how many run, the total and the active count.
+void expert_rules(const ExpertResult& x, uint64_t framework, std::optional<uint64_t> active, std::vector<Finding>& out) {
+  if (x.layers.empty()) return;
+  std::set<std::string> shapes;
+  for (const auto& l : x.layers) {
+    shapes.insert((l.experts ? std::to_string(*l.experts) : std::string("?")) + " experts, " +
+                  (l.top_k ? std::to_string(*l.top_k) : std::string("?")) + " active");
+  }
+  std::string what;
+  for (const auto& s : shapes) what += (what.empty() ? "" : "; ") + s;
+  std::string layers = std::to_string(x.layers.size()) + (x.layers.size() == 1 ? " MoE layer" : " MoE layers");
+  std::string msg = what + " (" + layers + "): " + n(framework) + " parameters, ";
+  if (active) {
+    msg += n(*active) + " per token";
+  } else {
+    msg += "the count per token is unknown (a layer's experts, top-k or the size of one expert is not known)";
+  }
+  out.push_back(make("mixture-of-experts", std::nullopt, msg));
+}
+
 }  // namespace
 
 std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention,
-                               const std::vector<DuplicatePair>& pairs, const Declared* declared) {
+                               const std::vector<DuplicatePair>& pairs, const Declared* declared,
+                               const ExpertResult* experts, uint64_t framework_parameters,
+                               std::optional<uint64_t> active_parameters) {
   std::vector<Finding> out;
   if (declared) declared_rules(*declared, out);
   external_data(model, out);
@@ -431,6 +472,7 @@ std::vector<Finding> run_rules(const Model& model, const AttentionResult& attent
   shared_weights(model, attention, out);
   duplicates(model, pairs, out);
   quantized(model, out);
+  if (experts) expert_rules(*experts, framework_parameters, active_parameters, out);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   return out;
 }

@@ -162,8 +162,8 @@ bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth =
 
 }  // namespace
 
-Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates,
-                    const std::vector<BufferTensor>& buffers) {
+Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                    const std::vector<DuplicatePair>& duplicates, const std::vector<BufferTensor>& buffers) {
   // Categories by their Part names, kept short for the classification below.
   constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
                  FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
@@ -179,6 +179,18 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
     for (const auto& e : b.extras) {
       category[e.weight] = Attention;
       decided[e.weight] = true;
+    }
+  }
+  for (const auto& l : experts.layers) {
+    for (int wi : l.routed_weights) {
+      if (decided[static_cast<size_t>(wi)]) continue;
+      category[static_cast<size_t>(wi)] = Part::RoutedExperts;
+      decided[static_cast<size_t>(wi)] = true;
+    }
+    for (int wi : l.router_weights) {
+      if (decided[static_cast<size_t>(wi)]) continue;
+      category[static_cast<size_t>(wi)] = Part::Routers;
+      decided[static_cast<size_t>(wi)] = true;
     }
   }
   // Classification walks share one budget: a model built to make them expensive gets "other".
@@ -229,6 +241,8 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       case Part::Embeddings: c.embeddings += w.elements; break;
       case Part::Norms: c.norms += w.elements; break;
       case Part::FeedForward: c.feed_forward += w.elements; break;
+      case Part::RoutedExperts: c.routed_experts += w.elements; break;
+      case Part::Routers: c.routers += w.elements; break;
       case Part::Buffers: c.buffers += w.elements; break;
       case Part::Other: c.other += w.elements; break;
     }

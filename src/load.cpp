@@ -623,6 +623,30 @@ class Indexer {
       packed.packed = true;
       packed.parameter = true;
     }
+    // QMoE stacks every expert's weights in uint8 tensors: expert_weight_bits 4 packs two
+    // parameters per byte, 8 holds one (inputs 2, 5, 8: fc1, fc2, fc3).
+    for (const Node& node : m_.nodes) {
+      const auto& n = *node.proto;
+      if (n.op_type() != "QMoE" || n.domain() != "com.microsoft") continue;
+      int64_t bits = 0;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "expert_weight_bits") bits = a.i();
+      }
+      if (bits != 4 && bits != 8) continue;
+      for (int i : {2, 5, 8}) {
+        if (i >= n.input_size()) continue;
+        const Weight* w = m_.weight_for(node.graph, n.input(i));
+        if (!w || w->packed || dtype_bits(w->dtype) != 8) continue;
+        Weight& packed = m_.weights[static_cast<size_t>(w - m_.weights.data())];
+        uint64_t logical = packed.elements;
+        if (bits == 4 && mul_overflows(packed.elements, 2, &logical)) {
+          throw InputError("QMoE '" + n.name() + "': the unpacked weight count overflows 64 bits");
+        }
+        packed.elements = logical;
+        packed.packed = bits == 4;
+        packed.parameter = true;
+      }
+    }
     for (Weight& w : m_.weights) {
       if (w.parameter || w.dims.empty() || dtype_bits(w.dtype) == 0) continue;
       for (int ni : w.consumers) {

@@ -29,6 +29,7 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
   a.attention = match_attention(a.model);
+  a.experts = match_experts(a.model, a.attention);
   t.match = ms_since(clock);
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
   a.content_compared = options.compare_content;
@@ -36,8 +37,11 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
   t.content = ms_since(clock);
-  a.composition = compose(a.model, a.attention, a.duplicates, a.framework.buffers);
-  a.cost = estimate_cost(a.model, a.attention, a.composition, options.cost);
+  if (!a.experts.layers.empty() && a.experts.idle && *a.experts.idle <= a.framework.parameters) {
+    a.active_parameters = a.framework.parameters - *a.experts.idle;
+  }
+  a.composition = compose(a.model, a.attention, a.experts, a.duplicates, a.framework.buffers);
+  a.cost = estimate_cost(a.model, a.attention, a.experts, a.composition, options.cost);
   if (!options.model_config.empty()) {
     a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
   } else if (std::string beside = options.find_model_config ? find_model_config(path) : ""; !beside.empty()) {
@@ -47,7 +51,8 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
       a.declared_error = e.what();  // a config.json that describes something else is not the model's fault
     }
   }
-  a.findings = run_rules(a.model, a.attention, a.duplicates, a.declared ? &*a.declared : nullptr);
+  a.findings = run_rules(a.model, a.attention, a.duplicates, a.declared ? &*a.declared : nullptr, &a.experts,
+                         a.framework.parameters, a.active_parameters);
   t.rules = ms_since(clock);
   return a;
 }

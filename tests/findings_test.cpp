@@ -911,7 +911,7 @@ TEST_CASE("every rule in the table has a test (in this file, or where named)", "
       "shared-weights",        "duplicate-weights",           "unmatched-softmax",
       "external-data-missing", "external-data-size-mismatch", "external-data-outside-model-dir",
       "quantized-weights",     "config-mismatch" /* declared_test.cpp */,
-      "latent-attention" /* samples_test.cpp */};
+      "latent-attention" /* samples_test.cpp */, "mixture-of-experts" /* experts_test.cpp */};
   std::set<std::string> ids;
   for (const auto& r : rules()) {
     INFO(r.id);

@@ -62,6 +62,7 @@ struct Cost {
   uint64_t macs_attention_projections = 0;
   uint64_t macs_attention_scores = 0;
   uint64_t macs_feed_forward = 0;
+  uint64_t macs_experts = 0;  // routed experts: k of them per token in each layer
   uint64_t macs_lm_head = 0;
   uint64_t macs_other = 0;  // every other matrix product with a stored weight
   uint64_t macs_per_token = 0;
@@ -70,7 +71,7 @@ struct Cost {
   std::vector<std::string> notes;        // what the figures leave out, in words
 };
 
-Cost estimate_cost(const Model& model, const AttentionResult& attention, const Composition& composition,
-                   const CostOptions& options);
+Cost estimate_cost(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                   const Composition& composition, const CostOptions& options);
 
 }  // namespace headcount

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "headcount/attention.h"
+#include "headcount/experts.h"
 #include "headcount/model.h"
 
 namespace headcount {
@@ -51,6 +52,8 @@ struct Declared;
 // Runs every rule over a model, its attention blocks, its duplicate tensors and, when the model
 // has a config beside it, what that config declares.
 std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention,
-                               const std::vector<DuplicatePair>& duplicates, const Declared* declared = nullptr);
+                               const std::vector<DuplicatePair>& duplicates, const Declared* declared = nullptr,
+                               const ExpertResult* experts = nullptr, uint64_t framework_parameters = 0,
+                               std::optional<uint64_t> active_parameters = std::nullopt);
 
 }  // namespace headcount

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "headcount/attention.h"
+#include "headcount/experts.h"
 #include "headcount/buffers.h"
 #include "headcount/findings.h"
 #include "headcount/model.h"
@@ -36,20 +37,22 @@ Inventory take_inventory(const Model& model);
 
 // Where the stored parameters go, each tensor in one category: attention projections first,
 // then embeddings (Gather tables and their duplicates), norms, feed-forward, everything else.
-enum class Part { Attention, Embeddings, Norms, FeedForward, Buffers, Other };
+enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Other };
 
 struct Composition {
   std::vector<Part> part_of;  // per weight index (non-parameters are Other)
   uint64_t attention = 0;
   uint64_t embeddings = 0;
-  uint64_t feed_forward = 0;
+  uint64_t feed_forward = 0;    // dense feed-forward and shared experts
+  uint64_t routed_experts = 0;  // experts a router chooses among (experts.h)
+  uint64_t routers = 0;
   uint64_t norms = 0;
   uint64_t buffers = 0;  // masks, rotary tables and the like (buffers.h)
   uint64_t other = 0;
 };
 
 // Sorts each parameter tensor into one Composition category.
-Composition compose(const Model& model, const AttentionResult& attention, const std::vector<DuplicatePair>& duplicates,
-                    const std::vector<BufferTensor>& buffers);
+Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                    const std::vector<DuplicatePair>& duplicates, const std::vector<BufferTensor>& buffers);
 
 }  // namespace headcount

@@ -12,6 +12,7 @@
 #include "headcount/attention.h"
 #include "headcount/buffers.h"
 #include "headcount/cost.h"
+#include "headcount/experts.h"
 #include "headcount/declared.h"
 #include "headcount/findings.h"
 #include "headcount/inventory.h"
@@ -39,6 +40,10 @@ struct Audit {
   Composition composition;
   Cost cost;  // the K/V cache and MACs per token at options.cost's context
   std::vector<Finding> findings;
+  ExpertResult experts;  // mixture-of-experts layers (experts.h)
+  // Parameters one token runs: framework.parameters less the idle experts; null without experts
+  // or when a layer's size is unknown.
+  std::optional<uint64_t> active_parameters;
 };
 
 struct AuditOptions {

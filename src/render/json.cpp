@@ -45,6 +45,29 @@ void write_optional_count(JsonWriter& j, const std::string& k, const std::option
   else j.null();
 }
 
+void write_experts(JsonWriter& j, const Audit& a) {
+  j.key("experts").begin_object();
+  write_optional_count(j, "active_parameters", a.active_parameters);
+  write_optional_count(j, "idle_parameters", a.experts.idle);
+  j.key("layers").begin_array();
+  for (const auto& l : a.experts.layers) {
+    j.begin_object();
+    j.field("index", l.index).field("name", l.name).field("form", l.form);
+    write_optional(j, "experts", l.experts);
+    write_optional(j, "top_k", l.top_k);
+    j.field("found", l.found);
+    write_optional_count(j, "expert_parameters", l.expert);
+    j.field("routed_parameters", l.routed).field("router_parameters", l.router);
+    j.field("shared_parameters", l.shared).field("shared_experts", l.shared_experts);
+    j.key("notes").begin_array();
+    for (const auto& n : l.notes) j.value(n);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
 void write_cost(JsonWriter& j, const Cost& c) {
   j.key("cost").begin_object();
   j.field("context", c.context).field("batch", c.batch);
@@ -62,6 +85,7 @@ void write_cost(JsonWriter& j, const Cost& c) {
   j.field("attention_projections", c.macs_attention_projections);
   j.field("attention_scores", c.macs_attention_scores);
   j.field("feed_forward", c.macs_feed_forward);
+  j.field("experts", c.macs_experts);
   j.field("lm_head", c.macs_lm_head);
   j.field("other", c.macs_other);
   write_optional_count(j, "prefill", c.prefill_macs);
@@ -131,6 +155,8 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.field("attention", a.composition.attention);
   j.field("embeddings", a.composition.embeddings);
   j.field("feed_forward", a.composition.feed_forward);
+  j.field("routed_experts", a.composition.routed_experts);
+  j.field("routers", a.composition.routers);
   j.field("norms", a.composition.norms);
   j.field("buffers", a.composition.buffers);
   j.field("other", a.composition.other);
@@ -285,6 +311,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     j.end_object();
   }
 
+  write_experts(j, a);
   write_cost(j, a.cost);
 
   j.key("findings").begin_array();

@@ -11,6 +11,41 @@ namespace headcount::renderers {
 namespace {
 
 // The K/V cache and MACs per token, with what each figure rests on.
+// The mixture-of-experts layers: a table, then the active count.
+void experts_text(const Audit& a, std::ostream& out) {
+  const ExpertResult& x = a.experts;
+  if (x.layers.empty()) return;
+  out << "\nmixture of experts (" << x.layers.size() << (x.layers.size() == 1 ? " layer" : " layers") << ")\n";
+  Table t;
+  t.right = {true, false, false, true, true, true, true, true, true};
+  t.rows.push_back({"#", "name", "form", "experts", "top-k", "one expert", "routed", "router", "shared"});
+  for (const auto& l : x.layers) {
+    std::string experts = l.experts ? std::to_string(*l.experts) : "?";
+    if (l.experts && l.found != *l.experts) experts = std::to_string(l.found) + " of " + experts;
+    t.rows.push_back({std::to_string(l.index), truncate(l.name, 24), l.form, experts,
+                      l.top_k ? std::to_string(*l.top_k) : "?", l.expert ? with_commas(*l.expert) : "?",
+                      with_commas(l.routed), with_commas(l.router),
+                      l.shared_experts ? with_commas(l.shared) + " (" + std::to_string(l.shared_experts) + ")" : "0"});
+  }
+  t.print(out, "  ");
+  out << "  one expert: its weights and biases. shared: experts every token runs (how many).\n";
+  for (const auto& l : x.layers) {
+    for (const auto& note : l.notes) {
+      std::string head = "  layer " + std::to_string(l.index) + ":";
+      out << head << " " << wrap(note, head.size() + 1, 4) << "\n";
+    }
+  }
+  std::string active;
+  if (a.active_parameters && x.idle) {
+    active = with_commas(*a.active_parameters) + " of " + with_commas(a.framework.parameters) +
+             " parameters per token: the framework count less " + with_commas(*x.idle) +
+             " in the experts each token leaves idle ((experts − k) · one expert, summed over the layers)";
+  } else {
+    active = "unknown: a layer's experts, top-k or the size of one expert is not known";
+  }
+  out << "  active      " << wrap(active, 14, 14) << "\n";
+}
+
 void cost_text(const Cost& c, std::ostream& out) {
   out << "\ninference cost (--context " << with_commas(c.context) << ", --batch " << with_commas(c.batch) << ")\n";
   auto line = [&](const std::string& label, const std::string& text) {
@@ -67,6 +102,7 @@ void cost_text(const Cost& c, std::ostream& out) {
   if (c.macs_attention_projections) parts.push_back("attention projections " + with_commas(c.macs_attention_projections));
   if (c.macs_attention_scores) parts.push_back("attention scores " + with_commas(c.macs_attention_scores) + " (against " + with_commas(c.context) + " cached tokens)");
   if (c.macs_feed_forward) parts.push_back("feed-forward " + with_commas(c.macs_feed_forward));
+  if (c.macs_experts) parts.push_back("routed experts " + with_commas(c.macs_experts) + " (the k each token runs)");
   if (c.macs_lm_head) parts.push_back("LM head " + with_commas(c.macs_lm_head));
   if (c.macs_other) parts.push_back("other products " + with_commas(c.macs_other));
   for (size_t i = 0; i < parts.size(); ++i) macs += (i ? ", " : "") + parts[i];
@@ -218,10 +254,14 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   const Composition& comp = a.composition;
   for (auto [label, v] : {std::pair<const char*, uint64_t>{"attention (Q/K/V/O)", comp.attention},
                           {"embeddings", comp.embeddings}, {"feed-forward", comp.feed_forward},
+                          {"routed experts", comp.routed_experts}, {"routers", comp.routers},
                           {"norms", comp.norms}, {"buffers", comp.buffers}, {"everything else", comp.other}}) {
+    bool moe_row = std::string(label) == "routed experts" || std::string(label) == "routers";
+    if (moe_row && a.experts.layers.empty()) continue;  // only a mixture of experts has them
     c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
   }
   c.print(out, "  ");
+  experts_text(a, out);
   if (!fw.buffers.empty()) {
     out << "\nbuffers (stored, not learned: the framework does not count them)\n";
     for (const auto& b : fw.buffers) {

@@ -1,0 +1,373 @@
+// experts.cpp: the mixture-of-experts stage (see headcount/experts.h).
+#include "headcount/experts.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "attention/shapes.h"
+#include "headcount/checked.h"
+
+namespace headcount {
+
+namespace {
+
+using detail::ShapeOracle;
+
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+bool is_product(const std::string& op) { return op == "MatMul" || op == "Gemm"; }
+
+class ExpertMatcher {
+ public:
+  explicit ExpertMatcher(const Model& m, const AttentionResult& attention)
+      : m_(m), shapes_(m), budget_(m), in_attention_(m.weights.size(), false) {
+    for (const auto& b : attention.blocks) {
+      for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+        for (const auto& t : b.projection(r).tensors) in_attention_[static_cast<size_t>(t.weight)] = true;
+      }
+    }
+  }
+
+  ExpertResult run() {
+    ExpertResult r;
+    for (size_t g = 0; g < m_.graphs.size(); ++g) {
+      for (int ni : m_.graphs[g].nodes) {
+        const auto& n = *m_.nodes[ni].proto;
+        if ((n.op_type() == "MoE" || n.op_type() == "QMoE") && n.domain() == "com.microsoft") {
+          r.layers.push_back(fused(static_cast<int>(g), ni));
+        } else if (n.op_type() == "TopK" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+          if (auto layer = routed(static_cast<int>(g), ni)) r.layers.push_back(std::move(*layer));
+        }
+      }
+    }
+    Int idle = 0;
+    for (size_t i = 0; i < r.layers.size(); ++i) {
+      ExpertLayer& l = r.layers[i];
+      l.index = static_cast<int>(i);
+      Int e = l.experts, k = l.top_k;
+      if (l.expert && e.positive() && k.positive() && *k <= *e) {
+        idle = idle + (e - k) * Int::of_unsigned(*l.expert);
+      } else {
+        idle = Int();
+      }
+    }
+    if (auto c = idle.count()) r.idle = *c;
+    return r;
+  }
+
+ private:
+  const Model& m_;
+  ShapeOracle shapes_;
+  VisitBudget budget_;
+  std::vector<bool> in_attention_;
+
+  int weight_index(int g, std::string value) const {
+    for (int step = 0; step < 8; ++step) {
+      if (const Weight* w = m_.weight_for(g, value)) return static_cast<int>(w - m_.weights.data());
+      int p = m_.producer_of(g, value);
+      if (p < 0) return -1;
+      const auto& n = *m_.nodes[p].proto;
+      if (!one_of(n.op_type(), {"Identity", "Cast", "Transpose", "DequantizeLinear", "Reshape"})) return -1;
+      value = input_of(n, 0);
+    }
+    return -1;
+  }
+
+  uint64_t params(int wi) const {
+    const Weight& w = m_.weights[static_cast<size_t>(wi)];
+    return w.parameter ? w.elements : 0;
+  }
+
+  // The router behind a TopK's (or a fused node's) scores: through the score function (Softmax,
+  // Sigmoid), shape steps and a constant added or multiplied (DeepSeek-V3's correction bias), to
+  // a product with a weight. -1 when there is none.
+  int router_of(int g, std::string value, int* score) {
+    for (int step = 0; step < 12; ++step) {
+      int p = m_.producer_of(g, value);
+      if (p < 0 || !budget_.spend()) return -1;
+      const auto& n = *m_.nodes[p].proto;
+      const std::string& op = n.op_type();
+      if (is_product(op)) return weight_index(g, input_of(n, 1)) >= 0 ? p : -1;
+      if (one_of(op, {"Softmax", "Sigmoid", "LogSoftmax"})) {
+        if (*score < 0) *score = p;
+        value = input_of(n, 0);
+      } else if (one_of(op, {"Cast", "Reshape", "Identity", "Flatten", "Squeeze", "Unsqueeze", "Transpose"})) {
+        value = input_of(n, 0);
+      } else if (one_of(op, {"Add", "Mul", "Div", "Sub"}) && n.input_size() == 2) {
+        bool c0 = weight_index(g, input_of(n, 0)) >= 0, c1 = weight_index(g, input_of(n, 1)) >= 0;
+        if (c0 == c1) return -1;
+        value = input_of(n, c0 ? 1 : 0);
+      } else {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
+  // The value a projection's input is taken from: through reshapes and row selections (Gather of
+  // tokens by index, as sparse routing does), to the layer's input.
+  std::string base_of(int g, std::string value) const {
+    for (int step = 0; step < 8; ++step) {
+      int p = m_.producer_of(g, value);
+      if (p < 0) break;
+      const auto& n = *m_.nodes[p].proto;
+      if (!one_of(n.op_type(), {"Reshape", "Flatten", "Cast", "Identity", "Squeeze", "Unsqueeze", "Gather",
+                                "GatherElements", "Slice", "Expand"})) {
+        break;
+      }
+      value = input_of(n, 0);
+    }
+    return value;
+  }
+
+  // The down projection an up (or gate) projection feeds through element-wise steps and an
+  // activation: the first product with a weight its output reaches. -1 when none.
+  int down_of(int g, int up) {
+    std::deque<std::string> queue;
+    for (const auto& o : m_.nodes[up].proto->output()) queue.push_back(o);
+    std::set<std::string> seen;
+    while (!queue.empty()) {
+      std::string v = queue.front();
+      queue.pop_front();
+      if (v.empty() || !seen.insert(v).second) continue;
+      if (seen.size() > 24) return -1;
+      for (int c : m_.consumers_of(g, v)) {
+        if (!budget_.spend()) return -1;
+        const auto& n = *m_.nodes[c].proto;
+        const std::string& op = n.op_type();
+        if (is_product(op)) {
+          if (input_of(n, 0) == v && weight_index(g, input_of(n, 1)) >= 0) return c;
+          continue;
+        }
+        if (one_of(op, {"Mul", "Add", "Sub", "Div", "Pow", "Cast", "Identity", "Sigmoid", "Tanh", "Relu", "Gelu", "Erf",
+                        "Silu", "Swish", "FastGelu", "BiasGelu", "QuickGelu", "Softplus", "Mish", "HardSigmoid",
+                        "HardSwish", "Elu", "LeakyRelu", "Selu"})) {
+          for (const auto& o : n.output()) queue.push_back(o);
+        }
+      }
+    }
+    return -1;
+  }
+
+  // Whether `value` is computed from node's output without crossing another product.
+  bool derives_from(int g, const std::string& value, const std::set<int>& nodes) {
+    std::deque<std::string> queue{value};
+    std::set<std::string> seen;
+    while (!queue.empty()) {
+      std::string v = queue.front();
+      queue.pop_front();
+      if (v.empty() || !seen.insert(v).second) continue;
+      if (seen.size() > 64 || !budget_.spend()) return false;
+      int p = m_.producer_of(g, v);
+      if (p < 0) continue;
+      if (nodes.count(p)) return true;
+      const auto& n = *m_.nodes[p].proto;
+      if (is_product(n.op_type())) continue;
+      for (const auto& in : n.input()) queue.push_back(in);
+    }
+    return false;
+  }
+
+  // Whether a down projection's output is weighted by the router: a Mul a few shape steps after
+  // it whose other operand comes from the TopK or the score function.
+  bool weighted_by_router(int g, int down, const std::set<int>& routing) {
+    std::string v = output_of(*m_.nodes[down].proto, 0);
+    for (int step = 0; step < 6; ++step) {
+      const auto& users = m_.consumers_of(g, v);
+      std::string next;
+      for (int c : users) {
+        const auto& n = *m_.nodes[c].proto;
+        if (n.op_type() == "Mul" && n.input_size() == 2) {
+          const std::string& other = input_of(n, 0) == v ? input_of(n, 1) : input_of(n, 0);
+          if (derives_from(g, other, routing)) return true;
+        } else if (one_of(n.op_type(), {"Reshape", "Cast", "Identity", "Unsqueeze", "Squeeze", "Add"}) && next.empty()) {
+          next = output_of(n, 0);
+        }
+      }
+      if (next.empty()) return false;
+      v = next;
+    }
+    return false;
+  }
+
+  // A product's weight and bias tensors: its weight input, a Gemm's bias, a bias added right after.
+  std::vector<int> tensors_of(int g, int node) const {
+    std::vector<int> out;
+    const auto& n = *m_.nodes[node].proto;
+    for (int i = 1; i < n.input_size() && i < 3; ++i) {
+      int wi = weight_index(g, input_of(n, i));
+      if (wi >= 0) out.push_back(wi);
+    }
+    for (int c : m_.consumers_of(g, output_of(n, 0))) {
+      const auto& cn = *m_.nodes[c].proto;
+      if (cn.op_type() != "Add") continue;
+      for (const auto& in : cn.input()) {
+        int wi = weight_index(g, in);
+        if (wi >= 0 && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) out.push_back(wi);
+      }
+    }
+    return out;
+  }
+
+  std::string name_of(int weight, int node) const {
+    if (weight >= 0) {
+      std::string n = m_.weights[static_cast<size_t>(weight)].name;
+      if (n.rfind("onnx::", 0) != 0) {
+        size_t cut = n.find_last_of('.');
+        n = cut == std::string::npos ? n : n.substr(0, cut);  // "model.layers.0.mlp.gate.weight" -> "...gate"
+        cut = n.find_last_of('.');
+        return cut == std::string::npos ? n : n.substr(0, cut);  // the layer's module
+      }
+    }
+    const auto& nn = *m_.nodes[node].proto;
+    size_t cut = nn.name().find_last_of('/');
+    if (cut != std::string::npos && cut > 0) return nn.name().substr(0, cut);
+    return nn.name().empty() ? nn.op_type() : nn.name();
+  }
+
+  void add_router(int g, ExpertLayer& l, int router) {
+    for (int wi : tensors_of(g, router)) {
+      if (std::find(l.router_weights.begin(), l.router_weights.end(), wi) != l.router_weights.end()) continue;
+      l.router_weights.push_back(wi);
+      l.router += params(wi);
+    }
+  }
+
+  ExpertLayer fused(int g, int ni) {
+    const auto& n = *m_.nodes[ni].proto;
+    ExpertLayer l;
+    l.form = n.op_type();
+    l.node = ni;
+    bool q = l.form == "QMoE";
+    Int k = detail::attr_int(n, "k");
+    l.top_k = (k ? k : Int(1)).opt();  // the operator's default is 1
+    // Weights and biases of fc1, fc2 and fc3 (the SwiGLU gate); QMoE's scales sit between them.
+    std::vector<int> slots = q ? std::vector<int>{2, 4, 5, 7, 8, 10} : std::vector<int>{2, 3, 4, 5, 6, 7};
+    for (int s : slots) {
+      int wi = weight_index(g, input_of(n, s));
+      if (wi < 0) {
+        if (!input_of(n, s).empty()) l.notes.push_back("input " + std::to_string(s) + " of " + l.form + " is not a stored tensor");
+        continue;
+      }
+      l.routed_weights.push_back(wi);
+      l.routed += params(wi);
+    }
+    int fc1 = weight_index(g, input_of(n, 2));
+    if (fc1 >= 0 && !m_.weights[static_cast<size_t>(fc1)].dims.empty()) {
+      int64_t e = m_.weights[static_cast<size_t>(fc1)].dims[0];
+      if (e > 0) l.experts = e;
+    }
+    if (!l.experts) l.notes.push_back("the number of experts is unknown: fc1_experts_weights is not a stored tensor");
+    if (l.experts) {
+      l.found = *l.experts;
+      bool stacked = true;
+      for (int wi : l.routed_weights) {
+        const auto& d = m_.weights[static_cast<size_t>(wi)].dims;
+        stacked = stacked && !d.empty() && d[0] == *l.experts;
+      }
+      Int each = exact_div(Int::of_unsigned(l.routed), Int(*l.experts));
+      if (stacked && each.count()) l.expert = *each.count();
+      else l.notes.push_back("the expert tensors are not stacked [experts, ...] alike: no size of one expert");
+    }
+    if (l.top_k && l.experts && *l.top_k > *l.experts) l.notes.push_back("k is larger than the number of experts");
+    int score = -1;
+    budget_.start_walk(256);
+    int router = router_of(g, input_of(n, 1), &score);
+    l.score_node = score;
+    if (router >= 0) add_router(g, l, router);
+    else l.notes.push_back("the router producing router_probs was not found");
+    l.name = name_of(l.routed_weights.empty() ? -1 : l.routed_weights[0], ni);
+    return l;
+  }
+
+  std::optional<ExpertLayer> routed(int g, int topk) {
+    const auto& t = *m_.nodes[topk].proto;
+    budget_.start_walk(2048);
+    int score = -1;
+    int router = router_of(g, input_of(t, 0), &score);
+    if (router < 0) return std::nullopt;  // a TopK over something else: not routing
+    const auto& rn = *m_.nodes[router].proto;
+    int rw = weight_index(g, input_of(rn, 1));
+    const Weight& w = m_.weights[static_cast<size_t>(rw)];
+    if (w.dims.size() != 2 || in_attention_[static_cast<size_t>(rw)]) return std::nullopt;
+    bool out_first = rn.op_type() == "Gemm" && detail::attr_flag(rn, "transB");
+    int wp = m_.producer_of(g, input_of(rn, 1));
+    if (wp >= 0 && m_.nodes[wp].proto->op_type() == "Transpose") out_first = !out_first;  // stored [out, in]
+    ExpertLayer l;
+    l.form = "routed";
+    l.node = topk;
+    l.score_node = score;
+    l.experts = out_first ? w.dims[0] : w.dims[1];
+    auto kv = shapes_.eval(g, input_of(t, 1));
+    if (kv && kv->size() == 1 && (*kv)[0].positive()) l.top_k = *(*kv)[0];
+    else l.notes.push_back("top-k is computed at run time");
+    add_router(g, l, router);
+
+    // The experts: MLPs reading the router's input, grouped by their down projection.
+    std::string input = base_of(g, input_of(rn, 0));
+    std::map<int, std::set<int>> groups;  // down -> up/gate projections
+    for (int ni : m_.graphs[static_cast<size_t>(g)].nodes) {
+      const auto& n = *m_.nodes[ni].proto;
+      if (ni == router || !is_product(n.op_type()) || n.input_size() < 2) continue;
+      int wi = weight_index(g, input_of(n, 1));
+      if (wi < 0 || in_attention_[static_cast<size_t>(wi)] || base_of(g, input_of(n, 0)) != input) continue;
+      int down = down_of(g, ni);
+      if (down >= 0) groups[down].insert(ni);
+    }
+    std::set<int> routing{topk};
+    if (score >= 0) routing.insert(score);
+    std::vector<uint64_t> sizes;
+    for (const auto& [down, ups] : groups) {
+      uint64_t size = 0;
+      std::vector<int> tensors;
+      for (int node : ups) {
+        for (int wi : tensors_of(g, node)) tensors.push_back(wi);
+      }
+      for (int wi : tensors_of(g, down)) tensors.push_back(wi);
+      for (int wi : tensors) size += params(wi);
+      bool routed_expert = weighted_by_router(g, down, routing);
+      auto& into = routed_expert ? l.routed_weights : l.shared_weights;
+      into.insert(into.end(), tensors.begin(), tensors.end());
+      if (routed_expert) {
+        l.routed += size;
+        sizes.push_back(size);
+      } else {
+        l.shared += size;
+        ++l.shared_experts;
+      }
+    }
+    l.found = static_cast<int64_t>(sizes.size());
+    if (l.experts && l.found != *l.experts) {
+      l.notes.push_back("found " + std::to_string(l.found) + " of the " + std::to_string(*l.experts) +
+                        " experts the router scores: the size of one expert and the active count are unknown");
+    } else if (!sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [&](uint64_t s) { return s == sizes[0]; })) {
+      l.expert = sizes[0];
+    } else if (!sizes.empty()) {
+      l.notes.push_back("the routed experts differ in size: no size of one expert");
+    }
+    l.name = name_of(rw, topk);  // the router's module, else the TopK's path
+    return l;
+  }
+};
+
+}  // namespace
+
+ExpertResult match_experts(const Model& model, AttentionResult& attention) {
+  ExpertResult r = ExpertMatcher(model, attention).run();
+  std::set<int> routers;
+  for (const auto& l : r.layers) {
+    if (l.score_node >= 0) routers.insert(l.score_node);
+  }
+  auto& u = attention.unmatched;
+  u.erase(std::remove_if(u.begin(), u.end(), [&](const UnmatchedSoftmax& s) { return routers.count(s.node) > 0; }), u.end());
+  return r;
+}
+
+}  // namespace headcount
