@@ -272,6 +272,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     }
   }
   // Routed experts: one MAC per parameter of each of the k experts a token runs.
+  std::vector<std::string> unknown_layers;
   for (const auto& l : experts.layers) {
     Int k = l.top_k;
     Int per = l.expert ? k * Int::of_unsigned(*l.expert) : Int();
@@ -279,9 +280,15 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       add_to(c.macs_experts, *n, overflow);
     } else {
       c.macs_lower_bound = true;
-      c.notes.push_back("the experts of MoE layer " + std::to_string(l.index) + " (" + l.name +
-                        ") are left out of the MACs: the size of one expert or k is unknown");
+      unknown_layers.push_back(std::to_string(l.index));
     }
+  }
+  if (!unknown_layers.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown_layers.size() && i < 8; ++i) list += (i ? ", " : "") + unknown_layers[i];
+    if (unknown_layers.size() > 8) list += " and " + std::to_string(unknown_layers.size() - 8) + " more";
+    c.notes.push_back("the routed experts of MoE " + std::string(unknown_layers.size() == 1 ? "layer " : "layers ") + list +
+                      " are left out of the MACs: the size of one expert or k is unknown");
   }
   for (uint64_t v : {c.macs_attention_projections, c.macs_attention_scores, c.macs_feed_forward, c.macs_experts,
                      c.macs_lm_head, c.macs_other}) {

@@ -43,6 +43,10 @@ class ExpertMatcher {
         if ((n.op_type() == "MoE" || n.op_type() == "QMoE") && n.domain() == "com.microsoft") {
           r.layers.push_back(fused(static_cast<int>(g), ni));
         } else if (n.op_type() == "TopK" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+          if (budget_.exhausted()) {
+            ++r.unexamined;
+            continue;
+          }
           if (auto layer = routed(static_cast<int>(g), ni)) r.layers.push_back(std::move(*layer));
         }
       }
@@ -58,7 +62,7 @@ class ExpertMatcher {
         idle = Int();
       }
     }
-    if (auto c = idle.count()) r.idle = *c;
+    if (auto c = idle.count(); c && r.unexamined == 0) r.idle = *c;
     return r;
   }
 
@@ -67,6 +71,34 @@ class ExpertMatcher {
   ShapeOracle shapes_;
   VisitBudget budget_;
   std::vector<bool> in_attention_;
+  // Per graph, built on first use: the products with a weight, by the value their input is taken
+  // from; and each product's down projection once found. Many TopKs over one input cost no more.
+  std::map<int, std::map<std::string, std::vector<int>>> by_input_;
+  std::map<int, int> down_;
+
+  const std::vector<int>& products_reading(int g, const std::string& input) {
+    auto it = by_input_.find(g);
+    if (it == by_input_.end()) {
+      auto& table = by_input_[g];
+      for (int ni : m_.graphs[static_cast<size_t>(g)].nodes) {
+        const auto& n = *m_.nodes[ni].proto;
+        if (!is_product(n.op_type()) || n.input_size() < 2) continue;
+        int wi = weight_index(g, input_of(n, 1));
+        if (wi < 0 || in_attention_[static_cast<size_t>(wi)]) continue;
+        table[base_of(g, input_of(n, 0))].push_back(ni);
+      }
+      it = by_input_.find(g);
+    }
+    static const std::vector<int> none;
+    auto found = it->second.find(input);
+    return found == it->second.end() ? none : found->second;
+  }
+
+  int cached_down_of(int g, int up) {
+    auto it = down_.find(up);
+    if (it != down_.end()) return it->second;
+    return down_[up] = down_of(g, up);
+  }
 
   int weight_index(int g, std::string value) const {
     for (int step = 0; step < 8; ++step) {
@@ -197,6 +229,22 @@ class ExpertMatcher {
     return false;
   }
 
+  // Values a down projection's output flows into within a few steps (not past another product):
+  // where a routed expert's output is summed into the layer's output.
+  void flows_into(int g, int down, std::set<std::string>& into) {
+    std::deque<std::pair<std::string, int>> queue{{output_of(*m_.nodes[down].proto, 0), 0}};
+    while (!queue.empty()) {
+      auto [v, depth] = queue.front();
+      queue.pop_front();
+      if (v.empty() || depth > 12 || !into.insert(v).second || !budget_.spend()) continue;
+      for (int c : m_.consumers_of(g, v)) {
+        const auto& n = *m_.nodes[c].proto;
+        if (is_product(n.op_type()) || !budget_.spend()) continue;
+        for (const auto& o : n.output()) queue.push_back({o, depth + 1});
+      }
+    }
+  }
+
   // A product's weight and bias tensors: its weight input, a Gemm's bias, a bias added right after.
   std::vector<int> tensors_of(int g, int node) const {
     std::vector<int> out;
@@ -313,36 +361,49 @@ class ExpertMatcher {
     // The experts: MLPs reading the router's input, grouped by their down projection.
     std::string input = base_of(g, input_of(rn, 0));
     std::map<int, std::set<int>> groups;  // down -> up/gate projections
-    for (int ni : m_.graphs[static_cast<size_t>(g)].nodes) {
-      const auto& n = *m_.nodes[ni].proto;
-      if (ni == router || !is_product(n.op_type()) || n.input_size() < 2) continue;
-      int wi = weight_index(g, input_of(n, 1));
-      if (wi < 0 || in_attention_[static_cast<size_t>(wi)] || base_of(g, input_of(n, 0)) != input) continue;
-      int down = down_of(g, ni);
+    for (int ni : products_reading(g, input)) {
+      if (ni == router) continue;
+      int down = cached_down_of(g, ni);
       if (down >= 0) groups[down].insert(ni);
     }
     std::set<int> routing{topk};
     if (score >= 0) routing.insert(score);
     std::vector<uint64_t> sizes;
+    std::set<int> routed_tensors, shared_tensors;
+    std::set<std::string> routed_flow;  // where the routed experts' outputs go
+    std::vector<std::pair<int, std::vector<int>>> unrouted;  // down, its tensors
     for (const auto& [down, ups] : groups) {
-      uint64_t size = 0;
       std::vector<int> tensors;
       for (int node : ups) {
         for (int wi : tensors_of(g, node)) tensors.push_back(wi);
       }
       for (int wi : tensors_of(g, down)) tensors.push_back(wi);
-      for (int wi : tensors) size += params(wi);
-      bool routed_expert = weighted_by_router(g, down, routing);
-      auto& into = routed_expert ? l.routed_weights : l.shared_weights;
-      into.insert(into.end(), tensors.begin(), tensors.end());
-      if (routed_expert) {
-        l.routed += size;
-        sizes.push_back(size);
-      } else {
-        l.shared += size;
-        ++l.shared_experts;
+      if (!weighted_by_router(g, down, routing)) {
+        unrouted.push_back({down, tensors});
+        continue;
+      }
+      uint64_t size = 0;
+      for (int wi : std::set<int>(tensors.begin(), tensors.end())) size += params(wi);
+      for (int wi : tensors) {
+        if (routed_tensors.insert(wi).second) l.routed += params(wi);
+      }
+      sizes.push_back(size);
+      flows_into(g, down, routed_flow);
+    }
+    // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
+    for (auto& [down, tensors] : unrouted) {
+      std::set<std::string> mine;
+      flows_into(g, down, mine);
+      mine.erase(output_of(*m_.nodes[down].proto, 0));
+      bool meets = std::any_of(mine.begin(), mine.end(), [&](const std::string& v) { return routed_flow.count(v) > 0; });
+      if (!meets) continue;
+      ++l.shared_experts;
+      for (int wi : tensors) {
+        if (shared_tensors.insert(wi).second) l.shared += params(wi);
       }
     }
+    l.routed_weights.assign(routed_tensors.begin(), routed_tensors.end());
+    l.shared_weights.assign(shared_tensors.begin(), shared_tensors.end());
     l.found = static_cast<int64_t>(sizes.size());
     if (l.experts && l.found != *l.experts) {
       l.notes.push_back("found " + std::to_string(l.found) + " of the " + std::to_string(*l.experts) +

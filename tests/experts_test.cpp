@@ -168,3 +168,33 @@ TEST_CASE("experts: what cannot be known is said, not guessed", "[experts]") {
   CHECK(dense.experts.layers.empty());
   CHECK_FALSE(dense.active_parameters.has_value());
 }
+
+TEST_CASE("experts: an MLP beside a router is not a shared expert unless it meets the routed sum", "[experts]") {
+  // Three TopKs over routers on x, and MLPs on x whose outputs no routing weight touches and that
+  // join no routed expert: no routed experts are found, and nothing is claimed as shared.
+  Net n;
+  n.input("x", {3, 8});
+  n.init("gw", {8, 4});
+  n.init("ew", {8, 8});
+  for (int i = 0; i < 3; ++i) {
+    std::string s = std::to_string(i);
+    n.op("MatMul", {"x", "gw"}, "logits" + s);
+    n.op("Softmax", {"logits" + s}, "scores" + s);
+    n.op("TopK", {"scores" + s, n.ints({2})}, "top" + s);
+    n.op("MatMul", {"x", "ew"}, "up" + s);
+    n.op("Sigmoid", {"up" + s}, "act" + s);
+    n.op("MatMul", {"act" + s, "ew"}, "down" + s);
+    n.output("top" + s);
+    n.output("down" + s);
+  }
+  auto r = testutil::audit_saved(n.m);
+  const Audit& a = r->audit;
+  REQUIRE(a.experts.layers.size() == 3);
+  for (const auto& l : a.experts.layers) {
+    CHECK(l.found == 0);
+    CHECK(l.shared == 0);
+    CHECK(l.shared_experts == 0);
+    CHECK_FALSE(l.expert.has_value());
+  }
+  CHECK_FALSE(a.active_parameters.has_value());
+}

@@ -44,6 +44,9 @@ struct ExpertResult {
   // Σ over layers of (experts − k) · expert: parameters a token leaves idle. Unknown when a
   // layer's experts, k or expert size is unknown.
   std::optional<uint64_t> idle;
+  // TopK nodes not examined because matching used up the node visits a graph of its size gets
+  // (a hostile graph): the active count is then unknown.
+  int64_t unexamined = 0;
 };
 
 // Finds the mixture-of-experts layers. A router's Softmax that matching left unmatched is taken

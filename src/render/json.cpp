@@ -49,6 +49,7 @@ void write_experts(JsonWriter& j, const Audit& a) {
   j.key("experts").begin_object();
   write_optional_count(j, "active_parameters", a.active_parameters);
   write_optional_count(j, "idle_parameters", a.experts.idle);
+  j.field("unexamined", a.experts.unexamined);
   j.key("layers").begin_array();
   for (const auto& l : a.experts.layers) {
     j.begin_object();

@@ -14,7 +14,7 @@ namespace {
 // The mixture-of-experts layers: a table, then the active count.
 void experts_text(const Audit& a, std::ostream& out) {
   const ExpertResult& x = a.experts;
-  if (x.layers.empty()) return;
+  if (x.layers.empty() && x.unexamined == 0) return;
   out << "\nmixture of experts (" << x.layers.size() << (x.layers.size() == 1 ? " layer" : " layers") << ")\n";
   Table t;
   t.right = {true, false, false, true, true, true, true, true, true};
@@ -34,6 +34,10 @@ void experts_text(const Audit& a, std::ostream& out) {
       std::string head = "  layer " + std::to_string(l.index) + ":";
       out << head << " " << wrap(note, head.size() + 1, 4) << "\n";
     }
+  }
+  if (x.unexamined) {
+    out << "  " << wrap(std::to_string(x.unexamined) + " TopK nodes were not examined: matching used up the node visits a "
+                        "graph of this size gets", 2, 4) << "\n";
   }
   std::string active;
   if (a.active_parameters && x.idle) {
