@@ -1259,6 +1259,45 @@ def make_mla():
     return LatentDecoder(), [ids], ["ids"], ["logits"], axes
 
 
+class AbsorbedLatentAttention(nn.Module):
+    """LatentAttention's weights run as inference engines rewrite MLA: kv_b_proj's K part
+    absorbed into Q and its V part applied after the weighted sum, so the scores and the sum read
+    the cached latent itself (einsums as in DeepSeek-V3's reference inference code)."""
+
+    def __init__(self, hidden=E, heads=H, q_rank=16, kv_rank=8, nope=8, rope=4, v_dim=8):
+        super().__init__()
+        self.h, self.nope, self.rope, self.v_dim, self.kv_rank = heads, nope, rope, v_dim, kv_rank
+        self.q_a_proj = nn.Linear(hidden, q_rank, bias=False)
+        self.q_a_layernorm = RMSNorm(q_rank)
+        self.q_b_proj = nn.Linear(q_rank, heads * (nope + rope), bias=False)
+        self.kv_a_proj_with_mqa = nn.Linear(hidden, kv_rank + rope, bias=False)
+        self.kv_a_layernorm = RMSNorm(kv_rank)
+        self.kv_b_proj = nn.Linear(kv_rank, heads * (nope + v_dim), bias=False)
+        self.o_proj = nn.Linear(heads * v_dim, hidden, bias=False)
+
+    def forward(self, x):
+        b, n, _ = x.size()
+        q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x))).view(b, n, self.h, self.nope + self.rope)
+        q_nope, q_pe = torch.split(q, [self.nope, self.rope], dim=-1)
+        latent, k_pe = torch.split(self.kv_a_proj_with_mqa(x), [self.kv_rank, self.rope], dim=-1)
+        latent = self.kv_a_layernorm(latent)
+        w = self.kv_b_proj.weight.view(self.h, self.nope + self.v_dim, self.kv_rank)
+        q_nope = torch.einsum("bshd,hdc->bshc", q_nope, w[:, :self.nope])
+        scores = (torch.einsum("bshc,btc->bsht", q_nope, latent) +
+                  torch.einsum("bshr,btr->bsht", q_pe, k_pe)) / math.sqrt(self.nope + self.rope)
+        o = torch.einsum("bsht,btc->bshc", scores.softmax(-1), latent)
+        o = torch.einsum("bshc,hdc->bshd", o, w[:, -self.v_dim:])
+        return self.o_proj(o.flatten(2))
+
+
+@sample("mla_absorbed", "mla.onnx's attention (one layer, no RoPE rotation) run in the absorbed form: "
+        "kv_b_proj's K part multiplied into Q, its V part after the weighted sum",
+        "K and V at the core are one tensor, the normed latent: reported as unmatched with that reason, "
+        "its parameters outside the attention total", "static")
+def make_mla_absorbed():
+    return AbsorbedLatentAttention(), [torch.randn(B, S, E)], ["x"], ["y"], None
+
+
 MOE_KEYS = ("experts", "top_k", "expert", "routed", "router", "shared", "active_per_token_idle")
 
 

@@ -419,3 +419,17 @@ TEST_CASE("latent attention is not claimed for ordinary blocks whose inputs pass
     for (const auto& b : a.attention.blocks) CHECK_FALSE(b.latent.has_value());
   }
 }
+
+TEST_CASE("latent attention in the absorbed form is reported as unmatched, with the reason", "[samples][latent]") {
+  // The same weights as one mla.onnx block (torch counts 3,224), with kv_b_proj absorbed: the
+  // scores and the weighted sum read the normed latent itself, so K and V are one tensor.
+  Audit a = audit_sample("mla_absorbed");
+  CHECK(a.inventory.stored == read_counts("mla_absorbed").total);
+  CHECK(a.attention.blocks.empty());
+  REQUIRE(a.attention.unmatched.size() == 1);
+  CHECK(a.attention.unmatched[0].reason.find("absorbed into Q and O") != std::string::npos);
+  CHECK(a.attention.unmatched[0].reason.find("kv_a_proj_with_mqa") != std::string::npos);
+  size_t warnings = 0;
+  for (const auto& f : a.findings) warnings += f.rule == "unmatched-softmax" ? 1 : 0;
+  CHECK(warnings == 1);
+}

@@ -127,6 +127,33 @@ bool Matcher::reaches(int g, const std::string& value, int node) {
   return false;
 }
 
+std::string Matcher::absorbed_latent(int g, const std::string& k_value, const std::string& v_value) {
+  // K and V read one tensor: strip the layout steps on both sides.
+  auto strip = [&](std::string v) {
+    for (int step = 0; step < 6; ++step) {
+      int p = m_.producer_of(g, v);
+      if (p < 0) break;
+      const auto& n = *m_.nodes[p].proto;
+      if (n.op_type() != "Transpose" && n.op_type() != "Reshape" && n.op_type() != "Unsqueeze" &&
+          n.op_type() != "Squeeze" && n.op_type() != "Cast" && n.op_type() != "Identity") {
+        break;
+      }
+      v = input_of(n, 0);
+    }
+    return v;
+  };
+  std::string k = strip(k_value);
+  if (k.empty() || k != strip(v_value) || m_.producer_of(g, k) < 0) return "";
+  auto norm = norm_before(g, k);
+  if (!norm) return "";
+  ProjectionHit down = walker_.back(g, norm->input);
+  if (!down.found() || !down.per_head.empty() || !down.part.length) return "";
+  return "looks like attention, but its K and V are one tensor, the normed part of " + walker_.label(down.node) +
+         ": multi-head latent attention with its up projections absorbed into Q and O, as inference engines "
+         "rewrite it. headcount reads latent attention in its exported form (K and V projected up before the "
+         "core)";
+}
+
 void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, const std::string& k_value,
                      const std::string& v_value) {
   if (!v.found() || !v.per_head.empty() || v.weight.rows || !q.found() || !b.heads || !b.head_dim) return;

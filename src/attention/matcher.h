@@ -100,6 +100,9 @@ class Matcher {
     std::vector<int> weights;
   };
   std::optional<NormHit> norm_before(int g, const std::string& value);
+  // Why a core whose K and V are one and the same normed part of a projection is latent attention
+  // with its up projection absorbed into Q and O (the form inference engines run), or "".
+  std::string absorbed_latent(int g, const std::string& k_value, const std::string& v_value);
   // Whether `value` is computed (at any distance, within a bounded walk) from node's output.
   bool reaches(int g, const std::string& value, int node);
   // Reads the block as latent attention when the whole structure is proven: rewrites its Q/K/V

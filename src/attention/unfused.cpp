@@ -199,6 +199,10 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   if (detail::parse_einsum(avn) && leads_from(g, input_of(avn, 1), output_of(sm, 0), 0)) {
     v_value = input_of(avn, 0);  // einsum(probabilities, value) or einsum(value, probabilities)
   }
+  if (std::string why_latent = absorbed_latent(g, k_value, v_value); !why_latent.empty()) {
+    *why = why_latent;
+    return std::nullopt;
+  }
   RoleHit q{walker_.back(g, q_value), true};
   RoleHit k{walker_.back(g, k_value), true};
   RoleHit v{walker_.back(g, v_value), true};
