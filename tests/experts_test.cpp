@@ -126,6 +126,29 @@ TEST_CASE("experts: a fused MoE counts its stacked experts and the router", "[ex
   CHECK(a.composition.routers == 256u);
   // MACs: only the 2 experts a token runs, 2·6,304, plus the router's 256.
   CHECK(a.cost.macs_experts == 12608u);
+  for (const auto& f : a.findings) CHECK(f.severity == Severity::Info);
+}
+
+TEST_CASE("experts: an 8-bit QMoE counts one parameter per byte", "[experts]") {
+  Net n;
+  n.input("x", {15, 32});
+  n.op("MatMul", {"x", n.init("gate.weight", {32, 4})}, "logits");
+  auto* moe = n.op("QMoE", {"x", "logits", n.init("fc1", {4, 32, 64}, onnx::TensorProto::UINT8), n.init("fc1.scales", {4, 64}),
+                            "", n.init("fc2", {4, 64, 32}, onnx::TensorProto::UINT8), n.init("fc2.scales", {4, 32})},
+                   "y", "com.microsoft");
+  testutil::attr_int(moe, "expert_weight_bits", 8);
+  testutil::attr_int(moe, "k", 2);
+  n.output("y");
+  auto r = testutil::audit_saved(n.m);
+  const Audit& a = r->audit;
+  REQUIRE(a.experts.layers.size() == 1);
+  // One expert: 32·64 + 64·32 = 4,096 bytes and parameters; 4 of them 16,384.
+  CHECK(a.experts.layers[0].expert == std::optional<uint64_t>(4096));
+  CHECK(a.experts.layers[0].routed == 16384u);
+  // Stored: 16,384 + scales 4·64 + 4·32 = 384 + router 128 = 16,896; (4 − 2)·4,096 idle: 8,704 active.
+  CHECK(a.inventory.stored == 16896u);
+  CHECK(a.active_parameters == std::optional<uint64_t>(8704));
+  for (const auto& f : a.findings) CHECK(f.severity == Severity::Info);
 }
 
 TEST_CASE("experts: a 4-bit QMoE counts two parameters per byte, scales apart", "[experts]") {
@@ -142,6 +165,7 @@ TEST_CASE("experts: a 4-bit QMoE counts two parameters per byte, scales apart", 
   // 33,792 − 7·4,096 = 5,120.
   CHECK(a.inventory.stored == 33792u);
   CHECK(a.active_parameters == std::optional<uint64_t>(5120));
+  for (const auto& f : a.findings) CHECK(f.severity == Severity::Info);
   bool said = false;
   for (const auto& f : a.findings) {
     said = said || f.message.find("2 4-bit QMoE expert weights hold 32,768 parameters, two per byte of their 16,384 bytes") !=
