@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # headcount quick start: installs what is missing (Debian packages), builds Release into build/,
-# then either audits a bundled sample (default) or runs the whole test suite (`test`).
+# then audits a bundled sample (default), runs the whole test suite (`test`) or makes the Debian
+# package (`deb`).
 #
 #   ./quickstart.sh          install + build + audit samples/bert_base_external.onnx
 #   ./quickstart.sh test     install + build + run every test (ctest)
+#   ./quickstart.sh deb      install + build + build/headcount_VERSION_ARCH.deb
 set -euo pipefail
 cd "$(dirname "$0")"
 
 mode="${1:-audit}"
 case "$mode" in
-  audit | test) ;;
-  *) echo "usage: ./quickstart.sh [audit|test]" >&2; exit 2 ;;
+  audit | test | deb) ;;
+  *) echo "usage: ./quickstart.sh [audit|test|deb]" >&2; exit 2 ;;
 esac
 
 # What the tool needs; the test suite adds Catch2 and the schema checker.
 packages=(cmake make g++ libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev)
 [ "$mode" = test ] && packages+=(catch2 python3 python3-jsonschema)
+[ "$mode" = deb ] && packages+=(dpkg-dev)  # dpkg-shlibdeps: the package's dependencies
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -42,4 +45,9 @@ step cmake --build build -j"$(nproc)"
 case "$mode" in
   audit) exec build/headcount audit samples/bert_base_external.onnx ;;
   test) cd build && exec ctest --output-on-failure -j"$(nproc)" ;;
+  deb)
+    rm -f build/headcount_*.deb
+    step cpack -G DEB --config build/CPackConfig.cmake -B build
+    deb=$(ls build/headcount_*.deb)
+    echo "headcount: built $deb; install it with: sudo apt-get install ./$deb" ;;
 esac

@@ -4,6 +4,9 @@
 // explain_command(); the audit itself is run_audit() (cli.h), which the fuzz harnesses call too.
 #include "headcount/cli.h"
 
+#include <google/protobuf/stubs/common.h>
+#include <onnx/common/version.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +27,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "cli_docs.h"
 #include "config.h"
 #include "headcount/cost.h"
 #include "headcount/error.h"
@@ -115,7 +119,7 @@ struct ExplainArgs {
   int block = -1;
 };
 
-void add_audit_options(CLI::App* audit, AuditArgs& a) {
+void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) {
   audit->add_option("MODEL", a.models, "one or more .onnx files or directories (searched recursively)")->required();
   std::string format_help = "output format:";
   std::vector<std::string> names;
@@ -123,6 +127,7 @@ void add_audit_options(CLI::App* audit, AuditArgs& a) {
     format_help += std::string("\n  ") + f.name + ": " + f.summary;
     names.push_back(f.name);
   }
+  choices["audit --format"] = names;
   audit->add_option("-f,--format", a.format, format_help)->check(CLI::IsMember(names))->capture_default_str();
   audit->add_option("-o,--output", a.output, "write the report to FILE instead of stdout ('-': stdout)");
   audit->add_option("--top", a.top, "largest tensors listed in the text report (0 or more)")
@@ -143,6 +148,7 @@ void add_audit_options(CLI::App* audit, AuditArgs& a) {
   cost->add_option("--batch", a.batch, "sequences decoded together")->capture_default_str();
   std::vector<std::string> kv_names;
   for (const auto& [name, bits] : kv_dtypes()) kv_names.push_back(name);
+  choices["audit --kv-dtype"] = kv_names;
   cost->add_option("--kv-dtype", a.kv_dtype, "the K/V cache's element type (default: the type the graph computes K and V in)")
       ->check(CLI::IsMember(kv_names));
   auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
@@ -155,8 +161,9 @@ void add_audit_options(CLI::App* audit, AuditArgs& a) {
                     "most K/V cache bytes per token (cost.kv.bytes_per_token): 512KiB, 131072");
   gates->add_option("--max-macs-per-token", a.max_macs_per_token,
                     "most multiply-accumulates per token at --context (cost.macs.per_token): 7B, 500M");
+  choices["audit --fail-on"] = {"error", "warning", "info"};
   gates->add_option("--fail-on", a.fail_on, "fail on any finding at or above: error, warning or info")
-      ->check(CLI::IsMember({"error", "warning", "info"}));
+      ->check(CLI::IsMember(choices["audit --fail-on"]));
   gates->add_option("--baseline", a.baseline, "an earlier --format json or jsonl report: fail if parameters, blocks, heads or widths moved");
   gates->add_option("--tolerance", a.tolerance, "parameters the baseline comparison lets pass: a count (5000, 1k) or a percentage (0.5%)")
       ->capture_default_str();
@@ -166,7 +173,8 @@ void add_audit_options(CLI::App* audit, AuditArgs& a) {
   audit->fallthrough();  // -v/-q may come after the subcommand too
 }
 
-void add_explain_options(CLI::App* explain, ExplainArgs& e) {
+void add_explain_options(CLI::App* explain, ExplainArgs& e, detail::Choices& choices) {
+  for (const auto& r : rules()) choices["explain TARGET"].push_back(r.id);
   explain->add_option("TARGET", e.target, "a rule id (see below) or an .onnx file; omit for the calculator");
   explain->add_option("--width", e.width, "calculator: model width d");
   explain->add_option("--heads", e.heads, "calculator: query heads h");
@@ -182,12 +190,14 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e) {
     names.push_back(c.name);
     help += std::string("\n  ") + c.name + ": " + c.knob;
   }
+  choices["explain --convention"] = names;
   explain->add_option("--convention", e.convention, help)->check(CLI::IsMember(names))->capture_default_str();
   explain->add_option("--layers", e.layers, "calculator: L such blocks: adds the K/V cache and MACs per token")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   explain->add_option("--context", e.context, "calculator with --layers: tokens in the K/V cache")->capture_default_str();
   std::vector<std::string> kv_names;
   for (const auto& [name, bits] : kv_dtypes()) kv_names.push_back(name);
+  choices["explain --kv-dtype"] = kv_names;
   explain->add_option("--kv-dtype", e.kv_dtype, "calculator with --layers: the K/V cache's element type")
       ->check(CLI::IsMember(kv_names))
       ->capture_default_str();
@@ -195,7 +205,8 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e) {
   explain->add_option("--config", e.config,
                       "a Hugging Face config.json: the whole model's parameters by part, the active ones per token "
                       "(mixtures of experts) and the K/V cache per token");
-  explain->add_option("-f,--format", e.format, "with --config: text or json")->check(CLI::IsMember({"text", "json"}))
+  choices["explain --format"] = {"text", "json"};
+  explain->add_option("-f,--format", e.format, "with --config: text or json")->check(CLI::IsMember(choices["explain --format"]))
       ->capture_default_str();
   explain->fallthrough();
   std::string rule_list = "Rules:";
@@ -436,11 +447,19 @@ std::string subcommand_hint(int argc, const char* const* argv, const CLI::App& a
 
 }  // namespace
 
+// "headcount 0.2.0 (git abc1234)" and the ONNX and protobuf versions it was built with.
+static std::string version_text() {
+  int pb = GOOGLE_PROTOBUF_VERSION;
+  return std::string("headcount ") + kVersion + " (git " + HEADCOUNT_GIT_REVISION + ")\nONNX " +
+         onnx::LAST_RELEASE_VERSION + ", protobuf " + std::to_string(pb / 1000000) + "." +
+         std::to_string(pb / 1000 % 1000) + "." + std::to_string(pb % 1000);
+}
+
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   LoggerGuard logger_guard;
   CLI::App app{"headcount: audit the attention blocks and parameter counts of ONNX transformer models.",
                "headcount"};
-  app.set_version_flag("--version", std::string("headcount ") + kVersion);
+  app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 a gate failed, 2 usage or input error (2 wins over 1).\n"
@@ -452,13 +471,20 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   verbose_flag->excludes(quiet_flag);
   AuditArgs audit_args;
   ExplainArgs explain_args;
+  detail::Choices choices;
   auto* audit = app.add_subcommand("audit", "count the parameters of each model and of each attention block");
-  add_audit_options(audit, audit_args);
+  add_audit_options(audit, audit_args, choices);
   auto* explain = app.add_subcommand(
       "explain",
       "show how a count is derived: 'explain --width W --heads H' (calculator), 'explain RULE', "
       "or 'explain MODEL --block N'");
-  add_explain_options(explain, explain_args);
+  add_explain_options(explain, explain_args, choices);
+  std::string shell;
+  auto* completion = app.add_subcommand("completion", "print a shell completion script: bash or zsh");
+  choices["completion SHELL"] = {"bash", "zsh"};
+  completion->add_option("SHELL", shell, "bash or zsh")->required()->check(CLI::IsMember(choices["completion SHELL"]));
+  auto* man = app.add_subcommand("man", "print the man page (roff)");
+  man->group("");  // hidden: the build writes headcount.1 with it
 
   try {
     app.parse(argc, argv);
@@ -470,16 +496,24 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help on a subcommand
-      out << (audit->parsed() ? audit->help() : explain->parsed() ? explain->help() : app.help());
+      out << (audit->parsed() ? audit->help() : explain->parsed() ? explain->help() : completion->parsed() ? completion->help() : app.help());
       return kExitOk;
     }
-    std::string hint = audit->parsed() || explain->parsed() ? "" : subcommand_hint(argc, argv, app);
+    std::string hint = audit->parsed() || explain->parsed() || completion->parsed() ? "" : subcommand_hint(argc, argv, app);
     err << "headcount: error: " << one_line(hint.empty() ? e.what() : hint) << "\n";
     err << "Run 'headcount --help' for usage.\n";
     return kExitInput;
   }
   set_up_logging(err, quiet ? -1 : verbose);
   if (explain->parsed()) return explain_command(explain_args, out, err);
+  if (completion->parsed()) {
+    out << (shell == "bash" ? detail::bash_completion(app, choices) : detail::zsh_completion(app, choices));
+    return kExitOk;
+  }
+  if (man->parsed()) {
+    out << detail::man_page(app, choices, kVersion);
+    return kExitOk;
+  }
   // Progress on a terminal only, and not mixed with log lines.
   bool progress = !quiet && verbose == 0 && &err == &std::cerr && isatty(STDERR_FILENO);
   return audit_command(audit, audit_args, progress, out, err);

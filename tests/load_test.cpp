@@ -5,6 +5,9 @@
 // or from the protobuf wire layout of the file the test writes.
 #include <catch2/catch.hpp>
 
+#include <google/protobuf/stubs/common.h>
+#include <onnx/common/version.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -655,7 +658,14 @@ TEST_CASE("json for two models is one document", "[load]") {
 TEST_CASE("command line: version, usage errors", "[load]") {
   SECTION("--version") {
     CliResult r = cli({"--version"});
-    CHECK(r.out == testutil::version() + "\n");
+    // "headcount 0.2.0 (git REV)", then the ONNX and protobuf versions of the headers it was built
+    // with (onnx/common/version.h, GOOGLE_PROTOBUF_VERSION 3021012 = 3.21.12).
+    int pb = GOOGLE_PROTOBUF_VERSION;
+    std::string libraries = std::string("ONNX ") + onnx::LAST_RELEASE_VERSION + ", protobuf " +
+                            std::to_string(pb / 1000000) + "." + std::to_string(pb / 1000 % 1000) + "." + std::to_string(pb % 1000);
+    CHECK(r.out.rfind(testutil::version() + " (git ", 0) == 0);
+    CHECK(r.out.find(")\n" + libraries + "\n") != std::string::npos);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);
     CHECK(r.err.empty());
     CHECK(r.code == 0);
   }

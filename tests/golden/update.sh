@@ -5,7 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin=${1:-$root/build/headcount}
-version=$("$bin" --version | awk '{print $2}')
+version=$("$bin" --version | head -n 1 | awk '{print $2}')
 grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name rc args; do
   name=$(echo $name); args=$(echo $args)
   [ -n "$name" ] || continue
