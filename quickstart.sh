@@ -4,21 +4,23 @@
 # package (`deb`).
 #
 #   ./quickstart.sh          install + build + audit samples/bert_base_external.onnx
-#   ./quickstart.sh test     install + build + run every test (ctest)
+#   ./quickstart.sh test     install + build (with the Python module) + run every test (ctest)
 #   ./quickstart.sh deb      install + build + build/headcount_VERSION_ARCH.deb
+#   ./quickstart.sh python   install + build the Python module into build/python (import headcount)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 mode="${1:-audit}"
 case "$mode" in
-  audit | test | deb) ;;
-  *) echo "usage: ./quickstart.sh [audit|test|deb]" >&2; exit 2 ;;
+  audit | test | deb | python) ;;
+  *) echo "usage: ./quickstart.sh [audit|test|deb|python]" >&2; exit 2 ;;
 esac
 
 # What the tool needs; the test suite adds Catch2 and the schema checker.
 packages=(cmake make g++ libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev)
-[ "$mode" = test ] && packages+=(catch2 python3 python3-jsonschema)
+[ "$mode" = test ] && packages+=(catch2 python3 python3-jsonschema pybind11-dev python3-dev python3-pytest python3-torch python3-onnx)
 [ "$mode" = deb ] && packages+=(dpkg-dev)  # dpkg-shlibdeps: the package's dependencies
+[ "$mode" = python ] && packages+=(python3 pybind11-dev python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -33,13 +35,14 @@ fi
 
 # The audit builds the tool alone; the tests build everything. Build output goes to build.log,
 # whose end is shown when a step fails.
-tests=OFF
-[ "$mode" = test ] && tests=ON
+tests=OFF python=OFF
+[ "$mode" = test ] && tests=ON python=ON  # the Python module's tests need torch
+[ "$mode" = python ] && python=ON
 step() {
   "$@" >> build.log 2>&1 || { echo "headcount: '$*' failed; the end of build.log:" >&2; tail -n 40 build.log >&2; exit 1; }
 }
 : > build.log
-step cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHEADCOUNT_TESTS=$tests
+step cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHEADCOUNT_TESTS=$tests -DHEADCOUNT_PYTHON=$python
 step cmake --build build -j"$(nproc)"
 
 case "$mode" in
@@ -50,4 +53,5 @@ case "$mode" in
     step cpack -G DEB --config build/CPackConfig.cmake -B build
     deb=$(ls build/headcount_*.deb)
     echo "headcount: built $deb; install it with: sudo apt-get install ./$deb" ;;
+  python) echo "headcount: built build/python/headcount; use it with: export PYTHONPATH=$PWD/build/python" ;;
 esac

@@ -334,12 +334,14 @@ std::vector<std::string> path_parts(const std::string& s) {
 
 class Indexer {
  public:
-  Indexer(Model& model, const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads)
-      : m_(model), payloads_(payloads) {
+  Indexer(Model& model, const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads,
+          const std::string& base_dir, const char* memory = nullptr)
+      : m_(model), payloads_(payloads), memory_(memory) {
     std::error_code ec;
-    std::filesystem::path p = std::filesystem::absolute(model.path, ec);
-    root_ = std::filesystem::weakly_canonical(p.parent_path(), ec);
-    if (ec) root_ = p.parent_path();
+    std::filesystem::path dir = base_dir.empty() ? std::filesystem::absolute(model.path, ec).parent_path()
+                                                 : std::filesystem::absolute(base_dir, ec);
+    root_ = std::filesystem::weakly_canonical(dir, ec);
+    if (ec) root_ = dir;
   }
 
   void run() {
@@ -357,6 +359,7 @@ class Indexer {
  private:
   Model& m_;
   const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads_;
+  const char* memory_ = nullptr;  // the model's bytes when it was loaded from memory
   std::filesystem::path root_;
   std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
   std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
@@ -472,7 +475,8 @@ class Indexer {
                            " bytes of data by its shape but holds " + std::to_string(p->second.raw_length));
         }
         w.payload_known = true;
-        w.payload_file = m_.path;
+        if (memory_) w.payload_memory = memory_ + p->second.raw_offset;
+        else w.payload_file = m_.path;
         w.payload_offset = static_cast<uint64_t>(p->second.raw_offset);
         w.payload_length = p->second.raw_length;
       }
@@ -751,15 +755,14 @@ int open_model_file(const std::string& path, uint64_t* size) {
 
 }  // namespace
 
-Model load_model(const std::string& path, const LoadOptions& options) {
-  Model m;
-  m.path = path;
-  int fd = open_model_file(path, &m.file_size);
-  FileInputStream file(fd);
-  file.SetCloseOnDelete(true);
+namespace {
+
+// The part of loading after the bytes are open: the wire reader, then the index.
+void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream, const LoadOptions& options,
+                    const char* memory) {
   std::unordered_map<const onnx::TensorProto*, PayloadInfo> payloads;
   {
-    CodedInputStream in(&file);
+    CodedInputStream in(&stream);
     in.SetTotalBytesLimit(INT_MAX);
     in.PushLimit(static_cast<int>(m.file_size));
     WireReader reader(in, m.file_size, options);
@@ -768,7 +771,35 @@ Model load_model(const std::string& path, const LoadOptions& options) {
     m.stripped_payload_bytes = reader.stripped_bytes;
   }
   if (!m.proto->has_graph()) throw InputError("not an ONNX model: no graph found");
-  Indexer(m, payloads).run();
+  Indexer(m, payloads, options.base_dir, memory).run();
+}
+
+}  // namespace
+
+Model load_model_bytes(const char* data, uint64_t size, const std::string& name, const LoadOptions& options) {
+  if (options.base_dir.empty()) throw InputError("a model in memory needs a folder for its external data");
+  if (size == 0) throw InputError("the model is empty");
+  if (size > static_cast<uint64_t>(INT_MAX)) {
+    throw InputError("the model is " + std::to_string(size) +
+                     " bytes; an embedded model above protobuf's 2 GiB limit cannot be read");
+  }
+  Model m;
+  m.path = name;
+  m.file_size = size;
+  google::protobuf::io::ArrayInputStream stream(data, static_cast<int>(size));
+  read_and_index(m, stream, options, data);
+  spdlog::debug("{}: {} graphs, {} nodes, {} tensors, read from memory", name, m.graphs.size(), m.nodes.size(),
+                m.weights.size());
+  return m;
+}
+
+Model load_model(const std::string& path, const LoadOptions& options) {
+  Model m;
+  m.path = path;
+  int fd = open_model_file(path, &m.file_size);
+  FileInputStream file(fd);
+  file.SetCloseOnDelete(true);
+  read_and_index(m, file, options, nullptr);
   spdlog::debug("{}: {} graphs, {} nodes, {} tensors, {} payload bytes left unread", path, m.graphs.size(),
                 m.nodes.size(), m.weights.size(), m.stripped_payload_bytes);
   return m;

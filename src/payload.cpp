@@ -39,6 +39,7 @@ bool PayloadReader::open(const Weight& w, PayloadFiles* files) {
     return true;
   }
   if (!w.payload_known || w.payload_length != w.bytes) return false;
+  if (w.payload_memory) return true;
   if (files) {
     fd_ = files->fd(w.payload_file, &owns_fd_);
   } else {
@@ -53,6 +54,10 @@ bool PayloadReader::read(uint64_t at, size_t n, char* out) const {
   if (add_overflows(at, n, &end) || end > w_->bytes) return false;
   if (inline_) {
     std::memcpy(out, inline_->data() + at, n);
+    return true;
+  }
+  if (w_->payload_memory) {
+    std::memcpy(out, w_->payload_memory + at, n);
     return true;
   }
   size_t done = 0;

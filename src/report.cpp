@@ -21,11 +21,13 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
 
 }  // namespace
 
-Audit audit_file(const std::string& path, const AuditOptions& options, StageTimes* times) {
-  StageTimes local;
-  StageTimes& t = times ? *times : local;
-  auto clock = std::chrono::steady_clock::now();
-  Audit a{load_model(path, options.load), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}};
+namespace {
+
+// Everything after loading: inventory -> match -> content -> rules. `path` is where a config.json
+// beside the model is looked for ("" for none).
+Audit audit_loaded(Model model, const std::string& path, const AuditOptions& options, StageTimes& t,
+                   std::chrono::steady_clock::time_point clock) {
+  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
   a.attention = match_attention(a.model);
@@ -44,7 +46,8 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
   a.cost = estimate_cost(a.model, a.attention, a.experts, a.composition, options.cost);
   if (!options.model_config.empty()) {
     a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
-  } else if (std::string beside = options.find_model_config ? find_model_config(path) : ""; !beside.empty()) {
+  } else if (std::string beside = options.find_model_config && !path.empty() ? find_model_config(path) : "";
+             !beside.empty()) {
     try {
       a.declared = compare_declared(read_model_config(beside), a);
     } catch (const InputError& e) {
@@ -54,6 +57,28 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
   a.findings = run_rules(a.model, a.attention, a.duplicates, a.declared ? &*a.declared : nullptr, &a.experts,
                          a.framework.parameters, a.active_parameters);
   t.rules = ms_since(clock);
+  return a;
+}
+
+}  // namespace
+
+Audit audit_file(const std::string& path, const AuditOptions& options, StageTimes* times) {
+  StageTimes local;
+  auto clock = std::chrono::steady_clock::now();
+  return audit_loaded(load_model(path, options.load), path, options, times ? *times : local, clock);
+}
+
+Audit audit_bytes(const char* data, uint64_t size, const std::string& name, const AuditOptions& options,
+                  StageTimes* times) {
+  StageTimes local;
+  auto clock = std::chrono::steady_clock::now();
+  Audit a = audit_loaded(load_model_bytes(data, size, name, options.load), "", options, times ? *times : local, clock);
+  for (Weight& w : a.model.weights) {  // the caller's buffer is not kept: no later read may reach it
+    if (w.payload_memory) {
+      w.payload_memory = nullptr;
+      w.payload_known = false;
+    }
+  }
   return a;
 }
 

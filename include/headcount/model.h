@@ -49,6 +49,9 @@ struct Weight {
   std::string payload_file;  // absolute path, checked to lie inside the model's folder
   uint64_t payload_offset = 0;
   uint64_t payload_length = 0;
+  // A model loaded from memory (load_model_bytes): the payload in the caller's buffer, which
+  // must outlive every read of it; payload_file is then empty.
+  const char* payload_memory = nullptr;
   // External data as written in the file, and what a stat found.
   std::string external_location;
   uint64_t external_offset = 0;

@@ -64,6 +64,10 @@ struct StageTimes {
 
 // load -> inventory -> match -> rules for one file. Throws InputError for bad input.
 Audit audit_file(const std::string& path, const AuditOptions& options = {}, StageTimes* times = nullptr);
+// The same for a model in memory (load_model_bytes), shown as `name`: options.load.base_dir is
+// where its external data lives. The buffer is read only during the call.
+Audit audit_bytes(const char* data, uint64_t size, const std::string& name, const AuditOptions& options = {},
+                  StageTimes* times = nullptr);
 
 // One model of a run: its audit, or the error that stopped it, and the gates it failed.
 struct FileResult {

@@ -4,8 +4,10 @@
 // The bytes are written to a model file in a private folder and audited the way `headcount audit`
 // does it after parsing its options (run_audit, report_problems, exit_code in headcount/cli.h),
 // with every gate on; the run is rendered in every output format, and every block (up to 8) is
-// derived as `explain MODEL --block N` does. Anything but exit code 0, 1 or 2, an error that is
-// not one `headcount: ...` line, or an exception escaping the library aborts: that is a finding.
+// derived as `explain MODEL --block N` does; then the same bytes are audited from memory
+// (audit_bytes, as the Python module reads them) and must give the same audit. Anything but exit
+// code 0, 1 or 2, an error that is not one `headcount: ...` line, a difference between the two
+// reads, or an exception escaping the library aborts: that is a finding.
 #pragma once
 
 #include <unistd.h>
@@ -16,12 +18,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "headcount/cli.h"
+#include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/render.h"
+#include "headcount/report.h"
 
 namespace fuzz {
 
@@ -87,6 +92,28 @@ inline void run_all(const uint8_t* data, size_t size) {
   if (const auto& audit = run.files.at(0).audit) {
     size_t blocks = std::min<size_t>(audit->attention.blocks.size(), 8);
     for (size_t i = 0; i < blocks; ++i) explain_block(*audit, static_cast<int>(i));
+  }
+
+  // The same bytes read from memory (the Python module's way) must give the same audit.
+  AuditOptions in_memory;
+  in_memory.load.base_dir = std::filesystem::path(path).parent_path().string();
+  std::optional<Audit> memory;
+  try {
+    memory = audit_bytes(reinterpret_cast<const char*>(data), size, path, in_memory);
+  } catch (const InputError&) {
+  } catch (const std::bad_alloc&) {
+  }
+  const auto& file = run.files.at(0).audit;
+  if (file.has_value() != memory.has_value()) {
+    fail(std::string("the file ") + (file ? "audits" : "fails") + " but the same bytes in memory " +
+             (memory ? "audit" : "fail"),
+         err.str());
+  }
+  if (file && (file->inventory.stored != memory->inventory.stored || file->unique != memory->unique ||
+               file->attention.parameters != memory->attention.parameters ||
+               file->attention.blocks.size() != memory->attention.blocks.size() ||
+               file->findings.size() != memory->findings.size())) {
+    fail("the same bytes audit differently from a file and from memory", err.str());
   }
   std::remove(path.c_str());
 }
