@@ -1259,6 +1259,31 @@ def make_mla():
     return LatentDecoder(), [ids], ["ids"], ["logits"], axes
 
 
+class WideSelfMHA(nn.Module):
+    """nn.MultiheadAttention of a given width and heads, self-attention."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(width, heads)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+@sample("mha_heads4", "nn.MultiheadAttention(96, 4), self-attention, (L, N, E)",
+        "the pair of mha_heads12: the same width in 4 heads of 24; headcount diff shows the count unchanged",
+        "static")
+def make_mha_heads4():
+    return WideSelfMHA(96, 4), [torch.randn(S, B, 96)], ["x"], ["y"], None
+
+
+@sample("mha_heads12", "nn.MultiheadAttention(96, 12), self-attention, (L, N, E)",
+        "the pair of mha_heads4: the same width in 12 heads of 8; 4·96² + 4·96 parameters either way",
+        "static")
+def make_mha_heads12():
+    return WideSelfMHA(96, 12), [torch.randn(S, B, 96)], ["x"], ["y"], None
+
+
 class AbsorbedLatentAttention(nn.Module):
     """LatentAttention's weights run as inference engines rewrite MLA: kv_b_proj's K part
     absorbed into Q and its V part applied after the weighted sum, so the scores and the sum read

@@ -30,6 +30,7 @@
 #include "cli_docs.h"
 #include "config.h"
 #include "headcount/cost.h"
+#include "headcount/diff.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/families.h"
@@ -227,6 +228,70 @@ uint64_t positive_count(const char* option, const std::string& text) {
 }
 
 // ---- explain ----
+
+struct DiffArgs {
+  std::string a, b, format = "text", output;
+  bool fail_on_change = false, no_content = false;
+};
+
+void add_diff_options(CLI::App* diff, DiffArgs& d, detail::Choices& choices) {
+  diff->add_option("A", d.a, "the model before (an .onnx file)")->required();
+  diff->add_option("B", d.b, "the model after: an .onnx file, or a --format json/jsonl report of one model")->required();
+  choices["diff --format"] = diff_formats();
+  diff->add_option("-f,--format", d.format, "output format: text, json, markdown or html")
+      ->check(CLI::IsMember(diff_formats()))
+      ->capture_default_str();
+  diff->add_option("-o,--output", d.output, "write the comparison to FILE instead of stdout ('-': stdout)");
+  diff->add_flag("--fail-on-change", d.fail_on_change, "exit 1 when a parameter count or the number of blocks differs");
+  diff->add_flag("--no-content", d.no_content, "skip the duplicate-tensor comparison (reads no weight bytes)");
+  diff->fallthrough();
+}
+
+int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
+  AuditOptions options;
+  options.compare_content = !d.no_content;
+  std::optional<Audit> a, b;
+  std::optional<BaselineModel> baseline;
+  try {
+    a = audit_file(d.a, options);
+  } catch (const InputError& e) {
+    err << "headcount: error: " << one_line(d.a) << ": " << one_line(e.what()) << "\n";
+    return kExitInput;
+  }
+  std::string ext = std::filesystem::path(d.b).extension().string();
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  try {
+    if (ext == ".json" || ext == ".jsonl") {
+      Baseline read = read_baseline(d.b);
+      if (read.models.size() != 1) {
+        throw InputError("a baseline for diff holds one model; this one holds " + std::to_string(read.models.size()));
+      }
+      baseline = read.models[0];
+    } else {
+      b = audit_file(d.b, options);
+    }
+  } catch (const InputError& e) {
+    err << "headcount: error: " << one_line(d.b) << ": " << one_line(e.what()) << "\n";
+    return kExitInput;
+  }
+  Diff diff = compare_sides(diff_side(d.a, *a), b ? diff_side(d.b, *b) : diff_side(d.b, *baseline));
+  if (!d.output.empty() && d.output != "-") {
+    std::ofstream file(d.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err << "headcount: error: cannot write '" << one_line(d.output) << "'\n";
+      return kExitInput;
+    }
+    render_diff(diff, d.format, file);
+    file.flush();
+    if (!file) {
+      err << "headcount: error: writing '" << one_line(d.output) << "' failed\n";
+      return kExitInput;
+    }
+  } else {
+    render_diff(diff, d.format, out);
+  }
+  return d.fail_on_change && diff.counts_changed ? kExitGate : kExitOk;
+}
 
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
   try {
@@ -479,6 +544,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "show how a count is derived: 'explain --width W --heads H' (calculator), 'explain RULE', "
       "or 'explain MODEL --block N'");
   add_explain_options(explain, explain_args, choices);
+  DiffArgs diff_args;
+  auto* diff = app.add_subcommand("diff", "compare two models block by block: heads, sizes, counts and findings, and the "
+                                          "outcome in one sentence");
+  add_diff_options(diff, diff_args, choices);
   std::string shell;
   auto* completion = app.add_subcommand("completion", "print a shell completion script: bash or zsh");
   choices["completion SHELL"] = {"bash", "zsh"};
@@ -496,16 +565,18 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help on a subcommand
-      out << (audit->parsed() ? audit->help() : explain->parsed() ? explain->help() : completion->parsed() ? completion->help() : app.help());
+      out << (audit->parsed() ? audit->help() : explain->parsed() ? explain->help() : diff->parsed() ? diff->help()
+              : completion->parsed() ? completion->help() : app.help());
       return kExitOk;
     }
-    std::string hint = audit->parsed() || explain->parsed() || completion->parsed() ? "" : subcommand_hint(argc, argv, app);
+    std::string hint = audit->parsed() || explain->parsed() || diff->parsed() || completion->parsed() ? "" : subcommand_hint(argc, argv, app);
     err << "headcount: error: " << one_line(hint.empty() ? e.what() : hint) << "\n";
     err << "Run 'headcount --help' for usage.\n";
     return kExitInput;
   }
   set_up_logging(err, quiet ? -1 : verbose);
   if (explain->parsed()) return explain_command(explain_args, out, err);
+  if (diff->parsed()) return diff_command(diff_args, out, err);
   if (completion->parsed()) {
     out << (shell == "bash" ? detail::bash_completion(app, choices) : detail::zsh_completion(app, choices));
     return kExitOk;

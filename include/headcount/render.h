@@ -12,7 +12,7 @@
 
 namespace headcount {
 
-enum class Format { Text, Json, Jsonl, Markdown, Sarif, Github };
+enum class Format { Text, Json, Jsonl, Markdown, Sarif, Github, Html };
 
 struct RenderOptions {
   Format format = Format::Text;
@@ -31,5 +31,10 @@ const FormatInfo* find_format(const std::string& name);
 
 // Writes a whole run in one format.
 void render(const Run& run, const RenderOptions& options, std::ostream& out);
+
+struct Diff;
+// headcount diff's formats, and the writer: text (default), json, markdown or html.
+const std::vector<std::string>& diff_formats();
+void render_diff(const Diff& diff, const std::string& format, std::ostream& out);
 
 }  // namespace headcount

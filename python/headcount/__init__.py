@@ -100,6 +100,10 @@ class Report(Record):
                                      text(max_kv_bytes_per_token), text(max_macs_per_token), fail_on)
         return [GateFailure(g, m) for g, m in failures]
 
+    def _repr_html_(self) -> str:
+        """The HTML report (``headcount audit -f html``), which notebooks show."""
+        return self._audit.html()
+
     def explain_block(self, index: int) -> str:
         """How block ``index``'s count is derived from the model's tensors (``headcount explain MODEL --block N``)."""
         return self._audit.explain_block(index)

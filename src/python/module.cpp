@@ -25,12 +25,15 @@ struct PyAudit {
   FileResult result;
 
   // The run's JSON document for this one model (its models[0] is the model's object).
-  std::string json() {
+  std::string json() { return rendered(Format::Json); }
+  std::string html() { return rendered(Format::Html); }
+
+  std::string rendered(Format format) {
     Run run;
     run.files.push_back(std::move(result));  // rendered in place, then given back
     std::ostringstream out;
     try {
-      render(run, RenderOptions{Format::Json, 10}, out);
+      render(run, RenderOptions{format, 10}, out);
     } catch (...) {
       result = std::move(run.files[0]);
       throw;
@@ -195,6 +198,7 @@ PYBIND11_MODULE(_headcount, m) {
   py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
   py::class_<PyAudit>(m, "Audit")
       .def("json", &PyAudit::json, "the JSON report of this model, as `headcount audit -f json` writes it")
+      .def("html", &PyAudit::html, "the HTML report of this model, as `headcount audit -f html` writes it")
       .def("check", &PyAudit::check, py::arg("max_params"), py::arg("max_attention_params"), py::arg("max_bytes"),
            py::arg("expect_heads"), py::arg("max_kv_bytes_per_token"), py::arg("max_macs_per_token"), py::arg("fail_on"),
            "the gates that fail, as (gate, message) pairs")

@@ -15,6 +15,9 @@ const std::vector<FormatInfo>& formats() {
       {"sarif", Format::Sarif, "SARIF 2.1.0 for code scanning: findings and failed gates as results", renderers::write_sarif},
       {"github", Format::Github, "GitHub Actions annotations (10 of each type), and the markdown table in $GITHUB_STEP_SUMMARY",
        renderers::write_github},
+      {"html", Format::Html, "one self-contained page: the parameters by part, block by block, each projection drawn to "
+                             "scale in its heads, the findings (no script, nothing fetched)",
+       renderers::write_html},
   };
   return table;
 }

@@ -3,6 +3,7 @@
 
 #include <ostream>
 
+#include "headcount/diff.h"
 #include "headcount/render.h"
 
 namespace headcount::renderers {
@@ -13,5 +14,8 @@ void write_jsonl(const Run& run, const RenderOptions& options, std::ostream& out
 void write_markdown(const Run& run, const RenderOptions& options, std::ostream& out);
 void write_sarif(const Run& run, const RenderOptions& options, std::ostream& out);
 void write_github(const Run& run, const RenderOptions& options, std::ostream& out);
+void write_html(const Run& run, const RenderOptions& options, std::ostream& out);
+// headcount diff's page: the two models' bars side by side, then the changes.
+void write_diff_html(const Diff& diff, std::ostream& out);
 
 }  // namespace headcount::renderers

@@ -33,7 +33,7 @@ man -l /usr/share/man/man1/headcount.1 2> /dev/null | grep -q -- "--max-params" 
 bash -c 'source /usr/share/bash-completion/completions/headcount; complete -p headcount' | grep -q "_headcount headcount" ||
   fail "the bash completion is not registered"
 words=$(bash -c 'source /usr/share/bash-completion/completions/headcount; COMP_WORDS=(headcount audit --format ""); COMP_CWORD=3; _headcount; echo "${COMPREPLY[*]}"')
-[ "$words" = "text json jsonl markdown sarif github" ] || fail "bash completes --format with '$words'"
+[ "$words" = "text json jsonl markdown sarif github html" ] || fail "bash completes --format with '$words'"
 zsh -n /usr/share/zsh/vendor-completions/_headcount || fail "the zsh completion does not parse"
 zsh -c 'autoload -U compinit && compinit -u && [[ ${_comps[headcount]} == _headcount ]]' || fail "zsh does not register the completion"
 [ -f /usr/share/headcount/headcount.schema.json ] || fail "the JSON Schema is not installed"

@@ -199,3 +199,5 @@ def test_report_reads_like_the_json():
         r.parameters.stored = 1
     assert "attention_blocks" in dir(r)
     assert r.explain_block(0).startswith("block 0 of ")
+    cli = subprocess.run([BIN, "audit", os.path.join(SAMPLES, "bert_tiny.onnx"), "-f", "html"], capture_output=True, text=True)
+    assert r._repr_html_() == cli.stdout

@@ -1,0 +1,377 @@
+// html.cpp: one self-contained HTML page for a run: inline CSS and SVG, no script, nothing
+// fetched (a Content-Security-Policy forbids it). Every drawn size comes from the same numbers as
+// the JSON report, and every segment carries its exact count in a <title> (shown on hover) and a
+// data-count attribute. Colours are the Okabe-Ito palette, each paired with a pattern and a label,
+// so the drawing survives greyscale printing and colour-blindness.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "layout.h"
+#include "renderers.h"
+
+namespace headcount::renderers {
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string share(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "0%";
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << 100.0 * static_cast<double>(part) / static_cast<double>(whole) << "%";
+  return s.str();
+}
+
+// Coordinates in SVG user units, with enough digits that a segment is placed within a pixel.
+std::string num(double v) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(3);
+  s << v;
+  return s.str();
+}
+
+struct Part {
+  const char* id;     // CSS class and pattern: "q", "ffn"
+  std::string label;  // "attention Q"
+  uint64_t count;
+};
+
+constexpr const char* kStyle = R"(
+:root{--q:#0072B2;--k:#E69F00;--v:#009E73;--o:#CC79A7;--x:#56B4E9;--emb:#D55E00;--ffn:#F0E442;--exp:#999933;
+--rt:#882255;--norm:#44AA99;--buf:#BBBBBB;--other:#666666}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#111;background:#fff;max-width:1100px;
+margin:0 auto;padding:0 12px 40px}
+h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:2px solid #111;padding-bottom:2px;word-break:break-all}
+h3{font-size:1.05em;margin-top:1.6em}h4{font-size:1em;margin:1.2em 0 .3em}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:.4em 0}th,td{padding:2px 10px 2px 0;text-align:left;
+vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+svg{display:block;width:100%;height:auto}svg text{font:11px system-ui,sans-serif;fill:#111}
+.swatch{display:inline-block;width:1.6em;height:1em;vertical-align:middle;border:1px solid #111;margin-right:.4em}
+.error{color:#a00;font-weight:600}.sev-error{border-left:4px solid #a00}.sev-warning{border-left:4px solid #b60}
+.sev-info{border-left:4px solid #06c}li.finding{padding-left:.5em;margin:.4em 0;list-style:none}
+.facts{color:#333}.matrices{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-end}
+.matrix{flex:0 0 auto;margin:0}.matrix svg{width:auto}.matrix figcaption{font-size:.85em}
+code{font-family:ui-monospace,monospace;font-size:.92em;word-break:break-all}
+@media print{a{color:#111}}
+)";
+
+// One pattern per part: a fill colour and a line or dot texture that tells the parts apart
+// without colour.
+void patterns(std::ostream& out) {
+  struct P {
+    const char* id;
+    const char* colour;
+    const char* mark;
+  };
+  static const P kPatterns[] = {
+      {"q", "var(--q)", ""},
+      {"k", "var(--k)", "<path d='M0 6L6 0' stroke='#111' stroke-width='1'/>"},
+      {"v", "var(--v)", "<circle cx='3' cy='3' r='1' fill='#111'/>"},
+      {"o", "var(--o)", "<path d='M0 0L6 6' stroke='#111' stroke-width='1'/>"},
+      {"x", "var(--x)", "<path d='M3 0V6' stroke='#111' stroke-width='1'/>"},
+      {"emb", "var(--emb)", "<path d='M0 3H6' stroke='#111' stroke-width='1'/>"},
+      {"ffn", "var(--ffn)", "<path d='M0 6L6 0M0 0L6 6' stroke='#111' stroke-width='.8'/>"},
+      {"exp", "var(--exp)", "<rect x='2' y='2' width='2' height='2' fill='#111'/>"},
+      {"rt", "var(--rt)", "<path d='M0 1H6M0 4H6' stroke='#fff' stroke-width='1'/>"},
+      {"norm", "var(--norm)", "<path d='M1 0V6M4 0V6' stroke='#111' stroke-width='.8'/>"},
+      {"buf", "var(--buf)", "<circle cx='1.5' cy='1.5' r='.8' fill='#111'/><circle cx='4.5' cy='4.5' r='.8' fill='#111'/>"},
+      {"other", "var(--other)", "<path d='M0 6L6 0' stroke='#fff' stroke-width='1'/>"},
+  };
+  out << "<svg width='0' height='0' style='position:absolute' aria-hidden='true'><defs>";
+  for (const auto& p : kPatterns) {
+    out << "<pattern id='p-" << p.id << "' width='6' height='6' patternUnits='userSpaceOnUse'><rect width='6' height='6' fill='"
+        << p.colour << "'/>" << p.mark << "</pattern>";
+  }
+  out << "</defs></svg>\n";
+}
+
+std::string swatch(const char* id) {
+  return "<svg class='swatch' viewBox='0 0 12 8' aria-hidden='true'><rect width='12' height='8' fill='url(#p-" + std::string(id) +
+         ")'/></svg>";
+}
+
+// The parts of the stored parameters, attention split by role when the roles add up to it (a
+// tensor shared by blocks or roles would be drawn twice otherwise).
+std::vector<Part> parts_of(const Audit& a) {
+  const Composition& c = a.composition;
+  uint64_t q = 0, k = 0, v = 0, o = 0, x = 0;
+  for (const auto& b : a.attention.blocks) {
+    q += b.q.total();
+    k += b.k.total();
+    v += b.v.total();
+    o += b.o.total();
+    for (const auto& e : b.extras) x += e.elements;
+  }
+  std::vector<Part> parts = {{"emb", "embeddings", c.embeddings}};
+  if (q + k + v + o + x == c.attention) {
+    parts.push_back({"q", "attention Q", q});
+    parts.push_back({"k", "attention K", k});
+    parts.push_back({"v", "attention V", v});
+    parts.push_back({"o", "attention O", o});
+    parts.push_back({"x", "attention extras", x});
+  } else {
+    parts.push_back({"q", "attention (Q/K/V/O and extras; tensors shared by blocks counted once)", c.attention});
+  }
+  parts.push_back({"ffn", "feed-forward", c.feed_forward});
+  if (!a.experts.layers.empty()) {
+    parts.push_back({"exp", "routed experts", c.routed_experts});
+    parts.push_back({"rt", "routers", c.routers});
+  }
+  parts.push_back({"norm", "norms", c.norms});
+  parts.push_back({"buf", "buffers", c.buffers});
+  parts.push_back({"other", "everything else", c.other});
+  return parts;
+}
+
+// A horizontal bar: one rect per part, widths in proportion to `whole`, in a 1000-unit-wide box.
+void bar(std::ostream& out, const std::vector<Part>& parts, uint64_t whole, const std::string& what, double height = 28) {
+  out << "<svg class='bar' viewBox='0 0 1000 " << num(height) << "' preserveAspectRatio='none' role='img' aria-label='"
+      << esc(what) << "' data-total='" << whole << "'>";
+  double x = 0;
+  for (const auto& p : parts) {
+    if (p.count == 0 || whole == 0) continue;
+    double w = 1000.0 * static_cast<double>(p.count) / static_cast<double>(whole);
+    out << "<rect class='seg seg-" << p.id << "' x='" << num(x) << "' y='0' width='" << num(w) << "' height='" << num(height)
+        << "' fill='url(#p-" << p.id << ")' data-count='" << p.count << "'><title>" << esc(p.label) << ": "
+        << with_commas(p.count) << " parameters (" << share(p.count, whole) << ")</title></rect>";
+    x += w;
+  }
+  out << "</svg>\n";
+}
+
+// The blocks, one row each, their Q/K/V/O and extras to one scale: an odd layer stands out.
+void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
+  uint64_t widest = 0;
+  for (const auto& b : a.attention.blocks) widest = std::max(widest, b.total);
+  if (widest == 0) return;
+  const double row = 22, label = 160, span = 1000 - label;
+  size_t n = a.attention.blocks.size();
+  out << "<svg class='layers' viewBox='0 0 1000 " << num(row * static_cast<double>(n)) << "' role='img' aria-label='attention "
+      << "parameters per block' data-widest='" << widest << "'>";
+  for (size_t i = 0; i < n; ++i) {
+    const AttentionBlock& b = a.attention.blocks[i];
+    double y = row * static_cast<double>(i), x = label;
+    out << "<a href='#" << anchor << "-block-" << b.index << "'><text x='0' y='" << num(y + 15) << "'>" << b.index << " "
+        << esc(b.name.size() > 22 ? b.name.substr(0, 21) + "…" : b.name) << "</text></a>";
+    uint64_t extras = 0;
+    for (const auto& e : b.extras) extras += e.elements;
+    Part roles[] = {{"q", "Q", b.q.total()}, {"k", "K", b.k.total()}, {"v", "V", b.v.total()}, {"o", "O", b.o.total()},
+                    {"x", "extras", extras}};
+    for (const auto& p : roles) {
+      if (p.count == 0) continue;
+      double w = span * static_cast<double>(p.count) / static_cast<double>(widest);
+      out << "<rect class='seg seg-" << p.id << "' x='" << num(x) << "' y='" << num(y + 3) << "' width='" << num(w)
+          << "' height='16' fill='url(#p-" << p.id << ")' data-count='" << p.count << "'><title>block " << b.index << " "
+          << p.label << ": " << with_commas(p.count) << " parameters</title></rect>";
+      x += w;
+    }
+  }
+  out << "</svg>\n";
+}
+
+// One projection matrix to scale (its input features down, its output features across), split
+// into its heads: Q and K and V by output columns, O by input rows.
+void matrix(std::ostream& out, const char* role, const char* id, const Projection& p, double scale, std::optional<int64_t> heads,
+            std::optional<int64_t> per_head, bool rows) {
+  if (!p.found || p.in_width <= 0 || p.out_width <= 0) return;
+  double w = std::max(1.0, static_cast<double>(p.out_width) * scale), h = std::max(1.0, static_cast<double>(p.in_width) * scale);
+  out << "<figure class='matrix'><svg width='" << num(w + 2) << "' height='" << num(h + 2) << "' viewBox='-1 -1 " << num(w + 2)
+      << " " << num(h + 2) << "' role='img' aria-label='" << role << " " << p.in_width << " by " << p.out_width
+      << "'><rect class='proj proj-" << id << "' x='0' y='0' width='" << num(w) << "' height='" << num(h) << "' fill='url(#p-"
+      << id << ")' stroke='#111' stroke-width='1' data-in='" << p.in_width << "' data-out='" << p.out_width << "' data-count='"
+      << p.total() << "'><title>" << role << ": " << p.in_width << " × " << p.out_width << ", " << with_commas(p.total())
+      << " parameters</title></rect>";
+  int64_t span = rows ? p.in_width : p.out_width;
+  if (heads && per_head && *heads > 1 && *per_head > 0 && *heads <= 512 && *heads * *per_head == span) {
+    for (int64_t i = 1; i < *heads; ++i) {
+      double at = static_cast<double>(i * *per_head) * scale;
+      if (rows) out << "<line x1='0' x2='" << num(w) << "' y1='" << num(at) << "' y2='" << num(at) << "' stroke='#fff' stroke-width='1'/>";
+      else out << "<line y1='0' y2='" << num(h) << "' x1='" << num(at) << "' x2='" << num(at) << "' stroke='#fff' stroke-width='1'/>";
+    }
+  }
+  out << "</svg><figcaption>" << role << " " << p.in_width << " × " << p.out_width;
+  if (heads && per_head) out << ": " << *heads << " heads × " << *per_head;
+  out << "</figcaption></figure>";
+}
+
+void block_section(std::ostream& out, const Audit& a, const AttentionBlock& b, const std::string& anchor) {
+  out << "<section class='block' id='" << anchor << "-block-" << b.index << "'><h4>block " << b.index << ": " << esc(b.name)
+      << "</h4>\n<p class='facts'>" << esc(b.form) << ", " << esc(b.kind) << "-attention; heads "
+      << (b.heads ? std::to_string(*b.heads) : "unknown");
+  if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " (" << *b.kv_heads << " K/V)";
+  out << ", width " << (b.width > 0 ? std::to_string(b.width) : "unknown") << "; " << with_commas(b.total) << " parameters";
+  if (b.standard) out << " (" << share(b.total, b.standard) << " of the standard " << with_commas(b.standard) << ")";
+  out << ". <small>" << esc(b.heads_from) << "</small></p>\n";
+  int64_t largest = 1;
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) largest = std::max({largest, b.projection(r).in_width, b.projection(r).out_width});
+  double scale = 240.0 / static_cast<double>(largest);
+  std::optional<int64_t> kv = b.kv_heads ? b.kv_heads : b.heads;
+  std::optional<int64_t> dk = b.k_head_dim ? b.k_head_dim : b.head_dim;
+  out << "<div class='matrices'>";
+  matrix(out, "Q", "q", b.q, scale, b.heads, b.head_dim, false);
+  matrix(out, "K", "k", b.k, scale, kv, dk, false);
+  matrix(out, "V", "v", b.v, scale, kv, b.v_head_dim, false);
+  matrix(out, "O", "o", b.o, scale, b.heads, b.v_head_dim, true);
+  out << "</div>\n";
+  if (b.latent) out << "<p class='facts'>multi-head latent attention: " << esc(b.latent->from) << "</p>\n";
+  std::vector<std::pair<size_t, const Finding*>> mine;
+  for (size_t i = 0; i < a.findings.size(); ++i) {
+    if (a.findings[i].block && *a.findings[i].block == b.index) mine.push_back({i, &a.findings[i]});
+  }
+  if (!mine.empty()) {
+    out << "<p>findings: ";
+    for (size_t i = 0; i < mine.size(); ++i) {
+      out << (i ? ", " : "") << "<a href='#" << anchor << "-finding-" << mine[i].first << "'>" << esc(mine[i].second->rule) << "</a>";
+    }
+    out << "</p>\n";
+  }
+  out << "</section>\n";
+}
+
+void model_section(std::ostream& out, const FileResult& f, size_t index, bool gates_configured) {
+  std::string anchor = "m" + std::to_string(index);
+  out << "<section class='model' id='" << anchor << "'><h2>" << esc(f.path) << "</h2>\n";
+  if (!f.audit) {
+    out << "<p class='error'>headcount: error: " << esc(f.path) << ": " << esc(f.error) << "</p></section>\n";
+    return;
+  }
+  const Audit& a = *f.audit;
+  int counts[3] = {0, 0, 0};
+  for (const auto& x : a.findings) ++counts[static_cast<int>(x.severity)];
+  out << "<div class='scroll'><table class='summary'>";
+  auto row = [&](const std::string& k, const std::string& v) { out << "<tr><th>" << k << "</th><td class='n'>" << v << "</td></tr>"; };
+  row("parameters (as the framework counts them)", with_commas(a.framework.parameters));
+  row("stored", with_commas(a.inventory.stored));
+  row("unique (duplicate copies removed)", with_commas(a.unique));
+  row("attention", with_commas(a.attention.parameters));
+  if (a.active_parameters) row("active per token (experts)", with_commas(*a.active_parameters));
+  row("attention blocks", std::to_string(a.attention.blocks.size()));
+  row("heads", esc(heads_summary(a)));
+  row("findings", std::to_string(counts[2]) + " errors, " + std::to_string(counts[1]) + " warnings, " +
+                      std::to_string(counts[0]) + " info");
+  if (gates_configured) row("gates", f.gates.empty() ? "passed" : std::to_string(f.gates.size()) + " failed");
+  out << "</table></div>\n";
+  for (const auto& g : f.gates) out << "<p class='error'>gate " << esc(g.gate) << ": " << esc(g.message) << "</p>\n";
+
+  out << "<h3>Where the parameters are</h3>\n";
+  std::vector<Part> parts = parts_of(a);
+  bar(out, parts, a.inventory.stored, "the stored parameters by part");
+  out << "<div class='scroll'><table class='parts'><tr><th>part</th><th class='n'>parameters</th><th class='n'>share</th></tr>";
+  for (const auto& p : parts) {
+    out << "<tr><td>" << swatch(p.id) << esc(p.label) << "</td><td class='n'>" << with_commas(p.count) << "</td><td class='n'>"
+        << share(p.count, a.inventory.stored) << "</td></tr>";
+  }
+  out << "</table></div>\n";
+  if (!a.attention.blocks.empty()) {
+    out << "<h3>Attention, block by block</h3>\n<p>Q " << swatch("q") << " K " << swatch("k") << " V " << swatch("v") << " O "
+        << swatch("o") << " extras " << swatch("x") << "to one scale; feed-forward layers are in the bar above.</p>\n";
+    layers(out, a, anchor);
+    out << "<h3>Blocks</h3>\n<p>Each projection drawn to scale, input features down and output features across, split "
+           "into its heads.</p>\n";
+    for (const auto& b : a.attention.blocks) block_section(out, a, b, anchor);
+  }
+  if (!a.findings.empty()) {
+    out << "<h3>Findings</h3>\n<ol>";
+    for (size_t i = 0; i < a.findings.size(); ++i) {
+      const Finding& x = a.findings[i];
+      out << "<li class='finding sev-" << severity_name(x.severity) << "' id='" << anchor << "-finding-" << i << "'><strong>"
+          << severity_name(x.severity) << "</strong> <code>" << esc(x.rule) << "</code>";
+      if (x.block) out << " <a href='#" << anchor << "-block-" << *x.block << "'>block " << *x.block << "</a>";
+      out << ": " << esc(x.message) << "</li>";
+    }
+    out << "</ol>\n";
+  }
+  out << "</section>\n";
+}
+
+void head(std::ostream& out, const std::string& title) {
+  out << "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+         "<title>"
+      << esc(title) << "</title><style>" << kStyle << "</style></head><body>\n";
+  patterns(out);
+}
+
+}  // namespace
+
+void write_diff_html(const Diff& d, std::ostream& out) {
+  head(out, "headcount diff");
+  out << "<h1>headcount diff</h1>\n<p class='outcome'><strong>" << esc(d.outcome) << "</strong></p>\n";
+  // Both models to one scale: the larger stored count fills the width.
+  uint64_t whole = 0;
+  for (const DiffSide* s : {&d.a, &d.b}) whole = std::max<uint64_t>(whole, s->stored.value_or(0));
+  for (const auto& [label, s] : {std::pair<const char*, const DiffSide*>{"A", &d.a}, {"B", &d.b}}) {
+    out << "<h3>" << label << ": " << esc(s->path) << "</h3>\n";
+    if (s->audit && whole) {
+      std::vector<Part> parts = parts_of(*s->audit);
+      bar(out, parts, whole, std::string(label) + ": the stored parameters by part, to the larger model's scale");
+    } else {
+      out << "<p>a baseline report: " << (s->stored ? with_commas(*s->stored) + " stored parameters" : std::string()) << "</p>\n";
+    }
+  }
+  out << "<div class='scroll'><table class='totals'><tr><th></th><th class='n'>A</th><th class='n'>B</th><th class='n'>change</th></tr>";
+  for (const auto& c : d.totals) {
+    out << "<tr><th>" << esc(c.what) << "</th><td class='n'>" << esc(c.a) << "</td><td class='n'>" << esc(c.b) << "</td><td class='n'>"
+        << (c.delta ? (*c.delta == 0 ? std::string("unchanged") : (*c.delta > 0 ? "+" : "−") +
+                                                                      with_commas(static_cast<uint64_t>(*c.delta < 0 ? -*c.delta : *c.delta)))
+                    : std::string())
+        << "</td></tr>";
+  }
+  out << "</table></div>\n";
+  for (const auto& b : d.blocks) {
+    out << "<h4>block " << b.index << "</h4><div class='scroll'><table>";
+    for (const auto& c : b.changes) {
+      out << "<tr><th>" << esc(c.what) << "</th><td class='n'>" << esc(c.a) << "</td><td>→</td><td class='n'>" << esc(c.b) << "</td></tr>";
+    }
+    out << "</table></div>\n";
+  }
+  if (!d.findings_added.empty() || !d.findings_removed.empty()) {
+    out << "<h3>Findings</h3><ul>";
+    for (const auto& f : d.findings_added) out << "<li>+ " << esc(f) << "</li>";
+    for (const auto& f : d.findings_removed) out << "<li>− " << esc(f) << "</li>";
+    out << "</ul>\n";
+  }
+  out << "</body></html>\n";
+}
+
+void write_html(const Run& run, const RenderOptions&, std::ostream& out) {
+  head(out, "headcount " + (run.files.size() == 1 ? run.files[0].path : std::to_string(run.files.size()) + " models"));
+  out << "<h1>headcount " << kVersion << "</h1>\n";
+  if (run.files.size() > 1) {
+    out << "<div class='scroll'><table class='runs'><tr><th>model</th><th class='n'>parameters</th><th class='n'>attention</th>"
+           "<th class='n'>blocks</th></tr>";
+    for (size_t i = 0; i < run.files.size(); ++i) {
+      const FileResult& f = run.files[i];
+      out << "<tr><td><a href='#m" << i << "'>" << esc(f.path) << "</a></td>";
+      if (f.audit) {
+        out << "<td class='n'>" << with_commas(f.audit->framework.parameters) << "</td><td class='n'>"
+            << with_commas(f.audit->attention.parameters) << "</td><td class='n'>" << f.audit->attention.blocks.size() << "</td>";
+      } else {
+        out << "<td colspan='3' class='error'>error: " << esc(f.error) << "</td>";
+      }
+      out << "</tr>";
+    }
+    out << "</table></div>\n";
+  }
+  for (size_t i = 0; i < run.files.size(); ++i) model_section(out, run.files[i], i, run.gates_configured);
+  out << "</body></html>\n";
+}
+
+}  // namespace headcount::renderers
