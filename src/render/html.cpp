@@ -5,7 +5,10 @@
 // so the drawing survives greyscale printing and colour-blindness.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "layout.h"
 #include "renderers.h"
@@ -60,13 +63,14 @@ margin:0 auto;padding:0 12px 40px}
 h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:2px solid #111;padding-bottom:2px;word-break:break-all}
 h3{font-size:1.05em;margin-top:1.6em}h4{font-size:1em;margin:1.2em 0 .3em}
 .scroll{overflow-x:auto}table{border-collapse:collapse;margin:.4em 0}th,td{padding:2px 10px 2px 0;text-align:left;
-vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+p,li,figcaption,small,h2,h3,h4{overflow-wrap:anywhere}.layers{min-width:600px}
 svg{display:block;width:100%;height:auto}svg text{font:11px system-ui,sans-serif;fill:#111}
 .swatch{display:inline-block;width:1.6em;height:1em;vertical-align:middle;border:1px solid #111;margin-right:.4em}
 .error{color:#a00;font-weight:600}.sev-error{border-left:4px solid #a00}.sev-warning{border-left:4px solid #b60}
 .sev-info{border-left:4px solid #06c}li.finding{padding-left:.5em;margin:.4em 0;list-style:none}
 .facts{color:#333}.matrices{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-end}
-.matrix{flex:0 0 auto;margin:0}.matrix svg{width:auto}.matrix figcaption{font-size:.85em}
+.matrix{flex:0 1 auto;margin:0;max-width:100%}.matrix svg{width:auto;max-width:100%;height:auto}.matrix figcaption{font-size:.85em}
 code{font-family:ui-monospace,monospace;font-size:.92em;word-break:break-all}
 @media print{a{color:#111}}
 )";
@@ -155,15 +159,50 @@ void bar(std::ostream& out, const std::vector<Part>& parts, uint64_t whole, cons
   out << "</svg>\n";
 }
 
-// The blocks, one row each, their Q/K/V/O and extras to one scale: an odd layer stands out.
+// The feed-forward parameters that follow each block in the graph's order: a feed-forward tensor
+// belongs to the last block whose attention core comes before the first node that reads it (in
+// the same graph). Tensors before the first block, or in another graph, are left out.
+std::vector<uint64_t> feed_forward_after(const Audit& a) {
+  const Model& m = a.model;
+  std::vector<uint64_t> ffn(a.attention.blocks.size(), 0);
+  if (ffn.empty() || a.composition.part_of.size() != m.weights.size()) return ffn;
+  std::vector<int64_t> position(m.nodes.size(), -1);
+  for (const auto& g : m.graphs) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) position[static_cast<size_t>(g.nodes[i])] = static_cast<int64_t>(i);
+  }
+  std::vector<std::pair<int64_t, size_t>> cores;  // (position, block) in the core's graph
+  for (size_t i = 0; i < a.attention.blocks.size(); ++i) {
+    int core = a.attention.blocks[i].core_node;
+    if (core >= 0) cores.push_back({position[static_cast<size_t>(core)], i});
+  }
+  std::sort(cores.begin(), cores.end());
+  for (size_t w = 0; w < m.weights.size(); ++w) {
+    if (a.composition.part_of[w] != headcount::Part::FeedForward || m.weights[w].consumers.empty()) continue;
+    int first = m.weights[w].consumers[0];
+    int64_t at = position[static_cast<size_t>(first)];
+    for (int c : m.weights[w].consumers) at = std::min(at, position[static_cast<size_t>(c)]);
+    size_t owner = SIZE_MAX;
+    for (const auto& [p, i] : cores) {
+      if (p < at && m.nodes[static_cast<size_t>(a.attention.blocks[i].core_node)].graph == m.nodes[static_cast<size_t>(first)].graph) {
+        owner = i;
+      }
+    }
+    if (owner != SIZE_MAX) ffn[owner] += m.weights[w].elements;
+  }
+  return ffn;
+}
+
+// The blocks, one row each, their Q/K/V/O, extras and the feed-forward after them to one scale:
+// an odd layer stands out.
 void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
+  std::vector<uint64_t> ffn = feed_forward_after(a);
   uint64_t widest = 0;
-  for (const auto& b : a.attention.blocks) widest = std::max(widest, b.total);
+  for (size_t i = 0; i < a.attention.blocks.size(); ++i) widest = std::max(widest, a.attention.blocks[i].total + ffn[i]);
   if (widest == 0) return;
   const double row = 22, label = 160, span = 1000 - label;
   size_t n = a.attention.blocks.size();
-  out << "<svg class='layers' viewBox='0 0 1000 " << num(row * static_cast<double>(n)) << "' role='img' aria-label='attention "
-      << "parameters per block' data-widest='" << widest << "'>";
+  out << "<div class='scroll'><svg class='layers' viewBox='0 0 1000 " << num(row * static_cast<double>(n))
+      << "' role='img' aria-label='attention parameters per block' data-widest='" << widest << "'>";
   for (size_t i = 0; i < n; ++i) {
     const AttentionBlock& b = a.attention.blocks[i];
     double y = row * static_cast<double>(i), x = label;
@@ -172,7 +211,7 @@ void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
     uint64_t extras = 0;
     for (const auto& e : b.extras) extras += e.elements;
     Part roles[] = {{"q", "Q", b.q.total()}, {"k", "K", b.k.total()}, {"v", "V", b.v.total()}, {"o", "O", b.o.total()},
-                    {"x", "extras", extras}};
+                    {"x", "extras", extras}, {"ffn", "feed-forward after it", ffn[i]}};
     for (const auto& p : roles) {
       if (p.count == 0) continue;
       double w = span * static_cast<double>(p.count) / static_cast<double>(widest);
@@ -182,7 +221,7 @@ void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
       x += w;
     }
   }
-  out << "</svg>\n";
+  out << "</svg></div>\n";
 }
 
 // One projection matrix to scale (its input features down, its output features across), split
@@ -210,6 +249,52 @@ void matrix(std::ostream& out, const char* role, const char* id, const Projectio
   out << "</figcaption></figure>";
 }
 
+// A packed Q/K/V tensor drawn once, as stored, with each role's share marked: the roles whose
+// weight share is a parsable column or row range of one 2-D tensor.
+void packed(std::ostream& out, const Model& m, const AttentionBlock& b) {
+  struct Range {
+    const char* role;
+    const char* id;
+    bool rows;
+    int64_t begin, end;
+  };
+  std::map<int, std::vector<Range>> by_weight;
+  for (auto [role, id, p] : {std::tuple<const char*, const char*, const Projection*>{"Q", "q", &b.q}, {"K", "k", &b.k}, {"V", "v", &b.v}}) {
+    for (const auto& t : p->tensors) {
+      if (t.bias || t.slice.empty()) continue;
+      long long from = 0, to = 0, of = 0;
+      char axis[16] = {0};
+      if (std::sscanf(t.slice.c_str(), "%15s %lld:%lld of %lld", axis, &from, &to, &of) != 4) continue;
+      bool rows = std::string(axis) == "rows";
+      if (!rows && std::string(axis) != "columns") continue;
+      by_weight[t.weight].push_back({role, id, rows, from, to});
+    }
+  }
+  for (const auto& [wi, ranges] : by_weight) {
+    const Weight& w = m.weights[static_cast<size_t>(wi)];
+    if (ranges.size() < 2 || w.dims.size() != 2 || w.dims[0] <= 0 || w.dims[1] <= 0) continue;
+    int64_t r = w.dims[0], c = w.dims[1];
+    double scale = 360.0 / static_cast<double>(std::max(r, c));
+    double wd = std::max(1.0, static_cast<double>(c) * scale), ht = std::max(1.0, static_cast<double>(r) * scale);
+    out << "<figure class='matrix packed'><svg width='" << num(wd + 2) << "' height='" << num(ht + 2) << "' viewBox='-1 -1 "
+        << num(wd + 2) << " " << num(ht + 2) << "' role='img' aria-label='packed tensor " << esc(w.name) << "'>";
+    std::string caption;
+    for (const auto& x : ranges) {
+      int64_t span = x.rows ? r : c;
+      if (x.begin < 0 || x.end > span || x.begin >= x.end) continue;
+      double from = static_cast<double>(x.begin) * scale, len = static_cast<double>(x.end - x.begin) * scale;
+      out << "<rect class='share share-" << x.id << "' x='" << num(x.rows ? 0 : from) << "' y='" << num(x.rows ? from : 0)
+          << "' width='" << num(x.rows ? wd : len) << "' height='" << num(x.rows ? len : ht) << "' fill='url(#p-" << x.id
+          << ")'><title>" << x.role << ": " << (x.rows ? "rows " : "columns ") << x.begin << ":" << x.end << " of "
+          << span << "</title></rect>";
+      caption += std::string(caption.empty() ? "" : ", ") + x.role + " " + std::to_string(x.begin) + ":" + std::to_string(x.end);
+    }
+    out << "<rect x='0' y='0' width='" << num(wd) << "' height='" << num(ht) << "' fill='none' stroke='#111'/></svg>"
+        << "<figcaption>one stored tensor <code>" << esc(w.name) << "</code> [" << r << ", " << c << "], "
+        << (ranges[0].rows ? "rows" : "columns") << " " << esc(caption) << "</figcaption></figure>";
+  }
+}
+
 void block_section(std::ostream& out, const Audit& a, const AttentionBlock& b, const std::string& anchor) {
   out << "<section class='block' id='" << anchor << "-block-" << b.index << "'><h4>block " << b.index << ": " << esc(b.name)
       << "</h4>\n<p class='facts'>" << esc(b.form) << ", " << esc(b.kind) << "-attention; heads "
@@ -228,6 +313,7 @@ void block_section(std::ostream& out, const Audit& a, const AttentionBlock& b, c
   matrix(out, "K", "k", b.k, scale, kv, dk, false);
   matrix(out, "V", "v", b.v, scale, kv, b.v_head_dim, false);
   matrix(out, "O", "o", b.o, scale, b.heads, b.v_head_dim, true);
+  packed(out, a.model, b);
   out << "</div>\n";
   if (b.latent) out << "<p class='facts'>multi-head latent attention: " << esc(b.latent->from) << "</p>\n";
   std::vector<std::pair<size_t, const Finding*>> mine;
@@ -280,7 +366,8 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
   out << "</table></div>\n";
   if (!a.attention.blocks.empty()) {
     out << "<h3>Attention, block by block</h3>\n<p>Q " << swatch("q") << " K " << swatch("k") << " V " << swatch("v") << " O "
-        << swatch("o") << " extras " << swatch("x") << "to one scale; feed-forward layers are in the bar above.</p>\n";
+        << swatch("o") << " extras " << swatch("x") << " feed-forward after the block " << swatch("ffn")
+        << " to one scale.</p>\n";
     layers(out, a, anchor);
     out << "<h3>Blocks</h3>\n<p>Each projection drawn to scale, input features down and output features across, split "
            "into its heads.</p>\n";

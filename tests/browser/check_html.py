@@ -64,6 +64,16 @@ for (const r of document.querySelectorAll('rect.proj')) {
     din: Number(r.dataset.in), dout: Number(r.dataset.out), width: b.width, height: b.height,
     title: r.querySelector('title').textContent});
 }
+out.packed = [];
+for (const fig of document.querySelectorAll('figure.packed')) {
+  const outline = fig.querySelector('svg > rect:last-of-type').getBoundingClientRect();
+  for (const r of fig.querySelectorAll('rect.share')) {
+    const b = r.getBoundingClientRect();
+    out.packed.push({title: r.querySelector('title').textContent, width: b.width, height: b.height,
+                     total_width: outline.width, total_height: outline.height});
+  }
+}
+out.overflow = document.documentElement.scrollWidth - window.innerWidth;
 return out;
 """
 
@@ -121,7 +131,17 @@ def check_page(driver, html_path, report, failures):
             if abs(mx["width"] - want) > 1.5:
                 failures.append(f"{name}: block {index} {role} is {mx['width']:.1f} × {mx['height']:.1f} px, "
                                 f"not {mx['dout']} : {mx['din']}")
-    return len(bar["segs"]) + sum(len(l["segs"]) for l in m["layers"]) + len(m["matrices"])
+    for s in m["packed"]:  # "Q: columns 0:32 of 96"
+        axis, span = s["title"].split(": ")[1].split(" ", 1)
+        begin, rest = span.split(":")
+        end, whole = rest.split(" of ")
+        share = (int(end) - int(begin)) / int(whole)
+        got, want = (s["height"], s["total_height"] * share) if axis == "rows" else (s["width"], s["total_width"] * share)
+        if abs(got - want) > 1:
+            failures.append(f"{name}: packed share '{s['title']}' is {got:.2f} px, its share is {want:.2f} px")
+    if m["overflow"] > 1:
+        failures.append(f"{name}: the page is {m['overflow']} px wider than the window")
+    return len(bar["segs"]) + sum(len(l["segs"]) for l in m["layers"]) + len(m["matrices"]) + len(m["packed"])
 
 
 def main():
@@ -136,7 +156,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         driver = browser(1280)
         try:
-            for name in sorted(f for f in os.listdir(samples) if f.endswith(".onnx")):
+            names = sorted(f for f in os.listdir(samples) if f.endswith(".onnx"))
+            for name in names:
                 model = os.path.join(os.path.basename(samples), name)  # named as a user in the repository would
                 html = os.path.join(work, name + ".html")
                 subprocess.run([binary, "audit", model, "-f", "html", "-o", html], check=True, cwd=root)
@@ -144,6 +165,14 @@ def main():
                                                    capture_output=True, text=True).stdout)["models"][0]
                 measured += check_page(driver, html, report, failures)
                 pages += 1
+            # The same pages in a phone-sized window: nothing wider than the screen.
+            driver.set_window_size(360, 800)
+            for name in names:
+                driver.get("file://" + os.path.join(work, name + ".html"))
+                overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+                if overflow > 1:
+                    failures.append(f"{name} at 360 px: the page is {overflow} px wider than the window")
+            driver.set_window_size(1280, 900)
             # headcount diff's page: both bars to the larger model's scale, no error, no request.
             diff = os.path.join(work, "diff.html")
             subprocess.run([binary, "diff", "samples/mha_heads4.onnx", "samples/mha_heads12.onnx", "-f", "html", "-o", diff],
