@@ -364,6 +364,26 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
         << share(p.count, a.inventory.stored) << "</td></tr>";
   }
   out << "</table></div>\n";
+  {
+    const Cost& c = a.cost;
+    out << "<h3>Inference cost</h3>\n<div class='scroll'><table class='cost'>";
+    auto crow = [&](const std::string& k, const std::string& v) { out << "<tr><th>" << k << "</th><td class='n'>" << v << "</td></tr>"; };
+    std::string bound = c.kv_lower_bound ? "at least " : "";
+    crow("K/V cache per token", bound + with_commas(c.kv_bytes_per_token) + " bytes");
+    if (c.kv_bytes_at_context) {
+      crow("K/V cache at " + with_commas(c.context) + " tokens, batch " + with_commas(c.batch),
+           bound + with_commas(*c.kv_bytes_at_context) + " bytes");
+    }
+    if (c.cross_kv_bytes_per_encoder_token) crow("cross-attention K/V per encoder token", with_commas(c.cross_kv_bytes_per_encoder_token) + " bytes");
+    crow("MACs per token at " + with_commas(c.context) + " tokens", (c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token));
+    if (c.prefill_macs) crow("prefill of " + with_commas(c.context) + " tokens", with_commas(*c.prefill_macs) + " MACs");
+    out << "</table></div>\n";
+    if (!c.notes.empty()) {
+      out << "<ul>";
+      for (const auto& n : c.notes) out << "<li>" << esc(n) << "</li>";
+      out << "</ul>\n";
+    }
+  }
   if (!a.attention.blocks.empty()) {
     out << "<h3>Attention, block by block</h3>\n<p>Q " << swatch("q") << " K " << swatch("k") << " V " << swatch("v") << " O "
         << swatch("o") << " extras " << swatch("x") << " feed-forward after the block " << swatch("ffn")
