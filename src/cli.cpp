@@ -257,6 +257,9 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
   } catch (const InputError& e) {
     err << "headcount: error: " << one_line(d.a) << ": " << one_line(e.what()) << "\n";
     return kExitInput;
+  } catch (const std::bad_alloc&) {
+    err << "headcount: error: " << one_line(d.a) << ": out of memory while reading the model\n";
+    return kExitInput;
   }
   std::string ext = std::filesystem::path(d.b).extension().string();
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -272,6 +275,9 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
     }
   } catch (const InputError& e) {
     err << "headcount: error: " << one_line(d.b) << ": " << one_line(e.what()) << "\n";
+    return kExitInput;
+  } catch (const std::bad_alloc&) {
+    err << "headcount: error: " << one_line(d.b) << ": out of memory while reading the model\n";
     return kExitInput;
   }
   Diff diff = compare_sides(diff_side(d.a, *a), b ? diff_side(d.b, *b) : diff_side(d.b, *baseline));

@@ -161,12 +161,13 @@ Diff compare_sides(DiffSide a, DiffSide b) {
     if (!bc.changes.empty()) d.blocks.push_back(bc);
   }
 
+  // Findings only between two audits: a baseline report does not record them.
   std::multiset<std::string> fa(a.findings.begin(), a.findings.end()), fb(b.findings.begin(), b.findings.end());
   for (const auto& f : std::set<std::string>(fb.begin(), fb.end())) {
-    if (fb.count(f) > fa.count(f)) d.findings_added.push_back(f);
+    if (a.audit && b.audit && fb.count(f) > fa.count(f)) d.findings_added.push_back(f);
   }
   for (const auto& f : std::set<std::string>(fa.begin(), fa.end())) {
-    if (fa.count(f) > fb.count(f)) d.findings_removed.push_back(f);
+    if (a.audit && b.audit && fa.count(f) > fb.count(f)) d.findings_removed.push_back(f);
   }
 
   // The outcome, plainly: heads first, then what happened to the attention count and why.

@@ -35,7 +35,7 @@ void diff_text(const Diff& d, std::ostream& out) {
       bt.print(out, "    ");
     }
   } else {
-    out << "\nevery block is the same in heads, sizes and counts\n";
+    out << "\nno block differs in what both sides state (heads, sizes, counts)\n";
   }
   if (!d.findings_added.empty() || !d.findings_removed.empty()) {
     out << "\nfindings\n";
