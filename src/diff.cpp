@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "headcount/checked.h"
 #include "headcount/numbers.h"
 
 namespace headcount {
@@ -27,7 +28,10 @@ std::optional<int64_t> delta(const std::optional<uint64_t>& a, const std::option
   return static_cast<int64_t>(*b) - static_cast<int64_t>(*a);
 }
 
-std::string signed_count(int64_t d) { return (d > 0 ? "+" : d < 0 ? "−" : "") + with_commas(static_cast<uint64_t>(d < 0 ? -d : d)); }
+std::string signed_count(int64_t d) {
+  uint64_t magnitude = d < 0 ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d);  // INT64_MIN too
+  return (d > 0 ? "+" : d < 0 ? "−" : "") + with_commas(magnitude);
+}
 
 std::string percent_change(uint64_t a, int64_t d) {
   if (a == 0) return "";
@@ -132,7 +136,7 @@ Diff compare_sides(DiffSide a, DiffSide b) {
     const DiffBlock& x = a.blocks[i];
     const DiffBlock& y = b.blocks[i];
     auto field = [&](const char* what, const std::optional<int64_t>& p, const std::optional<int64_t>& q) {
-      if (p && q && *p != *q) bc.changes.push_back({what, show(p), show(q), *q - *p});
+      if (p && q && *p != *q) bc.changes.push_back({what, show(p), show(q), (Int(*q) - Int(*p)).opt()});
     };
     field("heads", x.heads, y.heads);
     field("kv_heads", x.kv_heads, y.kv_heads);
@@ -146,7 +150,7 @@ Diff compare_sides(DiffSide a, DiffSide b) {
         auto dd = delta(p, q);
         Change c{what, with_commas(*p) + (ps ? " (" + show_shape(ps) + ")" : ""), with_commas(*q) + (qs ? " (" + show_shape(qs) + ")" : ""), dd};
         bc.changes.push_back(c);
-        if (dd) role_growth[what] += *dd;
+        if (dd) role_growth[what] = (Int(role_growth[what]) + Int(*dd)).value_or(0);
         d.counts_changed = true;
       } else if (ps && qs && *ps != *qs) {
         bc.changes.push_back({std::string(what) + " shape", show_shape(ps), show_shape(qs), {}});
@@ -196,9 +200,9 @@ Diff compare_sides(DiffSide a, DiffSide b) {
       }
       parts.push_back("attention parameters unchanged" + why);
     } else {
-      int64_t dd = *delta(a.attention, b.attention);
-      std::string s = "attention parameters " + with_commas(*a.attention) + " → " + with_commas(*b.attention) + " (" +
-                      signed_count(dd) + ", " + percent_change(*a.attention, dd) + ")";
+      auto ad = delta(a.attention, b.attention);
+      std::string s = "attention parameters " + with_commas(*a.attention) + " → " + with_commas(*b.attention) +
+                      (ad ? " (" + signed_count(*ad) + ", " + percent_change(*a.attention, *ad) + ")" : std::string());
       std::vector<std::string> grew;
       for (const char* r : {"Q", "K", "V", "O", "extras"}) {
         auto it = role_growth.find(r);
@@ -215,9 +219,9 @@ Diff compare_sides(DiffSide a, DiffSide b) {
     }
   }
   if (a.framework && b.framework && *a.framework != *b.framework) {
-    int64_t dd = *delta(a.framework, b.framework);
-    parts.push_back("parameters " + with_commas(*a.framework) + " → " + with_commas(*b.framework) + " (" + signed_count(dd) +
-                    ", " + percent_change(*a.framework, dd) + ")");
+    auto fd = delta(a.framework, b.framework);
+    parts.push_back("parameters " + with_commas(*a.framework) + " → " + with_commas(*b.framework) +
+                    (fd ? " (" + signed_count(*fd) + ", " + percent_change(*a.framework, *fd) + ")" : std::string()));
   } else if (a.framework && b.framework) {
     parts.push_back("parameters unchanged (" + with_commas(*a.framework) + ")");
   }

@@ -14,7 +14,7 @@ namespace {
 std::string delta_text(const Change& c) {
   if (!c.delta) return "";
   if (*c.delta == 0) return "unchanged";
-  std::string n = with_commas(static_cast<uint64_t>(*c.delta < 0 ? -*c.delta : *c.delta));
+  std::string n = with_commas(*c.delta < 0 ? 0 - static_cast<uint64_t>(*c.delta) : static_cast<uint64_t>(*c.delta));
   return *c.delta > 0 ? "+" + n : "−" + n;
 }
 

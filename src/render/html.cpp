@@ -197,7 +197,11 @@ std::vector<uint64_t> feed_forward_after(const Audit& a) {
 void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
   std::vector<uint64_t> ffn = feed_forward_after(a);
   uint64_t widest = 0;
-  for (size_t i = 0; i < a.attention.blocks.size(); ++i) widest = std::max(widest, a.attention.blocks[i].total + ffn[i]);
+  for (size_t i = 0; i < a.attention.blocks.size(); ++i) {
+    uint64_t row = 0;
+    if (add_overflows(a.attention.blocks[i].total, ffn[i], &row)) row = UINT64_MAX;
+    widest = std::max(widest, row);
+  }
   if (widest == 0) return;
   const double row = 22, label = 160, span = 1000 - label;
   size_t n = a.attention.blocks.size();
@@ -237,7 +241,7 @@ void matrix(std::ostream& out, const char* role, const char* id, const Projectio
       << p.total() << "'><title>" << role << ": " << p.in_width << " × " << p.out_width << ", " << with_commas(p.total())
       << " parameters</title></rect>";
   int64_t span = rows ? p.in_width : p.out_width;
-  if (heads && per_head && *heads > 1 && *per_head > 0 && *heads <= 512 && *heads * *per_head == span) {
+  if (heads && per_head && *heads > 1 && *per_head > 0 && *heads <= 512 && same(Int(*heads) * Int(*per_head), Int(span))) {
     for (int64_t i = 1; i < *heads; ++i) {
       double at = static_cast<double>(i * *per_head) * scale;
       if (rows) out << "<line x1='0' x2='" << num(w) << "' y1='" << num(at) << "' y2='" << num(at) << "' stroke='#fff' stroke-width='1'/>";
@@ -436,8 +440,9 @@ void write_diff_html(const Diff& d, std::ostream& out) {
   out << "<div class='scroll'><table class='totals'><tr><th></th><th class='n'>A</th><th class='n'>B</th><th class='n'>change</th></tr>";
   for (const auto& c : d.totals) {
     out << "<tr><th>" << esc(c.what) << "</th><td class='n'>" << esc(c.a) << "</td><td class='n'>" << esc(c.b) << "</td><td class='n'>"
-        << (c.delta ? (*c.delta == 0 ? std::string("unchanged") : (*c.delta > 0 ? "+" : "−") +
-                                                                      with_commas(static_cast<uint64_t>(*c.delta < 0 ? -*c.delta : *c.delta)))
+        << (c.delta ? (*c.delta == 0 ? std::string("unchanged")
+                                     : (*c.delta > 0 ? "+" : "−") +
+                                           with_commas(*c.delta < 0 ? 0 - static_cast<uint64_t>(*c.delta) : static_cast<uint64_t>(*c.delta)))
                     : std::string())
         << "</td></tr>";
   }

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "headcount/cli.h"
+#include "headcount/diff.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/render.h"
@@ -92,6 +93,15 @@ inline void run_all(const uint8_t* data, size_t size) {
   if (const auto& audit = run.files.at(0).audit) {
     size_t blocks = std::min<size_t>(audit->attention.blocks.size(), 8);
     for (size_t i = 0; i < blocks; ++i) explain_block(*audit, static_cast<int>(i));
+    // headcount diff of the model with itself and with an empty one, in every diff format.
+    for (const Diff& d : {compare_sides(diff_side(path, *audit), diff_side(path, *audit)),
+                          compare_sides(diff_side(path, *audit), diff_side("none", BaselineModel{}))}) {
+      if (d.counts_changed && d.b.audit) fail("a model differs from itself", d.outcome);
+      for (const auto& format : diff_formats()) {
+        std::ostringstream out;
+        render_diff(d, format, out);
+      }
+    }
   }
 
   // The same bytes read from memory (the Python module's way) must give the same audit.
