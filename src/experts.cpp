@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "attention/shapes.h"
@@ -27,7 +28,7 @@ bool is_product(const std::string& op) { return op == "MatMul" || op == "Gemm"; 
 class ExpertMatcher {
  public:
   explicit ExpertMatcher(const Model& m, const AttentionResult& attention)
-      : m_(m), shapes_(m), budget_(m), in_attention_(m.weights.size(), false) {
+      : m_(m), budget_(m), in_attention_(m.weights.size(), false) {
     for (const auto& b : attention.blocks) {
       for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
         for (const auto& t : b.projection(r).tensors) in_attention_[static_cast<size_t>(t.weight)] = true;
@@ -68,7 +69,7 @@ class ExpertMatcher {
 
  private:
   const Model& m_;
-  ShapeOracle shapes_;
+  std::optional<ShapeOracle> shapes_;  // made on first use: most models have no TopK to read
   VisitBudget budget_;
   std::vector<bool> in_attention_;
   // Per graph, built on first use: the products with a weight, by the value their input is taken
@@ -353,7 +354,8 @@ class ExpertMatcher {
     l.node = topk;
     l.score_node = score;
     l.experts = out_first ? w.dims[0] : w.dims[1];
-    auto kv = shapes_.eval(g, input_of(t, 1));
+    if (!shapes_) shapes_.emplace(m_);
+    auto kv = shapes_->eval(g, input_of(t, 1));
     if (kv && kv->size() == 1 && (*kv)[0].positive()) l.top_k = *(*kv)[0];
     else l.notes.push_back("top-k is computed at run time");
     add_router(g, l, router);

@@ -161,6 +161,10 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
   // K/V: the up projection reads a normed part of the down projection's output.
   auto kv_norm = norm_before(g, v.input);
   if (!kv_norm) return;
+  // The latent is a part of the down projection's output: a Split or Slice feeds the norm (an
+  // ordinary block's norm reads the residual stream, which is not walked back).
+  int cut = m_.producer_of(g, kv_norm->input);
+  if (cut < 0 || (m_.nodes[cut].proto->op_type() != "Split" && m_.nodes[cut].proto->op_type() != "Slice")) return;
   ProjectionHit down = walker_.back(g, kv_norm->input);
   if (!down.found() || !down.per_head.empty() || down.weight.rows || down.node == v.node || down.reshape) return;
   Int h = *b.heads, qk = *b.head_dim, kv_rank = v.in;
