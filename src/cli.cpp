@@ -107,7 +107,7 @@ struct AuditArgs {
   int top = 10, jobs = 1;
   bool no_content = false, timings = false;
   std::string max_params, max_attention_params, max_bytes, fail_on, baseline, tolerance = "0";
-  std::string max_kv_bytes_per_token, max_macs_per_token, kv_dtype;
+  std::string max_kv_bytes_per_token, max_macs_per_token, max_active_params, kv_dtype;
   std::string context = "4096", batch = "1";
   int64_t expect_heads = 0;
 };
@@ -162,6 +162,8 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
                     "most K/V cache bytes per token (cost.kv.bytes_per_token): 512KiB, 131072");
   gates->add_option("--max-macs-per-token", a.max_macs_per_token,
                     "most multiply-accumulates per token at --context (cost.macs.per_token): 7B, 500M");
+  gates->add_option("--max-active-params", a.max_active_params,
+                    "most parameters one token runs (experts.active_parameters; every parameter without experts): 13B");
   choices["audit --fail-on"] = {"error", "warning", "info"};
   gates->add_option("--fail-on", a.fail_on, "fail on any finding at or above: error, warning or info")
       ->check(CLI::IsMember(choices["audit --fail-on"]));
@@ -400,6 +402,7 @@ Budget budget_of(const AuditArgs& a) {
   if (a.expect_heads > 0) b.expect_heads = a.expect_heads;
   if (!a.max_kv_bytes_per_token.empty()) b.max_kv_bytes_per_token = parse_bytes(a.max_kv_bytes_per_token);
   if (!a.max_macs_per_token.empty()) b.max_macs_per_token = parse_count(a.max_macs_per_token);
+  if (!a.max_active_params.empty()) b.max_active_params = parse_count(a.max_active_params);
   return b;
 }
 
@@ -602,7 +605,7 @@ Run run_audit(const AuditRequest& request) {
   const GateOptions& gates = request.gates;
   run.gates_configured = !request.budgets.empty() || gates.budget.max_params || gates.budget.max_attention_params ||
                          gates.budget.max_bytes || gates.budget.expect_heads || gates.budget.max_kv_bytes_per_token ||
-                         gates.budget.max_macs_per_token || gates.fail_on || gates.baseline;
+                         gates.budget.max_macs_per_token || gates.budget.max_active_params || gates.fail_on || gates.baseline;
   std::vector<std::string> files = expand_inputs(request.inputs);
   run.files.resize(files.size());
   std::atomic<size_t> next{0};

@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string> kPathOptions = {"output", "baseline", "model-config"};
 
 const std::vector<std::string> kBudgetKeys = {"path", "max-params", "max-attention-params", "max-bytes", "expect-heads",
-                                              "max-kv-bytes-per-token", "max-macs-per-token"};
+                                              "max-kv-bytes-per-token", "max-macs-per-token", "max-active-params"};
 
 std::string at(const std::string& path, const toml::source_region& where) {
   return path + ":" + std::to_string(where.begin.line);
@@ -82,6 +82,7 @@ ConfigFile read_config(const std::string& path, const std::vector<std::string>& 
             else if (name == "expect-heads") b.budget.expect_heads = static_cast<int64_t>(parse_count(text));
             else if (name == "max-kv-bytes-per-token") b.budget.max_kv_bytes_per_token = parse_bytes(text);
             else if (name == "max-macs-per-token") b.budget.max_macs_per_token = parse_count(text);
+            else if (name == "max-active-params") b.budget.max_active_params = parse_count(text);
             else unknown(path, k, " in a [[budget]] table", kBudgetKeys);
           } catch (const InputError& e) {
             std::string what = e.what();

@@ -182,6 +182,7 @@ Budget budget_for(const std::string& file, const Budget& global, const std::vect
     if (pb.budget.expect_heads) b.expect_heads = pb.budget.expect_heads;
     if (pb.budget.max_kv_bytes_per_token) b.max_kv_bytes_per_token = pb.budget.max_kv_bytes_per_token;
     if (pb.budget.max_macs_per_token) b.max_macs_per_token = pb.budget.max_macs_per_token;
+    if (pb.budget.max_active_params) b.max_active_params = pb.budget.max_active_params;
     break;
   }
   // What the command line gave beats every table of the config.
@@ -191,6 +192,7 @@ Budget budget_for(const std::string& file, const Budget& global, const std::vect
   if (pinned.expect_heads) b.expect_heads = pinned.expect_heads;
   if (pinned.max_kv_bytes_per_token) b.max_kv_bytes_per_token = pinned.max_kv_bytes_per_token;
   if (pinned.max_macs_per_token) b.max_macs_per_token = pinned.max_macs_per_token;
+  if (pinned.max_active_params) b.max_active_params = pinned.max_active_params;
   return b;
 }
 
@@ -318,6 +320,11 @@ const std::vector<GateKind>& gate_kinds() {
        "--max-macs-per-token N caps cost.macs.per_token: the multiply-accumulates of one token decoded against a cache "
        "of --context tokens (projections, attention scores, feed-forward, LM head and other matrix products with "
        "stored weights). An unknown part fails the gate unless the known part is already over."},
+      {"max-active-params", "one token runs more parameters than its budget",
+       "--max-active-params N caps the parameters one token runs: experts.active_parameters for a mixture of "
+       "experts (parameters.framework less (experts - k) x one expert in every MoE layer), parameters.framework for "
+       "a model without experts. A mixture of experts whose active count is unknown fails the gate unless its "
+       "whole count is already within the budget."},
       {"fail-on", "a finding reached the --fail-on severity",
        "--fail-on SEVERITY fails the model when any finding is at or above it (error, warning or info). The "
        "findings themselves are reported under their own rules."},
@@ -369,6 +376,20 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
   if (b.max_macs_per_token) {
     cost_gate("max-macs-per-token", "MACs per token", a.cost.macs_per_token, a.cost.macs_lower_bound, *b.max_macs_per_token,
               false, first_unknown());
+  }
+  if (b.max_active_params) {
+    if (a.experts.layers.empty()) {
+      over("max-active-params", "active parameters (no experts: every parameter runs)", a.framework.parameters,
+           *b.max_active_params, false);
+    } else if (a.active_parameters) {
+      over("max-active-params", "active parameters", *a.active_parameters, *b.max_active_params, false);
+    } else if (a.framework.parameters > *b.max_active_params) {
+      out.push_back({"max-active-params", "active parameters cannot be checked against the budget of " +
+                                              with_commas(*b.max_active_params) +
+                                              ": a mixture-of-experts layer's experts, top-k or expert size is unknown, "
+                                              "and the whole model has " +
+                                              with_commas(a.framework.parameters)});
+    }
   }
   if (b.expect_heads) {
     std::vector<std::string> wrong;

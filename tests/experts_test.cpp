@@ -222,3 +222,24 @@ TEST_CASE("experts: an MLP beside a router is not a shared expert unless it meet
   }
   CHECK_FALSE(a.active_parameters.has_value());
 }
+
+TEST_CASE("experts: the --max-active-params gate", "[experts][gate]") {
+  std::string moe = std::string(HEADCOUNT_SAMPLES_DIR) + "/moe_dense.onnx";
+  // moe_dense: 62,112 − 2 · (4 − 2) · 6,144 = 37,536 active (torch's counts, samples/moe_dense.counts.tsv).
+  CHECK(testutil::cli({"audit", moe, "--max-active-params", "37536"}).code == 0);
+  auto r = testutil::cli({"audit", moe, "--max-active-params", "37535"});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("max-active-params: active parameters 37,536 exceed the budget of 37,535 by 1") != std::string::npos);
+  // Without experts every parameter runs: gpt2_tiny's 29,184.
+  std::string dense = std::string(HEADCOUNT_SAMPLES_DIR) + "/gpt2_tiny.onnx";
+  CHECK(testutil::cli({"audit", dense, "--max-active-params", "29184"}).code == 0);
+  CHECK(testutil::cli({"audit", dense, "--max-active-params", "29183"}).code == 1);
+  // Unknown active count (k above the experts): fails unless the whole model (50,688) is within.
+  testutil::TempDir dir;
+  std::string unknown = dir.file("k9.onnx");
+  testutil::save(fused_moe(false, 9).m, unknown);
+  auto u = testutil::cli({"audit", unknown, "--max-active-params", "50687"});
+  CHECK(u.code == 1);
+  CHECK(u.err.find("active parameters cannot be checked against the budget of 50,687") != std::string::npos);
+  CHECK(testutil::cli({"audit", unknown, "--max-active-params", "50688"}).code == 0);
+}

@@ -46,6 +46,7 @@ struct Budget {
   std::optional<int64_t> expect_heads;           // every block
   std::optional<uint64_t> max_kv_bytes_per_token;  // against cost.kv_bytes_per_token
   std::optional<uint64_t> max_macs_per_token;      // against cost.macs_per_token (at --context)
+  std::optional<uint64_t> max_active_params;       // against experts.active_parameters (framework without experts)
 };
 
 struct GateOptions {

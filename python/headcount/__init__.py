@@ -90,14 +90,15 @@ class Report(Record):
     def check(self, *, max_params: Union[int, str, None] = None, max_attention_params: Union[int, str, None] = None,
               max_bytes: Union[int, str, None] = None, expect_heads: Optional[int] = None,
               max_kv_bytes_per_token: Union[int, str, None] = None, max_macs_per_token: Union[int, str, None] = None,
-              fail_on: Optional[str] = None) -> List[GateFailure]:
+              max_active_params: Union[int, str, None] = None, fail_on: Optional[str] = None) -> List[GateFailure]:
         """The gates this model fails, as ``headcount audit`` checks them: budgets take counts
         (``110_000_000``) or the command line's forms (``"110M"``, ``"2GiB"``); ``fail_on`` is
         ``"error"``, ``"warning"`` or ``"info"``. An empty list means every gate passed."""
         def text(v):
             return None if v is None else str(v)
         failures = self._audit.check(text(max_params), text(max_attention_params), text(max_bytes), expect_heads,
-                                     text(max_kv_bytes_per_token), text(max_macs_per_token), fail_on)
+                                     text(max_kv_bytes_per_token), text(max_macs_per_token), text(max_active_params),
+                                     fail_on)
         return [GateFailure(g, m) for g, m in failures]
 
     def _repr_html_(self) -> str:

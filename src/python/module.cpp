@@ -48,6 +48,7 @@ struct PyAudit {
                                                          std::optional<int64_t> expect_heads,
                                                          std::optional<std::string> max_kv_bytes_per_token,
                                                          std::optional<std::string> max_macs_per_token,
+                                                         std::optional<std::string> max_active_params,
                                                          std::optional<std::string> fail_on) const {
     GateOptions o;
     if (max_params) o.budget.max_params = parse_count(*max_params);
@@ -59,6 +60,7 @@ struct PyAudit {
     }
     if (max_kv_bytes_per_token) o.budget.max_kv_bytes_per_token = parse_bytes(*max_kv_bytes_per_token);
     if (max_macs_per_token) o.budget.max_macs_per_token = parse_count(*max_macs_per_token);
+    if (max_active_params) o.budget.max_active_params = parse_count(*max_active_params);
     if (fail_on) {
       auto s = parse_severity(*fail_on);
       if (!s) throw InputError("fail_on must be 'error', 'warning' or 'info', not '" + *fail_on + "'");
@@ -200,7 +202,8 @@ PYBIND11_MODULE(_headcount, m) {
       .def("json", &PyAudit::json, "the JSON report of this model, as `headcount audit -f json` writes it")
       .def("html", &PyAudit::html, "the HTML report of this model, as `headcount audit -f html` writes it")
       .def("check", &PyAudit::check, py::arg("max_params"), py::arg("max_attention_params"), py::arg("max_bytes"),
-           py::arg("expect_heads"), py::arg("max_kv_bytes_per_token"), py::arg("max_macs_per_token"), py::arg("fail_on"),
+           py::arg("expect_heads"), py::arg("max_kv_bytes_per_token"), py::arg("max_macs_per_token"),
+           py::arg("max_active_params"), py::arg("fail_on"),
            "the gates that fail, as (gate, message) pairs")
       .def("explain_block", &PyAudit::explain_block, py::arg("index"), "how one block's count is derived");
   m.def("audit_path", &audit_path, py::arg("path"), py::arg("content"), py::arg("model_config"), py::arg("base_dir"));
