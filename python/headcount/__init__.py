@@ -150,11 +150,14 @@ def audit_many(paths: Iterable[Union[str, "_os.PathLike[str]"]], *, jobs: int = 
 
 
 def explain(width: int, heads: int, *, head_dim: Optional[int] = None, key_channels: Optional[int] = None,
-            v_head_dim: Optional[int] = None, kv_heads: Optional[int] = None, bias: bool = True) -> Record:
+            v_head_dim: Optional[int] = None, kv_heads: Optional[int] = None, bias: bool = True,
+            convention: str = "pytorch") -> Record:
     """The calculator (``headcount explain --width W --heads H``): each projection's size and
-    count, the block's total and the standard 4·d² (+4·d). ``head_dim`` is per head (Keras'
-    ``key_dim``); ``key_channels`` is the total over heads (MATLAB's ``NumKeyChannels``)."""
-    return Record(_headcount.calculate(width, heads, head_dim, key_channels, v_head_dim, kv_heads, bias))
+    count, the block's total and the standard 4·d² (+4·d), and ``explanation``, the calculator's
+    text of how heads move the count under ``convention`` (``pytorch``, ``keras``, ``matlab``...).
+    ``head_dim`` is per head (Keras' ``key_dim``); ``key_channels`` is the total over heads
+    (MATLAB's ``NumKeyChannels``)."""
+    return Record(_headcount.calculate(width, heads, head_dim, key_channels, v_head_dim, kv_heads, bias, convention))
 
 
 def explain_config(path: Union[str, "_os.PathLike[str]"]) -> Record:

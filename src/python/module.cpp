@@ -156,7 +156,14 @@ py::list audit_many(const std::vector<std::string>& paths, int jobs, bool conten
 }
 
 py::dict calculate_block(int64_t width, int64_t heads, std::optional<int64_t> head_dim, std::optional<int64_t> key_channels,
-                         std::optional<int64_t> v_head_dim, std::optional<int64_t> kv_heads, bool bias) {
+                         std::optional<int64_t> v_head_dim, std::optional<int64_t> kv_heads, bool bias,
+                         const std::string& convention) {
+  const ConventionInfo* conv = find_convention(convention);
+  if (!conv) {
+    std::string names;
+    for (const auto& c : conventions()) names += (names.empty() ? "" : ", ") + std::string(c.name);
+    throw InputError("convention '" + convention + "' is not one of " + names);
+  }
   BlockSpec spec;
   spec.width = width;
   spec.heads = heads;
@@ -187,6 +194,8 @@ py::dict calculate_block(int64_t width, int64_t heads, std::optional<int64_t> he
   d["projections"] = projections;
   d["total"] = c.total;
   d["standard"] = c.standard;
+  d["convention"] = conv->name;
+  d["explanation"] = explain_calculation(spec, conv->id);  // how heads move the count under that convention
   return d;
 }
 
@@ -211,6 +220,6 @@ PYBIND11_MODULE(_headcount, m) {
         py::arg("base_dir"));
   m.def("audit_many", &audit_many, py::arg("paths"), py::arg("jobs"), py::arg("content"));
   m.def("calculate", &calculate_block, py::arg("width"), py::arg("heads"), py::arg("head_dim"), py::arg("key_channels"),
-        py::arg("v_head_dim"), py::arg("kv_heads"), py::arg("bias"));
+        py::arg("v_head_dim"), py::arg("kv_heads"), py::arg("bias"), py::arg("convention"));
   m.def("explain_config_json", [](const std::string& path) { return explain_config_json(path); }, py::arg("path"));
 }

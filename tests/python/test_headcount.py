@@ -181,6 +181,12 @@ def test_explain_calculator():
     assert headcount.explain(768, 12, head_dim=768).projections[0].weight == 768 * 9_216
     with pytest.raises(headcount.InputError):
         headcount.explain(0, 12)
+    # The same text as `headcount explain --width 768 --heads 12 --convention keras`.
+    keras = headcount.explain(768, 12, convention="keras")
+    cli = subprocess.run([BIN, "explain", "--width", "768", "--heads", "12", "--convention", "keras"], capture_output=True, text=True)
+    assert keras.explanation == cli.stdout
+    with pytest.raises(headcount.InputError, match="not one of"):
+        headcount.explain(768, 12, convention="caffe")
 
 
 def test_explain_config():
