@@ -48,7 +48,16 @@ class ExpertMatcher {
             ++r.unexamined;
             continue;
           }
-          if (auto layer = routed(static_cast<int>(g), ni)) r.layers.push_back(std::move(*layer));
+          if (auto layer = routed(static_cast<int>(g), ni)) {
+            if (layer->found > 0) {
+              r.layers.push_back(std::move(*layer));
+            } else {
+              r.notes.push_back(label(ni) + " picks among the " +
+                                (layer->experts ? std::to_string(*layer->experts) : std::string("?")) + " outputs of " +
+                                label(layer->router_node) + ", but no expert MLP weighted by it reads that projection's "
+                                "input: not read as a mixture of experts");
+            }
+          }
         }
       }
     }
@@ -265,6 +274,11 @@ class ExpertMatcher {
     return out;
   }
 
+  std::string label(int node) const {
+    const auto& n = *m_.nodes[static_cast<size_t>(node)].proto;
+    return n.op_type() + " '" + (n.name().empty() ? output_of(n, 0) : n.name()) + "'";
+  }
+
   std::string name_of(int weight, int node) const {
     if (weight >= 0) {
       std::string n = m_.weights[static_cast<size_t>(weight)].name;
@@ -416,6 +430,7 @@ class ExpertMatcher {
       l.notes.push_back("the routed experts differ in size: no size of one expert");
     }
     l.name = name_of(rw, topk);  // the router's module, else the TopK's path
+    l.router_node = router;
     return l;
   }
 };
@@ -424,7 +439,7 @@ class ExpertMatcher {
 
 ExpertResult match_experts(const Model& model, AttentionResult& attention) {
   ExpertResult r = ExpertMatcher(model, attention).run();
-  std::set<int> routers;
+  std::set<int> routers;  // a router's Softmax leaves the unmatched list only when its layer was found
   for (const auto& l : r.layers) {
     if (l.score_node >= 0) routers.insert(l.score_node);
   }

@@ -195,7 +195,8 @@ TEST_CASE("experts: what cannot be known is said, not guessed", "[experts]") {
 
 TEST_CASE("experts: an MLP beside a router is not a shared expert unless it meets the routed sum", "[experts]") {
   // Three TopKs over routers on x, and MLPs on x whose outputs no routing weight touches and that
-  // join no routed expert: no routed experts are found, and nothing is claimed as shared.
+  // join no routed expert: no routed experts are found, so no layer is claimed (and nothing as
+  // shared); each TopK is named in a note instead.
   Net n;
   n.input("x", {3, 8});
   n.init("gw", {8, 4});
@@ -213,14 +214,13 @@ TEST_CASE("experts: an MLP beside a router is not a shared expert unless it meet
   }
   auto r = testutil::audit_saved(n.m);
   const Audit& a = r->audit;
-  REQUIRE(a.experts.layers.size() == 3);
-  for (const auto& l : a.experts.layers) {
-    CHECK(l.found == 0);
-    CHECK(l.shared == 0);
-    CHECK(l.shared_experts == 0);
-    CHECK_FALSE(l.expert.has_value());
-  }
+  CHECK(a.experts.layers.empty());
+  REQUIRE(a.experts.notes.size() == 3);
+  CHECK(a.experts.notes[0] == "TopK 'top0' picks among the 4 outputs of MatMul 'logits0', but no expert MLP weighted by it "
+                              "reads that projection's input: not read as a mixture of experts");
   CHECK_FALSE(a.active_parameters.has_value());
+  CHECK(a.composition.routers == 0);  // the projections stay what they were
+  for (const auto& f : a.findings) CHECK(f.rule != "mixture-of-experts");
 }
 
 TEST_CASE("experts: the --max-active-params gate", "[experts][gate]") {

@@ -26,6 +26,7 @@ struct ExpertLayer {
   std::string name;
   std::string form;                   // "MoE", "QMoE" (fused) or "routed" (a TopK over a router)
   int node = -1;                      // the fused node or the TopK
+  int router_node = -1;               // the router's product, when found
   std::optional<int64_t> experts;     // routed experts the router chooses from
   std::optional<int64_t> top_k;       // experts each token runs
   int64_t found = 0;                  // routed experts found (all of them in a fused node)
@@ -47,6 +48,9 @@ struct ExpertResult {
   // TopK nodes not examined because matching used up the node visits a graph of its size gets
   // (a hostile graph): the active count is then unknown.
   int64_t unexamined = 0;
+  // TopKs over a projection's scores with no expert found behind them (sampling over an LM
+  // head's logits, or experts in a form not read): not counted as layers, said here.
+  std::vector<std::string> notes;
 };
 
 // Finds the mixture-of-experts layers. A router's Softmax that matching left unmatched is taken

@@ -50,6 +50,9 @@ void write_experts(JsonWriter& j, const Audit& a) {
   write_optional_count(j, "active_parameters", a.active_parameters);
   write_optional_count(j, "idle_parameters", a.experts.idle);
   j.field("unexamined", a.experts.unexamined);
+  j.key("notes").begin_array();
+  for (const auto& n : a.experts.notes) j.value(n);
+  j.end_array();
   j.key("layers").begin_array();
   for (const auto& l : a.experts.layers) {
     j.begin_object();

@@ -14,7 +14,15 @@ namespace {
 // The mixture-of-experts layers: a table, then the active count.
 void experts_text(const Audit& a, std::ostream& out) {
   const ExpertResult& x = a.experts;
-  if (x.layers.empty() && x.unexamined == 0) return;
+  if (x.layers.empty()) {  // no mixture of experts: only what was looked at and left out
+    if (!x.notes.empty() || x.unexamined) out << "\n";
+    for (const auto& note : x.notes) out << "experts: " << wrap(note, 9, 4) << "\n";
+    if (x.unexamined) {
+      out << "experts: " << wrap(std::to_string(x.unexamined) + " TopK nodes were not examined: matching used up the "
+                                 "node visits a graph of this size gets", 9, 4) << "\n";
+    }
+    return;
+  }
   out << "\nmixture of experts (" << x.layers.size() << (x.layers.size() == 1 ? " layer" : " layers") << ")\n";
   Table t;
   t.right = {true, false, false, true, true, true, true, true, true};
@@ -35,6 +43,7 @@ void experts_text(const Audit& a, std::ostream& out) {
       out << head << " " << wrap(note, head.size() + 1, 4) << "\n";
     }
   }
+  for (const auto& note : x.notes) out << "  " << wrap(note, 2, 4) << "\n";
   if (x.unexamined) {
     out << "  " << wrap(std::to_string(x.unexamined) + " TopK nodes were not examined: matching used up the node visits a "
                         "graph of this size gets", 2, 4) << "\n";
