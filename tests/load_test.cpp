@@ -658,7 +658,7 @@ TEST_CASE("json for two models is one document", "[load]") {
 TEST_CASE("command line: version, usage errors", "[load]") {
   SECTION("--version") {
     CliResult r = cli({"--version"});
-    // "headcount 0.2.0 (git REV)", then the ONNX and protobuf versions of the headers it was built
+    // "headcount VERSION (git REV)", then the ONNX and protobuf versions of the headers it was built
     // with (onnx/common/version.h, GOOGLE_PROTOBUF_VERSION 3021012 = 3.21.12).
     int pb = GOOGLE_PROTOBUF_VERSION;
     std::string libraries = std::string("ONNX ") + onnx::LAST_RELEASE_VERSION + ", protobuf " +
