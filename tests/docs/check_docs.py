@@ -5,7 +5,7 @@ Usage: check_docs.py HEADCOUNT REPO_DIR
 
 1. Every ```console block is run: a line starting with "$ " is a command (run by bash in a
    scratch folder holding a copy of samples/, with `headcount` on PATH), the lines after it are
-   its output (the folder also holds tests/configs/ as configs/). A line "..." stands for any
+   its output (the folder also holds tests/configs/, also as configs/). A line "..." stands for any
    number of lines. A trailing "# exit N" on the command
    says the exit code it must have (default 0).
 2. Every ```toml block is a config headcount must accept (`--config` does not exit 2).
@@ -74,6 +74,7 @@ def main():
     try:
         shutil.copytree(os.path.join(repo, "samples"), os.path.join(work, "samples"))
         shutil.copytree(os.path.join(repo, "tests", "configs"), os.path.join(work, "configs"))
+        shutil.copytree(os.path.join(repo, "tests", "configs"), os.path.join(work, "tests", "configs"))  # as the README names them
         bindir = os.path.join(work, ".bin")
         os.mkdir(bindir)
         os.symlink(binary, os.path.join(bindir, "headcount"))
