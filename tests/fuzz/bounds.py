@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-FORMATS = ["text", "json", "jsonl", "markdown", "sarif", "github"]
+FORMATS = ["text", "json", "jsonl", "markdown", "sarif", "github", "html"]
 
 
 def files(args):
