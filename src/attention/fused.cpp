@@ -201,6 +201,7 @@ AttentionBlock Matcher::fused(int g, int ni) {
   if (!v.present && !v.hit.from_input.empty()) b.v.from_input = v.hit.from_input;
   if (desc.global_weight >= 0) add_global_weights(g, n, desc.global_weight, desc.global_bias, b);
   fused_heads(g, n, desc.heads, desc.kv_heads, desc.past_key, desc.past_value, heads, kv_heads, b, q.hit, k.hit, v.hit);
+  note_shared_weights(b);
   return b;
 }
 

@@ -259,13 +259,6 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
             "K/V through " + walker_.label(down.node) + " (" + kv_rank.str() + " latent + " + rope.str() +
             " RoPE key) → norm → " + walker_.label(v.node) + " (per head " + nope.str() + " K + " + vd.str() + " V)";
   b.latent = std::move(la);
-  // The up projection is now split between K and V, not shared whole.
-  std::vector<std::string> notes;
-  for (auto& note : b.notes) {
-    if (note.find("' whole: one tensor shared by the projections") == std::string::npos) notes.push_back(std::move(note));
-  }
-  b.notes = std::move(notes);
-  note_shared_weights(b);
 }
 
 }  // namespace headcount::detail

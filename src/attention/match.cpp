@@ -150,7 +150,6 @@ void Matcher::assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit
     b.kind = (q.hit.node >= 0 && q.hit.node == k.hit.node) || (!qi.empty() && qi == ki) ? "self" : "cross";
   }
   b.width = b.q.in_width;
-  note_shared_weights(b);
   // Learned tokens concatenated onto K and V (add_bias_kv): parameters of the block, not of a projection.
   for (auto [hit, role] : {std::pair<const ProjectionHit*, ExtraRole>{&k.hit, ExtraRole::BiasK}, {&v.hit, ExtraRole::BiasV}}) {
     for (int wi : hit->extra_weights) add_extra(b, wi, role);

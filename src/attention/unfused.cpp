@@ -253,6 +253,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
     b.v_head_dim = vd.d.back().opt();
   }
   if (q.present && k.present && v.present) latent(g, b, q.hit, v.hit, k_value, v_value);
+  note_shared_weights(b);  // once the shares are final: latent attention splits its up projection
   return b;
 }
 
