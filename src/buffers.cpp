@@ -16,13 +16,6 @@ namespace {
 constexpr uint64_t kMostValues = uint64_t{1} << 26;  // larger tensors are not read to classify them
 constexpr uint64_t kMostHeadSlice = uint64_t{1} << 22;
 
-bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* o : ops) {
-    if (op == o) return true;
-  }
-  return false;
-}
-
 // Operator inputs that are rotary cos/sin caches by the operator's own definition.
 struct CacheSlots {
   const char* type;

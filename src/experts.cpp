@@ -16,13 +16,6 @@ namespace {
 
 using detail::ShapeOracle;
 
-bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* o : ops) {
-    if (op == o) return true;
-  }
-  return false;
-}
-
 bool is_product(const std::string& op) { return op == "MatMul" || op == "Gemm"; }
 
 class ExpertMatcher {

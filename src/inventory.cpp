@@ -58,13 +58,6 @@ Inventory take_inventory(const Model& model) {
 
 namespace {
 
-bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* o : ops) {
-    if (op == o) return true;
-  }
-  return false;
-}
-
 bool is_activation(const std::string& op) {
   return one_of(op, {"Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Tanh", "Sigmoid", "QuickGelu", "Silu", "Swish", "Mish",
                      "Softplus", "Elu", "LeakyRelu", "Selu", "HardSigmoid", "HardSwish"});

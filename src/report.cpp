@@ -27,7 +27,7 @@ namespace {
 // beside the model is looked for ("" for none).
 Audit audit_loaded(Model model, const std::string& path, const AuditOptions& options, StageTimes& t,
                    std::chrono::steady_clock::time_point clock) {
-  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}};
+  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
   a.attention = match_attention(a.model);

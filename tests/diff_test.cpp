@@ -18,6 +18,15 @@ using namespace testutil::layers;
 
 namespace {
 
+// A layer of the given width, heads and head size; every other setting as LayerSpec has it.
+LayerSpec spec(int64_t width, int64_t heads, int64_t head_dim) {
+  LayerSpec s;
+  s.width = width;
+  s.heads = heads;
+  s.head_dim = head_dim;
+  return s;
+}
+
 std::string saved(const testutil::TempDir& dir, const std::string& name, LayerSpec spec) {
   std::string path = dir.file(name);
   testutil::save(layers_model({spec}), path);
@@ -35,8 +44,8 @@ Diff diff_of(const std::string& a, const std::string& b, Audit* keep_a, Audit* k
 TEST_CASE("diff: 4 heads and 12 heads of the same width hold the same parameters", "[diff]") {
   testutil::TempDir dir;
   // Width 96: 4 heads × 24 or 12 heads × 8, both 96 × 96 projections: 4·96² + 4·96 = 37,248.
-  std::string a = saved(dir, "h4.onnx", LayerSpec{96, 4, 24});
-  std::string b = saved(dir, "h12.onnx", LayerSpec{96, 12, 8});
+  std::string a = saved(dir, "h4.onnx", spec(96, 4, 24));
+  std::string b = saved(dir, "h12.onnx", spec(96, 12, 8));
   Audit x, y;
   Diff d = diff_of(a, b, &x, &y);
   CHECK(d.outcome == "heads 4 → 12; attention parameters unchanged (each projection is still 96 × 96); "
@@ -54,8 +63,8 @@ TEST_CASE("diff: MATLAB-style 8 × 392 against 4 × 784 says which projections g
   //                        4,921,560 in all;
   //   4 heads × 196 = 784: Q, K, V 3136·784 + 784 = 2,459,408 each; O 784·3136 + 3136 = 2,461,760;
   //                        9,839,984 in all.
-  std::string a = saved(dir, "h8x392.onnx", LayerSpec{3136, 8, 49});
-  std::string b = saved(dir, "h4x784.onnx", LayerSpec{3136, 4, 196});
+  std::string a = saved(dir, "h8x392.onnx", spec(3136, 8, 49));
+  std::string b = saved(dir, "h4x784.onnx", spec(3136, 4, 196));
   Audit x, y;
   Diff d = diff_of(a, b, &x, &y);
   CHECK(d.counts_changed);
@@ -67,8 +76,8 @@ TEST_CASE("diff: MATLAB-style 8 × 392 against 4 × 784 says which projections g
 
 TEST_CASE("diff: formats, a baseline as B, --fail-on-change and unreadable inputs", "[diff]") {
   testutil::TempDir dir;
-  std::string a = saved(dir, "a.onnx", LayerSpec{64, 4, 16});
-  std::string b = saved(dir, "b.onnx", LayerSpec{64, 4, 32});
+  std::string a = saved(dir, "a.onnx", spec(64, 4, 16));
+  std::string b = saved(dir, "b.onnx", spec(64, 4, 32));
   auto r = testutil::cli({"diff", a, b});
   CHECK(r.code == 0);
   // A: 4·64² + 4·64 = 16,640. B, 4 heads × 32: Q, K, V 64·128 + 128 = 8,320 each, O 128·64 + 64 = 8,256:

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -147,6 +148,14 @@ class VisitBudget {
   uint64_t model_;
   int64_t walk_ = 0;
 };
+
+// Whether an op type is one of the names listed.
+inline bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops) {
+    if (op == o) return true;
+  }
+  return false;
+}
 
 // A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
 // inputs that an operator normally has, and a missing one must read as absent, not crash.

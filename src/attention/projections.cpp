@@ -11,13 +11,6 @@ namespace {
 constexpr int kMaxWalk = 64;
 constexpr int kWalkBudget = 512;
 
-bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* o : ops) {
-    if (op == o) return true;
-  }
-  return false;
-}
-
 // Ops that carry Q/K/V unchanged in content between a projection and the attention core.
 bool is_pass_through(const std::string& op) {
   return one_of(op, {"Transpose", "Squeeze", "Unsqueeze", "Identity", "Cast", "Flatten", "Expand", "Tile",

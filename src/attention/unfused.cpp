@@ -8,13 +8,6 @@ namespace headcount::detail {
 
 namespace {
 
-bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* o : ops) {
-    if (op == o) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 // The score path is a chain of element-wise and shape steps between MatMul(Q, Kᵀ) and the
