@@ -28,10 +28,6 @@ std::optional<int64_t> delta(const std::optional<uint64_t>& a, const std::option
   return static_cast<int64_t>(*b) - static_cast<int64_t>(*a);
 }
 
-std::string signed_count(int64_t d) {
-  uint64_t magnitude = d < 0 ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d);  // INT64_MIN too
-  return (d > 0 ? "+" : d < 0 ? "−" : "") + with_commas(magnitude);
-}
 
 std::string percent_change(uint64_t a, int64_t d) {
   if (a == 0) return "";
@@ -58,6 +54,16 @@ std::string values(const DiffSide& s, std::optional<int64_t> DiffBlock::*field) 
 }
 
 }  // namespace
+
+std::string signed_count(int64_t d) {
+  uint64_t magnitude = d < 0 ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d);  // INT64_MIN too
+  return (d > 0 ? "+" : d < 0 ? "−" : "") + with_commas(magnitude);
+}
+
+std::string change_text(const Change& c) {
+  if (!c.delta) return "";
+  return *c.delta == 0 ? "unchanged" : signed_count(*c.delta);
+}
 
 DiffSide diff_side(const std::string& path, const Audit& a) {
   DiffSide s;

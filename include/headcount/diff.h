@@ -55,4 +55,9 @@ struct Diff {
 
 Diff compare_sides(DiffSide a, DiffSide b);
 
+// "+4,918,424" or "−16" (a minus sign; INT64_MIN too), and a change's delta as reports show it:
+// "unchanged", a signed count, or "" when the change is not a count.
+std::string signed_count(int64_t d);
+std::string change_text(const Change& c);
+
 }  // namespace headcount

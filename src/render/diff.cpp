@@ -11,19 +11,12 @@ namespace headcount {
 
 namespace {
 
-std::string delta_text(const Change& c) {
-  if (!c.delta) return "";
-  if (*c.delta == 0) return "unchanged";
-  std::string n = with_commas(*c.delta < 0 ? 0 - static_cast<uint64_t>(*c.delta) : static_cast<uint64_t>(*c.delta));
-  return *c.delta > 0 ? "+" + n : "−" + n;
-}
-
 void diff_text(const Diff& d, std::ostream& out) {
   out << "headcount diff\n  A  " << d.a.path << "\n  B  " << d.b.path << "\n\n";
   renderers::Table t;
   t.right = {false, true, true, true};
   t.rows.push_back({"", "A", "B", "change"});
-  for (const auto& c : d.totals) t.rows.push_back({c.what, c.a, c.b, delta_text(c)});
+  for (const auto& c : d.totals) t.rows.push_back({c.what, c.a, c.b, change_text(c)});
   t.print(out, "  ");
   if (!d.blocks.empty()) {
     out << "\nblocks that changed\n";
@@ -31,7 +24,7 @@ void diff_text(const Diff& d, std::ostream& out) {
       out << "  block " << b.index << "\n";
       renderers::Table bt;
       bt.right = {false, true, false, true, true};
-      for (const auto& c : b.changes) bt.rows.push_back({c.what, c.a, "→", c.b, delta_text(c)});
+      for (const auto& c : b.changes) bt.rows.push_back({c.what, c.a, "→", c.b, change_text(c)});
       bt.print(out, "    ");
     }
   } else {
@@ -85,28 +78,18 @@ void diff_json(const Diff& d, std::ostream& out) {
   out << "\n";
 }
 
-std::string md(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (std::string("\\`*_[]<>|~&").find(c) != std::string::npos) o += std::string("\\") + c;
-    else if (c == '\n') o += ' ';
-    else o += c;
-  }
-  return o;
-}
-
 void diff_markdown(const Diff& d, std::ostream& out) {
-  out << "### headcount diff\n\n**" << md(d.outcome) << "**\n\n| | " << md(d.a.path) << " | " << md(d.b.path) << " | change |\n"
+  out << "### headcount diff\n\n**" << renderers::md_text(d.outcome) << "**\n\n| | " << renderers::md_text(d.a.path) << " | " << renderers::md_text(d.b.path) << " | change |\n"
       << "|---|---:|---:|---:|\n";
-  for (const auto& c : d.totals) out << "| " << c.what << " | " << c.a << " | " << c.b << " | " << delta_text(c) << " |\n";
+  for (const auto& c : d.totals) out << "| " << c.what << " | " << c.a << " | " << c.b << " | " << change_text(c) << " |\n";
   for (const auto& b : d.blocks) {
     out << "\n#### block " << b.index << "\n\n| | A | B | change |\n|---|---:|---:|---:|\n";
-    for (const auto& c : b.changes) out << "| " << md(c.what) << " | " << md(c.a) << " | " << md(c.b) << " | " << delta_text(c) << " |\n";
+    for (const auto& c : b.changes) out << "| " << renderers::md_text(c.what) << " | " << renderers::md_text(c.a) << " | " << renderers::md_text(c.b) << " | " << change_text(c) << " |\n";
   }
   if (!d.findings_added.empty() || !d.findings_removed.empty()) {
     out << "\nfindings: ";
-    for (const auto& f : d.findings_added) out << "+" << md(f) << " ";
-    for (const auto& f : d.findings_removed) out << "−" << md(f) << " ";
+    for (const auto& f : d.findings_added) out << "+" << renderers::md_text(f) << " ";
+    for (const auto& f : d.findings_removed) out << "−" << renderers::md_text(f) << " ";
     out << "\n";
   }
 }

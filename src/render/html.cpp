@@ -440,11 +440,7 @@ void write_diff_html(const Diff& d, std::ostream& out) {
   out << "<div class='scroll'><table class='totals'><tr><th></th><th class='n'>A</th><th class='n'>B</th><th class='n'>change</th></tr>";
   for (const auto& c : d.totals) {
     out << "<tr><th>" << esc(c.what) << "</th><td class='n'>" << esc(c.a) << "</td><td class='n'>" << esc(c.b) << "</td><td class='n'>"
-        << (c.delta ? (*c.delta == 0 ? std::string("unchanged")
-                                     : (*c.delta > 0 ? "+" : "−") +
-                                           with_commas(*c.delta < 0 ? 0 - static_cast<uint64_t>(*c.delta) : static_cast<uint64_t>(*c.delta)))
-                    : std::string())
-        << "</td></tr>";
+        << change_text(c) << "</td></tr>";
   }
   out << "</table></div>\n";
   for (const auto& b : d.blocks) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "headcount/model.h"
@@ -102,6 +103,19 @@ inline std::string heads_summary(const Audit& a) {
   std::string s;
   for (size_t i = 0; i < seen.size(); ++i) s += (i ? ", " : "") + seen[i];
   return s.empty() ? "-" : s;
+}
+
+// Text from the file (tensor and node names reach messages) is escaped so it cannot become
+// markup in a pull-request comment: no links ([ ]), HTML (< >), entities (&), emphasis (* _ ~),
+// code (`) or table cells (|); a newline would end the table row.
+inline std::string md_text(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '\n' || c == '\r') o += ' ';
+    else if (std::string_view("\\`*_[]<>|~&").find(c) != std::string_view::npos) o += std::string("\\") + c;
+    else o += c;
+  }
+  return o;
 }
 
 }  // namespace headcount::renderers

@@ -8,19 +8,6 @@
 namespace headcount::renderers {
 namespace {
 
-// Text from the file (tensor and node names reach messages) is escaped so it cannot become
-// markup in a pull-request comment: no links ([ ]), HTML (< >), entities (&), emphasis (* _ ~),
-// code (`) or table cells (|); a newline would end the table row.
-std::string md_text(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '\n' || c == '\r') o += ' ';
-    else if (std::string_view("\\`*_[]<>|~&").find(c) != std::string_view::npos) o += std::string("\\") + c;
-    else o += c;
-  }
-  return o;
-}
-
 // A code span that holds any text: a fence longer than the longest run of backticks in it, and
 // '|' escaped for the table (GitHub reads \| inside code spans in tables).
 std::string md_code(const std::string& s) {
