@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -231,6 +232,43 @@ uint64_t positive_count(const char* option, const std::string& text) {
 
 // ---- explain ----
 
+// What stopped the reading of one file, as its error line says it. A bug, not the file's fault,
+// is still one line (and exit 2).
+std::string failure_message(std::exception_ptr stopped) {
+  try {
+    std::rethrow_exception(stopped);
+  } catch (const InputError& e) {
+    return e.what();
+  } catch (const std::bad_alloc&) {
+    return "out of memory while reading the model";
+  } catch (const std::exception& e) {
+    return std::string("internal error while auditing (please report it): ") + e.what();
+  }
+}
+
+// Writes a report to --output FILE, or to `out` for "" and "-". False, with the error line,
+// when the file cannot be written.
+bool write_output(const std::string& path, std::ostream& out, std::ostream& err,
+                  const std::function<void(std::ostream&)>& write) {
+  if (path.empty() || path == "-") {
+    write(out);
+    out.flush();
+    return true;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    err << "headcount: error: cannot write '" << one_line(path) << "'\n";
+    return false;
+  }
+  write(file);
+  file.flush();
+  if (!file) {
+    err << "headcount: error: writing '" << one_line(path) << "' failed\n";
+    return false;
+  }
+  return true;
+}
+
 struct DiffArgs {
   std::string a, b, format = "text", output;
   bool fail_on_change = false, no_content = false;
@@ -254,50 +292,33 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
   options.compare_content = !d.no_content;
   std::optional<Audit> a, b;
   std::optional<BaselineModel> baseline;
-  try {
-    a = audit_file(d.a, options);
-  } catch (const InputError& e) {
-    err << "headcount: error: " << one_line(d.a) << ": " << one_line(e.what()) << "\n";
-    return kExitInput;
-  } catch (const std::bad_alloc&) {
-    err << "headcount: error: " << one_line(d.a) << ": out of memory while reading the model\n";
-    return kExitInput;
-  }
+  // Reads one side; what stops it is that file's one error line, as in an audit.
+  auto read = [&](const std::string& file, const std::function<void()>& how) {
+    try {
+      how();
+      return true;
+    } catch (const std::exception&) {
+      err << "headcount: error: " << one_line(file) << ": " << one_line(failure_message(std::current_exception())) << "\n";
+      return false;
+    }
+  };
+  if (!read(d.a, [&] { a = audit_file(d.a, options); })) return kExitInput;
   std::string ext = std::filesystem::path(d.b).extension().string();
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  try {
-    if (ext == ".json" || ext == ".jsonl") {
-      Baseline read = read_baseline(d.b);
-      if (read.models.size() != 1) {
-        throw InputError("a baseline for diff holds one model; this one holds " + std::to_string(read.models.size()));
-      }
-      baseline = read.models[0];
-    } else {
+  bool b_read = read(d.b, [&] {
+    if (ext != ".json" && ext != ".jsonl") {
       b = audit_file(d.b, options);
+      return;
     }
-  } catch (const InputError& e) {
-    err << "headcount: error: " << one_line(d.b) << ": " << one_line(e.what()) << "\n";
-    return kExitInput;
-  } catch (const std::bad_alloc&) {
-    err << "headcount: error: " << one_line(d.b) << ": out of memory while reading the model\n";
-    return kExitInput;
-  }
+    Baseline report = read_baseline(d.b);
+    if (report.models.size() != 1) {
+      throw InputError("a baseline for diff holds one model; this one holds " + std::to_string(report.models.size()));
+    }
+    baseline = report.models[0];
+  });
+  if (!b_read) return kExitInput;
   Diff diff = compare_sides(diff_side(d.a, *a), b ? diff_side(d.b, *b) : diff_side(d.b, *baseline));
-  if (!d.output.empty() && d.output != "-") {
-    std::ofstream file(d.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      err << "headcount: error: cannot write '" << one_line(d.output) << "'\n";
-      return kExitInput;
-    }
-    render_diff(diff, d.format, file);
-    file.flush();
-    if (!file) {
-      err << "headcount: error: writing '" << one_line(d.output) << "' failed\n";
-      return kExitInput;
-    }
-  } else {
-    render_diff(diff, d.format, out);
-  }
+  if (!write_output(d.output, out, err, [&](std::ostream& to) { render_diff(diff, d.format, to); })) return kExitInput;
   return d.fail_on_change && diff.counts_changed ? kExitGate : kExitOk;
 }
 
@@ -476,22 +497,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
   int code = exit_code(run);
 
   auto render_start = std::chrono::steady_clock::now();
-  if (!a.output.empty() && a.output != "-") {
-    std::ofstream file(a.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      err << "headcount: error: cannot write '" << one_line(a.output) << "'\n";
-      return kExitInput;
-    }
-    render(run, render_options, file);
-    file.flush();
-    if (!file) {
-      err << "headcount: error: writing '" << one_line(a.output) << "' failed\n";
-      return kExitInput;
-    }
-  } else {
-    render(run, render_options, out);
-    out.flush();
-  }
+  if (!write_output(a.output, out, err, [&](std::ostream& to) { render(run, render_options, to); })) return kExitInput;
   if (a.timings) report_timings(run, ms_since(render_start), err);
   // In GitHub Actions, the github format also puts the whole table in the job's summary.
   const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
@@ -621,15 +627,9 @@ Run run_audit(const AuditRequest& request) {
         GateOptions o = gates;
         o.budget = budget_for(files[i], gates.budget, request.budgets, gates.pinned);
         r.gates = check_gates(*r.audit, o);
-      } catch (const InputError& e) {
+      } catch (const std::exception&) {
         r.audit.reset();
-        r.error = e.what();
-      } catch (const std::bad_alloc&) {
-        r.audit.reset();
-        r.error = "out of memory while reading the model";
-      } catch (const std::exception& e) {  // a bug, not the file's fault: still one line, exit 2
-        r.audit.reset();
-        r.error = std::string("internal error while auditing (please report it): ") + e.what();
+        r.error = failure_message(std::current_exception());
       }
       std::lock_guard<std::mutex> lock(progress_lock);
       ++done;

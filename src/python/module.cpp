@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "headcount/cli.h"
@@ -84,18 +85,18 @@ AuditOptions options_for(bool content, const std::optional<std::string>& model_c
   return o;
 }
 
-// Audits one file; an unreadable model throws InputError("FILE: what is wrong").
-PyAudit audit_one(const std::string& path, const std::string& shown, const AuditOptions& options) {
+// One model audited by `read`, shown as `shown`; an unreadable model throws
+// InputError("SHOWN: what is wrong").
+PyAudit audited(const std::string& shown, const std::function<Audit(StageTimes*)>& read) {
   PyAudit a;
   a.result.path = shown;
   try {
-    a.result.audit = audit_file(path, options, &a.result.times);
+    a.result.audit = read(&a.result.times);
   } catch (const InputError& e) {
     throw InputError(shown + ": " + e.what());
   } catch (const std::bad_alloc&) {
     throw InputError(shown + ": out of memory while reading the model");
   }
-  a.result.audit->model.path = shown;
   return a;
 }
 
@@ -103,7 +104,7 @@ PyAudit audit_path(const std::string& path, bool content, std::optional<std::str
                    std::optional<std::string> base_dir) {
   AuditOptions o = options_for(content, model_config, base_dir, true);
   py::gil_scoped_release release;
-  return audit_one(path, path, o);
+  return audited(path, [&](StageTimes* times) { return audit_file(path, o, times); });
 }
 
 // A model handed over in memory is read where it is: the bytes object is immutable and the caller
@@ -118,16 +119,7 @@ PyAudit audit_in_memory(const py::bytes& data, const std::string& name, bool con
   o.load.base_dir = base_dir ? *base_dir : std::filesystem::current_path(ec).string();
   if (o.load.base_dir.empty()) o.load.base_dir = "/";
   py::gil_scoped_release release;
-  PyAudit a;
-  a.result.path = name;
-  try {
-    a.result.audit = audit_bytes(bytes, static_cast<uint64_t>(size), name, o, &a.result.times);
-  } catch (const InputError& e) {
-    throw InputError(name + ": " + e.what());
-  } catch (const std::bad_alloc&) {
-    throw InputError(name + ": out of memory while reading the model");
-  }
-  return a;
+  return audited(name, [&](StageTimes* times) { return audit_bytes(bytes, static_cast<uint64_t>(size), name, o, times); });
 }
 
 // Many files on `jobs` threads: each result, or the error that stopped it.
