@@ -1226,14 +1226,17 @@ class LatentAttention(AttentionBlock):
         return self.o_proj(o)
 
 
-class LatentDecoder(nn.Module):
-    """Two pre-norm decoder layers with latent attention and a SwiGLU feed-forward."""
+class PreNormDecoder(nn.Module):
+    """Pre-norm decoder layers over an embedding: x + attn(norm1(x)), then x + ffn(norm2(x)), and
+    an untied LM head. `attention` and `feed_forward` make each layer's modules; the feed-forward
+    is registered under `ffn_name` (its parameters' names: layers.N.mlp... or layers.N.moe...)."""
 
-    def __init__(self, layers=2):
+    def __init__(self, attention, feed_forward, ffn_name, layers=2):
         super().__init__()
+        self.ffn_name = ffn_name
         self.embed = nn.Embedding(VOCAB, E)
-        self.layers = nn.ModuleList(nn.ModuleDict(dict(
-            norm1=RMSNorm(), attn=LatentAttention(), norm2=RMSNorm(), mlp=LlamaMLP()))
+        self.layers = nn.ModuleList(nn.ModuleDict({
+            "norm1": RMSNorm(), "attn": attention(), "norm2": RMSNorm(), ffn_name: feed_forward()})
             for _ in range(layers))
         self.norm = RMSNorm()
         self.lm_head = nn.Linear(E, VOCAB, bias=False)
@@ -1242,7 +1245,7 @@ class LatentDecoder(nn.Module):
         x = self.embed(ids)
         for layer in self.layers:
             x = x + layer["attn"](layer["norm1"](x))
-            x = x + layer["mlp"](layer["norm2"](x))
+            x = x + layer[self.ffn_name](layer["norm2"](x))
         return self.lm_head(self.norm(x))
 
 
@@ -1256,7 +1259,7 @@ class LatentDecoder(nn.Module):
 def make_mla():
     ids = torch.randint(0, VOCAB, (B, S))
     axes = {"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
-    return LatentDecoder(), [ids], ["ids"], ["logits"], axes
+    return PreNormDecoder(LatentAttention, LlamaMLP, "mlp"), [ids], ["ids"], ["logits"], axes
 
 
 class WideSelfMHA(nn.Module):
@@ -1382,32 +1385,12 @@ class SparseMoE(MoELayer):
         return out.reshape(b, s, d)
 
 
-class MoEDecoder(nn.Module):
-    """Two pre-norm decoder layers: GQA attention and a mixture of experts."""
-
-    def __init__(self, moe, layers=2):
-        super().__init__()
-        self.embed = nn.Embedding(VOCAB, E)
-        self.layers = nn.ModuleList(nn.ModuleDict(dict(
-            norm1=RMSNorm(), attn=LlamaAttention(), norm2=RMSNorm(), moe=moe()))
-            for _ in range(layers))
-        self.norm = RMSNorm()
-        self.lm_head = nn.Linear(E, VOCAB, bias=False)
-
-    def forward(self, ids):
-        x = self.embed(ids)
-        for layer in self.layers:
-            x = x + layer["attn"](layer["norm1"](x))
-            x = x + layer["moe"](layer["norm2"](x))
-        return self.lm_head(self.norm(x))
-
-
 @sample("moe_dense", "two decoder layers (GQA attention 4/2 heads) whose feed-forward is a Mixtral-style "
         "mixture of 4 SwiGLU experts 32 -> 64, top-2, router Linear(32, 4)",
         "dense routing: Softmax → TopK → ScatterElements builds a [B, S, 4] mask; every expert runs and "
         "is multiplied by its column of the mask; 2 of 4 experts count per token", "static")
 def make_moe_dense():
-    return MoEDecoder(DenseMoE), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
+    return PreNormDecoder(LlamaAttention, DenseMoE, "moe"), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
 
 
 @sample("moe_sparse", "two decoder layers (GQA attention 4/2 heads) whose feed-forward is a DeepSeek-style "
@@ -1416,7 +1399,7 @@ def make_moe_dense():
         "the gathered routing weight, ScatterElements back (index_add); the shared expert always runs",
         "static")
 def make_moe_sparse():
-    return MoEDecoder(SparseMoE), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
+    return PreNormDecoder(LlamaAttention, SparseMoE, "moe"), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
 
 
 def trained_like(model):
