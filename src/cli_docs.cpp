@@ -1,7 +1,10 @@
 // cli_docs.cpp: the man page and the completions (see cli_docs.h).
 #include "cli_docs.h"
 
+#include <algorithm>
 #include <sstream>
+
+#include "config.h"
 
 namespace headcount::detail {
 
@@ -33,6 +36,14 @@ std::vector<std::string> names_of(const CLI::Option* o) {
 }
 
 bool takes_value(const CLI::Option* o) { return o->get_type_size_max() > 0 && o->get_expected_max() > 0; }
+
+// Whether the option names a file: the audit's file options (config.h), and --config itself.
+bool takes_file(const CLI::Option* o) {
+  if (o->get_lnames().empty()) return false;
+  const std::string& name = o->get_lnames()[0];
+  const auto& files = file_options();
+  return name == "config" || std::find(files.begin(), files.end(), name) != files.end();
+}
 
 std::string long_name(const CLI::Option* o) {
   return o->get_lnames().empty() ? (o->get_snames().empty() ? o->get_name() : "-" + o->get_snames()[0])
@@ -159,8 +170,7 @@ std::string bash_completion(const CLI::App& app, const Choices& choices) {
       std::string pattern = join(names_of(o), "|");
       if (it != choices.end()) {
         out << "        " << pattern << ") COMPREPLY=($(compgen -W \"" << join(it->second, " ") << "\" -- \"$cur\")); return ;;\n";
-      } else if (long_name(o) == "--output" || long_name(o) == "--baseline" || long_name(o) == "--config" ||
-                 long_name(o) == "--model-config") {
+      } else if (takes_file(o)) {
         out << "        " << pattern << ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
       } else {
         value_options.push_back(pattern);
@@ -215,8 +225,7 @@ std::string zsh_completion(const CLI::App& app, const Choices& choices) {
       if (takes_value(o)) {
         auto it = choices.find(c->get_name() + " " + long_name(o));
         if (it != choices.end()) action = ":value:(" + join(it->second, " ") + ")";
-        else if (long_name(o) == "--output" || long_name(o) == "--baseline" || long_name(o) == "--config" ||
-                 long_name(o) == "--model-config") action = ":file:_files";
+        else if (takes_file(o)) action = ":file:_files";
         else action = ":value: ";
       }
       for (const auto& n : names_of(o)) out << "            '" << n << "[" << desc << "]" << action << "' \\\n";

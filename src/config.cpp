@@ -15,8 +15,6 @@
 namespace headcount {
 namespace {
 
-// Options whose value is a file.
-const std::vector<std::string> kPathOptions = {"output", "baseline", "model-config"};
 
 const std::vector<std::string> kBudgetKeys = {"path", "max-params", "max-attention-params", "max-bytes", "expect-heads",
                                               "max-kv-bytes-per-token", "max-macs-per-token", "max-active-params"};
@@ -98,13 +96,18 @@ ConfigFile read_config(const std::string& path, const std::vector<std::string>& 
     if (std::find(options.begin(), options.end(), key.str()) == options.end()) unknown(path, key, "", top);
     std::string text = as_text(path, key, value);
     // A file named in the config is found from the config's folder, as its globs are.
-    if (std::find(kPathOptions.begin(), kPathOptions.end(), key.str()) != kPathOptions.end() && text != "-" &&
+    if (std::find(file_options().begin(), file_options().end(), key.str()) != file_options().end() && text != "-" &&
         std::filesystem::path(text).is_relative()) {
       text = (std::filesystem::path(path).parent_path() / text).lexically_normal().generic_string();
     }
     c.options.push_back({std::string(key.str()), text, static_cast<int>(key.source().begin.line)});
   }
   return c;
+}
+
+const std::vector<std::string>& file_options() {
+  static const std::vector<std::string> names = {"output", "baseline", "model-config"};
+  return names;
 }
 
 }  // namespace headcount

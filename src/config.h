@@ -25,6 +25,10 @@ struct ConfigFile {
   std::vector<PathBudget> budgets;    // globs made absolute against the config's folder
 };
 
+// The audit options whose value is a file (long names): a config's relative path is joined to
+// the config's folder, and the shells complete a file name for them.
+const std::vector<std::string>& file_options();
+
 // Reads a config. `options` are the audit options a config may set (long names). Throws
 // InputError with "FILE:LINE[:COLUMN]: what is wrong".
 ConfigFile read_config(const std::string& path, const std::vector<std::string>& options);
