@@ -170,24 +170,24 @@ std::vector<uint64_t> feed_forward_after(const Audit& a) {
   for (const auto& g : m.graphs) {
     for (size_t i = 0; i < g.nodes.size(); ++i) position[static_cast<size_t>(g.nodes[i])] = static_cast<int64_t>(i);
   }
-  std::vector<std::pair<int64_t, size_t>> cores;  // (position, block) in the core's graph
+  // Per graph, the blocks' cores as (position, block), sorted: each tensor's owner is found by a
+  // binary search, so a model of many layers costs no more than its size.
+  std::map<int, std::vector<std::pair<int64_t, size_t>>> cores;
   for (size_t i = 0; i < a.attention.blocks.size(); ++i) {
     int core = a.attention.blocks[i].core_node;
-    if (core >= 0) cores.push_back({position[static_cast<size_t>(core)], i});
+    if (core >= 0) cores[m.nodes[static_cast<size_t>(core)].graph].push_back({position[static_cast<size_t>(core)], i});
   }
-  std::sort(cores.begin(), cores.end());
+  for (auto& [g, list] : cores) std::sort(list.begin(), list.end());
   for (size_t w = 0; w < m.weights.size(); ++w) {
     if (a.composition.part_of[w] != headcount::Part::FeedForward || m.weights[w].consumers.empty()) continue;
     int first = m.weights[w].consumers[0];
     int64_t at = position[static_cast<size_t>(first)];
     for (int c : m.weights[w].consumers) at = std::min(at, position[static_cast<size_t>(c)]);
-    size_t owner = SIZE_MAX;
-    for (const auto& [p, i] : cores) {
-      if (p < at && m.nodes[static_cast<size_t>(a.attention.blocks[i].core_node)].graph == m.nodes[static_cast<size_t>(first)].graph) {
-        owner = i;
-      }
-    }
-    if (owner != SIZE_MAX) ffn[owner] += m.weights[w].elements;
+    auto list = cores.find(m.nodes[static_cast<size_t>(first)].graph);
+    if (list == cores.end()) continue;
+    // The last core placed before `at`.
+    auto after = std::lower_bound(list->second.begin(), list->second.end(), std::make_pair(at, size_t{0}));
+    if (after != list->second.begin()) ffn[std::prev(after)->second] += m.weights[w].elements;
   }
   return ffn;
 }
