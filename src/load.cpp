@@ -353,6 +353,7 @@ class Indexer {
       for (const auto& n : fn.node()) add_node(n, gi);
     }
     for (size_t gi = 0; gi < m_.graphs.size(); ++gi) index_graph(static_cast<int>(gi));
+    list_consumers();
     mark_quantized_parameters();
   }
 
@@ -448,7 +449,7 @@ class Indexer {
   // `key` is the name as the skeleton holds it: the graph's index views it, not a copy.
   int register_weight(Weight w, std::string_view key) {
     int wi = static_cast<int>(m_.weights.size());
-    m_.graphs[w.graph].values[key].weight = wi;
+    m_.values[static_cast<size_t>(m_.value_index.intern(m_.values, w.graph, key))].weight = wi;
     m_.weights.push_back(std::move(w));
     return wi;
   }
@@ -664,10 +665,9 @@ class Indexer {
   void index_graph(int gi) {
     Graph& g = m_.graphs[gi];
     const auto& nodes = raw_nodes_[gi];
-    g.values.reserve(g.values.size() + 2 * nodes.size());
     for (int ni : nodes) {
       for (const auto& out : m_.nodes[ni].proto->output()) {
-        if (!out.empty()) g.values[out].producer = ni;
+        if (!out.empty()) m_.values[static_cast<size_t>(m_.value_index.intern(m_.values, gi, out))].producer = ni;
       }
     }
     // Kahn's order over the graph's own nodes, by their position in `nodes`.
@@ -679,8 +679,9 @@ class Indexer {
       const int ni = nodes[k];
       for (const auto& in : m_.nodes[ni].proto->input()) {
         if (in.empty()) continue;
-        Graph::Value& v = g.values[in];
-        v.consumers.push_back(ni);
+        const int id = m_.value_index.intern(m_.values, gi, in);
+        const Value& v = m_.values[static_cast<size_t>(id)];
+        reads_.push_back({id, ni});
         if (v.producer >= 0) {
           ++pending[k];
           users[static_cast<size_t>(position_[static_cast<size_t>(v.producer)])].push_back(static_cast<int>(k));
@@ -718,7 +719,27 @@ class Indexer {
     }
   }
 
+  // The consumer lists of all values, one run per value in Model::consumer_list: a stable
+  // counting sort of the reads index_graph saw, so each list keeps node order.
+  void list_consumers() {
+    for (const auto& r : reads_) ++m_.values[static_cast<size_t>(r.first)].consumer_count;
+    uint32_t at = 0;
+    for (Value& v : m_.values) {
+      v.first_consumer = at;
+      at += v.consumer_count;
+      v.consumer_count = 0;
+    }
+    m_.consumer_list.resize(reads_.size());
+    for (const auto& r : reads_) {
+      Value& v = m_.values[static_cast<size_t>(r.first)];
+      m_.consumer_list[v.first_consumer + v.consumer_count++] = r.second;
+    }
+    reads_.clear();
+    reads_.shrink_to_fit();
+  }
+
   std::vector<int> position_;  // a node's position in its graph's node list, while indexing it
+  std::vector<std::pair<int, int>> reads_;  // (value id, node) for every input read, in node order
 };
 
 // Opens the file and refuses what protobuf cannot read, with a message a person understands.

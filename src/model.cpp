@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace headcount {
@@ -209,25 +210,77 @@ std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
   return v;
 }
 
-const Weight* Model::weight_for(int g, const std::string& value) const {
-  for (; g >= 0; g = graphs[g].parent) {
-    auto it = graphs[g].values.find(value);
-    if (it == graphs[g].values.end()) continue;
-    const Graph::Value& v = it->second;
-    if (v.weight >= 0) return &weights[static_cast<size_t>(v.weight)];
-    if (v.producer >= 0) return nullptr;  // an activation of this scope hides outer names
-  }
-  return nullptr;
+uint64_t ValueIndex::hash(int g, std::string_view name) {
+  uint64_t h = std::hash<std::string_view>()(name) ^ (static_cast<uint64_t>(static_cast<uint32_t>(g)) * 0x9E3779B97F4A7C15ull);
+  h ^= h >> 29;  // mix the scope into the low bits that pick the slot
+  return h * 0xBF58476D1CE4E5B9ull;
 }
 
-int Model::producer_of(int g, const std::string& value) const {
-  for (; g >= 0; g = graphs[g].parent) {
-    auto it = graphs[g].values.find(value);
-    if (it == graphs[g].values.end()) continue;
-    if (it->second.producer >= 0) return it->second.producer;
-    if (it->second.weight >= 0) return -1;
+int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view name) const {
+  if (slots_.empty()) return -1;
+  const uint64_t h = hash(g, name), tag = h >> 32 << 32, mask = slots_.size() - 1;
+  for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+    const uint64_t s = slots_[i];
+    if (s == 0) return -1;
+    if ((s & ~0xFFFFFFFFull) != tag) continue;
+    const Value& v = values[static_cast<size_t>((s & 0xFFFFFFFFull) - 1)];
+    if (v.graph == g && v.name == name) return static_cast<int>((s & 0xFFFFFFFFull) - 1);
+  }
+}
+
+int ValueIndex::intern(std::vector<Value>& values, int g, std::string_view name) {
+  if (int id = find(values, g, name); id >= 0) return id;
+  if ((values.size() + 1) * 2 > slots_.size()) grow(values);  // at most half full: short probes
+  const int id = static_cast<int>(values.size());
+  Value v;
+  v.name = name;
+  v.graph = g;
+  values.push_back(v);
+  const uint64_t h = hash(g, name), mask = slots_.size() - 1;
+  uint64_t i = h & mask;
+  while (slots_[i] != 0) i = (i + 1) & mask;
+  slots_[i] = (h >> 32 << 32) | static_cast<uint64_t>(id + 1);
+  return id;
+}
+
+void ValueIndex::grow(const std::vector<Value>& values) {
+  std::vector<uint64_t> old = std::move(slots_);
+  slots_.assign(std::max<size_t>(64, old.size() * 2), 0);
+  const uint64_t mask = slots_.size() - 1;
+  for (uint64_t s : old) {
+    if (s == 0) continue;
+    const Value& v = values[static_cast<size_t>((s & 0xFFFFFFFFull) - 1)];
+    uint64_t i = hash(v.graph, v.name) & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+int Model::defining_value(int g, std::string_view name) const {
+  for (; g >= 0; g = graphs[static_cast<size_t>(g)].parent) {
+    int id = value_id(g, name);
+    if (id < 0) continue;
+    const Value& v = values[static_cast<size_t>(id)];
+    if (v.producer >= 0 || v.weight >= 0) return id;
   }
   return -1;
+}
+
+const Weight* Model::weight_for(int g, std::string_view value) const {
+  int id = defining_value(g, value);
+  if (id < 0) return nullptr;
+  int w = values[static_cast<size_t>(id)].weight;  // an activation of a scope hides outer names
+  return w >= 0 ? &weights[static_cast<size_t>(w)] : nullptr;
+}
+
+int Model::producer_of(int g, std::string_view value) const {
+  int id = defining_value(g, value);
+  return id < 0 ? -1 : values[static_cast<size_t>(id)].producer;
+}
+
+NodeSpan Model::consumers_of(int g, std::string_view value) const {
+  int id = value_id(g, value);
+  return id < 0 ? NodeSpan() : consumers(id);
 }
 
 namespace {
@@ -260,12 +313,6 @@ std::string Model::scope_name(int g) const {
     if (graph.list_index >= 0) out += "[" + std::to_string(graph.list_index) + "]";
   }
   return out;
-}
-
-const std::vector<int>& Model::consumers_of(int g, const std::string& value) const {
-  static const std::vector<int> none;
-  auto it = graphs[g].values.find(value);
-  return it == graphs[g].values.end() ? none : it->second.consumers;
 }
 
 }  // namespace headcount

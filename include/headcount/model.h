@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <google/protobuf/arena.h>
@@ -79,14 +78,48 @@ struct Graph {
   int list_index = -1;         // position in a GRAPHS attribute, -1 for a single GRAPH
   std::string function;        // "DOMAIN.NAME" of a function body
   std::vector<int> nodes;  // topological order
-  // Every value named in this graph: what produces it and what reads it, found with one lookup.
-  // Keys view names owned by Model::proto (never a temporary), so large graphs hold each name once.
-  struct Value {
-    int producer = -1;  // node index, or -1
-    int weight = -1;    // weight index, or -1 (a Constant node's output has both)
-    std::vector<int> consumers;  // node indices
-  };
-  std::unordered_map<std::string_view, Value> values;
+};
+
+// One name as one graph scope uses it: what produces it, which weight it is, which nodes read it.
+// Each (scope, name) pair is one record with an integer id, so the stages' hot maps are keyed by
+// ids, and the name is a view of the string the skeleton owns: each name is held once.
+struct Value {
+  std::string_view name;
+  int graph = 0;
+  int producer = -1;  // node index, or -1
+  int weight = -1;    // weight index, or -1 (a Constant node's output has both)
+  uint32_t first_consumer = 0, consumer_count = 0;  // a run of Model::consumer_list
+};
+
+// A run of node indices stored contiguously (the consumers of one value).
+class NodeSpan {
+ public:
+  NodeSpan() = default;
+  NodeSpan(const int* begin, size_t size) : begin_(begin), size_(size) {}
+  const int* begin() const { return begin_; }
+  const int* end() const { return begin_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int operator[](size_t i) const { return begin_[i]; }
+
+ private:
+  const int* begin_ = nullptr;
+  size_t size_ = 0;
+};
+
+// (scope, name) -> value id: one open-addressing table for the whole model, its slots holding a
+// part of each key's hash and the id, so a lookup compares names only when the hashes agree.
+class ValueIndex {
+ public:
+  // The id of `name` in graph g, or -1.
+  int find(const std::vector<Value>& values, int g, std::string_view name) const;
+  // The id of `name` in graph g, a new record in `values` when there was none.
+  int intern(std::vector<Value>& values, int g, std::string_view name);
+
+ private:
+  static uint64_t hash(int g, std::string_view name);
+  void grow(const std::vector<Value>& values);
+  std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (id + 1); 0 is an empty slot
 };
 
 // The model's skeleton (large payloads stripped), in a protobuf arena: its thousands of small
@@ -112,14 +145,26 @@ struct Model {
   std::vector<Weight> weights;
   std::vector<Node> nodes;
   std::vector<Graph> graphs;
+  std::vector<Value> values;       // every (scope, name) the graphs use, by id
+  ValueIndex value_index;          // (scope, name) -> id
+  std::vector<int> consumer_list;  // the consumers of every value, value after value
   uint64_t stripped_payload_bytes = 0;      // payload bytes skipped, never read
 
+  // The id of a name in graph g's own scope, or -1.
+  int value_id(int g, std::string_view name) const { return value_index.find(values, g, name); }
+  // The id of the record that defines a name as seen from graph g: the nearest scope, looking
+  // outwards, where a node produces it or a weight holds it; -1 for graph inputs and unknown names.
+  int defining_value(int g, std::string_view name) const;
   // The weight a value name refers to as seen from graph g (looks through enclosing scopes).
-  const Weight* weight_for(int g, const std::string& value) const;
+  const Weight* weight_for(int g, std::string_view value) const;
   // The node producing a value as seen from graph g, or -1.
-  int producer_of(int g, const std::string& value) const;
-  // Nodes consuming a value inside graph g.
-  const std::vector<int>& consumers_of(int g, const std::string& value) const;
+  int producer_of(int g, std::string_view value) const;
+  // Nodes consuming a value inside graph g, in node order (a node reading it twice is listed twice).
+  NodeSpan consumers_of(int g, std::string_view value) const;
+  NodeSpan consumers(int id) const {
+    const Value& v = values[static_cast<size_t>(id)];
+    return NodeSpan(consumer_list.data() + v.first_consumer, v.consumer_count);
+  }
   // "main", "main/If_3:then_branch", "function:local.Block": the path of a scope as reports show
   // it. Long names are shortened and deep paths keep their first and last levels, so the string
   // stays short however a file nests its subgraphs.

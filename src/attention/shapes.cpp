@@ -506,27 +506,43 @@ bool all_known(const IntVector& v) {
   return std::all_of(v.begin(), v.end(), [](Int x) { return x.known(); });
 }
 
-ShapeOracle::ShapeOracle(const Model& model) : m_(model) {
-  dims_.resize(m_.graphs.size());
-  eval_memo_.resize(m_.graphs.size());
+ShapeOracle::ShapeOracle(const Model& model)
+    : m_(model), dims_at_(model.values.size(), -1), eval_at_(model.values.size(), -1) {
   // Declared types of the main graph; subgraph and function types are rarely present.
   const auto& gp = m_.proto->graph();
-  for (const auto& vi : gp.input()) dims_[0][vi.name()] = from_type(vi.type());
-  for (const auto& vi : gp.value_info()) dims_[0][vi.name()] = from_type(vi.type());
-  for (const auto& vi : gp.output()) dims_[0][vi.name()] = from_type(vi.type());
+  for (const auto& vi : gp.input()) declare(vi.name(), from_type(vi.type()));
+  for (const auto& vi : gp.value_info()) declare(vi.name(), from_type(vi.type()));
+  for (const auto& vi : gp.output()) declare(vi.name(), from_type(vi.type()));
   for (size_t g = 0; g < m_.graphs.size(); ++g) {
     for (int ni : m_.graphs[g].nodes) propagate(static_cast<int>(g), *m_.nodes[ni].proto);
   }
 }
 
+// A later declaration of the same name replaces an earlier one.
+void ShapeOracle::declare(std::string_view name, Dims d) {
+  int id = m_.value_id(0, name);
+  if (id < 0) {
+    declared_unused_[name] = std::move(d);
+  } else if (int& at = dims_at_[static_cast<size_t>(id)]; at >= 0) {
+    known_[static_cast<size_t>(at)] = std::move(d);
+  } else {
+    at = static_cast<int>(known_.size());
+    known_.push_back(std::move(d));
+  }
+}
+
 Dims ShapeOracle::dims(int g, const std::string& value) const {
   for (int s = g; s >= 0; s = m_.graphs[s].parent) {
-    auto it = dims_[s].find(value);
-    if (it != dims_[s].end()) return it->second;
-    auto v = m_.graphs[s].values.find(value);
-    if (v == m_.graphs[s].values.end()) continue;
-    if (v->second.weight >= 0) return from_dims(m_.weights[static_cast<size_t>(v->second.weight)].dims);
-    if (v->second.producer >= 0) return Dims{};
+    int id = m_.value_id(s, value);
+    if (id < 0) {
+      if (s != 0) continue;
+      auto it = declared_unused_.find(value);
+      return it == declared_unused_.end() ? Dims{} : it->second;
+    }
+    if (int at = dims_at_[static_cast<size_t>(id)]; at >= 0) return known_[static_cast<size_t>(at)];
+    const Value& v = m_.values[static_cast<size_t>(id)];
+    if (v.weight >= 0) return from_dims(m_.weights[static_cast<size_t>(v.weight)].dims);
+    if (v.producer >= 0) return Dims{};
   }
   return Dims{};
 }
@@ -540,40 +556,39 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
   Outputs out = op->dims(NodeView(*this, g, n, 0));
   for (size_t i = 0; i < out.size() && i < static_cast<size_t>(n.output_size()); ++i) {
     const std::string& name = output_of(n, static_cast<int>(i));
-    if (!name.empty() && !dims_[g].count(name)) dims_[g][name] = std::move(out[i]);
+    if (name.empty()) continue;
+    int& at = dims_at_[static_cast<size_t>(m_.value_id(g, name))];  // a node's output always has an id
+    if (at >= 0) continue;
+    at = static_cast<int>(known_.size());
+    known_.push_back(std::move(out[i]));
   }
 }
 
 std::optional<IntVector> ShapeOracle::eval(int g, const std::string& value, int depth) {
   if (value.empty() || depth > kMaxEvalDepth) return std::nullopt;
-  // Resolve the scope that defines the value, so memo entries are per defining graph and keyed by
-  // the name the skeleton owns.
-  int s = g;
-  std::string_view key;
-  for (; s >= 0; s = m_.graphs[s].parent) {
-    auto v = m_.graphs[s].values.find(value);
-    if (v != m_.graphs[s].values.end() && (v->second.producer >= 0 || v->second.weight >= 0)) {
-      key = v->first;
-      break;
-    }
-  }
-  if (s < 0) return std::nullopt;  // a graph input: a run-time value
-  auto memo = eval_memo_[s].find(key);
-  if (memo != eval_memo_[s].end()) return memo->second;
+  // Memo entries belong to the value's defining record, whichever scope asks.
+  const int id = m_.defining_value(g, value);
+  if (id < 0) return std::nullopt;  // a graph input: a run-time value
+  if (int at = eval_at_[static_cast<size_t>(id)]; at >= 0) return evaluated_[static_cast<size_t>(at)];
+  const Value& v = m_.values[static_cast<size_t>(id)];
   std::optional<IntVector> result;
-  if (const Weight* w = m_.weight_for(s, value); w && w->proto) {
+  if (const Weight* w = v.weight >= 0 ? &m_.weights[static_cast<size_t>(v.weight)] : nullptr; w && w->proto) {
     if (auto ints = int_values(*w->proto)) {
       if (ints->size() <= kMaxVector) result = IntVector(ints->begin(), ints->end());
     } else if (auto floats = float_values(*w->proto); floats && floats->size() <= kMaxVector) {
-      IntVector v;
-      for (double f : *floats) v.push_back(Int::of_double(f));
-      if (all_known(v)) result = v;  // float constants used as shapes hold whole numbers
+      IntVector iv;
+      for (double f : *floats) iv.push_back(Int::of_double(f));
+      if (all_known(iv)) result = iv;  // float constants used as shapes hold whole numbers
     }
-  } else if (int p = m_.producer_of(s, value); p >= 0) {
-    const onnx::NodeProto& n = *m_.nodes[p].proto;
-    if (const OpShapes* op = op_shapes(n.op_type()); op && op->value) result = op->value(NodeView(*this, s, n, depth + 1));
+  } else if (v.producer >= 0) {  // also a Constant whose value is not a tensor: its evaluator answers
+    const onnx::NodeProto& n = *m_.nodes[static_cast<size_t>(v.producer)].proto;
+    if (const OpShapes* op = op_shapes(n.op_type()); op && op->value) {
+      result = op->value(NodeView(*this, v.graph, n, depth + 1));
+    }
   }
-  eval_memo_[s][key] = result;
+  // The evaluation above may have grown evaluated_ (it recurses): index it only now.
+  eval_at_[static_cast<size_t>(id)] = static_cast<int>(evaluated_.size());
+  evaluated_.push_back(result);
   return result;
 }
 

@@ -55,10 +55,14 @@ class ShapeOracle {
 
  private:
   const Model& m_;
-  // Declared and propagated dims per graph, and evaluated values per defining graph; keys view
-  // names the model's skeleton owns.
-  std::vector<std::unordered_map<std::string_view, Dims>> dims_;
-  std::vector<std::unordered_map<std::string_view, std::optional<IntVector>>> eval_memo_;
+  // Declared and propagated dims, and evaluated values, by value id (Model::values): an index
+  // into known_ / evaluated_, or -1. Declared names of the main graph that no node uses are kept
+  // by name.
+  std::vector<int> dims_at_, eval_at_;
+  std::vector<Dims> known_;
+  std::vector<std::optional<IntVector>> evaluated_;
+  std::unordered_map<std::string_view, Dims> declared_unused_;
+  void declare(std::string_view name, Dims d);
   void propagate(int g, const onnx::NodeProto& n);
 };
 
