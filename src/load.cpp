@@ -13,6 +13,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -40,12 +41,12 @@ constexpr uint32_t kMaxLightField = 64u << 20;
 namespace field {
 constexpr int kModelGraph = 7, kModelTrainingInfo = 20, kModelFunctions = 25;
 constexpr int kGraphNode = 1, kGraphInitializer = 5, kGraphSparseInitializer = 15;
-constexpr int kNodeAttribute = 5;
+constexpr int kNodeInput = 1, kNodeOutput = 2, kNodeName = 3, kNodeOpType = 4, kNodeAttribute = 5, kNodeDomain = 7;
 constexpr int kAttrT = 5, kAttrG = 6, kAttrTensors = 10, kAttrGraphs = 11, kAttrSparseTensor = 22,
               kAttrSparseTensors = 23;
 constexpr int kFunctionNode = 7;
 constexpr int kSparseValues = 1, kSparseIndices = 2;
-constexpr int kTensorRawData = 9;
+constexpr int kTensorDims = 1, kTensorDataType = 2, kTensorName = 8, kTensorRawData = 9;
 bool is_tensor_payload(int f) {  // float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data
   return f == 4 || f == 5 || f == 6 || f == 7 || f == 9 || f == 10 || f == 11;
 }
@@ -157,25 +158,31 @@ class WireReader {
 
   // The loop every message shares: structural fields go to `on_field` (which returns true when it
   // consumed the field); the rest are gathered and parsed by protobuf into `msg`.
+  // A message whose fields all went to `on_field` (most nodes and tensors) costs no second parse.
   template <typename Msg, typename F>
   void read_message(Msg* msg, const char* what, F on_field) {
     std::string light;
     {
-      StringOutputStream sink(&light);
-      CodedOutputStream out(&sink);
+      std::optional<StringOutputStream> sink;
+      std::optional<CodedOutputStream> out;  // made at the first light field
       for (;;) {
         uint32_t tag = in_.ReadTag();
         if (tag == 0) break;
         int f = WireFormatLite::GetTagFieldNumber(tag);
         int wt = WireFormatLite::GetTagWireType(tag);
-        if (!on_field(f, wt)) copy_field(tag, out);
+        if (on_field(f, wt)) continue;
+        if (!out) {
+          sink.emplace(&light);
+          out.emplace(&*sink);
+        }
+        copy_field(tag, *out);
       }
     }
     if (in_.BytesUntilLimit() != 0) {
       if (static_cast<uint64_t>(in_.CurrentPosition()) >= file_size_) truncated_at(in_.CurrentPosition());
       malformed();
     }
-    if (!msg->MergeFromString(light)) {
+    if (!light.empty() && !msg->MergeFromString(light)) {
       throw InputError(std::string("not a valid ONNX model: malformed ") + what + " before byte " +
                        std::to_string(in_.CurrentPosition()));
     }
@@ -208,11 +215,25 @@ class WireReader {
     });
   }
 
+  // A string field read straight into the message: what protobuf's parser would store (onnx.proto
+  // is proto2, so strings are bytes and are not checked as UTF-8).
+  void read_string(std::string* out, const char* what) {
+    uint32_t len = read_length(what);
+    if (!in_.ReadString(out, static_cast<int>(len))) malformed();
+  }
+
   void read_node(onnx::NodeProto* n) {
     read_message(n, "NodeProto", [&](int f, int wt) {
-      if (wt != kLengthDelimited || f != field::kNodeAttribute) return false;
-      nested([&] { read_attribute(n->add_attribute()); }, "AttributeProto");
-      return true;
+      if (wt != kLengthDelimited) return false;
+      switch (f) {
+        case field::kNodeInput: read_string(n->add_input(), "a node input"); return true;
+        case field::kNodeOutput: read_string(n->add_output(), "a node output"); return true;
+        case field::kNodeName: read_string(n->mutable_name(), "a node name"); return true;
+        case field::kNodeOpType: read_string(n->mutable_op_type(), "an op type"); return true;
+        case field::kNodeDomain: read_string(n->mutable_domain(), "a domain"); return true;
+        case field::kNodeAttribute: nested([&] { read_attribute(n->add_attribute()); }, "AttributeProto"); return true;
+        default: return false;
+      }
     });
   }
 
@@ -250,6 +271,32 @@ class WireReader {
     PayloadInfo info;
     uint64_t kept = 0;
     read_message(t, "TensorProto", [&](int f, int wt) {
+      if (f == field::kTensorName && wt == kLengthDelimited) {
+        read_string(t->mutable_name(), "a tensor name");
+        return true;
+      }
+      if (f == field::kTensorDataType && wt == WireFormatLite::WIRETYPE_VARINT) {
+        uint32_t v = 0;  // an int32 field: protobuf keeps the low 32 bits of the varint
+        if (!in_.ReadVarint32(&v)) malformed();
+        t->set_data_type(static_cast<int32_t>(v));
+        return true;
+      }
+      if (f == field::kTensorDims && wt == WireFormatLite::WIRETYPE_VARINT) {
+        uint64_t v = 0;
+        if (!in_.ReadVarint64(&v)) malformed();
+        t->add_dims(static_cast<int64_t>(v));
+        return true;
+      }
+      if (f == field::kTensorDims && wt == kLengthDelimited) {  // packed
+        nested([&] {
+          while (in_.BytesUntilLimit() > 0) {
+            uint64_t v = 0;
+            if (!in_.ReadVarint64(&v)) malformed();
+            t->add_dims(static_cast<int64_t>(v));
+          }
+        }, "tensor dims");
+        return true;
+      }
       if (!field::is_tensor_payload(f)) return false;
       if (wt == kLengthDelimited) {
         int64_t tag_at = in_.CurrentPosition();
