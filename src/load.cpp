@@ -714,7 +714,10 @@ class Indexer {
     const auto& nodes = raw_nodes_[gi];
     for (int ni : nodes) {
       for (const auto& out : m_.nodes[ni].proto->output()) {
-        if (!out.empty()) m_.values[static_cast<size_t>(m_.value_index.intern(m_.values, gi, out))].producer = ni;
+        if (out.empty()) continue;
+        const int id = m_.value_index.intern(m_.values, gi, out);
+        m_.values[static_cast<size_t>(id)].producer = ni;
+        m_.value_index.remember(out, id);
       }
     }
     // Kahn's order over the graph's own nodes, by their position in `nodes`.
@@ -727,6 +730,7 @@ class Indexer {
       for (const auto& in : m_.nodes[ni].proto->input()) {
         if (in.empty()) continue;
         const int id = m_.value_index.intern(m_.values, gi, in);
+        m_.value_index.remember(in, id);
         const Value& v = m_.values[static_cast<size_t>(id)];
         reads_.push_back({id, ni});
         if (v.producer >= 0) {

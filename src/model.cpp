@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <cstdint>
 #include <functional>
 #include <limits>
 
@@ -217,6 +218,14 @@ uint64_t ValueIndex::hash(int g, std::string_view name) {
 }
 
 int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view name) const {
+  if (!seen_.empty() && !name.empty()) {
+    const uint64_t mask = seen_.size() - 1;
+    for (uint64_t i = address_hash(name.data()) >> 20 & mask; seen_[i].data; i = (i + 1) & mask) {
+      if (seen_[i].data != name.data() || seen_[i].size != name.size()) continue;
+      if (values[static_cast<size_t>(seen_[i].id)].graph == g) return seen_[i].id;
+      break;  // the string is known, but as another scope's name: look it up by name
+    }
+  }
   if (slots_.empty()) return -1;
   const uint64_t h = hash(g, name), tag = h >> 32 << 32, mask = slots_.size() - 1;
   for (uint64_t i = h & mask;; i = (i + 1) & mask) {
@@ -253,6 +262,30 @@ void ValueIndex::grow(const std::vector<Value>& values) {
     uint64_t i = hash(v.graph, v.name) & mask;
     while (slots_[i] != 0) i = (i + 1) & mask;
     slots_[i] = s;
+  }
+}
+
+void ValueIndex::remember(std::string_view occurrence, int id) {
+  if (occurrence.empty() || occurrence.size() > UINT32_MAX) return;
+  if ((seen_count_ + 1) * 2 > seen_.size()) grow_seen();
+  const uint64_t mask = seen_.size() - 1;
+  uint64_t i = address_hash(occurrence.data()) >> 20 & mask;
+  for (; seen_[i].data; i = (i + 1) & mask) {
+    if (seen_[i].data == occurrence.data() && seen_[i].size == occurrence.size()) return;
+  }
+  seen_[i] = Seen{occurrence.data(), static_cast<uint32_t>(occurrence.size()), id};
+  ++seen_count_;
+}
+
+void ValueIndex::grow_seen() {
+  std::vector<Seen> old = std::move(seen_);
+  seen_.assign(std::max<size_t>(64, old.size() * 2), Seen{});
+  const uint64_t mask = seen_.size() - 1;
+  for (const Seen& e : old) {
+    if (!e.data) continue;
+    uint64_t i = address_hash(e.data) >> 20 & mask;
+    while (seen_[i].data) i = (i + 1) & mask;
+    seen_[i] = e;
   }
 }
 

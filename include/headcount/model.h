@@ -109,17 +109,33 @@ class NodeSpan {
 
 // (scope, name) -> value id: one open-addressing table for the whole model, its slots holding a
 // part of each key's hash and the id, so a lookup compares names only when the hashes agree.
+//
+// The stages look names up as the skeleton holds them (a node's input or output string), so a
+// second table knows each of those strings by its address: such a lookup hashes a pointer and
+// compares no characters. Any other string (a copy, a part of a name) takes the first table.
 class ValueIndex {
  public:
   // The id of `name` in graph g, or -1.
   int find(const std::vector<Value>& values, int g, std::string_view name) const;
   // The id of `name` in graph g, a new record in `values` when there was none.
   int intern(std::vector<Value>& values, int g, std::string_view name);
+  // Records that the skeleton string `occurrence` (which must live as long as the model) names
+  // value `id`; called once per node input and output.
+  void remember(std::string_view occurrence, int id);
 
  private:
   static uint64_t hash(int g, std::string_view name);
   void grow(const std::vector<Value>& values);
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (id + 1); 0 is an empty slot
+  struct Seen {
+    const char* data = nullptr;  // nullptr: an empty slot
+    uint32_t size = 0;
+    int32_t id = -1;
+  };
+  static uint64_t address_hash(const char* p) { return (reinterpret_cast<uintptr_t>(p) >> 3) * 0x9E3779B97F4A7C15ull; }
+  void grow_seen();
+  std::vector<Seen> seen_;
+  size_t seen_count_ = 0;
 };
 
 // The model's skeleton (large payloads stripped), in a protobuf arena: its thousands of small
@@ -195,8 +211,9 @@ class VisitBudget {
 };
 
 // Whether an op type is one of the names listed.
-inline bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* o : ops) {
+// (Views, not C strings: a name of another length is rejected without reading its characters.)
+inline bool one_of(std::string_view op, std::initializer_list<std::string_view> ops) {
+  for (std::string_view o : ops) {
     if (op == o) return true;
   }
   return false;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace headcount {
@@ -29,15 +30,16 @@ class JsonWriter {
   JsonWriter& end_object() { close('}'); return *this; }
   JsonWriter& begin_array() { open('['); return *this; }
   JsonWriter& end_array() { close(']'); return *this; }
-  JsonWriter& key(const std::string& k) {
+  JsonWriter& key(std::string_view k) {
     separate();
     write_string(k);
     buf_ += indent_ < 0 ? ":" : ": ";
     after_key_ = true;
     return *this;
   }
-  JsonWriter& value(const std::string& s) { separate(); write_string(s); return *this; }
-  JsonWriter& value(const char* s) { return value(std::string(s)); }
+  JsonWriter& value(std::string_view s) { separate(); write_string(s); return *this; }
+  JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
+  JsonWriter& value(const char* s) { return value(std::string_view(s)); }
   JsonWriter& value(uint64_t n) { separate(); number(n); return *this; }
   JsonWriter& value(int64_t n) { separate(); number(n); return *this; }
   JsonWriter& value(int n) { return value(static_cast<int64_t>(n)); }
@@ -58,24 +60,31 @@ class JsonWriter {
     return *this;
   }
   template <typename T>
-  JsonWriter& field(const std::string& k, const T& v) { key(k); return value(v); }
+  JsonWriter& field(std::string_view k, const T& v) { key(k); return value(v); }
 
   // RFC 8259 escaping of valid UTF-8; bytes that are not valid UTF-8 (names in a hostile file can
   // hold any bytes) become U+FFFD, so the document always parses.
-  static std::string escape(const std::string& s) {
+  static std::string escape(std::string_view s) {
     std::string o;
     escape_into(o, s);
     return o;
   }
-  static void escape_into(std::string& o, const std::string& s) {
+  static void escape_into(std::string& o, std::string_view s) {
     for (size_t i = 0; i < s.size(); ++i) {
+      size_t plain = i;  // a run that needs no escaping is copied at once
+      while (plain < s.size() && is_plain(static_cast<unsigned char>(s[plain]))) ++plain;
+      if (plain > i) {
+        o.append(s.data() + i, plain - i);
+        i = plain;
+        if (i == s.size()) break;
+      }
       unsigned char c = static_cast<unsigned char>(s[i]);
       if (c >= 0x80) {
         size_t len = utf8_length(s, i);
         if (len == 0) {
           o += "\xEF\xBF\xBD";
         } else {
-          o.append(s, i, len);
+          o.append(s.data() + i, len);
           i += len - 1;
         }
         continue;
@@ -101,7 +110,7 @@ class JsonWriter {
 
   // The length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms,
   // no surrogates, at most U+10FFFF), or 0 when it is not one.
-  static size_t utf8_length(const std::string& s, size_t i) {
+  static size_t utf8_length(std::string_view s, size_t i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
     if (len == 0 || i + len > s.size()) return 0;
@@ -150,7 +159,8 @@ class JsonWriter {
     buf_ += c;
     if (first_.empty() || buf_.size() >= (1u << 16)) flush();
   }
-  void write_string(const std::string& s) {
+  static bool is_plain(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; }
+  void write_string(std::string_view s) {
     buf_ += '"';
     escape_into(buf_, s);
     buf_ += '"';
