@@ -20,15 +20,14 @@ bool is_float(int32_t dtype) {
 
 // Matrix products whose stored operand costs one MAC per weight element per token.
 bool is_matrix_product(const std::string& op) {
-  static const std::set<std::string> ops = {"MatMul", "Gemm", "MatMulNBits", "MatMulInteger", "QLinearMatMul",
-                                            "FusedMatMul", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Einsum"};
-  return ops.count(op) > 0;
+  return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "MatMulInteger", "QLinearMatMul", "FusedMatMul",
+                     "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Einsum"});
 }
 
 // The stored weight behind an operand, through the steps exporters put between a weight and its
 // product (dequantization, a transpose, a cast), or null.
 const Weight* weight_behind(const Model& m, int g, const std::string& value) {
-  std::string name = value;
+  std::string_view name = value;  // then the skeleton's own names: no copies
   for (int step = 0; step < 4 && !name.empty(); ++step) {
     if (const Weight* w = m.weight_for(g, name)) return w;
     int p = m.producer_of(g, name);
@@ -39,7 +38,7 @@ const Weight* weight_behind(const Model& m, int g, const std::string& value) {
         op != "Squeeze" && op != "Unsqueeze") {
       return nullptr;
     }
-    name = n.input_size() > 0 ? n.input(0) : "";
+    name = input_of(n, 0);
   }
   return nullptr;
 }

@@ -496,7 +496,9 @@ class Indexer {
   // `key` is the name as the skeleton holds it: the graph's index views it, not a copy.
   int register_weight(Weight w, std::string_view key) {
     int wi = static_cast<int>(m_.weights.size());
-    m_.values[static_cast<size_t>(m_.value_index.intern(m_.values, w.graph, key))].weight = wi;
+    const int id = m_.value_index.intern(m_.values, w.graph, key);
+    m_.values[static_cast<size_t>(id)].weight = wi;
+    m_.value_index.remember(key, id);
     m_.weights.push_back(std::move(w));
     return wi;
   }

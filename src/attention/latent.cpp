@@ -49,11 +49,13 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, const std::string& v
   }
   // Written out. First the reduction: RMSNorm reduces x² (Pow or Mul(x, x)), LayerNorm x and
   // (x - mean)²; what it reduces, with those steps taken off, is the norm's input x.
-  std::vector<std::string> stack{value};
-  std::set<std::string> seen;
-  std::string x;
-  while (!stack.empty() && x.empty()) {
-    std::string v = stack.back();
+  // The walks hold the names the skeleton owns (and `value`), by address: no copies.
+  static const std::string none;
+  std::vector<const std::string*> stack{&value};
+  std::set<std::string_view> seen;
+  const std::string* x = &none;
+  while (!stack.empty() && x->empty()) {
+    const std::string& v = *stack.back();
     stack.pop_back();
     if (!seen.insert(v).second) continue;
     if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
@@ -61,41 +63,41 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, const std::string& v
     if (q < 0) continue;
     const auto& qn = *m_.nodes[q].proto;
     if (reduction(qn.op_type())) {
-      x = input_of(qn, 0);
+      x = &input_of(qn, 0);
       for (int step = 0; step < 4; ++step) {
-        int s = m_.producer_of(g, x);
+        int s = m_.producer_of(g, *x);
         if (s < 0) break;
         const auto& sn = *m_.nodes[s].proto;
         bool square = sn.op_type() == "Pow" || (sn.op_type() == "Mul" && input_of(sn, 0) == input_of(sn, 1));
         if (!square && sn.op_type() != "Cast" && sn.op_type() != "Sub") break;
-        x = input_of(sn, 0);
+        x = &input_of(sn, 0);
       }
     } else if (elementwise(qn.op_type())) {
-      for (const auto& in : qn.input()) stack.push_back(in);
+      for (const auto& in : qn.input()) stack.push_back(&in);
     }
   }
-  if (x.empty()) return std::nullopt;
+  if (x->empty()) return std::nullopt;
   // Then everything between x and the output must be element-wise steps over x and constants.
-  stack = {value};
+  stack = {&value};
   seen.clear();
   while (!stack.empty()) {
-    std::string v = stack.back();
+    const std::string& v = *stack.back();
     stack.pop_back();
-    if (v == x || v.empty() || !seen.insert(v).second) continue;
+    if (v == *x || v.empty() || !seen.insert(v).second) continue;
     if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
     if (learned(v)) continue;
     int q = m_.producer_of(g, v);
     if (q < 0) return std::nullopt;  // another graph input: not a norm of x alone
     const auto& qn = *m_.nodes[q].proto;
     if (reduction(qn.op_type())) {
-      stack.push_back(input_of(qn, 0));
+      stack.push_back(&input_of(qn, 0));
     } else if (elementwise(qn.op_type())) {
-      for (const auto& in : qn.input()) stack.push_back(in);
+      for (const auto& in : qn.input()) stack.push_back(&in);
     } else {
       return std::nullopt;  // something else feeds it: not a norm of x alone
     }
   }
-  r.input = x;
+  r.input = *x;
   std::set<int> unique(r.weights.begin(), r.weights.end());
   r.weights.assign(unique.begin(), unique.end());
   return r;
