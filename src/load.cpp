@@ -29,7 +29,6 @@ namespace {
 
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
-using google::protobuf::io::FileInputStream;
 using google::protobuf::io::StringOutputStream;
 using google::protobuf::internal::WireFormatLite;
 
@@ -383,13 +382,7 @@ class Indexer {
  public:
   Indexer(Model& model, const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads,
           const std::string& base_dir, const char* memory = nullptr)
-      : m_(model), payloads_(payloads), memory_(memory) {
-    std::error_code ec;
-    std::filesystem::path dir = base_dir.empty() ? std::filesystem::absolute(model.path, ec).parent_path()
-                                                 : std::filesystem::absolute(base_dir, ec);
-    root_ = std::filesystem::weakly_canonical(dir, ec);
-    if (ec) root_ = dir;
-  }
+      : m_(model), payloads_(payloads), memory_(memory), base_dir_(base_dir) {}
 
   void run() {
     const onnx::ModelProto& mp = *m_.proto;
@@ -408,7 +401,19 @@ class Indexer {
   Model& m_;
   const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads_;
   const char* memory_ = nullptr;  // the model's bytes when it was loaded from memory
-  std::filesystem::path root_;
+  const std::string& base_dir_;
+  std::optional<std::filesystem::path> root_;  // the model's folder, resolved at the first external tensor
+
+  const std::filesystem::path& root() {
+    if (!root_) {
+      std::error_code ec;
+      std::filesystem::path dir = base_dir_.empty() ? std::filesystem::absolute(m_.path, ec).parent_path()
+                                                    : std::filesystem::absolute(base_dir_, ec);
+      root_ = std::filesystem::weakly_canonical(dir, ec);
+      if (ec) root_ = dir;
+    }
+    return *root_;
+  }
   std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
   std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
 
@@ -571,7 +576,7 @@ class Indexer {
       if (part == "..") throw refuse("contains '..'");
       todo.push_back(part);
     }
-    std::vector<std::string> cur;  // components below root_
+    std::vector<std::string> cur;  // components below root()
     int hops = 0;
     while (!todo.empty()) {
       std::string part = todo.front();
@@ -582,7 +587,7 @@ class Indexer {
         cur.pop_back();
         continue;
       }
-      std::filesystem::path next = root_;
+      std::filesystem::path next = root();
       for (auto& c : cur) next /= c;
       next /= part;
       struct stat st;
@@ -598,7 +603,7 @@ class Indexer {
       auto tparts = path_parts(target);
       if (!target.empty() && target[0] == '/') {
         // An absolute target is acceptable only when it points back inside the folder.
-        auto rparts = path_parts(root_.string());
+        auto rparts = path_parts(root().string());
         if (tparts.size() < rparts.size() || !std::equal(rparts.begin(), rparts.end(), tparts.begin())) {
           throw refuse("resolves through a symlink outside the model's folder");
         }
@@ -607,7 +612,7 @@ class Indexer {
       }
       todo.insert(todo.begin(), tparts.begin(), tparts.end());
     }
-    std::filesystem::path out = root_;
+    std::filesystem::path out = root();
     for (auto& c : cur) out /= c;
     return out;
   }
@@ -789,10 +794,74 @@ class Indexer {
     }
     reads_.clear();
     reads_.shrink_to_fit();
+    m_.values.shrink_to_fit();
   }
 
   std::vector<int> position_;  // a node's position in its graph's node list, while indexing it
   std::vector<std::pair<int, int>> reads_;  // (value id, node) for every input read, in node order
+};
+
+// The model file as the wire reader sees it. Blocks grow while the reader moves forward (a graph's
+// nodes are read in a few large reads) and start small again after each skipped payload, so a file
+// of many mid-sized tensors is not read whole in the blocks around them, nor in a read per field.
+class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  FileWindow(int fd, uint64_t size)
+      : fd_(fd), size_(size), buffer_(new char[static_cast<size_t>(std::min<uint64_t>(size, kLargest))]) {}
+  ~FileWindow() override { close(fd_); }
+  FileWindow(const FileWindow&) = delete;
+  FileWindow& operator=(const FileWindow&) = delete;
+
+  bool Next(const void** data, int* size) override {
+    if (backed_up_ > 0) {
+      *data = buffer_.get() + filled_ - backed_up_;
+      *size = static_cast<int>(backed_up_);
+      backed_up_ = 0;
+      return true;
+    }
+    if (at_ >= size_) return false;
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(block_, size_ - at_));
+    ssize_t got;
+    do {
+      got = pread(fd_, buffer_.get(), want, static_cast<off_t>(at_));
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) return false;  // an error, or a file that shrank: the reader reports where it stopped
+    filled_ = static_cast<size_t>(got);
+    at_ += filled_;
+    block_ = std::min(block_ * 2, kLargest);
+    *data = buffer_.get();
+    *size = static_cast<int>(filled_);
+    return true;
+  }
+  void BackUp(int count) override { backed_up_ = static_cast<size_t>(count); }
+  bool Skip(int count) override {
+    if (count < 0) return false;
+    uint64_t n = static_cast<uint64_t>(count);
+    if (n <= backed_up_) {
+      backed_up_ -= static_cast<size_t>(n);
+      return true;
+    }
+    n -= backed_up_;
+    backed_up_ = 0;
+    block_ = kSmallest;
+    if (n > size_ - at_) {
+      at_ = size_;
+      return false;
+    }
+    at_ += n;
+    return true;
+  }
+  int64_t ByteCount() const override { return static_cast<int64_t>(at_ - backed_up_); }
+
+ private:
+  static constexpr uint64_t kSmallest = 4096, kLargest = 64 * 1024;
+  int fd_;
+  uint64_t size_;
+  std::unique_ptr<char[]> buffer_;
+  uint64_t at_ = 0;        // file offset just past the buffer
+  size_t filled_ = 0;      // bytes in the buffer
+  size_t backed_up_ = 0;   // of those, given back by the reader
+  uint64_t block_ = 64 * 1024;
 };
 
 // Opens the file and refuses what protobuf cannot read, with a message a person understands.
@@ -871,8 +940,7 @@ Model load_model(const std::string& path, const LoadOptions& options) {
   Model m;
   m.path = path;
   int fd = open_model_file(path, &m.file_size);
-  FileInputStream file(fd);
-  file.SetCloseOnDelete(true);
+  FileWindow file(fd, m.file_size);
   read_and_index(m, file, options, nullptr);
   spdlog::debug("{}: {} graphs, {} nodes, {} tensors, {} payload bytes left unread", path, m.graphs.size(),
                 m.nodes.size(), m.weights.size(), m.stripped_payload_bytes);

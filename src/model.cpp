@@ -239,7 +239,7 @@ int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view n
 
 int ValueIndex::intern(std::vector<Value>& values, int g, std::string_view name) {
   if (int id = find(values, g, name); id >= 0) return id;
-  if ((values.size() + 1) * 2 > slots_.size()) grow(values);  // at most half full: short probes
+  if ((values.size() + 1) * 4 > slots_.size() * 3) grow(values);  // at most 3/4 full: short probes
   const int id = static_cast<int>(values.size());
   Value v;
   v.name = name;
@@ -267,7 +267,7 @@ void ValueIndex::grow(const std::vector<Value>& values) {
 
 void ValueIndex::remember(std::string_view occurrence, int id) {
   if (occurrence.empty() || occurrence.size() > UINT32_MAX) return;
-  if ((seen_count_ + 1) * 2 > seen_.size()) grow_seen();
+  if ((seen_count_ + 1) * 4 > seen_.size() * 3) grow_seen();
   const uint64_t mask = seen_.size() - 1;
   uint64_t i = address_hash(occurrence.data()) >> 20 & mask;
   for (; seen_[i].data; i = (i + 1) & mask) {

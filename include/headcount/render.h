@@ -17,6 +17,7 @@ enum class Format { Text, Json, Jsonl, Markdown, Sarif, Github, Html };
 struct RenderOptions {
   Format format = Format::Text;
   int top = 10;             // largest tensors listed in text
+  int jobs = 1;             // threads that may render the models' sections (the output does not depend on it)
 };
 
 // One output format: a row of the registry that feeds --help, validation and render().

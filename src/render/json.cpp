@@ -354,18 +354,30 @@ void tool_fields(JsonWriter& j, const Run& run) {
 
 // One document, whatever the number of inputs: every audited model, every model that could not
 // be audited, and the gate's verdict.
-void write_json(const Run& run, const RenderOptions&, std::ostream& out) {
+void write_json(const Run& run, const RenderOptions& options, std::ostream& out) {
   namespace F = json_field;
   JsonWriter j(out, 2);
   j.begin_object();
   tool_fields(j, run);
   j.key(F::kModels).begin_array();
-  for (const auto& f : run.files) {
-    if (!f.audit) continue;
-    j.begin_object();
-    model_fields(j, *f.audit, f);
-    j.end_object();
-  }
+  const size_t depth = j.depth();
+  auto model = [&](const FileResult& f, std::ostream& s) {
+    if (!f.audit) return;
+    JsonWriter m(s, 2, depth);
+    m.begin_object();
+    model_fields(m, *f.audit, f);
+    m.end_object();
+  };
+  for_each_section(run, options.jobs, model, [&](size_t i, const std::string* text) {
+    if (!run.files[i].audit) return;
+    if (text) {
+      j.raw(*text);
+    } else {
+      j.raw("");  // the separator, then the model streams out after it
+      j.flush();
+      model(run.files[i], out);
+    }
+  });
   j.end_array();
   j.key(F::kErrors).begin_array();
   size_t failures = 0, errors = 0;
@@ -388,18 +400,22 @@ void write_json(const Run& run, const RenderOptions&, std::ostream& out) {
 }
 
 // One compact line per model or error, in input order.
-void write_jsonl(const Run& run, const RenderOptions&, std::ostream& out) {
+void write_jsonl(const Run& run, const RenderOptions& options, std::ostream& out) {
   namespace F = json_field;
-  for (const auto& f : run.files) {
-    JsonWriter j(out, -1);
+  auto record = [&](const FileResult& f, std::ostream& s) {
+    JsonWriter j(s, -1);
     j.begin_object();
     j.field(F::kSchema, kSchema);
     j.field(F::kRecord, f.audit ? "model" : "error");
     if (f.audit) model_fields(j, *f.audit, f);
     else j.field(F::kFile, f.path).field(F::kMessage, f.error);
     j.end_object();
+  };
+  for_each_section(run, options.jobs, record, [&](size_t i, const std::string* text) {
+    if (text) out << *text;
+    else record(run.files[i], out);
     out << "\n";
-  }
+  });
 }
 
 }  // namespace headcount::renderers

@@ -16,6 +16,10 @@ class JsonWriter {
  public:
   // indent < 0 writes compact JSON on one line (JSON lines).
   explicit JsonWriter(std::ostream& out, int indent = 2) : out_(out), indent_(indent) {}
+  // A writer for one value that another writer places, with raw(), `depth` containers deep: it
+  // indents as that writer would there and writes no separator before the value.
+  JsonWriter(std::ostream& out, int indent, size_t depth)
+      : out_(out), indent_(indent), first_(depth, true), after_key_(true) {}
   ~JsonWriter() { flush(); }
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
@@ -45,6 +49,18 @@ class JsonWriter {
   JsonWriter& value(int n) { return value(static_cast<int64_t>(n)); }
   JsonWriter& value(bool b) { separate(); buf_ += b ? "true" : "false"; return *this; }
   JsonWriter& null() { separate(); buf_ += "null"; return *this; }
+  // A value written by a writer made with the depth of this place (a large one goes straight out).
+  JsonWriter& raw(std::string_view value) {
+    separate();
+    if (buf_.size() + value.size() < (1u << 16)) {
+      buf_ += value;
+    } else {
+      flush();
+      out_.write(value.data(), static_cast<std::streamsize>(value.size()));
+    }
+    return *this;
+  }
+  size_t depth() const { return first_.size(); }
   // A list of integers on one line: shapes stay readable.
   template <typename Ints>
   JsonWriter& int_array(const Ints& v) {

@@ -1,6 +1,13 @@
 // render.cpp: the registry of output formats and render(), the one entry point the CLI uses.
 #include "headcount/render.h"
 
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
 #include "renderers.h"
 
 namespace headcount {
@@ -21,6 +28,65 @@ const std::vector<FormatInfo>& formats() {
   };
   return table;
 }
+
+namespace renderers {
+
+void for_each_section(const Run& run, int jobs, const SectionWriter& write,
+                      const std::function<void(size_t, const std::string*)>& put) {
+  const size_t n = run.files.size();
+  const int threads = std::min<int>(std::max(jobs, 1), static_cast<int>(n));
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) put(i, nullptr);
+    return;
+  }
+  const size_t ahead = 2 * static_cast<size_t>(threads);  // sections held at most: memory stays flat
+  std::vector<std::optional<std::string>> done(n);
+  size_t claimed = 0, emitted = 0;
+  std::mutex lock;
+  std::condition_variable changed;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> l(lock);
+        changed.wait(l, [&] { return claimed >= n || claimed < emitted + ahead; });
+        if (claimed >= n) return;
+        i = claimed++;
+      }
+      std::ostringstream s;
+      try {
+        write(run.files[i], s);
+      } catch (...) {  // out of memory: handed to the calling thread, which rethrows it at the end
+        std::lock_guard<std::mutex> l(lock);
+        if (!failure) failure = std::current_exception();
+      }
+      std::lock_guard<std::mutex> l(lock);
+      done[i] = std::move(s).str();
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (size_t i = 0; i < n; ++i) {
+    std::string text;
+    bool failed;
+    {
+      std::unique_lock<std::mutex> l(lock);
+      changed.wait(l, [&] { return done[i].has_value(); });
+      text = std::move(*done[i]);
+      done[i].reset();
+      emitted = i + 1;
+      failed = failure != nullptr;
+      changed.notify_all();
+    }
+    if (!failed) put(i, &text);
+  }
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace renderers
 
 const FormatInfo* find_format(const std::string& name) {
   for (const auto& f : formats()) {

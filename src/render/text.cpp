@@ -356,15 +356,22 @@ void render_summary(const Run& run, std::ostream& out) {
 }  // namespace
 
 void write_text(const Run& run, const RenderOptions& options, std::ostream& out) {
+  auto model = [&](const FileResult& f, std::ostream& s) {
+    if (!run.config.empty()) s << "config: " << run.config << "\n";
+    model_text(*f.audit, options, s);
+    render_gates_text(run, f, s);
+  };
   bool first = true;
-  for (const auto& f : run.files) {
-    if (!f.audit) continue;
+  auto section = [&](const FileResult& f, std::ostream& s) {
+    if (f.audit) model(f, s);
+  };
+  for_each_section(run, options.jobs, section, [&](size_t i, const std::string* text) {
+    if (!run.files[i].audit) return;
     if (!first) out << "\n";
     first = false;
-    if (!run.config.empty()) out << "config: " << run.config << "\n";
-    model_text(*f.audit, options, out);
-    render_gates_text(run, f, out);
-  }
+    if (text) out << *text;
+    else model(run.files[i], out);
+  });
   if (run.files.size() > 1) render_summary(run, out);
 }
 
