@@ -510,6 +510,41 @@ TEST_CASE("duplicate-weights: a transposed copy that differs in one unsampled el
   CHECK(with_rule(r->audit, "duplicate-weights").empty());
 }
 
+TEST_CASE("duplicate-weights: a transposed copy whose sides are not multiples of 4 is compared to the last element", "[findings]") {
+  // [257, 67]: 257 = 4 x 64 + 1 rows and 67 = 64 + 3 columns, so the comparison's 4 x 4 blocks
+  // leave a last row and three last columns to the element-by-element edge.
+  std::vector<float> e = random_floats(257 * 67, 6);
+  std::vector<float> t = transposed(e, 257, 67);
+  auto audit_with = [&](const std::vector<float>& head) {
+    return audit_model(
+        tied_model(float_tensor("embed.weight", {257, 67}, e), float_tensor("lm_head.weight", {67, 257}, head)));
+  };
+  // The 16 samples are elements (17,218 x s) / 15, s = 0..15, of one orientation: 0, 1,147,
+  // 2,295, 3,443, 4,591, 5,739, 6,887, 8,034, 9,182, 10,330, 11,478, 12,626, 13,774, 14,921,
+  // 16,069, 17,218. The changed elements below are none of them in either orientation.
+  SECTION("equal: found, 257 x 67 = 17,219 parameters stored twice") {
+    auto r = audit_with(t);
+    REQUIRE(r->audit.duplicates.size() == 1);
+    CHECK(r->audit.duplicates[0].transposed);
+    CHECK(r->audit.unique == 17219u);
+  }
+  SECTION("the last row differs (row 256, column 5: element 17,157, or 5 x 257 + 256 = 1,541 transposed)") {
+    std::vector<float> changed = t;
+    changed[1541] += 0.25f;
+    CHECK(audit_with(changed)->audit.duplicates.empty());
+  }
+  SECTION("a last column differs (row 10, column 66: element 736, or 66 x 257 + 10 = 16,972 transposed)") {
+    std::vector<float> changed = t;
+    changed[16972] += 0.25f;
+    CHECK(audit_with(changed)->audit.duplicates.empty());
+  }
+  SECTION("a 4 x 4 block differs (row 100, column 40: element 6,740, or 40 x 257 + 100 = 10,380 transposed)") {
+    std::vector<float> changed = t;
+    changed[10380] += 0.25f;
+    CHECK(audit_with(changed)->audit.duplicates.empty());
+  }
+}
+
 TEST_CASE("duplicate-weights: both tensors in an external data file", "[findings]") {
   testutil::TempDir dir;
   std::vector<float> e = random_floats(256 * 64, 4);
