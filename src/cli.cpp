@@ -142,7 +142,7 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
       ->capture_default_str();
   audit->add_flag("--no-content", a.no_content,
                   "skip the duplicate-tensor comparison and the buffer value checks (reads no weight bytes)");
-  audit->add_flag("--timings", a.timings, "print the time of each stage (read, match, content, rules, render) on stderr");
+  audit->add_flag("--timings", a.timings, "print the time of each stage (read, shapes, match, content, rules, render) on stderr");
   audit->add_option("--model-config", a.model_config,
                     "compare every model with this config.json or genai_config.json (default: the one beside each model)");
   auto* cost = audit->add_option_group("inference cost", "the K/V cache and the MACs per token (cost in the report)");
@@ -451,15 +451,17 @@ void report_timings(const Run& run, double render_ms, std::ostream& err) {
   StageTimes sum;
   for (const auto& r : run.files) {
     const StageTimes& t = r.times;
-    err << "headcount: timings: " << one_line(r.path) << ": read " << ms(t.read) << ", match " << ms(t.match) << ", content "
-        << ms(t.content) << ", rules " << ms(t.rules) << "\n";
+    err << "headcount: timings: " << one_line(r.path) << ": read " << ms(t.read) << ", shapes " << ms(t.shapes)
+        << ", match " << ms(t.match) << ", content " << ms(t.content) << ", rules " << ms(t.rules) << "\n";
     sum.read += t.read;
+    sum.shapes += t.shapes;
     sum.match += t.match;
     sum.content += t.content;
     sum.rules += t.rules;
   }
-  err << "headcount: timings: all models: read " << ms(sum.read) << ", match " << ms(sum.match) << ", content "
-      << ms(sum.content) << ", rules " << ms(sum.rules) << "; render " << ms(render_ms) << "\n";
+  err << "headcount: timings: all models: read " << ms(sum.read) << ", shapes " << ms(sum.shapes) << ", match "
+      << ms(sum.match) << ", content " << ms(sum.content) << ", rules " << ms(sum.rules) << "; render " << ms(render_ms)
+      << "\n";
 }
 
 int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostream& out, std::ostream& err) {

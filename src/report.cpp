@@ -30,9 +30,9 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
-  a.attention = match_attention(a.model);
+  a.attention = match_attention(a.model, &t.shapes);
   a.experts = match_experts(a.model, a.attention);
-  t.match = ms_since(clock);
+  t.match = ms_since(clock) - t.shapes;
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
   a.content_compared = options.compare_content;
   a.unique = a.inventory.stored;

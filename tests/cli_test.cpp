@@ -147,7 +147,10 @@ TEST_CASE("cli: --timings adds one stderr line per model and one for the run, an
   CHECK(err[0].rfind("headcount: timings: " + bert + ": read ", 0) == 0);
   CHECK(err[1].rfind("headcount: timings: " + gpt2 + ": read ", 0) == 0);
   CHECK(err[2].rfind("headcount: timings: all models: read ", 0) == 0);
-  for (const char* stage : {", match ", ", content ", ", rules "}) CHECK(err[0].find(stage) != std::string::npos);
+  for (const char* stage : {", shapes ", ", match ", ", content ", ", rules "}) {
+    CHECK(err[0].find(stage) != std::string::npos);
+    CHECK(err[2].find(stage) != std::string::npos);
+  }
   CHECK(err[2].find("; render ") != std::string::npos);
   CHECK(err[2].substr(err[2].size() - 3) == " ms");
 }

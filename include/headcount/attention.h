@@ -115,6 +115,6 @@ struct AttentionResult {
 
 // Finds the attention blocks of a loaded model. Never throws for unusual graphs: what it cannot
 // read becomes an unmatched entry or a note.
-AttentionResult match_attention(const Model& model);
+AttentionResult match_attention(const Model& model, double* shapes_ms = nullptr);
 
 }  // namespace headcount

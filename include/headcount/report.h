@@ -57,7 +57,8 @@ struct AuditOptions {
 // Wall time of each stage of one audit, in milliseconds (--timings).
 struct StageTimes {
   double read = 0;     // the file parsed into the model's skeleton and indexed
-  double match = 0;    // shapes evaluated and attention blocks matched
+  double shapes = 0;   // every value's shape and small constant values, in topological order
+  double match = 0;    // attention blocks and experts matched
   double content = 0;  // duplicate tensors compared, buffers classified (the only weight reads)
   double rules = 0;    // composition, declared vs found, findings
 };

@@ -2,6 +2,7 @@
 // each block's Q/K/V/O shares, infers heads, and accounts for every Softmax.
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <tuple>
 #include <map>
 #include <set>
@@ -337,6 +338,13 @@ void Matcher::finish(AttentionResult& r) {
 
 }  // namespace detail
 
-AttentionResult match_attention(const Model& model) { return detail::Matcher(model).run(); }
+// The matcher first evaluates every value's shape (its ShapeOracle); shapes_ms, when given, is
+// how long that took.
+AttentionResult match_attention(const Model& model, double* shapes_ms) {
+  auto start = std::chrono::steady_clock::now();
+  detail::Matcher matcher(model);
+  if (shapes_ms) *shapes_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return matcher.run();
+}
 
 }  // namespace headcount
