@@ -226,6 +226,10 @@ int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view n
       break;  // the string is known, but as another scope's name: look it up by name
     }
   }
+  return find_by_name(values, g, name);
+}
+
+int ValueIndex::find_by_name(const std::vector<Value>& values, int g, std::string_view name) const {
   if (slots_.empty()) return -1;
   const uint64_t h = hash(g, name), tag = h >> 32 << 32, mask = slots_.size() - 1;
   for (uint64_t i = h & mask;; i = (i + 1) & mask) {
@@ -238,8 +242,9 @@ int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view n
 }
 
 int ValueIndex::intern(std::vector<Value>& values, int g, std::string_view name) {
-  if (int id = find(values, g, name); id >= 0) return id;
-  if ((values.size() + 1) * 4 > slots_.size() * 3) grow(values);  // at most 3/4 full: short probes
+  // (Not find(): the occurrences interned are new strings, which the address table cannot know.)
+  if (int id = find_by_name(values, g, name); id >= 0) return id;
+  if ((values.size() + 1) * 3 > slots_.size() * 2) grow(values);  // at most 2/3 full: short probes
   const int id = static_cast<int>(values.size());
   Value v;
   v.name = name;
@@ -267,7 +272,7 @@ void ValueIndex::grow(const std::vector<Value>& values) {
 
 void ValueIndex::remember(std::string_view occurrence, int id) {
   if (occurrence.empty() || occurrence.size() > UINT32_MAX) return;
-  if ((seen_count_ + 1) * 4 > seen_.size() * 3) grow_seen();
+  if ((seen_count_ + 1) * 3 > seen_.size() * 2) grow_seen();
   const uint64_t mask = seen_.size() - 1;
   uint64_t i = address_hash(occurrence.data()) >> 20 & mask;
   for (; seen_[i].data; i = (i + 1) & mask) {

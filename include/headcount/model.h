@@ -125,6 +125,7 @@ class ValueIndex {
 
  private:
   static uint64_t hash(int g, std::string_view name);
+  int find_by_name(const std::vector<Value>& values, int g, std::string_view name) const;
   void grow(const std::vector<Value>& values);
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (id + 1); 0 is an empty slot
   struct Seen {
