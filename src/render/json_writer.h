@@ -153,8 +153,14 @@ class JsonWriter {
   }
   void newline() {
     if (indent_ < 0) return;
+    static constexpr std::string_view kSpaces = "\n                                                               ";
+    size_t n = first_.size() * static_cast<size_t>(indent_) + 1;  // the newline and the indent, copied at once
+    if (n <= kSpaces.size()) {
+      buf_.append(kSpaces.data(), n);
+      return;
+    }
     buf_ += '\n';
-    buf_.append(first_.size() * static_cast<size_t>(indent_), ' ');
+    buf_.append(n - 1, ' ');
   }
   void separate() {
     if (after_key_) { after_key_ = false; return; }
