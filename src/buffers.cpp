@@ -267,7 +267,7 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
     bool direct = false;
     for (int ni : w.consumers) {
       const auto& n = *model.nodes[ni].proto;
-      if (n.op_type() == "Identity" && input_of(n, 0) == w.name) identities.push_back(ni);
+      if (n.op_type() == "Identity"sv && input_of(n, 0) == w.name) identities.push_back(ni);
       else direct = true;
     }
     for (size_t k = direct ? 0 : 1; k < identities.size(); ++k) {

@@ -34,8 +34,8 @@ const Weight* weight_behind(const Model& m, int g, const std::string& value) {
     if (p < 0) return nullptr;
     const auto& n = *m.nodes[static_cast<size_t>(p)].proto;
     const std::string& op = n.op_type();
-    if (op != "DequantizeLinear" && op != "Transpose" && op != "Cast" && op != "Identity" && op != "Reshape" &&
-        op != "Squeeze" && op != "Unsqueeze") {
+    if (op != "DequantizeLinear"sv && op != "Transpose"sv && op != "Cast"sv && op != "Identity"sv && op != "Reshape"sv &&
+        op != "Squeeze"sv && op != "Unsqueeze"sv) {
       return nullptr;
     }
     name = input_of(n, 0);
@@ -48,8 +48,8 @@ const Weight* weight_behind(const Model& m, int g, const std::string& value) {
 const Weight* dequantization_scale(const Model& m, const Weight& w) {
   for (int ni : w.consumers) {
     const auto& n = *m.nodes[static_cast<size_t>(ni)].proto;
-    int slot = n.op_type() == "DequantizeLinear" && n.input_size() > 1 && n.input(0) == w.name ? 1
-               : n.op_type() == "MatMulNBits" && n.input_size() > 2 && n.input(1) == w.name ? 2
+    int slot = n.op_type() == "DequantizeLinear"sv && n.input_size() > 1 && n.input(0) == w.name ? 1
+               : n.op_type() == "MatMulNBits"sv && n.input_size() > 2 && n.input(1) == w.name ? 2
                                                                                            : -1;
     if (slot < 0) continue;
     const Weight* s = m.weight_for(m.nodes[static_cast<size_t>(ni)].graph, n.input(slot));

@@ -16,7 +16,7 @@ namespace {
 
 using detail::ShapeOracle;
 
-bool is_product(const std::string& op) { return op == "MatMul" || op == "Gemm"; }
+bool is_product(const std::string& op) { return op == "MatMul"sv || op == "Gemm"sv; }
 
 class ExpertMatcher {
  public:
@@ -34,9 +34,9 @@ class ExpertMatcher {
     for (size_t g = 0; g < m_.graphs.size(); ++g) {
       for (int ni : m_.graphs[g].nodes) {
         const auto& n = *m_.nodes[ni].proto;
-        if ((n.op_type() == "MoE" || n.op_type() == "QMoE") && n.domain() == "com.microsoft") {
+        if ((n.op_type() == "MoE"sv || n.op_type() == "QMoE"sv) && n.domain() == "com.microsoft") {
           r.layers.push_back(fused(static_cast<int>(g), ni));
-        } else if (n.op_type() == "TopK" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+        } else if (n.op_type() == "TopK"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
           if (budget_.exhausted()) {
             ++r.unexamined;
             continue;
@@ -219,7 +219,7 @@ class ExpertMatcher {
       std::string next;
       for (int c : users) {
         const auto& n = *m_.nodes[c].proto;
-        if (n.op_type() == "Mul" && n.input_size() == 2) {
+        if (n.op_type() == "Mul"sv && n.input_size() == 2) {
           const std::string& other = input_of(n, 0) == v ? input_of(n, 1) : input_of(n, 0);
           if (derives_from(g, other, routing)) return true;
         } else if (one_of(n.op_type(), {"Reshape", "Cast", "Identity", "Unsqueeze", "Squeeze", "Add"}) && next.empty()) {
@@ -258,7 +258,7 @@ class ExpertMatcher {
     }
     for (int c : m_.consumers_of(g, output_of(n, 0))) {
       const auto& cn = *m_.nodes[c].proto;
-      if (cn.op_type() != "Add") continue;
+      if (cn.op_type() != "Add"sv) continue;
       for (const auto& in : cn.input()) {
         int wi = weight_index(g, in);
         if (wi >= 0 && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) out.push_back(wi);
@@ -353,9 +353,9 @@ class ExpertMatcher {
     int rw = weight_index(g, input_of(rn, 1));
     const Weight& w = m_.weights[static_cast<size_t>(rw)];
     if (w.dims.size() != 2 || in_attention_[static_cast<size_t>(rw)]) return std::nullopt;
-    bool out_first = rn.op_type() == "Gemm" && detail::attr_flag(rn, "transB");
+    bool out_first = rn.op_type() == "Gemm"sv && detail::attr_flag(rn, "transB");
     int wp = m_.producer_of(g, input_of(rn, 1));
-    if (wp >= 0 && m_.nodes[wp].proto->op_type() == "Transpose") out_first = !out_first;  // stored [out, in]
+    if (wp >= 0 && m_.nodes[wp].proto->op_type() == "Transpose"sv) out_first = !out_first;  // stored [out, in]
     ExpertLayer l;
     l.form = "routed";
     l.node = topk;

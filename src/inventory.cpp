@@ -147,8 +147,8 @@ bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth =
     int p = m.producer_of(m.nodes[ni].graph, in);
     if (p < 0) continue;
     const std::string& op = m.nodes[p].proto->op_type();
-    if (op == "Sqrt" || op == "Reciprocal" || op == "Rsqrt" || is_norm(op)) return true;
-    if ((op == "Div" || op == "Mul") && is_decomposed_norm(m, p, budget, depth + 1)) return true;
+    if (op == "Sqrt"sv || op == "Reciprocal"sv || op == "Rsqrt"sv || is_norm(op)) return true;
+    if ((op == "Div"sv || op == "Mul"sv) && is_decomposed_norm(m, p, budget, depth + 1)) return true;
   }
   return false;
 }
@@ -203,13 +203,13 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
     for (int ni : w.consumers) {
       const auto& n = *model.nodes[ni].proto;
       const std::string& op = n.op_type();
-      if (op == "Gather" && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) {
+      if (op == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) {
         category[i] = Embedding;
-      } else if (op == "EmbedLayerNormalization" && w.dims.size() == 2) {
+      } else if (op == "EmbedLayerNormalization"sv && w.dims.size() == 2) {
         category[i] = Embedding;
       } else if (is_norm(op) && w.dims.size() == 1) {
         category[i] = Norm;
-      } else if ((op == "Mul" || op == "Add") && w.dims.size() == 1 && [&] {
+      } else if ((op == "Mul"sv || op == "Add"sv) && w.dims.size() == 1 && [&] {
                    budget.start_walk(64);
                    return is_decomposed_norm(model, ni, budget);
                  }()) {

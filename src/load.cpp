@@ -443,7 +443,7 @@ class Indexer {
     int ni = static_cast<int>(m_.nodes.size());
     m_.nodes.push_back(Node{&n, gi});
     raw_nodes_[gi].push_back(ni);
-    bool is_constant = n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
+    bool is_constant = n.op_type() == "Constant"sv && (n.domain().empty() || n.domain() == "ai.onnx");
     for (const auto& a : n.attribute()) {
       if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));
       if (a.has_g()) add_graph(a.g(), gi, ni, a.name());
@@ -665,7 +665,7 @@ class Indexer {
     // attributes, not the stored bytes.
     for (const Node& node : m_.nodes) {
       const auto& n = *node.proto;
-      if (n.op_type() != "MatMulNBits" || n.input_size() < 2) continue;
+      if (n.op_type() != "MatMulNBits"sv || n.input_size() < 2) continue;
       int64_t k = 0, cols = 0;
       for (const auto& a : n.attribute()) {
         if (a.name() == "K") k = a.i();
@@ -686,7 +686,7 @@ class Indexer {
     // parameters per byte, 8 holds one (inputs 2, 5, 8: fc1, fc2, fc3).
     for (const Node& node : m_.nodes) {
       const auto& n = *node.proto;
-      if (n.op_type() != "QMoE" || n.domain() != "com.microsoft") continue;
+      if (n.op_type() != "QMoE"sv || n.domain() != "com.microsoft") continue;
       int64_t bits = 0;
       for (const auto& a : n.attribute()) {
         if (a.name() == "expert_weight_bits") bits = a.i();
@@ -710,7 +710,7 @@ class Indexer {
       if (w.parameter || w.dims.empty() || dtype_bits(w.dtype) == 0) continue;
       for (int ni : w.consumers) {
         const auto& n = *m_.nodes[ni].proto;
-        if (n.op_type() == "DequantizeLinear" && n.input_size() > 0 && n.input(0) == w.name) w.parameter = true;
+        if (n.op_type() == "DequantizeLinear"sv && n.input_size() > 0 && n.input(0) == w.name) w.parameter = true;
       }
     }
   }

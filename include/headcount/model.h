@@ -21,6 +21,10 @@
 
 namespace headcount {
 
+// Op types are compared as views ("MatMul"sv): a name of another length differs without a look at
+// its characters.
+using namespace std::string_view_literals;
+
 // Where a weight tensor's bytes live.
 enum class Storage { Embedded, External, ConstantNode };
 

@@ -27,7 +27,7 @@ bool elementwise(const std::string& op) {
   return false;
 }
 
-bool reduction(const std::string& op) { return op == "ReduceMean" || op == "ReduceL2" || op == "ReduceSumSquare"; }
+bool reduction(const std::string& op) { return op == "ReduceMean"sv || op == "ReduceL2"sv || op == "ReduceSumSquare"sv; }
 
 }  // namespace
 
@@ -41,8 +41,8 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, const std::string& v
     if (w && m_.weights[w->weight].parameter && m_.weights[w->weight].elements > 1) r.weights.push_back(w->weight);
     return w.has_value();
   };
-  if (n.op_type() == "LayerNormalization" || n.op_type() == "SimplifiedLayerNormalization" ||
-      n.op_type() == "RMSNormalization") {
+  if (n.op_type() == "LayerNormalization"sv || n.op_type() == "SimplifiedLayerNormalization"sv ||
+      n.op_type() == "RMSNormalization"sv) {
     r.input = input_of(n, 0);
     for (int i = 1; i < n.input_size(); ++i) learned(input_of(n, i));
     return r;
@@ -68,8 +68,8 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, const std::string& v
         int s = m_.producer_of(g, *x);
         if (s < 0) break;
         const auto& sn = *m_.nodes[s].proto;
-        bool square = sn.op_type() == "Pow" || (sn.op_type() == "Mul" && input_of(sn, 0) == input_of(sn, 1));
-        if (!square && sn.op_type() != "Cast" && sn.op_type() != "Sub") break;
+        bool square = sn.op_type() == "Pow"sv || (sn.op_type() == "Mul"sv && input_of(sn, 0) == input_of(sn, 1));
+        if (!square && sn.op_type() != "Cast"sv && sn.op_type() != "Sub"sv) break;
         x = &input_of(sn, 0);
       }
     } else if (elementwise(qn.op_type())) {
@@ -118,12 +118,12 @@ bool Matcher::reaches(int g, const std::string& value, int node) {
     if (p < 0) continue;
     const auto& n = *m_.nodes[p].proto;
     const std::string& op = n.op_type();
-    if (op == "MatMul" || op == "Gemm" || op == "Einsum" || op == "Softmax" || walker_.as_projection(g, p, input_of(n, 0))) {
+    if (op == "MatMul"sv || op == "Gemm"sv || op == "Einsum"sv || op == "Softmax"sv || walker_.as_projection(g, p, input_of(n, 0))) {
       continue;
     }
     // Shape operands (a Reshape's target, Slice bounds, Expand's shape) carry no data.
-    bool data_only = op == "Reshape" || op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" ||
-                     op == "Squeeze" || op == "Unsqueeze" || op == "Gather" || op == "Pad";
+    bool data_only = op == "Reshape"sv || op == "Expand"sv || op == "Tile"sv || op == "Slice"sv || op == "Split"sv ||
+                     op == "Squeeze"sv || op == "Unsqueeze"sv || op == "Gather"sv || op == "Pad"sv;
     for (int i = 0; i < (data_only ? std::min(1, n.input_size()) : n.input_size()); ++i) queue.push_back(input_of(n, i));
   }
   return false;
@@ -136,8 +136,8 @@ std::string Matcher::absorbed_latent(int g, const std::string& k_value, const st
       int p = m_.producer_of(g, v);
       if (p < 0) break;
       const auto& n = *m_.nodes[p].proto;
-      if (n.op_type() != "Transpose" && n.op_type() != "Reshape" && n.op_type() != "Unsqueeze" &&
-          n.op_type() != "Squeeze" && n.op_type() != "Cast" && n.op_type() != "Identity") {
+      if (n.op_type() != "Transpose"sv && n.op_type() != "Reshape"sv && n.op_type() != "Unsqueeze"sv &&
+          n.op_type() != "Squeeze"sv && n.op_type() != "Cast"sv && n.op_type() != "Identity"sv) {
         break;
       }
       v = input_of(n, 0);
@@ -166,7 +166,7 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
   // The latent is a part of the down projection's output: a Split or Slice feeds the norm (an
   // ordinary block's norm reads the residual stream, which is not walked back).
   int cut = m_.producer_of(g, kv_norm->input);
-  if (cut < 0 || (m_.nodes[cut].proto->op_type() != "Split" && m_.nodes[cut].proto->op_type() != "Slice")) return;
+  if (cut < 0 || (m_.nodes[cut].proto->op_type() != "Split"sv && m_.nodes[cut].proto->op_type() != "Slice"sv)) return;
   ProjectionHit down = walker_.back(g, kv_norm->input);
   if (!down.found() || !down.per_head.empty() || down.weight.rows || down.node == v.node || down.reshape) return;
   Int h = *b.heads, qk = *b.head_dim, kv_rank = v.in;
@@ -202,7 +202,7 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
   Int k_weight = kv_rank * h * nope, v_weight = kv_rank * h * vd;
   if (!k_weight.count() || !v_weight.count()) return;
   const auto& up_node = *m_.nodes[v.node].proto;
-  bool out_first = v.weight.transposed != (up_node.op_type() == "Gemm" && attr_flag(up_node, "transB"));
+  bool out_first = v.weight.transposed != (up_node.op_type() == "Gemm"sv && attr_flag(up_node, "transB"));
   std::string axis = out_first ? "rows " : "columns ";
   std::string each = " of each head's " + exact_div(v.out, h).str() + " (" + h.str() + " heads)";
   Projection nq, nk, nv;

@@ -68,7 +68,7 @@ AttentionResult Matcher::run() {
   for (size_t g = 0; g < m_.graphs.size(); ++g) {
     for (int ni : m_.graphs[g].nodes) {
       const auto& n = *m_.nodes[ni].proto;
-      if (n.op_type() == "Softmax" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+      if (n.op_type() == "Softmax"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
         std::string why;
         if (auto b = unfused(static_cast<int>(g), ni, &why)) {
           result.blocks.push_back(std::move(*b));
@@ -91,8 +91,8 @@ std::string Matcher::source_of(int g, std::string value) {
     if (p < 0) break;
     const auto& n = *m_.nodes[p].proto;
     const std::string& op = n.op_type();
-    if (op != "DequantizeLinear" && op != "QuantizeLinear" && op != "Cast" && op != "Identity" &&
-        op != "DynamicQuantizeLinear") {
+    if (op != "DequantizeLinear"sv && op != "QuantizeLinear"sv && op != "Cast"sv && op != "Identity"sv &&
+        op != "DynamicQuantizeLinear"sv) {
       break;
     }
     value = input_of(n, 0);
@@ -212,7 +212,7 @@ void Matcher::fill(Projection& p, const ProjectionHit& hit) {
   TensorShare ws;
   ws.weight = hit.weight.weight;
   ws.elements = (Int(in) * length).count().value_or(0);  // at most in × out, the tensor's own elements
-  bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].proto->op_type() == "Gemm" &&
+  bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].proto->op_type() == "Gemm"sv &&
                                                     detail::attr_flag(*m_.nodes[hit.node].proto, "transB"));
   // Gemm with transB and an untransposed tensor, or MatMul behind Transpose: stored [out, in].
   const std::string axis = stored_out_first ? "rows " : "columns ";
@@ -221,7 +221,7 @@ void Matcher::fill(Projection& p, const ProjectionHit& hit) {
   if (hit.weight.rows || length != out) {
     ws.slice = axis + first.str() + ":" + (first + length).str() + " of " + stored_full.str();
   }
-  if (m_.nodes[hit.node].proto->op_type() == "MatMulNBits") {
+  if (m_.nodes[hit.node].proto->op_type() == "MatMulNBits"sv) {
     uint64_t stored = 1;  // the blob's own dims: Weight::elements may already be the logical K x N
     for (int64_t d : w.dims) mul_overflows(stored, static_cast<uint64_t>(d), &stored);  // checked at load
     ws.slice = "logical K x N from attributes (packed " + std::to_string(stored) + " stored elements)";

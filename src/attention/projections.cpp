@@ -52,10 +52,10 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& v
   if (p < 0) return std::nullopt;
   const auto& n = *m_.nodes[p].proto;
   const std::string& op = n.op_type();
-  if (op == "Identity" || op == "Cast" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") {
+  if (op == "Identity"sv || op == "Cast"sv || op == "Reshape"sv || op == "Squeeze"sv || op == "Unsqueeze"sv) {
     return weight_of(g, input_of(n, 0), depth + 1);
   }
-  if (op == "DequantizeLinear") {
+  if (op == "DequantizeLinear"sv) {
     auto r = weight_of(g, input_of(n, 0), depth + 1);
     if (r) {
       r->quantized = true;
@@ -63,12 +63,12 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& v
     }
     return r;
   }
-  if (op == "Transpose") {
+  if (op == "Transpose"sv) {
     auto r = weight_of(g, input_of(n, 0), depth + 1);
     if (r) r->transposed = !r->transposed;
     return r;
   }
-  if (op == "Slice") {
+  if (op == "Slice"sv) {
     auto r = weight_of(g, input_of(n, 0), depth + 1);
     if (!r || r->rows || r->transposed) return std::nullopt;
     const Weight& w = m_.weights[r->weight];
@@ -87,24 +87,24 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
   const std::string& op = n.op_type();
   int weight_input = -1, bias_input = -1;
   bool trans = false;
-  if (op == "MatMul" || op == "MatMulInteger" || op == "DynamicQuantizeMatMul" || op == "MatMulIntegerToFloat") {
+  if (op == "MatMul"sv || op == "MatMulInteger"sv || op == "DynamicQuantizeMatMul"sv || op == "MatMulIntegerToFloat"sv) {
     weight_input = 1;
-    if (op == "DynamicQuantizeMatMul") bias_input = 4;
-    if (op == "MatMulIntegerToFloat") bias_input = 5;
-  } else if (op == "FusedMatMul") {
+    if (op == "DynamicQuantizeMatMul"sv) bias_input = 4;
+    if (op == "MatMulIntegerToFloat"sv) bias_input = 5;
+  } else if (op == "FusedMatMul"sv) {
     weight_input = 1;
     trans = attr_flag(n, "transB");
-  } else if (op == "Gemm") {
+  } else if (op == "Gemm"sv) {
     weight_input = 1;
     bias_input = 2;
     trans = attr_flag(n, "transB");
     if (attr_flag(n, "transA")) return std::nullopt;
-  } else if (op == "QLinearMatMul") {
+  } else if (op == "QLinearMatMul"sv) {
     weight_input = 3;
-  } else if (op == "MatMulNBits") {
+  } else if (op == "MatMulNBits"sv) {
     weight_input = 1;
     bias_input = 5;
-  } else if (op == "Einsum") {
+  } else if (op == "Einsum"sv) {
     return einsum_projection(g, node, activation);
   } else {
     return std::nullopt;
@@ -118,7 +118,7 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
   hit.node = node;
   hit.weight = *w;
   hit.input = activation;
-  if (op == "MatMulNBits") {
+  if (op == "MatMulNBits"sv) {
     hit.in = attr_int(n, "K");
     hit.out = attr_int(n, "N");
   } else {
@@ -226,7 +226,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   const std::string& op = n.op_type();
   if (auto hit = as_projection(g, p, n.input_size() ? input_of(n, 0) : "")) return *hit;
 
-  if (op == "Reshape") {
+  if (op == "Reshape"sv) {
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     if (r.found() && n.input_size() > 1) {
       // Only a reshape that splits features into heads counts, not one that keeps the width.
@@ -245,13 +245,13 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   }
   if (is_pass_through(op)) return back_impl(g, input_of(n, 0), depth + 1);
 
-  if (op == "Split" || op == "Slice") {
+  if (op == "Split"sv || op == "Slice"sv) {
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
     r.selected = true;
     Dims d = s_.dims(g, input_of(n, 0));
     auto last_axis = [&](Int axis) { return axis.is(-1) || (d.rank > 0 && axis.is(d.rank - 1)); };
-    if (op == "Split") {
+    if (op == "Split"sv) {
       Int axis = attr_int(n, "axis").value_or(0);
       auto sizes = NodeView(s_, g, n, 0).list("split", 1);
       int which = 0;
@@ -280,7 +280,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     }
     return r;
   }
-  if (op == "Gather") {
+  if (op == "Gather"sv) {
     if (m_.weight_for(g, input_of(n, 0))) {
       fail.failure = "comes from a lookup in the constant '" + input_of(n, 0) + "', not a projection";
       return fail;
@@ -299,12 +299,12 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     ProjectionHit first_failure;
     int bias = -1;
     std::optional<std::pair<int64_t, int64_t>> bias_range;
-    for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+    for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
       const std::string& in = input_of(n, i);
       if (in.empty()) continue;
       if (auto w = weight_of(g, in)) {
         constants.push_back(w->weight);
-        if (op == "Add" && m_.weights[w->weight].dims.size() <= 2) {
+        if (op == "Add"sv && m_.weights[w->weight].dims.size() <= 2) {
           bias = w->weight;
           bias_range = w->rows;
         }
@@ -313,14 +313,14 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       ProjectionHit r = back_impl(g, in, depth + 1);
       if (r.found()) {
         hits.push_back(std::move(r));
-      } else if (op == "Concat" && r.from_weight >= 0) {
+      } else if (op == "Concat"sv && r.from_weight >= 0) {
         constants.push_back(r.from_weight);  // a learned token expanded and tiled onto K or V
       } else if (first_failure.failure.empty()) {
         first_failure = std::move(r);
       }
     }
     // A constant added right after the projection is its bias.
-    if (op == "Add" && hits.size() == 1 && bias >= 0 && hits[0].bias < 0 && !hits[0].reshape &&
+    if (op == "Add"sv && hits.size() == 1 && bias >= 0 && hits[0].bias < 0 && !hits[0].reshape &&
         hits[0].per_head.empty()) {
       const Weight& b = m_.weights[bias];
       if (b.elements == hits[0].out.count() || bias_range) {
@@ -341,12 +341,12 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
       if (!same) distinct.push_back(std::move(h));
     }
     if (distinct.size() == 1) {
-      if (op == "Concat") {
+      if (op == "Concat"sv) {
         for (auto& c : constants) distinct[0].extra_weights.push_back(c);
       }
       return distinct[0];
     }
-    if (op == "Concat") {
+    if (op == "Concat"sv) {
       ProjectionHit per_head;
       for (auto& d : distinct) {
         if (!d.per_head.empty()) {
@@ -384,7 +384,7 @@ ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
         return fail;
       }
       const std::string& op = m_.nodes[c].proto->op_type();
-      if (op != "Shape" && op != "Size") users.push_back(c);
+      if (op != "Shape"sv && op != "Size"sv) users.push_back(c);
     }
     if (users.empty()) {
       fail.failure = "its output '" + value + "' is not used by a projection";
@@ -401,15 +401,15 @@ ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
         // Bias as a following Add, or folded into SkipLayerNormalization (input 4).
         for (int u : m_.consumers_of(g, output_of(n, 0))) {
           const auto& un = *m_.nodes[u].proto;
-          if (un.op_type() == "Add") {
+          if (un.op_type() == "Add"sv) {
             for (const auto& in : un.input()) {
               auto w = weight_of(g, in);
               if (w && m_.weights[w->weight].dims.size() == 1 && m_.weights[w->weight].elements == hit->out.count()) {
                 hit->bias = w->weight;
               }
             }
-          } else if (un.op_type() == "SkipLayerNormalization" || un.op_type() == "SkipSimplifiedLayerNormalization") {
-            int bias_at = un.op_type() == "SkipLayerNormalization" ? 4 : 3;
+          } else if (un.op_type() == "SkipLayerNormalization"sv || un.op_type() == "SkipSimplifiedLayerNormalization"sv) {
+            int bias_at = un.op_type() == "SkipLayerNormalization"sv ? 4 : 3;
             if (un.input_size() > bias_at && !input_of(un, bias_at).empty()) {
               if (auto w = weight_of(g, input_of(un, bias_at))) hit->bias = w->weight;
             }

@@ -321,7 +321,7 @@ std::optional<IntVector> value_gather(const NodeView& v) {
   Int i = (*idx)[0];
   // Gather(Shape(x), -1) needs only x's last dimension, even when x's rank is unknown.
   const onnx::NodeProto* p = v.producer(0);
-  if (i.is(-1) && p && p->op_type() == "Shape" && !find_attr(*p, "start") && !find_attr(*p, "end")) {
+  if (i.is(-1) && p && p->op_type() == "Shape"sv && !find_attr(*p, "start") && !find_attr(*p, "end")) {
     Int last = v.shapes().dims(v.graph(), input_of(*p, 0)).last();
     if (!last) return std::nullopt;
     return IntVector{last};
@@ -343,7 +343,7 @@ std::optional<IntVector> value_concat(const NodeView& v) {
     if (!piece) {
       Dims d = v.dims(i);
       const onnx::NodeProto* p = v.producer(i);
-      Int length = d.rank == 0 ? Int(1) : d.rank == 1 ? d.d[0] : p && p->op_type() == "Unsqueeze" ? Int(1) : Int();
+      Int length = d.rank == 0 ? Int(1) : d.rank == 1 ? d.d[0] : p && p->op_type() == "Unsqueeze"sv ? Int(1) : Int();
       if (!length.non_negative() || *length > static_cast<int64_t>(kMaxVector)) return std::nullopt;
       piece = IntVector(static_cast<size_t>(*length), Int());
     }
@@ -477,7 +477,7 @@ const onnx::NodeProto* NodeView::producer(int i) const {
 // ---- ShapeOracle ----
 
 std::optional<EinsumEquation> parse_einsum(const onnx::NodeProto& n) {
-  if (n.op_type() != "Einsum" || n.input_size() != 2) return std::nullopt;
+  if (n.op_type() != "Einsum"sv || n.input_size() != 2) return std::nullopt;
   const auto* a = find_attr(n, "equation");
   if (!a || a->s().size() > 64) return std::nullopt;
   std::string eq;
@@ -550,7 +550,7 @@ Dims ShapeOracle::dims(int g, const std::string& value) const {
 // Computes the output dims of one node from its inputs' (already computed) dims. Declared
 // value_info wins over what propagation finds.
 void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
-  if (n.output_size() == 0 || n.op_type() == "Constant") return;  // a Constant is a weight: dims() answers
+  if (n.output_size() == 0 || n.op_type() == "Constant"sv) return;  // a Constant is a weight: dims() answers
   const OpShapes* op = op_shapes(n.op_type());
   if (!op || !op->dims) return;  // unknown op: nothing is known of its outputs
   Outputs out = op->dims(NodeView(*this, g, n, 0));

@@ -30,7 +30,7 @@ ScorePath Matcher::walk_scores(int g, const std::string& value, int depth) {
     r.why = "the walk back gave up after " + std::to_string(depth) + " steps at " + walker_.label(p);
     return r;
   }
-  if (op == "MatMul" || op == "FusedMatMul" || (op == "Einsum" && parse_einsum(n))) {
+  if (op == "MatMul"sv || op == "FusedMatMul"sv || (op == "Einsum"sv && parse_einsum(n))) {
     if (n.input_size() >= 2 && !walker_.weight_of(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) {
       r.scores = p;
     } else {
@@ -54,7 +54,7 @@ ScorePath Matcher::walk_scores(int g, const std::string& value, int depth) {
   }
   // An element-wise step (or the sinks' Concat): one operand leads back to the scores.
   int on_path = -1;
-  for (int i = op == "Where" ? 1 : 0; i < n.input_size() && on_path < 0; ++i) {
+  for (int i = op == "Where"sv ? 1 : 0; i < n.input_size() && on_path < 0; ++i) {
     if (input_of(n, i).empty() || walker_.weight_of(g, input_of(n, i))) continue;
     ScorePath t = walk_scores(g, input_of(n, i), depth + 1);
     if (t.scores >= 0) {
@@ -70,23 +70,23 @@ ScorePath Matcher::walk_scores(int g, const std::string& value, int depth) {
   }
   // What the other operands are: learned tensors become the block's extras.
   std::string what;
-  for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+  for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
     if (i == on_path || input_of(n, i).empty()) continue;
     LearnedSource src = learned_source(g, input_of(n, i), 0);
     const Weight* w = src.weight >= 0 ? &m_.weights[static_cast<size_t>(src.weight)] : nullptr;
     bool learned = w && w->parameter;
-    if (op == "Concat" && learned) {
+    if (op == "Concat"sv && learned) {
       r.learned.push_back({src.weight, ExtraRole::Sink});
       what = "sink";
-    } else if ((op == "Add" || op == "Sub") && learned && src.looked_up) {
+    } else if ((op == "Add"sv || op == "Sub"sv) && learned && src.looked_up) {
       r.learned.push_back({src.weight, ExtraRole::RelativeBias});
       what = "relative bias";
-    } else if ((op == "Mul" || op == "Div") && learned && w->elements > 1 && src.direct) {
+    } else if ((op == "Mul"sv || op == "Div"sv) && learned && w->elements > 1 && src.direct) {
       r.learned.push_back({src.weight, ExtraRole::HeadScale});
       what = "head scale";
-    } else if (op == "Where" || ((op == "Add" || op == "Sub") && !src.direct)) {
+    } else if (op == "Where"sv || ((op == "Add"sv || op == "Sub"sv) && !src.direct)) {
       what = "mask";  // selected, or computed at run time from the inputs
-    } else if (op == "Add" || op == "Sub") {
+    } else if (op == "Add"sv || op == "Sub"sv) {
       what = "constant";  // a constant added to the scores: a causal mask or a position bias buffer
     }
   }
@@ -106,7 +106,7 @@ Matcher::LearnedSource Matcher::learned_source(int g, const std::string& value, 
   if (p < 0) return r;
   const auto& n = *m_.nodes[p].proto;
   const std::string& op = n.op_type();
-  if (op == "Gather" && m_.weight_for(g, input_of(n, 0)) && !m_.weight_for(g, input_of(n, 1))) {
+  if (op == "Gather"sv && m_.weight_for(g, input_of(n, 0)) && !m_.weight_for(g, input_of(n, 1))) {
     // A table looked up by run-time indices: relative-position buckets.
     r.weight = static_cast<int>(m_.weight_for(g, input_of(n, 0)) - m_.weights.data());
     r.looked_up = true;
@@ -117,7 +117,7 @@ Matcher::LearnedSource Matcher::learned_source(int g, const std::string& value, 
     return learned_source(g, input_of(n, 0), depth + 1);
   }
   if (one_of(op, {"Add", "Sub", "Mul", "Where"})) {  // a bias computed once and reused with a mask added
-    for (int i = op == "Where" ? 1 : 0; i < n.input_size(); ++i) {
+    for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
       LearnedSource t = learned_source(g, input_of(n, i), depth + 1);
       if (t.looked_up) return t;
     }
@@ -131,10 +131,10 @@ int Matcher::find_values_matmul(int g, const std::string& value, int depth) {
     if (!budget_.spend()) return -1;
     const auto& n = *m_.nodes[c].proto;
     const std::string& op = n.op_type();
-    if ((op == "MatMul" || op == "FusedMatMul") && n.input_size() >= 2 && input_of(n, 0) == value) return c;
-    if (op == "Einsum" && detail::parse_einsum(n) && (input_of(n, 0) == value || input_of(n, 1) == value)) return c;
-    if (op == "Cast" || op == "Dropout" || op == "Identity" || op == "Where" || op == "Reshape" || op == "Mul" ||
-        op == "Slice") {  // Slice: a sink column taken off again
+    if ((op == "MatMul"sv || op == "FusedMatMul"sv) && n.input_size() >= 2 && input_of(n, 0) == value) return c;
+    if (op == "Einsum"sv && detail::parse_einsum(n) && (input_of(n, 0) == value || input_of(n, 1) == value)) return c;
+    if (op == "Cast"sv || op == "Dropout"sv || op == "Identity"sv || op == "Where"sv || op == "Reshape"sv || op == "Mul"sv ||
+        op == "Slice"sv) {  // Slice: a sink column taken off again
       int r = find_values_matmul(g, output_of(n, 0), depth + 1);
       if (r >= 0) return r;
     }
@@ -149,7 +149,7 @@ bool Matcher::leads_from(int g, const std::string& value, const std::string& sou
   if (p < 0) return false;
   const auto& n = *m_.nodes[p].proto;
   const std::string& op = n.op_type();
-  if (op != "Cast" && op != "Dropout" && op != "Identity" && op != "Where" && op != "Reshape" && op != "Mul" && op != "Slice") {
+  if (op != "Cast"sv && op != "Dropout"sv && op != "Identity"sv && op != "Where"sv && op != "Reshape"sv && op != "Mul"sv && op != "Slice"sv) {
     return false;
   }
   for (const auto& in : n.input()) {
@@ -242,7 +242,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   bool axis1_heads = qd.rank == 4 && kd.rank == 4 && b.heads && same(qd.d[1], *b.heads);
   if (!k.present && !b.kv_heads && axis1_heads && kd.d[1].positive()) b.kv_heads = kd.d[1].opt();
   if (!k.present && !b.k_head_dim && core.k.positive() && same(core.q, core.k) && b.head_dim) b.k_head_dim = b.head_dim;
-  if (!v.present && !b.v_head_dim && avn.op_type() == "MatMul" && vd.rank > 0 && vd.d.back().positive()) {
+  if (!v.present && !b.v_head_dim && avn.op_type() == "MatMul"sv && vd.rank > 0 && vd.d.back().positive()) {
     b.v_head_dim = vd.d.back().opt();
   }
   if (q.present && k.present && v.present) latent(g, b, q.hit, v.hit, k_value, v_value);
@@ -266,7 +266,7 @@ CoreSizes Matcher::contracted_sizes(int g, const onnx::NodeProto& scores, const 
     if (contracted.size() != 1) return {};
     q_from_end = static_cast<int>(qs.size() - qs.find(contracted[0]));
     k_from_end = static_cast<int>(ks.size() - ks.find(contracted[0]));
-  } else if (scores.op_type() == "FusedMatMul") {
+  } else if (scores.op_type() == "FusedMatMul"sv) {
     q_from_end = attr_flag(scores, "transA") ? 2 : 1;
     k_from_end = attr_flag(scores, "transB") ? 1 : 2;
   }
@@ -283,9 +283,9 @@ int Matcher::concat_after(int g, std::string value) {
     const auto& users = m_.consumers_of(g, value);
     if (users.size() != 1) return -1;
     const auto& n = *m_.nodes[users[0]].proto;
-    if (n.op_type() == "Concat") return users[0];
-    if (n.op_type() != "Transpose" && n.op_type() != "Reshape" && n.op_type() != "Identity" &&
-        n.op_type() != "Cast" && n.op_type() != "Squeeze" && n.op_type() != "Unsqueeze" && n.op_type() != "Dropout") {
+    if (n.op_type() == "Concat"sv) return users[0];
+    if (n.op_type() != "Transpose"sv && n.op_type() != "Reshape"sv && n.op_type() != "Identity"sv &&
+        n.op_type() != "Cast"sv && n.op_type() != "Squeeze"sv && n.op_type() != "Unsqueeze"sv && n.op_type() != "Dropout"sv) {
       return -1;
     }
     value = output_of(n, 0);
