@@ -41,6 +41,7 @@ namespace field {
 constexpr int kModelGraph = 7, kModelTrainingInfo = 20, kModelFunctions = 25;
 constexpr int kGraphNode = 1, kGraphInitializer = 5, kGraphSparseInitializer = 15;
 constexpr int kNodeInput = 1, kNodeOutput = 2, kNodeName = 3, kNodeOpType = 4, kNodeAttribute = 5, kNodeDomain = 7;
+constexpr int kAttrName = 1, kAttrF = 2, kAttrI = 3, kAttrS = 4, kAttrFloats = 7, kAttrInts = 8, kAttrType = 20;
 constexpr int kAttrT = 5, kAttrG = 6, kAttrTensors = 10, kAttrGraphs = 11, kAttrSparseTensor = 22,
               kAttrSparseTensors = 23;
 constexpr int kFunctionNode = 7;
@@ -236,8 +237,93 @@ class WireReader {
     });
   }
 
+  // The common attribute fields (name, type, i, f, s, ints, floats) go straight into the message,
+  // as protobuf's parser would store them; the rest take the general path.
+  bool read_attribute_field(onnx::AttributeProto* a, int f, int wt) {
+    constexpr int kVarint = WireFormatLite::WIRETYPE_VARINT, kFixed32 = WireFormatLite::WIRETYPE_FIXED32;
+    auto varint = [&] {
+      uint64_t v = 0;
+      if (!in_.ReadVarint64(&v)) malformed();
+      return v;
+    };
+    auto fixed_float = [&] {
+      uint32_t bits = 0;
+      if (!in_.ReadLittleEndian32(&bits)) malformed();
+      float v;
+      std::memcpy(&v, &bits, sizeof v);
+      return v;
+    };
+    switch (f) {
+      case field::kAttrName:
+        if (wt != kLengthDelimited) return false;
+        read_string(a->mutable_name(), "an attribute name");
+        return true;
+      case field::kAttrS:
+        if (wt != kLengthDelimited) return false;
+        read_string(a->mutable_s(), "an attribute string");
+        return true;
+      case field::kAttrI:
+        if (wt != kVarint) return false;
+        a->set_i(static_cast<int64_t>(varint()));
+        return true;
+      case field::kAttrF:
+        if (wt != kFixed32) return false;
+        a->set_f(fixed_float());
+        return true;
+      case field::kAttrType: {
+        if (wt != kVarint) return false;
+        // An enum: a number onnx.proto does not define is kept as protobuf keeps it, unknown.
+        const int64_t start = in_.CurrentPosition();
+        uint64_t v = varint();
+        if (!onnx::AttributeProto_AttributeType_IsValid(static_cast<int>(static_cast<int32_t>(v)))) {
+          unknown_enum(a, f, v, start);
+          return true;
+        }
+        a->set_type(static_cast<onnx::AttributeProto_AttributeType>(static_cast<int32_t>(v)));
+        return true;
+      }
+      case field::kAttrInts:
+        if (wt == kVarint) {
+          a->add_ints(static_cast<int64_t>(varint()));
+          return true;
+        }
+        if (wt != kLengthDelimited) return false;
+        nested([&] {
+          while (in_.BytesUntilLimit() > 0) a->add_ints(static_cast<int64_t>(varint()));
+        }, "attribute ints");
+        return true;
+      case field::kAttrFloats:
+        if (wt == kFixed32) {
+          a->add_floats(fixed_float());
+          return true;
+        }
+        if (wt != kLengthDelimited) return false;
+        nested([&] {
+          while (in_.BytesUntilLimit() > 0) a->add_floats(fixed_float());
+        }, "attribute floats");
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // An enum value outside the enum goes where protobuf puts it: the message's unknown fields.
+  void unknown_enum(onnx::AttributeProto* a, int f, uint64_t v, int64_t at) {
+    std::string wire;
+    {
+      StringOutputStream sink(&wire);
+      CodedOutputStream out(&sink);
+      out.WriteTag(WireFormatLite::MakeTag(f, WireFormatLite::WIRETYPE_VARINT));
+      out.WriteVarint64(v);
+    }
+    if (!a->MergeFromString(wire)) {
+      throw InputError("not a valid ONNX model: malformed AttributeProto before byte " + std::to_string(at));
+    }
+  }
+
   void read_attribute(onnx::AttributeProto* a) {
     read_message(a, "AttributeProto", [&](int f, int wt) {
+      if (read_attribute_field(a, f, wt)) return true;
       if (wt != kLengthDelimited) return false;
       switch (f) {
         case field::kAttrT: nested([&] { read_tensor(a->mutable_t()); }, "TensorProto"); return true;

@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <random>
 
+#include <google/protobuf/unknown_field_set.h>
+
 #include "fuzz/model_mutator.h"
 #include "headcount/error.h"
+#include "headcount/load.h"
 #include "headcount/numbers.h"
 #include "headcount/report.h"
 #include "test_util.h"
@@ -26,7 +29,133 @@ namespace {
 #endif
 constexpr int kRounds = HEADCOUNT_ROBUSTNESS_ROUNDS;  // per sample; raise it (and change the seed) for a longer local run
 
+// Tensor payloads are left in the file past 4,096 bytes; everything else of the skeleton must be
+// what protobuf's own parser reads.
+void clear_payload(onnx::TensorProto& t) {
+  t.clear_raw_data();
+  t.clear_float_data();
+  t.clear_int32_data();
+  t.clear_string_data();
+  t.clear_int64_data();
+  t.clear_double_data();
+  t.clear_uint64_data();
+}
+void clear_payloads(onnx::GraphProto& g);
+void clear_payloads(onnx::NodeProto& n) {
+  for (auto& a : *n.mutable_attribute()) {
+    if (a.has_t()) clear_payload(*a.mutable_t());
+    for (auto& t : *a.mutable_tensors()) clear_payload(t);
+    if (a.has_sparse_tensor()) {
+      clear_payload(*a.mutable_sparse_tensor()->mutable_values());
+      clear_payload(*a.mutable_sparse_tensor()->mutable_indices());
+    }
+    for (auto& s : *a.mutable_sparse_tensors()) {
+      clear_payload(*s.mutable_values());
+      clear_payload(*s.mutable_indices());
+    }
+    if (a.has_g()) clear_payloads(*a.mutable_g());
+    for (auto& g : *a.mutable_graphs()) clear_payloads(g);
+  }
+}
+void clear_payloads(onnx::GraphProto& g) {
+  for (auto& t : *g.mutable_initializer()) clear_payload(t);
+  for (auto& s : *g.mutable_sparse_initializer()) {
+    clear_payload(*s.mutable_values());
+    clear_payload(*s.mutable_indices());
+  }
+  for (auto& n : *g.mutable_node()) clear_payloads(n);
+}
+// The skeleton of `bytes` as headcount's loader reads it, and as protobuf reads the whole file,
+// payloads cleared in both (training graphs are not read by headcount).
+std::pair<std::string, std::string> both_readings(const std::string& path) {
+  onnx::ModelProto full;
+  REQUIRE(full.ParseFromString(testutil::read_text(path)));
+  full.clear_training_info();
+  Model m = load_model(path);
+  onnx::ModelProto skeleton = *m.proto;
+  for (auto* proto : {&full, &skeleton}) {
+    clear_payloads(*proto->mutable_graph());
+    for (auto& f : *proto->mutable_functions()) {
+      for (auto& n : *f.mutable_node()) clear_payloads(n);
+    }
+  }
+  return {skeleton.SerializeAsString(), full.SerializeAsString()};
+}
+
 }  // namespace
+
+TEST_CASE("the loader's skeleton is what protobuf reads, tensor payloads aside, in samples and mutated graphs", "[robustness]") {
+  testutil::TempDir dir;
+  std::mt19937_64 rng(HEADCOUNT_ROBUSTNESS_SEED + 1);
+  int compared = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(HEADCOUNT_SAMPLES_DIR)) {
+    if (entry.path().extension() != ".onnx") continue;
+    INFO(entry.path().string());
+    auto [skeleton, full] = both_readings(entry.path().string());
+    CHECK(skeleton == full);
+    onnx::ModelProto original;
+    REQUIRE(original.ParseFromString(testutil::read_text(entry.path().string())));
+    for (int i = 0; i < 4; ++i) {
+      onnx::ModelProto mutated = original;
+      fuzz::mutate(mutated, rng, 1 + static_cast<int>(rng() % 4));
+      const std::string path = dir.file(entry.path().stem().string() + "-" + std::to_string(i) + ".onnx");
+      testutil::save(mutated, path);
+      try {
+        auto [s, f] = both_readings(path);
+        CHECK(s == f);
+        ++compared;
+      } catch (const InputError&) {
+        // refused (a cycle, say): nothing to compare
+      }
+    }
+  }
+  CHECK(compared > 20);
+}
+
+TEST_CASE("attribute fields written packed, and an attribute type onnx.proto does not define, read as protobuf reads them", "[robustness]") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  auto* n = g->add_node();
+  n->set_op_type("Custom");
+  n->add_input("x");
+  n->add_output("y");
+  auto unknown = [](onnx::AttributeProto* a) { return a->GetReflection()->MutableUnknownFields(a); };
+  // ints [1, 0, 2] packed (field 8, one length-delimited run of varints: 01 00 02), as protobuf
+  // writes a [packed = true] field; onnx.proto's own writer leaves them unpacked.
+  auto* perm = n->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  unknown(perm)->AddLengthDelimited(8, std::string("\x01\x00\x02", 3));
+  // floats [1.5, -2.0] packed (field 7: two little-endian float32s), and f = 0.5.
+  auto* scales = n->add_attribute();
+  scales->set_name("scales");
+  scales->set_type(onnx::AttributeProto::FLOATS);
+  scales->set_f(0.5f);
+  unknown(scales)->AddLengthDelimited(7, std::string("\x00\x00\xc0\x3f\x00\x00\x00\xc0", 8));
+  // type 99: not an AttributeType, so protobuf keeps it as an unknown field and has_type() is false.
+  auto* odd = n->add_attribute();
+  odd->set_name("odd");
+  odd->set_i(-5);
+  odd->set_s("bytes");
+  unknown(odd)->AddVarint(20, 99);
+  testutil::TempDir dir;
+  const std::string path = dir.file("attributes.onnx");
+  testutil::save(m, path);
+
+  auto [skeleton, full] = both_readings(path);
+  CHECK(skeleton == full);
+  Model loaded = load_model(path);
+  const auto& node = loaded.proto->graph().node(0);
+  REQUIRE(node.attribute_size() == 3);
+  CHECK(std::vector<int64_t>(node.attribute(0).ints().begin(), node.attribute(0).ints().end()) == std::vector<int64_t>{1, 0, 2});
+  CHECK(std::vector<float>(node.attribute(1).floats().begin(), node.attribute(1).floats().end()) == std::vector<float>{1.5f, -2.0f});
+  CHECK(node.attribute(1).f() == 0.5f);
+  CHECK_FALSE(node.attribute(2).has_type());
+  CHECK(node.attribute(2).i() == -5);
+  CHECK(node.attribute(2).s() == "bytes");
+}
 
 TEST_CASE("mutated sample graphs audit or fail cleanly", "[robustness]") {
   testutil::TempDir dir;
