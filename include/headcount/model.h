@@ -147,13 +147,21 @@ class ValueIndex {
 // messages and strings are allocated in a few blocks and freed at once.
 class Skeleton {
  public:
-  Skeleton() : arena_(std::make_unique<google::protobuf::Arena>()),
+  Skeleton() : arena_(std::make_unique<google::protobuf::Arena>(options())),
                message_(google::protobuf::Arena::CreateMessage<onnx::ModelProto>(arena_.get())) {}
   onnx::ModelProto* operator->() const { return message_; }
   onnx::ModelProto& operator*() const { return *message_; }
   onnx::ModelProto* get() const { return message_; }
 
  private:
+  // Blocks from 4 KiB up to 256 KiB: a large graph's skeleton is a few hundred allocations, not
+  // thousands, and a small model's stays small.
+  static google::protobuf::ArenaOptions options() {
+    google::protobuf::ArenaOptions o;
+    o.start_block_size = 4 << 10;
+    o.max_block_size = 256 << 10;
+    return o;
+  }
   std::unique_ptr<google::protobuf::Arena> arena_;  // owns message_; moving the Skeleton keeps it valid
   onnx::ModelProto* message_;
 };
