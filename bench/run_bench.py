@@ -459,33 +459,53 @@ def run_sizes(args, runner, workdir):
 
 
 def run_layers(args, runner, workdir):
-    n = args.layers
-    name = f"encoder_{n}L"
-    path = os.path.join(workdir, f"{name}.onnx")
-    log(f"[{name}] generating {path} ...")
-    model = build_transformer_encoder(n, seed=args.seed)
-    n_nodes, n_inits = len(model.graph.node), len(model.graph.initializer)
-    save_model(model, path)
-    del model
-    gc.collect()
-    if not args.no_check:
-        check_model_file(path)
-    log(f"[{name}] {n_nodes:,} nodes, {n_inits:,} initializers, "
-        f"{os.path.getsize(path) / MiB:.1f} MiB; measuring ({args.repeat} runs + warm-up) ...")
-    res = measure_pair(runner, path, args.headcount, args.python, args.repeat)
-    status, msg = verify(res)
-    row = make_row(name, path, res, status)
-    print(f"model:     {n}-layer unfused self-attention encoder (d_model 64, 4 heads): "
-          f"{n_nodes:,} nodes, {n_inits:,} initializers")
+    """N-layer encoders, one row each; the issue's targets at 1,000 layers and the growth from
+    1,000 to 10,000 layers when both are measured."""
+    rows, notes, shapes = [], [], []
+    for n in args.layers:
+        name = f"encoder_{n}L"
+        path = os.path.join(workdir, f"{name}.onnx")
+        log(f"[{name}] generating {path} ...")
+        model = build_transformer_encoder(n, seed=args.seed)
+        n_nodes, n_inits = len(model.graph.node), len(model.graph.initializer)
+        save_model(model, path)
+        del model
+        gc.collect()
+        if not args.no_check:
+            check_model_file(path)
+        log(f"[{name}] {n_nodes:,} nodes, {n_inits:,} initializers, "
+            f"{os.path.getsize(path) / MiB:.1f} MiB; measuring ({args.repeat} runs + warm-up) ...")
+        res = measure_pair(runner, path, args.headcount, args.python, args.repeat)
+        status, msg = verify(res)
+        row = make_row(name, path, res, status)
+        row["layers"], row["nodes"] = n, n_nodes
+        rows.append(row)
+        notes.append((name, status, msg))
+        shapes.append(f"{n} layers: {n_nodes:,} nodes, {n_inits:,} initializers")
+        if not args.keep:
+            os.unlink(path)
+    print("model:     unfused self-attention encoders (d_model 64, 4 heads): " + "; ".join(shapes))
     print()
-    print_table([row], args.markdown)
+    print_table(rows, args.markdown)
     print()
-    print_notes([(name, status, msg)])
+    print_notes(notes)
     print()
     print("Targets (informational, not a pass/fail test):")
-    print_rss_target([row], name)
-    if not args.keep:
-        os.unlink(path)
+    by_layers = {r["layers"]: r for r in rows}
+    if 1000 in by_layers:
+        r = by_layers[1000]
+        met = r["hc_ok"] and r["ratio"] is not None and r["ratio"] >= 5.0
+        print(f"  1,000 layers: >= 5x vs onnx.load: {'MET' if met else 'MISSED'} ({fmt_ratio(r['ratio'])})")
+        print(f"  1,000 layers: headcount peak RSS < 32 MiB: {'MET' if r['hc_rss'] < 32.0 else 'MISSED'} "
+              f"({r['hc_rss']:.1f} MiB)")
+    if 1000 in by_layers and 10000 in by_layers:
+        small, large = by_layers[1000], by_layers[10000]
+        if small["hc_ok"] and large["hc_ok"] and small["hc_ms"] > 0:
+            growth = large["hc_ms"] / small["hc_ms"]
+            memory = large["hc_rss"] / small["hc_rss"] if small["hc_rss"] > 0 else float("nan")
+            print(f"  1,000 -> 10,000 layers (10x the nodes): time x{growth:.1f}, peak RSS x{memory:.1f}; "
+                  f"time at most x11: {'MET' if growth <= 11.0 else 'MISSED'}")
+    print_rss_target(rows, "every size")
 
 
 def run_tied(args, runner, workdir):
@@ -574,8 +594,9 @@ def main(argv=None):
                     help="interpreter with onnx for the onnx.load baseline (default: /usr/bin/python3)")
     ap.add_argument("--sizes", default=DEFAULT_SIZES,
                     help=f"comma-separated embedded-weight sizes (default: {DEFAULT_SIZES})")
-    ap.add_argument("--layers", type=int, nargs="?", const=1000, default=None, metavar="N",
-                    help="instead of --sizes, time an N-layer transformer encoder (default N: 1000)")
+    ap.add_argument("--layers", nargs="?", const="1000", default=None, metavar="N[,N...]",
+                    help="instead of --sizes, time N-layer transformer encoders, one row each "
+                         "(default N: 1000; e.g. 1000,10000 also checks that time grows linearly)")
     ap.add_argument("--tied", action="store_true",
                     help="instead of --sizes, time a RoBERTa-shaped tied embedding and LM head (309 MB)")
     ap.add_argument("--folder", type=int, nargs="?", const=200, default=None, metavar="N",
@@ -591,8 +612,13 @@ def main(argv=None):
 
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
-    if args.layers is not None and args.layers < 1:
-        ap.error("--layers must be >= 1")
+    if args.layers is not None:
+        try:
+            args.layers = [int(x) for x in args.layers.split(",") if x.strip()]
+        except ValueError:
+            ap.error("--layers takes layer counts separated by commas")
+        if not args.layers or min(args.layers) < 1:
+            ap.error("--layers must be >= 1")
     try:
         for s in args.sizes.split(","):
             if s.strip():
