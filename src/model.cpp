@@ -2,8 +2,8 @@
 #include "headcount/model.h"
 
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 

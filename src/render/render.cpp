@@ -80,7 +80,12 @@ void for_each_section(const Run& run, int jobs, const SectionWriter& write,
       failed = failure != nullptr;
       changed.notify_all();
     }
-    if (!failed) put(i, &text);
+    try {
+      if (!failed) put(i, &text);
+    } catch (...) {  // the sections still in flight are drained, so every thread ends
+      std::lock_guard<std::mutex> l(lock);
+      if (!failure) failure = std::current_exception();
+    }
   }
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
