@@ -218,12 +218,13 @@ uint64_t ValueIndex::hash(int g, std::string_view name) {
 }
 
 int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view name) const {
-  if (!seen_.empty() && !name.empty()) {
-    const uint64_t mask = seen_.size() - 1;
-    for (uint64_t i = address_hash(name.data()) >> 20 & mask; seen_[i].data; i = (i + 1) & mask) {
-      if (seen_[i].data != name.data() || seen_[i].size != name.size()) continue;
-      if (values[static_cast<size_t>(seen_[i].id)].graph == g) return seen_[i].id;
-      break;  // the string is known, but as another scope's name: look it up by name
+  if (!seen_at_.empty() && !name.empty()) {
+    const uint64_t mask = seen_at_.size() - 1;
+    for (uint64_t i = address_hash(name.data()) >> 20 & mask; seen_at_[i]; i = (i + 1) & mask) {
+      if (seen_at_[i] != name.data()) continue;
+      const Value& v = values[static_cast<size_t>(seen_id_[i])];
+      if (v.name.size() == name.size() && v.graph == g) return seen_id_[i];
+      break;  // a part of the string, or another scope's name: look it up by name
     }
   }
   return find_by_name(values, g, name);
@@ -271,26 +272,30 @@ void ValueIndex::grow(const std::vector<Value>& values) {
 }
 
 void ValueIndex::remember(std::string_view occurrence, int id) {
-  if (occurrence.empty() || occurrence.size() > UINT32_MAX) return;
-  if ((seen_count_ + 1) * 3 > seen_.size() * 2) grow_seen();
-  const uint64_t mask = seen_.size() - 1;
+  if (occurrence.empty()) return;
+  if ((seen_count_ + 1) * 4 > seen_at_.size() * 3) grow_seen();  // at most 3/4 full: lookups here mostly hit
+  const uint64_t mask = seen_at_.size() - 1;
   uint64_t i = address_hash(occurrence.data()) >> 20 & mask;
-  for (; seen_[i].data; i = (i + 1) & mask) {
-    if (seen_[i].data == occurrence.data() && seen_[i].size == occurrence.size()) return;
+  for (; seen_at_[i]; i = (i + 1) & mask) {
+    if (seen_at_[i] == occurrence.data()) return;  // a Constant's output: its weight and its node
   }
-  seen_[i] = Seen{occurrence.data(), static_cast<uint32_t>(occurrence.size()), id};
+  seen_at_[i] = occurrence.data();
+  seen_id_[i] = id;
   ++seen_count_;
 }
 
 void ValueIndex::grow_seen() {
-  std::vector<Seen> old = std::move(seen_);
-  seen_.assign(std::max<size_t>(64, old.size() * 2), Seen{});
-  const uint64_t mask = seen_.size() - 1;
-  for (const Seen& e : old) {
-    if (!e.data) continue;
-    uint64_t i = address_hash(e.data) >> 20 & mask;
-    while (seen_[i].data) i = (i + 1) & mask;
-    seen_[i] = e;
+  std::vector<const char*> old_at = std::move(seen_at_);
+  std::vector<int32_t> old_id = std::move(seen_id_);
+  seen_at_.assign(std::max<size_t>(64, old_at.size() * 2), nullptr);
+  seen_id_.assign(seen_at_.size(), -1);
+  const uint64_t mask = seen_at_.size() - 1;
+  for (size_t k = 0; k < old_at.size(); ++k) {
+    if (!old_at[k]) continue;
+    uint64_t i = address_hash(old_at[k]) >> 20 & mask;
+    while (seen_at_[i]) i = (i + 1) & mask;
+    seen_at_[i] = old_at[k];
+    seen_id_[i] = old_id[k];
   }
 }
 

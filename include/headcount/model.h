@@ -132,14 +132,13 @@ class ValueIndex {
   int find_by_name(const std::vector<Value>& values, int g, std::string_view name) const;
   void grow(const std::vector<Value>& values);
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (id + 1); 0 is an empty slot
-  struct Seen {
-    const char* data = nullptr;  // nullptr: an empty slot
-    uint32_t size = 0;
-    int32_t id = -1;
-  };
+  // The address table: a skeleton string's characters (nullptr: an empty slot) and its value id,
+  // side by side. No two skeleton strings share an address; a view of a part of one shares it but
+  // not the length, which the value's name holds.
   static uint64_t address_hash(const char* p) { return (reinterpret_cast<uintptr_t>(p) >> 3) * 0x9E3779B97F4A7C15ull; }
   void grow_seen();
-  std::vector<Seen> seen_;
+  std::vector<const char*> seen_at_;
+  std::vector<int32_t> seen_id_;
   size_t seen_count_ = 0;
 };
 
