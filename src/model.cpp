@@ -1,11 +1,14 @@
 // model.cpp: small facts about ONNX data types and the lookups the later stages share.
 #include "headcount/model.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
+#include <exception>
 #include <limits>
+#include <random>
+#include <utility>
 
 namespace headcount {
 
@@ -211,10 +214,74 @@ std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
   return v;
 }
 
+namespace {
+
+uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+
+struct SipState {
+  uint64_t v0, v1, v2, v3;
+  void round() {
+    v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
+    v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
+    v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
+    v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
+  }
+  void absorb(uint64_t m) {
+    v3 ^= m;
+    round();
+    round();
+    v0 ^= m;
+  }
+};
+
+uint64_t load_le64(const unsigned char* p, size_t n) {  // the last n < 8 bytes, little-endian
+  uint64_t m = 0;
+  for (size_t i = 0; i < n; ++i) m |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return m;
+}
+
+// The process's key for the value table, drawn once. Without a random device (it can throw), the
+// clock and an address stand in: not secret, but not known to a file written in advance either.
+const std::pair<uint64_t, uint64_t>& table_key() {
+  static const std::pair<uint64_t, uint64_t> key = []() -> std::pair<uint64_t, uint64_t> {
+    try {
+      std::random_device rd;
+      auto word = [&] { return (static_cast<uint64_t>(rd()) << 32) ^ rd(); };
+      const uint64_t k0 = word();
+      return {k0, word()};
+    } catch (const std::exception&) {
+      uint64_t t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+      return {t * 0x9E3779B97F4A7C15ull, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&t)) ^ t};
+    }
+  }();
+  return key;
+}
+
+}  // namespace
+
+uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data) {
+  SipState s{0x736f6d6570736575ull ^ k0, 0x646f72616e646f6dull ^ k1, 0x6c7967656e657261ull ^ k0,
+             0x7465646279746573ull ^ k1};
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  const size_t whole = data.size() / 8 * 8;
+  for (size_t i = 0; i < whole; i += 8) {
+    uint64_t m;
+    std::memcpy(&m, p + i, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    m = __builtin_bswap64(m);
+#endif
+    s.absorb(m);
+  }
+  s.absorb(load_le64(p + whole, data.size() - whole) | (static_cast<uint64_t>(data.size()) << 56));
+  s.v2 ^= 0xff;
+  for (int i = 0; i < 4; ++i) s.round();
+  return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
+
 uint64_t ValueIndex::hash(int g, std::string_view name) {
-  uint64_t h = std::hash<std::string_view>()(name) ^ (static_cast<uint64_t>(static_cast<uint32_t>(g)) * 0x9E3779B97F4A7C15ull);
-  h ^= h >> 29;  // mix the scope into the low bits that pick the slot
-  return h * 0xBF58476D1CE4E5B9ull;
+  const auto& [k0, k1] = table_key();
+  // The scope goes into the key: the same name in two scopes lands apart.
+  return siphash24(k0 ^ static_cast<uint64_t>(static_cast<uint32_t>(g)), k1, name);
 }
 
 int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view name) const {
@@ -231,9 +298,14 @@ int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view n
 }
 
 int ValueIndex::find_by_name(const std::vector<Value>& values, int g, std::string_view name) const {
-  if (slots_.empty()) return -1;
-  const uint64_t h = hash(g, name), tag = h >> 32 << 32, mask = slots_.size() - 1;
-  for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+  return slots_.empty() ? -1 : find_hashed(values, g, name, hash(g, name));
+}
+
+// A slot holds the high half of the key's hash and the id; the high half also picks the home
+// slot, so growing the table moves slots without hashing any name again.
+int ValueIndex::find_hashed(const std::vector<Value>& values, int g, std::string_view name, uint64_t h) const {
+  const uint64_t tag = h >> 32 << 32, mask = slots_.size() - 1;
+  for (uint64_t i = (h >> 32) & mask;; i = (i + 1) & mask) {
     const uint64_t s = slots_[i];
     if (s == 0) return -1;
     if ((s & ~0xFFFFFFFFull) != tag) continue;
@@ -244,28 +316,30 @@ int ValueIndex::find_by_name(const std::vector<Value>& values, int g, std::strin
 
 int ValueIndex::intern(std::vector<Value>& values, int g, std::string_view name) {
   // (Not find(): the occurrences interned are new strings, which the address table cannot know.)
-  if (int id = find_by_name(values, g, name); id >= 0) return id;
-  if ((values.size() + 1) * 3 > slots_.size() * 2) grow(values);  // at most 2/3 full: short probes
+  const uint64_t h = hash(g, name);
+  if (!slots_.empty()) {
+    if (int id = find_hashed(values, g, name, h); id >= 0) return id;
+  }
+  if ((values.size() + 1) * 3 > slots_.size() * 2) grow();  // at most 2/3 full: short probes
   const int id = static_cast<int>(values.size());
   Value v;
   v.name = name;
   v.graph = g;
   values.push_back(v);
-  const uint64_t h = hash(g, name), mask = slots_.size() - 1;
-  uint64_t i = h & mask;
+  const uint64_t mask = slots_.size() - 1;
+  uint64_t i = (h >> 32) & mask;
   while (slots_[i] != 0) i = (i + 1) & mask;
   slots_[i] = (h >> 32 << 32) | static_cast<uint64_t>(id + 1);
   return id;
 }
 
-void ValueIndex::grow(const std::vector<Value>& values) {
+void ValueIndex::grow() {
   std::vector<uint64_t> old = std::move(slots_);
   slots_.assign(std::max<size_t>(64, old.size() * 2), 0);
   const uint64_t mask = slots_.size() - 1;
   for (uint64_t s : old) {
     if (s == 0) continue;
-    const Value& v = values[static_cast<size_t>((s & 0xFFFFFFFFull) - 1)];
-    uint64_t i = hash(v.graph, v.name) & mask;
+    uint64_t i = (s >> 32) & mask;
     while (slots_[i] != 0) i = (i + 1) & mask;
     slots_[i] = s;
   }

@@ -111,8 +111,15 @@ class NodeSpan {
   size_t size_ = 0;
 };
 
+// SipHash-2-4 (Aumasson and Bernstein, 2012) of `data` under the 128-bit key (k0, k1): a keyed
+// hash, so names in a file cannot be chosen to collide without the key.
+uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data);
+
 // (scope, name) -> value id: one open-addressing table for the whole model, its slots holding a
 // part of each key's hash and the id, so a lookup compares names only when the hashes agree.
+// Names are hashed with SipHash under a key drawn once per process: a hostile file cannot pile its
+// names onto one slot (which would make indexing quadratic), and ids, given in order of first
+// use, do not depend on the key.
 //
 // The stages look names up as the skeleton holds them (a node's input or output string), so a
 // second table knows each of those strings by its address: such a lookup hashes a pointer and
@@ -130,7 +137,8 @@ class ValueIndex {
  private:
   static uint64_t hash(int g, std::string_view name);
   int find_by_name(const std::vector<Value>& values, int g, std::string_view name) const;
-  void grow(const std::vector<Value>& values);
+  int find_hashed(const std::vector<Value>& values, int g, std::string_view name, uint64_t h) const;
+  void grow();
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (id + 1); 0 is an empty slot
   // The address table: a skeleton string's characters (nullptr: an empty slot) and its value id,
   // side by side. No two skeleton strings share an address; a view of a part of one shares it but
