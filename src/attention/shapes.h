@@ -11,10 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "headcount/checked.h"
@@ -57,11 +57,12 @@ class ShapeOracle {
   const Model& m_;
   // Declared and propagated dims, and evaluated values, by value id (Model::values): an index
   // into known_ / evaluated_, or -1. Declared names of the main graph that no node uses are kept
-  // by name.
+  // by name, in an ordered map: the file chooses those names, and no choice of them makes its
+  // lookups slow.
   std::vector<int> dims_at_, eval_at_;
   std::vector<Dims> known_;
   std::vector<std::optional<IntVector>> evaluated_;
-  std::unordered_map<std::string_view, Dims> declared_unused_;
+  std::map<std::string_view, Dims> declared_unused_;
   void declare(std::string_view name, Dims d);
   void propagate(int g, const onnx::NodeProto& n);
 };
