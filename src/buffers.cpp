@@ -24,12 +24,14 @@ struct CacheSlots {
 const CacheSlots kRotaryCaches[] = {
     {"RotaryEmbedding", 2, 3}, {"GroupQueryAttention", 7, 8}, {"SparseAttention", 9, 10}, {"PagedAttention", 8, 9}};
 
-std::string node_label(const onnx::NodeProto& n) { return n.op_type() + " '" + (n.name().empty() ? output_of(n, 0) : n.name()) + "'"; }
+std::string node_label(const NodeRec& n) {
+  return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
+}
 
 // The reason a tensor is a rotary cache by the slot it feeds, or "".
 std::string cache_slot(const Model& m, const Weight& w) {
   for (int ni : w.consumers) {
-    const auto& n = *m.nodes[ni].proto;
+    const auto& n = *m.nodes[ni].rec;
     if (n.domain() != "com.microsoft") continue;
     for (const auto& c : kRotaryCaches) {
       if (n.op_type() != c.type) continue;
@@ -44,7 +46,7 @@ std::string cache_slot(const Model& m, const Weight& w) {
 bool buffer_like_use(const Model& m, const Weight& w) {
   if (w.consumers.empty()) return false;
   for (int ni : w.consumers) {
-    if (!one_of(m.nodes[ni].proto->op_type(),
+    if (!one_of(m.nodes[ni].rec->op_type(),
                 {"Add", "Sub", "Mul", "Div", "Where", "Gather", "Slice", "Cast", "Expand", "Unsqueeze", "Squeeze",
                  "Reshape", "Concat", "Transpose", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
                  "And", "Or", "Max", "Min", "Tile", "Identity"})) {
@@ -207,7 +209,7 @@ std::string arange(const Weight& w) {
 std::string scatter_target(const Model& m, const Weight& w) {
   if (w.consumers.empty() || w.elements > kMostValues) return "";
   for (int ni : w.consumers) {
-    const auto& n = *m.nodes[ni].proto;
+    const auto& n = *m.nodes[ni].rec;
     if (!one_of(n.op_type(), {"ScatterElements", "ScatterND", "Scatter"}) || input_of(n, 0) != w.name) return "";
     for (int i = 1; i < n.input_size(); ++i) {
       if (input_of(n, i) == w.name) return "";
@@ -266,7 +268,7 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
     std::vector<int> identities;
     bool direct = false;
     for (int ni : w.consumers) {
-      const auto& n = *model.nodes[ni].proto;
+      const auto& n = *model.nodes[ni].rec;
       if (n.op_type() == "Identity"sv && input_of(n, 0) == w.name) identities.push_back(ni);
       else direct = true;
     }

@@ -19,21 +19,21 @@ bool is_float(int32_t dtype) {
 }
 
 // Matrix products whose stored operand costs one MAC per weight element per token.
-bool is_matrix_product(const std::string& op) {
+bool is_matrix_product(std::string_view op) {
   return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "MatMulInteger", "QLinearMatMul", "FusedMatMul",
                      "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Einsum"});
 }
 
 // The stored weight behind an operand, through the steps exporters put between a weight and its
 // product (dequantization, a transpose, a cast), or null.
-const Weight* weight_behind(const Model& m, int g, const std::string& value) {
+const Weight* weight_behind(const Model& m, int g, std::string_view value) {
   std::string_view name = value;  // then the skeleton's own names: no copies
   for (int step = 0; step < 4 && !name.empty(); ++step) {
     if (const Weight* w = m.weight_for(g, name)) return w;
     int p = m.producer_of(g, name);
     if (p < 0) return nullptr;
-    const auto& n = *m.nodes[static_cast<size_t>(p)].proto;
-    const std::string& op = n.op_type();
+    const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
+    std::string_view op = n.op_type();
     if (op != "DequantizeLinear"sv && op != "Transpose"sv && op != "Cast"sv && op != "Identity"sv && op != "Reshape"sv &&
         op != "Squeeze"sv && op != "Unsqueeze"sv) {
       return nullptr;
@@ -47,7 +47,7 @@ const Weight* weight_behind(const Model& m, int g, const std::string& value) {
 // its DequantizeLinear, or the scales (input 2) of a MatMulNBits.
 const Weight* dequantization_scale(const Model& m, const Weight& w) {
   for (int ni : w.consumers) {
-    const auto& n = *m.nodes[static_cast<size_t>(ni)].proto;
+    const auto& n = *m.nodes[static_cast<size_t>(ni)].rec;
     int slot = n.op_type() == "DequantizeLinear"sv && n.input_size() > 1 && n.input(0) == w.name ? 1
                : n.op_type() == "MatMulNBits"sv && n.input_size() > 2 && n.input(1) == w.name ? 2
                                                                                            : -1;
@@ -69,7 +69,7 @@ void add_to(uint64_t& sum, uint64_t v, bool& overflow) {
   if (add_overflows(sum, v, &sum)) overflow = true;
 }
 
-const onnx::ValueInfoProto* graph_input(const Model& m, const std::string& name) {
+const onnx::ValueInfoProto* graph_input(const Model& m, std::string_view name) {
   for (const auto& vi : m.proto->graph().input()) {
     if (vi.name() == name) return &vi;
   }
@@ -252,7 +252,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     }
   }
   for (size_t ni = 0; ni < model.nodes.size(); ++ni) {
-    const auto& n = *model.nodes[ni].proto;
+    const auto& n = *model.nodes[ni].rec;
     if (!is_matrix_product(n.op_type())) continue;
     std::unordered_set<const Weight*> seen;  // a weight given twice to one node is one product
     for (const auto& in : n.input()) {

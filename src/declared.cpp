@@ -40,16 +40,16 @@ Int common(const std::vector<AttentionBlock>& blocks, const std::function<Int(co
   return value;
 }
 
-bool is_matmul(const std::string& op) { return op == "MatMul"sv || op == "Gemm"sv || op == "FusedMatMul"sv || op == "MatMulNBits"sv; }
+bool is_matmul(std::string_view op) { return op == "MatMul"sv || op == "Gemm"sv || op == "FusedMatMul"sv || op == "MatMulNBits"sv; }
 
 // Whether a weight feeds a MatMul or Gemm, directly or through a Transpose.
 bool feeds_matmul(const Model& m, int wi) {
   for (int ni : m.weights[static_cast<size_t>(wi)].consumers) {
-    const auto& n = *m.nodes[ni].proto;
+    const auto& n = *m.nodes[ni].rec;
     if (is_matmul(n.op_type())) return true;
     if (n.op_type() == "Transpose"sv && n.output_size() > 0) {
       for (int c : m.consumers_of(m.nodes[ni].graph, n.output(0))) {
-        if (is_matmul(m.nodes[c].proto->op_type())) return true;
+        if (is_matmul(m.nodes[c].rec->op_type())) return true;
       }
     }
   }

@@ -16,7 +16,7 @@ namespace {
 
 using detail::ShapeOracle;
 
-bool is_product(const std::string& op) { return op == "MatMul"sv || op == "Gemm"sv; }
+bool is_product(std::string_view op) { return op == "MatMul"sv || op == "Gemm"sv; }
 
 class ExpertMatcher {
  public:
@@ -33,7 +33,7 @@ class ExpertMatcher {
     ExpertResult r;
     for (size_t g = 0; g < m_.graphs.size(); ++g) {
       for (int ni : m_.graphs[g].nodes) {
-        const auto& n = *m_.nodes[ni].proto;
+        const auto& n = *m_.nodes[ni].rec;
         if ((n.op_type() == "MoE"sv || n.op_type() == "QMoE"sv) && n.domain() == "com.microsoft") {
           r.layers.push_back(fused(static_cast<int>(g), ni));
         } else if (n.op_type() == "TopK"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
@@ -76,15 +76,15 @@ class ExpertMatcher {
   std::vector<bool> in_attention_;
   // Per graph, built on first use: the products with a weight, by the value their input is taken
   // from; and each product's down projection once found. Many TopKs over one input cost no more.
-  std::map<int, std::map<std::string, std::vector<int>>> by_input_;
+  std::map<int, std::map<std::string_view, std::vector<int>>> by_input_;
   std::map<int, int> down_;
 
-  const std::vector<int>& products_reading(int g, const std::string& input) {
+  const std::vector<int>& products_reading(int g, std::string_view input) {
     auto it = by_input_.find(g);
     if (it == by_input_.end()) {
       auto& table = by_input_[g];
       for (int ni : m_.graphs[static_cast<size_t>(g)].nodes) {
-        const auto& n = *m_.nodes[ni].proto;
+        const auto& n = *m_.nodes[ni].rec;
         if (!is_product(n.op_type()) || n.input_size() < 2) continue;
         int wi = weight_index(g, input_of(n, 1));
         if (wi < 0 || in_attention_[static_cast<size_t>(wi)]) continue;
@@ -103,12 +103,12 @@ class ExpertMatcher {
     return down_[up] = down_of(g, up);
   }
 
-  int weight_index(int g, std::string value) const {
+  int weight_index(int g, std::string_view value) const {
     for (int step = 0; step < 8; ++step) {
       if (const Weight* w = m_.weight_for(g, value)) return static_cast<int>(w - m_.weights.data());
       int p = m_.producer_of(g, value);
       if (p < 0) return -1;
-      const auto& n = *m_.nodes[p].proto;
+      const auto& n = *m_.nodes[p].rec;
       if (!one_of(n.op_type(), {"Identity", "Cast", "Transpose", "DequantizeLinear", "Reshape"})) return -1;
       value = input_of(n, 0);
     }
@@ -123,12 +123,12 @@ class ExpertMatcher {
   // The router behind a TopK's (or a fused node's) scores: through the score function (Softmax,
   // Sigmoid), shape steps and a constant added or multiplied (DeepSeek-V3's correction bias), to
   // a product with a weight. -1 when there is none.
-  int router_of(int g, std::string value, int* score) {
+  int router_of(int g, std::string_view value, int* score) {
     for (int step = 0; step < 12; ++step) {
       int p = m_.producer_of(g, value);
       if (p < 0 || !budget_.spend()) return -1;
-      const auto& n = *m_.nodes[p].proto;
-      const std::string& op = n.op_type();
+      const auto& n = *m_.nodes[p].rec;
+      std::string_view op = n.op_type();
       if (is_product(op)) return weight_index(g, input_of(n, 1)) >= 0 ? p : -1;
       if (one_of(op, {"Softmax", "Sigmoid", "LogSoftmax"})) {
         if (*score < 0) *score = p;
@@ -148,11 +148,11 @@ class ExpertMatcher {
 
   // The value a projection's input is taken from: through reshapes and row selections (Gather of
   // tokens by index, as sparse routing does), to the layer's input.
-  std::string base_of(int g, std::string value) const {
+  std::string_view base_of(int g, std::string_view value) const {
     for (int step = 0; step < 8; ++step) {
       int p = m_.producer_of(g, value);
       if (p < 0) break;
-      const auto& n = *m_.nodes[p].proto;
+      const auto& n = *m_.nodes[p].rec;
       if (!one_of(n.op_type(), {"Reshape", "Flatten", "Cast", "Identity", "Squeeze", "Unsqueeze", "Gather",
                                 "GatherElements", "Slice", "Expand"})) {
         break;
@@ -165,18 +165,18 @@ class ExpertMatcher {
   // The down projection an up (or gate) projection feeds through element-wise steps and an
   // activation: the first product with a weight its output reaches. -1 when none.
   int down_of(int g, int up) {
-    std::deque<std::string> queue;
-    for (const auto& o : m_.nodes[up].proto->output()) queue.push_back(o);
-    std::set<std::string> seen;
+    std::deque<std::string_view> queue;
+    for (const auto& o : m_.nodes[up].rec->output()) queue.push_back(o);
+    std::set<std::string_view> seen;
     while (!queue.empty()) {
-      std::string v = queue.front();
+      std::string_view v = queue.front();
       queue.pop_front();
       if (v.empty() || !seen.insert(v).second) continue;
       if (seen.size() > 24) return -1;
       for (int c : m_.consumers_of(g, v)) {
         if (!budget_.spend()) return -1;
-        const auto& n = *m_.nodes[c].proto;
-        const std::string& op = n.op_type();
+        const auto& n = *m_.nodes[c].rec;
+        std::string_view op = n.op_type();
         if (is_product(op)) {
           if (input_of(n, 0) == v && weight_index(g, input_of(n, 1)) >= 0) return c;
           continue;
@@ -192,18 +192,18 @@ class ExpertMatcher {
   }
 
   // Whether `value` is computed from node's output without crossing another product.
-  bool derives_from(int g, const std::string& value, const std::set<int>& nodes) {
-    std::deque<std::string> queue{value};
-    std::set<std::string> seen;
+  bool derives_from(int g, std::string_view value, const std::set<int>& nodes) {
+    std::deque<std::string_view> queue{value};
+    std::set<std::string_view> seen;
     while (!queue.empty()) {
-      std::string v = queue.front();
+      std::string_view v = queue.front();
       queue.pop_front();
       if (v.empty() || !seen.insert(v).second) continue;
       if (seen.size() > 64 || !budget_.spend()) return false;
       int p = m_.producer_of(g, v);
       if (p < 0) continue;
       if (nodes.count(p)) return true;
-      const auto& n = *m_.nodes[p].proto;
+      const auto& n = *m_.nodes[p].rec;
       if (is_product(n.op_type())) continue;
       for (const auto& in : n.input()) queue.push_back(in);
     }
@@ -213,14 +213,14 @@ class ExpertMatcher {
   // Whether a down projection's output is weighted by the router: a Mul a few shape steps after
   // it whose other operand comes from the TopK or the score function.
   bool weighted_by_router(int g, int down, const std::set<int>& routing) {
-    std::string v = output_of(*m_.nodes[down].proto, 0);
+    std::string_view v = output_of(*m_.nodes[down].rec, 0);
     for (int step = 0; step < 6; ++step) {
       const auto& users = m_.consumers_of(g, v);
-      std::string next;
+      std::string_view next;
       for (int c : users) {
-        const auto& n = *m_.nodes[c].proto;
+        const auto& n = *m_.nodes[c].rec;
         if (n.op_type() == "Mul"sv && n.input_size() == 2) {
-          const std::string& other = input_of(n, 0) == v ? input_of(n, 1) : input_of(n, 0);
+          std::string_view other = input_of(n, 0) == v ? input_of(n, 1) : input_of(n, 0);
           if (derives_from(g, other, routing)) return true;
         } else if (one_of(n.op_type(), {"Reshape", "Cast", "Identity", "Unsqueeze", "Squeeze", "Add"}) && next.empty()) {
           next = output_of(n, 0);
@@ -234,14 +234,14 @@ class ExpertMatcher {
 
   // Values a down projection's output flows into within a few steps (not past another product):
   // where a routed expert's output is summed into the layer's output.
-  void flows_into(int g, int down, std::set<std::string>& into) {
-    std::deque<std::pair<std::string, int>> queue{{output_of(*m_.nodes[down].proto, 0), 0}};
+  void flows_into(int g, int down, std::set<std::string_view>& into) {
+    std::deque<std::pair<std::string_view, int>> queue{{output_of(*m_.nodes[down].rec, 0), 0}};
     while (!queue.empty()) {
       auto [v, depth] = queue.front();
       queue.pop_front();
       if (v.empty() || depth > 12 || !into.insert(v).second || !budget_.spend()) continue;
       for (int c : m_.consumers_of(g, v)) {
-        const auto& n = *m_.nodes[c].proto;
+        const auto& n = *m_.nodes[c].rec;
         if (is_product(n.op_type()) || !budget_.spend()) continue;
         for (const auto& o : n.output()) queue.push_back({o, depth + 1});
       }
@@ -251,13 +251,13 @@ class ExpertMatcher {
   // A product's weight and bias tensors: its weight input, a Gemm's bias, a bias added right after.
   std::vector<int> tensors_of(int g, int node) const {
     std::vector<int> out;
-    const auto& n = *m_.nodes[node].proto;
+    const auto& n = *m_.nodes[node].rec;
     for (int i = 1; i < n.input_size() && i < 3; ++i) {
       int wi = weight_index(g, input_of(n, i));
       if (wi >= 0) out.push_back(wi);
     }
     for (int c : m_.consumers_of(g, output_of(n, 0))) {
-      const auto& cn = *m_.nodes[c].proto;
+      const auto& cn = *m_.nodes[c].rec;
       if (cn.op_type() != "Add"sv) continue;
       for (const auto& in : cn.input()) {
         int wi = weight_index(g, in);
@@ -268,8 +268,8 @@ class ExpertMatcher {
   }
 
   std::string label(int node) const {
-    const auto& n = *m_.nodes[static_cast<size_t>(node)].proto;
-    return n.op_type() + " '" + (n.name().empty() ? output_of(n, 0) : n.name()) + "'";
+    const auto& n = *m_.nodes[static_cast<size_t>(node)].rec;
+    return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
   }
 
   std::string name_of(int weight, int node) const {
@@ -282,10 +282,10 @@ class ExpertMatcher {
         return cut == std::string::npos ? n : n.substr(0, cut);  // the layer's module
       }
     }
-    const auto& nn = *m_.nodes[node].proto;
+    const auto& nn = *m_.nodes[node].rec;
     size_t cut = nn.name().find_last_of('/');
-    if (cut != std::string::npos && cut > 0) return nn.name().substr(0, cut);
-    return nn.name().empty() ? nn.op_type() : nn.name();
+    if (cut != std::string::npos && cut > 0) return std::string(nn.name().substr(0, cut));
+    return std::string(nn.name().empty() ? nn.op_type() : nn.name());
   }
 
   void add_router(int g, ExpertLayer& l, int router) {
@@ -297,7 +297,7 @@ class ExpertMatcher {
   }
 
   ExpertLayer fused(int g, int ni) {
-    const auto& n = *m_.nodes[ni].proto;
+    const auto& n = *m_.nodes[ni].rec;
     ExpertLayer l;
     l.form = n.op_type();
     l.node = ni;
@@ -344,18 +344,18 @@ class ExpertMatcher {
   }
 
   std::optional<ExpertLayer> routed(int g, int topk) {
-    const auto& t = *m_.nodes[topk].proto;
+    const auto& t = *m_.nodes[topk].rec;
     budget_.start_walk(2048);
     int score = -1;
     int router = router_of(g, input_of(t, 0), &score);
     if (router < 0) return std::nullopt;  // a TopK over something else: not routing
-    const auto& rn = *m_.nodes[router].proto;
+    const auto& rn = *m_.nodes[router].rec;
     int rw = weight_index(g, input_of(rn, 1));
     const Weight& w = m_.weights[static_cast<size_t>(rw)];
     if (w.dims.size() != 2 || in_attention_[static_cast<size_t>(rw)]) return std::nullopt;
     bool out_first = rn.op_type() == "Gemm"sv && detail::attr_flag(rn, "transB");
     int wp = m_.producer_of(g, input_of(rn, 1));
-    if (wp >= 0 && m_.nodes[wp].proto->op_type() == "Transpose"sv) out_first = !out_first;  // stored [out, in]
+    if (wp >= 0 && m_.nodes[wp].rec->op_type() == "Transpose"sv) out_first = !out_first;  // stored [out, in]
     ExpertLayer l;
     l.form = "routed";
     l.node = topk;
@@ -368,7 +368,7 @@ class ExpertMatcher {
     add_router(g, l, router);
 
     // The experts: MLPs reading the router's input, grouped by their down projection.
-    std::string input = base_of(g, input_of(rn, 0));
+    std::string_view input = base_of(g, input_of(rn, 0));
     std::map<int, std::set<int>> groups;  // down -> up/gate projections
     for (int ni : products_reading(g, input)) {
       if (ni == router) continue;
@@ -379,7 +379,7 @@ class ExpertMatcher {
     if (score >= 0) routing.insert(score);
     std::vector<uint64_t> sizes;
     std::set<int> routed_tensors, shared_tensors;
-    std::set<std::string> routed_flow;  // where the routed experts' outputs go
+    std::set<std::string_view> routed_flow;  // where the routed experts' outputs go
     std::vector<std::pair<int, std::vector<int>>> unrouted;  // down, its tensors
     for (const auto& [down, ups] : groups) {
       std::vector<int> tensors;
@@ -401,10 +401,10 @@ class ExpertMatcher {
     }
     // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
     for (auto& [down, tensors] : unrouted) {
-      std::set<std::string> mine;
+      std::set<std::string_view> mine;
       flows_into(g, down, mine);
-      mine.erase(output_of(*m_.nodes[down].proto, 0));
-      bool meets = std::any_of(mine.begin(), mine.end(), [&](const std::string& v) { return routed_flow.count(v) > 0; });
+      mine.erase(output_of(*m_.nodes[down].rec, 0));
+      bool meets = std::any_of(mine.begin(), mine.end(), [&](std::string_view v) { return routed_flow.count(v) > 0; });
       if (!meets) continue;
       ++l.shared_experts;
       for (int wi : tensors) {

@@ -361,7 +361,7 @@ void quantized(const Model& m, std::vector<Finding>& out) {
   for (const Weight& w : m.weights) {
     if (!w.parameter) continue;
     bool moe = std::any_of(w.consumers.begin(), w.consumers.end(),
-                           [&](int ni) { return m.nodes[ni].proto->op_type() == "QMoE"sv; });
+                           [&](int ni) { return m.nodes[ni].rec->op_type() == "QMoE"sv; });
     if (w.packed && moe) {
       ++moe_packed;
       moe_elements += w.elements;
@@ -375,7 +375,7 @@ void quantized(const Model& m, std::vector<Finding>& out) {
       int4_elements += w.elements;
     } else if ((w.dtype == onnx::TensorProto::INT8 || w.dtype == onnx::TensorProto::UINT8) && w.dims.size() >= 2) {
       for (int ni : w.consumers) {
-        if (m.nodes[ni].proto->op_type() == "DequantizeLinear"sv) {
+        if (m.nodes[ni].rec->op_type() == "DequantizeLinear"sv) {
           ++q8;
           q8_elements += w.elements;
           break;

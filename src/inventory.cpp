@@ -14,10 +14,10 @@ void add_checked(uint64_t* total, uint64_t v) {
   if (add_overflows(*total, v, total)) throw InputError("the model's parameter total overflows 64 bits");
 }
 
-void add_to(std::vector<Breakdown>& rows, const std::string& key, const Weight& w) {
+void add_to(std::vector<Breakdown>& rows, std::string_view key, const Weight& w) {
   auto it = std::find_if(rows.begin(), rows.end(), [&](const Breakdown& b) { return b.key == key; });
   if (it == rows.end()) {
-    rows.push_back(Breakdown{key, 0, 0, 0});
+    rows.push_back(Breakdown{std::string(key), 0, 0, 0});
     it = rows.end() - 1;
   }
   it->tensors += 1;
@@ -58,18 +58,18 @@ Inventory take_inventory(const Model& model) {
 
 namespace {
 
-bool is_activation(const std::string& op) {
+bool is_activation(std::string_view op) {
   return one_of(op, {"Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Tanh", "Sigmoid", "QuickGelu", "Silu", "Swish", "Mish",
                      "Softplus", "Elu", "LeakyRelu", "Selu", "HardSigmoid", "HardSwish"});
 }
 
-bool is_norm(const std::string& op) {
+bool is_norm(std::string_view op) {
   return one_of(op, {"LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
                      "SkipSimplifiedLayerNormalization", "BatchNormalization", "GroupNormalization",
                      "InstanceNormalization", "RMSNormalization", "EmbedLayerNormalization"});
 }
 
-bool is_matmul(const std::string& op) {
+bool is_matmul(std::string_view op) {
   return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "FusedMatMul", "MatMulInteger", "QLinearMatMul"});
 }
 
@@ -82,12 +82,12 @@ struct UpstreamScan {
   VisitBudget& budget;  // wide fan-ins (a Concat of thousands) and doubling chains stay cheap
 };
 
-void scan_upstream(const Model& m, int g, const std::string& value, int depth, UpstreamScan& scan) {
+void scan_upstream(const Model& m, int g, std::string_view value, int depth, UpstreamScan& scan) {
   if (depth > 8 || !scan.budget.spend()) return;
   int p = m.producer_of(g, value);
   if (p < 0) return;
-  const auto& n = *m.nodes[p].proto;
-  const std::string& op = n.op_type();
+  const auto& n = *m.nodes[p].rec;
+  std::string_view op = n.op_type();
   if (is_matmul(op)) {
     scan.matmuls.push_back(p);
     return;
@@ -108,7 +108,7 @@ std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
   std::vector<bool> ffn(m.weights.size(), false);
   std::vector<bool> ffn_node(m.nodes.size(), false);
   for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
-    const auto& n = *m.nodes[ni].proto;
+    const auto& n = *m.nodes[ni].rec;
     if (!is_matmul(n.op_type()) || n.input_size() < 2) continue;
     UpstreamScan scan{false, {}, budget};
     budget.start_walk(256);
@@ -119,14 +119,14 @@ std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
   }
   for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
     if (!ffn_node[ni]) continue;
-    const auto& n = *m.nodes[ni].proto;
+    const auto& n = *m.nodes[ni].rec;
     int g = m.nodes[ni].graph;
     for (int i = 1; i < n.input_size(); ++i) {
       if (const Weight* w = m.weight_for(g, input_of(n, i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
     }
     for (const auto& out : n.output()) {
       for (int c : m.consumers_of(g, out)) {
-        const auto& cn = *m.nodes[c].proto;
+        const auto& cn = *m.nodes[c].rec;
         if (!one_of(cn.op_type(), {"Add", "FastGelu", "BiasGelu"})) continue;
         for (const auto& in : cn.input()) {
           const Weight* w = m.weight_for(g, in);
@@ -142,11 +142,11 @@ std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
 // comes from a Div or Mul whose divisor passes through Sqrt/Reciprocal.
 bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth = 0) {
   if (depth > 3 || !budget.spend()) return false;
-  const auto& n = *m.nodes[ni].proto;
+  const auto& n = *m.nodes[ni].rec;
   for (const auto& in : n.input()) {
     int p = m.producer_of(m.nodes[ni].graph, in);
     if (p < 0) continue;
-    const std::string& op = m.nodes[p].proto->op_type();
+    std::string_view op = m.nodes[p].rec->op_type();
     if (op == "Sqrt"sv || op == "Reciprocal"sv || op == "Rsqrt"sv || is_norm(op)) return true;
     if ((op == "Div"sv || op == "Mul"sv) && is_decomposed_norm(m, p, budget, depth + 1)) return true;
   }
@@ -201,8 +201,8 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
     }
     const Weight& w = model.weights[i];
     for (int ni : w.consumers) {
-      const auto& n = *model.nodes[ni].proto;
-      const std::string& op = n.op_type();
+      const auto& n = *model.nodes[ni].rec;
+      std::string_view op = n.op_type();
       if (op == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) {
         category[i] = Embedding;
       } else if (op == "EmbedLayerNormalization"sv && w.dims.size() == 2) {

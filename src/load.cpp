@@ -63,21 +63,27 @@ struct PayloadInfo {
 // recursively; every other field is copied verbatim and handed to protobuf's own parser.
 class WireReader {
  public:
-  WireReader(CodedInputStream& in, uint64_t file_size, const LoadOptions& options)
-      : in_(in), file_size_(file_size), options_(options) {}
+  WireReader(CodedInputStream& in, uint64_t file_size, const LoadOptions& options, google::protobuf::Arena* arena)
+      : in_(in), file_size_(file_size), options_(options), arena_(arena) {}
 
   std::unordered_map<const onnx::TensorProto*, PayloadInfo> payloads;
   uint64_t stripped_bytes = 0;
+  GraphBody* main = nullptr;             // the main graph's body, nullptr when the file has none
+  std::vector<GraphBody*> functions;     // the bodies of the model's functions, in their order
 
   void read_model(onnx::ModelProto* m) {
     read_message(m, "ModelProto", [&](int f, int wt) {
       if (wt != kLengthDelimited) return false;
-      if (f == field::kModelGraph) {
-        nested([&] { read_graph(m->mutable_graph()); }, "GraphProto");
+      if (f == field::kModelGraph) {  // a second graph field merges into the first, as protobuf does
+        if (!main) main = new_body(m->mutable_graph());
+        nested([&] { read_graph(main); }, "GraphProto");
         return true;
       }
       if (f == field::kModelFunctions) {
-        nested([&] { read_function(m->add_functions()); }, "FunctionProto");
+        onnx::FunctionProto* fn = m->add_functions();
+        functions.push_back(new_body(nullptr));
+        GraphBody* body = functions.back();
+        nested([&] { read_function(fn, body); }, "FunctionProto");
         return true;
       }
       if (f == field::kModelTrainingInfo) {  // training graphs are not the model: skip unread
@@ -93,7 +99,36 @@ class WireReader {
   CodedInputStream& in_;
   uint64_t file_size_;
   const LoadOptions& options_;
+  google::protobuf::Arena* arena_;  // the skeleton's: node records, their names and lists
   int graph_depth_ = 0;
+
+  // What one node's fields gather before its record is made; one per nesting depth, since an
+  // attribute's subgraph holds nodes of its own.
+  struct NodeScratch {
+    std::vector<std::string_view> inputs, outputs;
+    std::vector<Attribute> attributes;
+    std::vector<int64_t> ints;
+    std::vector<float> floats;
+    std::vector<const GraphBody*> graphs;
+  };
+  std::vector<std::unique_ptr<NodeScratch>> scratch_;
+
+  GraphBody* new_body(onnx::GraphProto* proto) {
+    GraphBody* b = google::protobuf::Arena::Create<GraphBody>(arena_);
+    b->proto = proto;
+    return b;
+  }
+
+  // A copy of `v` in the arena.
+  template <typename T>
+  Span<T> keep(const std::vector<T>& v) {
+    if (v.empty()) return {};
+    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 8, "arena bytes are 8-aligned and never destroyed");
+    void* bytes = google::protobuf::Arena::CreateArray<char>(arena_, v.size() * sizeof(T));
+    T* p = static_cast<T*>(bytes);
+    std::uninitialized_copy(v.begin(), v.end(), p);
+    return Span<T>(p, v.size());
+  }
 
   [[noreturn]] void malformed() {
     throw InputError("not a valid ONNX model: malformed protobuf at byte " +
@@ -156,6 +191,37 @@ class WireReader {
     }
   }
 
+  // Skips a field the stages never read, proving it well formed and inside the file.
+  void skip_field(uint32_t tag) {
+    if (WireFormatLite::GetTagWireType(tag) == kLengthDelimited) {
+      uint32_t len = read_length("a field");
+      int64_t start = in_.CurrentPosition();
+      if (!in_.Skip(static_cast<int>(len))) truncated_at(start);
+      return;
+    }
+    int64_t at = in_.CurrentPosition();
+    if (!WireFormatLite::SkipField(&in_, tag)) {
+      if (static_cast<uint64_t>(in_.CurrentPosition()) >= file_size_) truncated_at(at);
+      malformed();
+    }
+  }
+
+  // The loop of a message read into a record of our own (a node, an attribute): the fields it
+  // keeps go to `on_field`, the rest are skipped.
+  template <typename F>
+  void read_record(F on_field) {
+    for (;;) {
+      uint32_t tag = in_.ReadTag();
+      if (tag == 0) break;
+      if (on_field(WireFormatLite::GetTagFieldNumber(tag), WireFormatLite::GetTagWireType(tag))) continue;
+      skip_field(tag);
+    }
+    if (in_.BytesUntilLimit() != 0) {
+      if (static_cast<uint64_t>(in_.CurrentPosition()) >= file_size_) truncated_at(in_.CurrentPosition());
+      malformed();
+    }
+  }
+
   // The loop every message shares: structural fields go to `on_field` (which returns true when it
   // consumed the field); the rest are gathered and parsed by protobuf into `msg`.
   // A message whose fields all went to `on_field` (most nodes and tensors) costs no second parse.
@@ -188,7 +254,8 @@ class WireReader {
     }
   }
 
-  void read_graph(onnx::GraphProto* g) {
+  void read_graph(GraphBody* body) {
+    onnx::GraphProto* g = body->proto;
     if (++graph_depth_ > options_.max_graph_depth) {
       throw InputError("subgraphs are nested more than " + std::to_string(options_.max_graph_depth) +
                        " levels deep");
@@ -196,7 +263,7 @@ class WireReader {
     read_message(g, "GraphProto", [&](int f, int wt) {
       if (wt != kLengthDelimited) return false;
       switch (f) {
-        case field::kGraphNode: nested([&] { read_node(g->add_node()); }, "NodeProto"); return true;
+        case field::kGraphNode: nested([&] { read_node(body); }, "NodeProto"); return true;
         case field::kGraphInitializer: nested([&] { read_tensor(g->add_initializer()); }, "TensorProto"); return true;
         case field::kGraphSparseInitializer:
           nested([&] { read_sparse(g->add_sparse_initializer()); }, "SparseTensorProto");
@@ -207,10 +274,10 @@ class WireReader {
     --graph_depth_;
   }
 
-  void read_function(onnx::FunctionProto* fn) {
+  void read_function(onnx::FunctionProto* fn, GraphBody* body) {
     read_message(fn, "FunctionProto", [&](int f, int wt) {
       if (wt != kLengthDelimited || f != field::kFunctionNode) return false;
-      nested([&] { read_node(fn->add_node()); }, "NodeProto");
+      nested([&] { read_node(body); }, "NodeProto");
       return true;
     });
   }
@@ -222,24 +289,55 @@ class WireReader {
     if (!in_.ReadString(out, static_cast<int>(len))) malformed();
   }
 
-  void read_node(onnx::NodeProto* n) {
-    read_message(n, "NodeProto", [&](int f, int wt) {
+  // A string field copied into the arena, as a view. Each copy is its own allocation of at least
+  // one byte, so no two of them share an address (the value index knows names by address).
+  std::string_view read_view(const char* what) {
+    uint32_t len = read_length(what);
+    char* p = google::protobuf::Arena::CreateArray<char>(arena_, static_cast<size_t>(len) + 1);
+    if (!in_.ReadRaw(p, static_cast<int>(len))) malformed();
+    p[len] = '\0';
+    return {p, len};
+  }
+
+  NodeScratch& scratch() {
+    const size_t depth = static_cast<size_t>(graph_depth_);
+    while (scratch_.size() <= depth) scratch_.push_back(std::make_unique<NodeScratch>());
+    NodeScratch& s = *scratch_[depth];
+    return s;
+  }
+
+  // A node becomes a record in the arena; repeated fields are appended and a scalar field given
+  // twice keeps the last value, as protobuf's parser would have it.
+  void read_node(GraphBody* body) {
+    NodeScratch& s = scratch();
+    s.inputs.clear();
+    s.outputs.clear();
+    s.attributes.clear();
+    std::string_view op_type, domain, name;
+    read_record([&](int f, int wt) {
       if (wt != kLengthDelimited) return false;
       switch (f) {
-        case field::kNodeInput: read_string(n->add_input(), "a node input"); return true;
-        case field::kNodeOutput: read_string(n->add_output(), "a node output"); return true;
-        case field::kNodeName: read_string(n->mutable_name(), "a node name"); return true;
-        case field::kNodeOpType: read_string(n->mutable_op_type(), "an op type"); return true;
-        case field::kNodeDomain: read_string(n->mutable_domain(), "a domain"); return true;
-        case field::kNodeAttribute: nested([&] { read_attribute(n->add_attribute()); }, "AttributeProto"); return true;
+        case field::kNodeInput: s.inputs.push_back(read_view("a node input")); return true;
+        case field::kNodeOutput: s.outputs.push_back(read_view("a node output")); return true;
+        case field::kNodeName: name = read_view("a node name"); return true;
+        case field::kNodeOpType: op_type = read_view("an op type"); return true;
+        case field::kNodeDomain: domain = read_view("a domain"); return true;
+        case field::kNodeAttribute: {
+          Attribute a;
+          nested([&] { read_attribute(a, s); }, "AttributeProto");
+          s.attributes.push_back(a);
+          return true;
+        }
         default: return false;
       }
     });
+    body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name, keep(s.inputs), keep(s.outputs),
+                                                          keep(s.attributes)));
   }
 
-  // The common attribute fields (name, type, i, f, s, ints, floats) go straight into the message,
-  // as protobuf's parser would store them; the rest take the general path.
-  bool read_attribute_field(onnx::AttributeProto* a, int f, int wt) {
+  // The common attribute fields (name, type, i, f, s, ints, floats), as protobuf's parser would
+  // store them.
+  bool read_attribute_field(Attribute& a, NodeScratch& s, int f, int wt) {
     constexpr int kVarint = WireFormatLite::WIRETYPE_VARINT, kFixed32 = WireFormatLite::WIRETYPE_FIXED32;
     auto varint = [&] {
       uint64_t v = 0;
@@ -256,50 +354,48 @@ class WireReader {
     switch (f) {
       case field::kAttrName:
         if (wt != kLengthDelimited) return false;
-        read_string(a->mutable_name(), "an attribute name");
+        a.name = read_view("an attribute name");
         return true;
       case field::kAttrS:
         if (wt != kLengthDelimited) return false;
-        read_string(a->mutable_s(), "an attribute string");
+        a.s = read_view("an attribute string");
         return true;
       case field::kAttrI:
         if (wt != kVarint) return false;
-        a->set_i(static_cast<int64_t>(varint()));
+        a.i = static_cast<int64_t>(varint());
+        a.has_i = true;
         return true;
       case field::kAttrF:
         if (wt != kFixed32) return false;
-        a->set_f(fixed_float());
+        a.f = fixed_float();
         return true;
       case field::kAttrType: {
         if (wt != kVarint) return false;
-        // An enum: a number onnx.proto does not define is kept as protobuf keeps it, unknown.
-        const int64_t start = in_.CurrentPosition();
+        // An enum: a number onnx.proto does not define leaves the type unset, as protobuf keeps it.
         uint64_t v = varint();
-        if (!onnx::AttributeProto_AttributeType_IsValid(static_cast<int>(static_cast<int32_t>(v)))) {
-          unknown_enum(a, f, v, start);
-          return true;
+        if (onnx::AttributeProto_AttributeType_IsValid(static_cast<int>(static_cast<int32_t>(v)))) {
+          a.type = static_cast<int32_t>(v);
         }
-        a->set_type(static_cast<onnx::AttributeProto_AttributeType>(static_cast<int32_t>(v)));
         return true;
       }
       case field::kAttrInts:
         if (wt == kVarint) {
-          a->add_ints(static_cast<int64_t>(varint()));
+          s.ints.push_back(static_cast<int64_t>(varint()));
           return true;
         }
         if (wt != kLengthDelimited) return false;
         nested([&] {
-          while (in_.BytesUntilLimit() > 0) a->add_ints(static_cast<int64_t>(varint()));
+          while (in_.BytesUntilLimit() > 0) s.ints.push_back(static_cast<int64_t>(varint()));
         }, "attribute ints");
         return true;
       case field::kAttrFloats:
         if (wt == kFixed32) {
-          a->add_floats(fixed_float());
+          s.floats.push_back(fixed_float());
           return true;
         }
         if (wt != kLengthDelimited) return false;
         nested([&] {
-          while (in_.BytesUntilLimit() > 0) a->add_floats(fixed_float());
+          while (in_.BytesUntilLimit() > 0) s.floats.push_back(fixed_float());
         }, "attribute floats");
         return true;
       default:
@@ -307,38 +403,60 @@ class WireReader {
     }
   }
 
-  // An enum value outside the enum goes where protobuf puts it: the message's unknown fields.
-  void unknown_enum(onnx::AttributeProto* a, int f, uint64_t v, int64_t at) {
-    std::string wire;
-    {
-      StringOutputStream sink(&wire);
-      CodedOutputStream out(&sink);
-      out.WriteTag(WireFormatLite::MakeTag(f, WireFormatLite::WIRETYPE_VARINT));
-      out.WriteVarint64(v);
-    }
-    if (!a->MergeFromString(wire)) {
-      throw InputError("not a valid ONNX model: malformed AttributeProto before byte " + std::to_string(at));
-    }
+  template <typename Msg>
+  Msg* message(const Msg* existing) {  // a message field given twice merges into the first
+    return existing ? const_cast<Msg*>(existing) : google::protobuf::Arena::CreateMessage<Msg>(arena_);
   }
 
-  void read_attribute(onnx::AttributeProto* a) {
-    read_message(a, "AttributeProto", [&](int f, int wt) {
-      if (read_attribute_field(a, f, wt)) return true;
+  void read_attribute(Attribute& a, NodeScratch& s) {
+    s.ints.clear();
+    s.floats.clear();
+    s.graphs.clear();
+    read_record([&](int f, int wt) {
+      if (read_attribute_field(a, s, f, wt)) return true;
       if (wt != kLengthDelimited) return false;
       switch (f) {
-        case field::kAttrT: nested([&] { read_tensor(a->mutable_t()); }, "TensorProto"); return true;
-        case field::kAttrTensors: nested([&] { read_tensor(a->add_tensors()); }, "TensorProto"); return true;
-        case field::kAttrG: nested([&] { read_graph(a->mutable_g()); }, "GraphProto"); return true;
-        case field::kAttrGraphs: nested([&] { read_graph(a->add_graphs()); }, "GraphProto"); return true;
-        case field::kAttrSparseTensor:
-          nested([&] { read_sparse(a->mutable_sparse_tensor()); }, "SparseTensorProto");
+        case field::kAttrT: {
+          onnx::TensorProto* t = message(a.t);
+          a.t = t;
+          nested([&] { read_tensor(t); }, "TensorProto");
           return true;
-        case field::kAttrSparseTensors:
-          nested([&] { read_sparse(a->add_sparse_tensors()); }, "SparseTensorProto");
+        }
+        case field::kAttrTensors: {  // kept as protobuf would, but no stage reads them
+          onnx::TensorProto* t = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(arena_);
+          nested([&] { read_tensor(t); }, "TensorProto");
           return true;
+        }
+        case field::kAttrG: {
+          GraphBody* g = const_cast<GraphBody*>(a.g);
+          if (!g) g = new_body(google::protobuf::Arena::CreateMessage<onnx::GraphProto>(arena_));
+          a.g = g;
+          nested([&] { read_graph(g); }, "GraphProto");
+          return true;
+        }
+        case field::kAttrGraphs: {
+          GraphBody* g = new_body(google::protobuf::Arena::CreateMessage<onnx::GraphProto>(arena_));
+          nested([&] { read_graph(g); }, "GraphProto");
+          s.graphs.push_back(g);
+          return true;
+        }
+        case field::kAttrSparseTensor: {
+          onnx::SparseTensorProto* t = message(a.sparse_tensor);
+          a.sparse_tensor = t;
+          nested([&] { read_sparse(t); }, "SparseTensorProto");
+          return true;
+        }
+        case field::kAttrSparseTensors: {
+          onnx::SparseTensorProto* t = google::protobuf::Arena::CreateMessage<onnx::SparseTensorProto>(arena_);
+          nested([&] { read_sparse(t); }, "SparseTensorProto");
+          return true;
+        }
         default: return false;
       }
     });
+    a.ints = keep(s.ints);
+    a.floats = keep(s.floats);
+    a.graphs = keep(s.graphs);
   }
 
   void read_sparse(onnx::SparseTensorProto* s) {
@@ -470,13 +588,14 @@ class Indexer {
           const std::string& base_dir, const char* memory = nullptr)
       : m_(model), payloads_(payloads), memory_(memory), base_dir_(base_dir) {}
 
-  void run() {
+  void run(const GraphBody& main, const std::vector<GraphBody*>& functions) {
     const onnx::ModelProto& mp = *m_.proto;
-    add_graph(mp.graph(), -1);
-    for (const auto& fn : mp.functions()) {
+    add_graph(main, -1);
+    for (int f = 0; f < mp.functions_size(); ++f) {
+      const onnx::FunctionProto& fn = mp.functions(f);
       int gi = new_graph(-1);
       m_.graphs[gi].function = (fn.domain().empty() ? std::string() : fn.domain() + ".") + fn.name();
-      for (const auto& n : fn.node()) add_node(n, gi);
+      for (const NodeRec* n = functions[static_cast<size_t>(f)]->first; n; n = n->next()) add_node(*n, gi);
     }
     for (size_t gi = 0; gi < m_.graphs.size(); ++gi) index_graph(static_cast<int>(gi));
     list_consumers();
@@ -511,8 +630,9 @@ class Indexer {
     return static_cast<int>(m_.graphs.size()) - 1;
   }
 
-  int add_graph(const onnx::GraphProto& gp, int parent, int owner = -1, std::string_view attribute = {},
+  int add_graph(const GraphBody& body, int parent, int owner = -1, std::string_view attribute = {},
                 int list_index = -1) {
+    const onnx::GraphProto& gp = *body.proto;
     int gi = new_graph(parent);
     m_.graphs[gi].owner = owner;
     m_.graphs[gi].attribute = attribute;
@@ -521,39 +641,39 @@ class Indexer {
       add_weight(t, gi, t.name(), t.data_location() == onnx::TensorProto::EXTERNAL ? Storage::External : Storage::Embedded);
     }
     for (const auto& s : gp.sparse_initializer()) add_sparse(s, gi, s.values().name(), Storage::Embedded);
-    for (const auto& n : gp.node()) add_node(n, gi);
+    for (const NodeRec* n = body.first; n; n = n->next()) add_node(*n, gi);
     return gi;
   }
 
-  void add_node(const onnx::NodeProto& n, int gi) {
+  void add_node(const NodeRec& n, int gi) {
     int ni = static_cast<int>(m_.nodes.size());
     m_.nodes.push_back(Node{&n, gi});
     raw_nodes_[gi].push_back(ni);
-    bool is_constant = n.op_type() == "Constant"sv && (n.domain().empty() || n.domain() == "ai.onnx");
-    for (const auto& a : n.attribute()) {
+    bool is_constant = n.op_type() == "Constant"sv && (n.domain().empty() || n.domain() == "ai.onnx"sv);
+    for (const Attribute& a : n.attribute()) {
       if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));
-      if (a.has_g()) add_graph(a.g(), gi, ni, a.name());
-      for (int i = 0; i < a.graphs_size(); ++i) add_graph(a.graphs(i), gi, ni, a.name(), i);
+      if (a.g) add_graph(*a.g, gi, ni, a.name);
+      for (size_t i = 0; i < a.graphs.size(); ++i) add_graph(*a.graphs[i], gi, ni, a.name, static_cast<int>(i));
     }
   }
 
   // A Constant's value: tensor, sparse tensor or float list. Scalars and integer types are shape
   // and index data, not parameters (docs/counting.md: "What counts as a parameter").
-  void add_constant_attribute(const onnx::AttributeProto& a, int gi, const std::string& out) {
-    if (a.name() == "value" && a.has_t()) {
-      int wi = add_weight(a.t(), gi, out, Storage::ConstantNode);
+  void add_constant_attribute(const Attribute& a, int gi, std::string_view out) {
+    if (a.name == "value"sv && a.t) {
+      int wi = add_weight(*a.t, gi, out, Storage::ConstantNode);
       Weight& w = m_.weights[wi];
       if (w.dims.empty()) w.parameter = false;
-    } else if (a.name() == "sparse_value" && a.has_sparse_tensor()) {
-      int wi = add_sparse(a.sparse_tensor(), gi, out, Storage::ConstantNode);
+    } else if (a.name == "sparse_value"sv && a.sparse_tensor) {
+      int wi = add_sparse(*a.sparse_tensor, gi, out, Storage::ConstantNode);
       if (m_.weights[wi].dims.empty()) m_.weights[wi].parameter = false;
-    } else if (a.name() == "value_floats" && a.floats_size() > 0) {
+    } else if (a.name == "value_floats"sv && !a.floats.empty()) {
       Weight w;
       w.name = out;
       w.graph = gi;
       w.dtype = onnx::TensorProto::FLOAT;
-      w.dims = {a.floats_size()};
-      w.elements = static_cast<uint64_t>(a.floats_size());
+      w.dims = {static_cast<int64_t>(a.floats.size())};
+      w.elements = static_cast<uint64_t>(a.floats.size());
       w.bytes = w.elements * 4;
       w.storage = Storage::ConstantNode;
       w.parameter = true;
@@ -561,14 +681,14 @@ class Indexer {
     }
   }
 
-  static uint64_t elements_of(const std::string& name, const google::protobuf::RepeatedField<int64_t>& dims) {
+  static uint64_t elements_of(std::string_view name, const google::protobuf::RepeatedField<int64_t>& dims) {
     uint64_t n = 1;
     for (int64_t d : dims) {
       if (d < 0) {
-        throw InputError("tensor '" + name + "' has a negative dimension (" + std::to_string(d) + ")");
+        throw InputError("tensor '" + std::string(name) + "' has a negative dimension (" + std::to_string(d) + ")");
       }
       if (mul_overflows(n, static_cast<uint64_t>(d), &n)) {
-        throw InputError("tensor '" + name + "': the element count of its shape overflows 64 bits");
+        throw InputError("tensor '" + std::string(name) + "': the element count of its shape overflows 64 bits");
       }
     }
     return n;
@@ -576,10 +696,10 @@ class Indexer {
 
   // Bytes per whole group of 8 elements (= bits), then the rest rounded up: elements * bits
   // would overflow for sizes whose byte count still fits in 64 bits.
-  static uint64_t bytes_of(const std::string& name, int32_t dtype, uint64_t elements) {
+  static uint64_t bytes_of(std::string_view name, int32_t dtype, uint64_t elements) {
     uint64_t bits = static_cast<uint64_t>(dtype_bits(dtype)), whole = 0, total = 0;
     if (mul_overflows(elements / 8, bits, &whole) || add_overflows(whole, (elements % 8 * bits + 7) / 8, &total)) {
-      throw InputError("tensor '" + name + "': its size in bytes overflows 64 bits");
+      throw InputError("tensor '" + std::string(name) + "': its size in bytes overflows 64 bits");
     }
     return total;
   }
@@ -594,7 +714,7 @@ class Indexer {
     return wi;
   }
 
-  int add_weight(const onnx::TensorProto& t, int gi, const std::string& name, Storage storage) {
+  int add_weight(const onnx::TensorProto& t, int gi, std::string_view name, Storage storage) {
     Weight w;
     w.name = name;
     w.graph = gi;
@@ -612,7 +732,7 @@ class Indexer {
       auto p = payloads_.find(&t);
       if (p != payloads_.end() && p->second.raw_offset >= 0) {
         if (p->second.raw_length != w.bytes && dtype_bits(w.dtype) > 0) {
-          throw InputError("tensor '" + name + "' declares " + std::to_string(w.bytes) +
+          throw InputError("tensor '" + std::string(name) + "' declares " + std::to_string(w.bytes) +
                            " bytes of data by its shape but holds " + std::to_string(p->second.raw_length));
         }
         w.payload_known = true;
@@ -625,7 +745,7 @@ class Indexer {
     return register_weight(std::move(w), name);
   }
 
-  int add_sparse(const onnx::SparseTensorProto& s, int gi, const std::string& name, Storage storage) {
+  int add_sparse(const onnx::SparseTensorProto& s, int gi, std::string_view name, Storage storage) {
     Weight w;
     w.name = name;
     w.graph = gi;
@@ -635,7 +755,7 @@ class Indexer {
     uint64_t nnz_values = elements_of(name, s.values().dims());
     uint64_t nnz_indices = elements_of(name, s.indices().dims());
     uint64_t a = bytes_of(name, w.dtype, nnz_values), b = bytes_of(name, s.indices().data_type(), nnz_indices);
-    if (add_overflows(a, b, &w.bytes)) throw InputError("tensor '" + name + "': its size in bytes overflows 64 bits");
+    if (add_overflows(a, b, &w.bytes)) throw InputError("tensor '" + std::string(name) + "': its size in bytes overflows 64 bits");
     w.storage = storage;
     w.sparse = true;
     w.parameter = dtype_is_parameter_type(w.dtype);
@@ -649,10 +769,10 @@ class Indexer {
     auto refuse = [&](const std::string& why) -> InputError {
       std::string shown;  // control bytes from a hostile file are not written to the terminal
       for (char c : location) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-      return InputError("tensor '" + name + "': external data location '" + shown + "' " + why +
+      return InputError("tensor '" + std::string(name) + "': external data location '" + shown + "' " + why +
                         "; refused, it must stay inside the model's folder");
     };
-    if (location.empty()) throw InputError("tensor '" + name + "': external data has no location");
+    if (location.empty()) throw InputError("tensor '" + std::string(name) + "': external data has no location");
     if (location.find('\0') != std::string::npos) throw refuse("contains a NUL byte");
     if (location[0] == '/' || location[0] == '\\' || (location.size() > 1 && location[1] == ':')) {
       throw refuse("is an absolute path");
@@ -750,18 +870,18 @@ class Indexer {
     // MatMulNBits packs n-bit weights into uint8 blobs: the parameters are K x N from its
     // attributes, not the stored bytes.
     for (const Node& node : m_.nodes) {
-      const auto& n = *node.proto;
+      const auto& n = *node.rec;
       if (n.op_type() != "MatMulNBits"sv || n.input_size() < 2) continue;
       int64_t k = 0, cols = 0;
-      for (const auto& a : n.attribute()) {
-        if (a.name() == "K") k = a.i();
-        if (a.name() == "N") cols = a.i();
+      for (const Attribute& a : n.attribute()) {
+        if (a.name == "K"sv) k = a.i;
+        if (a.name == "N"sv) cols = a.i;
       }
       const Weight* w = m_.weight_for(node.graph, n.input(1));
       uint64_t logical = 0;
       if (!w || k <= 0 || cols <= 0) continue;
       if (mul_overflows(static_cast<uint64_t>(k), static_cast<uint64_t>(cols), &logical)) {
-        throw InputError("MatMulNBits '" + n.name() + "': K x N overflows 64 bits");
+        throw InputError("MatMulNBits '" + std::string(n.name()) + "': K x N overflows 64 bits");
       }
       Weight& packed = m_.weights[static_cast<size_t>(w - m_.weights.data())];
       packed.elements = logical;
@@ -771,11 +891,11 @@ class Indexer {
     // QMoE stacks every expert's weights in uint8 tensors: expert_weight_bits 4 packs two
     // parameters per byte, 8 holds one (inputs 2, 5, 8: fc1, fc2, fc3).
     for (const Node& node : m_.nodes) {
-      const auto& n = *node.proto;
-      if (n.op_type() != "QMoE"sv || n.domain() != "com.microsoft") continue;
+      const auto& n = *node.rec;
+      if (n.op_type() != "QMoE"sv || n.domain() != "com.microsoft"sv) continue;
       int64_t bits = 0;
-      for (const auto& a : n.attribute()) {
-        if (a.name() == "expert_weight_bits") bits = a.i();
+      for (const Attribute& a : n.attribute()) {
+        if (a.name == "expert_weight_bits"sv) bits = a.i;
       }
       if (bits != 4 && bits != 8) continue;
       for (int i : {2, 5, 8}) {
@@ -785,7 +905,7 @@ class Indexer {
         Weight& packed = m_.weights[static_cast<size_t>(w - m_.weights.data())];
         uint64_t logical = packed.elements;
         if (bits == 4 && mul_overflows(packed.elements, 2, &logical)) {
-          throw InputError("QMoE '" + n.name() + "': the unpacked weight count overflows 64 bits");
+          throw InputError("QMoE '" + std::string(n.name()) + "': the unpacked weight count overflows 64 bits");
         }
         packed.elements = logical;
         packed.packed = bits == 4;
@@ -795,7 +915,7 @@ class Indexer {
     for (Weight& w : m_.weights) {
       if (w.parameter || w.dims.empty() || dtype_bits(w.dtype) == 0) continue;
       for (int ni : w.consumers) {
-        const auto& n = *m_.nodes[ni].proto;
+        const auto& n = *m_.nodes[ni].rec;
         if (n.op_type() == "DequantizeLinear"sv && n.input_size() > 0 && n.input(0) == w.name) w.parameter = true;
       }
     }
@@ -806,7 +926,7 @@ class Indexer {
     Graph& g = m_.graphs[gi];
     const auto& nodes = raw_nodes_[gi];
     for (int ni : nodes) {
-      for (const auto& out : m_.nodes[ni].proto->output()) {
+      for (std::string_view out : m_.nodes[ni].rec->output()) {
         if (out.empty()) continue;
         const int id = m_.value_index.intern(m_.values, gi, out);
         m_.values[static_cast<size_t>(id)].producer = ni;
@@ -820,7 +940,7 @@ class Indexer {
     std::vector<std::vector<int>> users(nodes.size());  // positions of the nodes reading each one
     for (size_t k = 0; k < nodes.size(); ++k) {
       const int ni = nodes[k];
-      for (const auto& in : m_.nodes[ni].proto->input()) {
+      for (std::string_view in : m_.nodes[ni].rec->input()) {
         if (in.empty()) continue;
         const int id = m_.value_index.intern(m_.values, gi, in);
         m_.value_index.remember(in, id);
@@ -855,9 +975,9 @@ class Indexer {
     if (g.nodes.size() != nodes.size()) {
       for (size_t k = 0; k < nodes.size(); ++k) {
         if (pending[k] > 0) {
-          const auto& n = *m_.nodes[nodes[k]].proto;
+          const auto& n = *m_.nodes[nodes[k]].rec;
           throw InputError("graph '" + m_.scope_name(gi) + "' has a cycle through node '" +
-                           (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() + ")");
+                           std::string(n.name().empty() ? n.op_type() : n.name()) + "' (" + std::string(n.op_type()) + ")");
         }
       }
     }
@@ -990,17 +1110,21 @@ namespace {
 void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream, const LoadOptions& options,
                     const char* memory) {
   std::unordered_map<const onnx::TensorProto*, PayloadInfo> payloads;
+  const GraphBody* main = nullptr;
+  std::vector<GraphBody*> functions;
   {
     CodedInputStream in(&stream);
     in.SetTotalBytesLimit(INT_MAX);
     in.PushLimit(static_cast<int>(m.file_size));
-    WireReader reader(in, m.file_size, options);
+    WireReader reader(in, m.file_size, options, m.proto.arena());
     reader.read_model(m.proto.get());
     payloads = std::move(reader.payloads);
     m.stripped_payload_bytes = reader.stripped_bytes;
+    main = reader.main;
+    functions = std::move(reader.functions);
   }
-  if (!m.proto->has_graph()) throw InputError("not an ONNX model: no graph found");
-  Indexer(m, payloads, options.base_dir, memory).run();
+  if (!main) throw InputError("not an ONNX model: no graph found");
+  Indexer(m, payloads, options.base_dir, memory).run(*main, functions);
 }
 
 }  // namespace

@@ -94,14 +94,12 @@ std::string shape_string(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
-const std::string& input_of(const onnx::NodeProto& n, int i) {
-  static const std::string none;
-  return i >= 0 && i < n.input_size() ? n.input(i) : none;
+std::string_view input_of(const NodeRec& n, int i) {
+  return i >= 0 && i < n.input_size() ? n.input(i) : std::string_view();
 }
 
-const std::string& output_of(const onnx::NodeProto& n, int i) {
-  static const std::string none;
-  return i >= 0 && i < n.output_size() ? n.output(i) : none;
+std::string_view output_of(const NodeRec& n, int i) {
+  return i >= 0 && i < n.output_size() ? n.output(i) : std::string_view();
 }
 
 namespace {
@@ -424,8 +422,8 @@ std::string Model::scope_name(int g) const {
       continue;
     }
     const Graph& graph = graphs[chain[i]];
-    const auto& n = *nodes[graph.owner].proto;
-    out += "/" + shortened(n.name().empty() ? n.op_type() + "#" + std::to_string(graph.owner) : n.name()) + ":" +
+    const auto& n = *nodes[graph.owner].rec;
+    out += "/" + shortened(n.name().empty() ? std::string(n.op_type()) + "#" + std::to_string(graph.owner) : std::string(n.name())) + ":" +
            shortened(graph.attribute);
     if (graph.list_index >= 0) out += "[" + std::to_string(graph.list_index) + "]";
   }

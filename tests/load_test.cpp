@@ -64,7 +64,7 @@ std::vector<std::string> keys(const std::vector<Breakdown>& rows) {
 
 int node_named(const Model& m, const std::string& name) {
   for (size_t i = 0; i < m.nodes.size(); ++i) {
-    if (m.nodes[i].proto->name() == name) return static_cast<int>(i);
+    if (m.nodes[i].rec->name() == name) return static_cast<int>(i);
   }
   FAIL("no node named " << name);
   return -1;

@@ -75,7 +75,7 @@ void check_invariants(const Audit& a) {
   const Composition& c = a.composition;
   CHECK(c.attention + c.embeddings + c.feed_forward + c.norms + c.buffers + c.other == a.inventory.stored);
   size_t softmaxes = 0;
-  for (const auto& n : a.model.nodes) softmaxes += n.proto->op_type() == "Softmax";
+  for (const auto& n : a.model.nodes) softmaxes += n.rec->op_type() == "Softmax";
   size_t fused = 0;
   for (const auto& b : a.attention.blocks) fused += b.form != "unfused";
   CHECK(cores.size() == softmaxes + fused);

@@ -66,12 +66,6 @@ struct Weight {
   std::vector<int> consumers;                 // indices into Model::nodes
 };
 
-// One node of any graph or function body, in topological order within its graph.
-struct Node {
-  const onnx::NodeProto* proto = nullptr;
-  int graph = 0;
-};
-
 // A graph scope: the main graph, a subgraph held by a node attribute, or a function body. A scope
 // knows only its own part of the name, never a copy of its parent's: deep nesting costs memory in
 // proportion to the graph, and Model::scope_name() builds the whole path when a report needs it.
@@ -95,20 +89,89 @@ struct Value {
   uint32_t first_consumer = 0, consumer_count = 0;  // a run of Model::consumer_list
 };
 
-// A run of node indices stored contiguously (the consumers of one value).
-class NodeSpan {
+// A run of T stored contiguously: the consumers of one value, a node's inputs, an attribute's ints.
+template <typename T>
+class Span {
  public:
-  NodeSpan() = default;
-  NodeSpan(const int* begin, size_t size) : begin_(begin), size_(size) {}
-  const int* begin() const { return begin_; }
-  const int* end() const { return begin_ + size_; }
+  Span() = default;
+  Span(const T* begin, size_t size) : begin_(begin), size_(size) {}
+  const T* begin() const { return begin_; }
+  const T* end() const { return begin_ + size_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int operator[](size_t i) const { return begin_[i]; }
+  const T& operator[](size_t i) const { return begin_[i]; }
 
  private:
-  const int* begin_ = nullptr;
+  const T* begin_ = nullptr;
   size_t size_ = 0;
+};
+using NodeSpan = Span<int>;
+
+struct GraphBody;
+
+// One attribute of a node: the fields of onnx.proto's AttributeProto the stages read, as views
+// of the skeleton. Fields the stages never read (doc strings, type protos) are not kept.
+struct Attribute {
+  std::string_view name;
+  int32_t type = 0;  // AttributeProto.AttributeType; 0 when absent or a number onnx.proto does not define
+  bool has_i = false;
+  int64_t i = 0;
+  float f = 0;
+  std::string_view s;
+  Span<int64_t> ints;
+  Span<float> floats;
+  const onnx::TensorProto* t = nullptr;
+  const onnx::SparseTensorProto* sparse_tensor = nullptr;
+  const GraphBody* g = nullptr;
+  Span<const GraphBody*> graphs;
+};
+
+// One node as the file gives it: the fields of NodeProto the stages read, a few words and views
+// in the skeleton's arena (a protobuf message per node cost a dozen allocations and ~700 bytes).
+// The accessors read like NodeProto's, but names are views.
+class NodeRec {
+ public:
+  NodeRec(std::string_view op_type, std::string_view domain, std::string_view name, Span<std::string_view> inputs,
+          Span<std::string_view> outputs, Span<Attribute> attributes)
+      : op_type_(op_type), domain_(domain), name_(name), inputs_(inputs), outputs_(outputs), attributes_(attributes) {}
+  std::string_view op_type() const { return op_type_; }
+  std::string_view domain() const { return domain_; }
+  std::string_view name() const { return name_; }
+  int input_size() const { return static_cast<int>(inputs_.size()); }
+  std::string_view input(int i) const { return inputs_[static_cast<size_t>(i)]; }  // i < input_size()
+  Span<std::string_view> input() const { return inputs_; }
+  int output_size() const { return static_cast<int>(outputs_.size()); }
+  std::string_view output(int i) const { return outputs_[static_cast<size_t>(i)]; }  // i < output_size()
+  Span<std::string_view> output() const { return outputs_; }
+  int attribute_size() const { return static_cast<int>(attributes_.size()); }
+  Span<Attribute> attribute() const { return attributes_; }
+  const NodeRec* next() const { return next_; }  // the next node of its graph body, in file order
+
+ private:
+  friend struct GraphBody;
+  std::string_view op_type_, domain_, name_;
+  Span<std::string_view> inputs_, outputs_;
+  Span<Attribute> attributes_;
+  NodeRec* next_ = nullptr;
+};
+
+// A graph or function body as read: its nodes in file order, and (for a graph) its other fields
+// in a GraphProto that holds no nodes. A function's other fields are in the model's FunctionProto.
+struct GraphBody {
+  onnx::GraphProto* proto = nullptr;  // nullptr for a function body
+  NodeRec* first = nullptr;
+  NodeRec* last = nullptr;
+  void append(NodeRec* n) {
+    if (last) last->next_ = n;
+    else first = n;
+    last = n;
+  }
+};
+
+// One node of any graph or function body, in topological order within its graph.
+struct Node {
+  const NodeRec* rec = nullptr;
+  int graph = 0;
 };
 
 // SipHash-2-4 (Aumasson and Bernstein, 2012) of `data` under the 128-bit key (k0, k1): a keyed
@@ -150,8 +213,8 @@ class ValueIndex {
   size_t seen_count_ = 0;
 };
 
-// The model's skeleton (large payloads stripped), in a protobuf arena: its thousands of small
-// messages and strings are allocated in a few blocks and freed at once.
+// The model's skeleton (large payloads stripped), in a protobuf arena: the ModelProto with its
+// graphs' and tensors' messages, and the node records, all allocated in a few blocks and freed at once.
 class Skeleton {
  public:
   Skeleton() : arena_(std::make_unique<google::protobuf::Arena>(options())),
@@ -159,6 +222,7 @@ class Skeleton {
   onnx::ModelProto* operator->() const { return message_; }
   onnx::ModelProto& operator*() const { return *message_; }
   onnx::ModelProto* get() const { return message_; }
+  google::protobuf::Arena* arena() const { return arena_.get(); }
 
  private:
   // Blocks from 4 KiB up to 256 KiB: a large graph's skeleton is a few hundred allocations, not
@@ -241,8 +305,8 @@ inline bool one_of(std::string_view op, std::initializer_list<std::string_view> 
 
 // A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
 // inputs that an operator normally has, and a missing one must read as absent, not crash.
-const std::string& input_of(const onnx::NodeProto& n, int i);
-const std::string& output_of(const onnx::NodeProto& n, int i);
+std::string_view input_of(const NodeRec& n, int i);
+std::string_view output_of(const NodeRec& n, int i);
 
 // "[768, 3072]": a tensor shape as reports print it.
 std::string shape_string(const std::vector<int64_t>& dims);

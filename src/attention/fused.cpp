@@ -39,7 +39,7 @@ const FusedOp kFusedOps[] = {
     {"com.microsoft", "PagedAttention",                   -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", -1, -1},
     {"",              "Attention",                        -1,    -1,  -1,    -1,   "q_num_heads", "kv_num_heads", 4,  5},
 };
-const FusedOp* fused_op(const onnx::NodeProto& n) {
+const FusedOp* fused_op(const NodeRec& n) {
   std::string_view domain = n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain());
   for (const FusedOp& op : kFusedOps) {
     if (domain == op.domain && n.op_type() == op.type) return &op;
@@ -48,7 +48,7 @@ const FusedOp* fused_op(const onnx::NodeProto& n) {
 }
 
 // A head count from an attribute: only a positive number is one.
-Int heads_attribute(const onnx::NodeProto& n, const char* name) {
+Int heads_attribute(const NodeRec& n, const char* name) {
   Int h = name ? attr_int(n, name) : Int();
   return h.positive() ? h : Int();
 }
@@ -74,24 +74,24 @@ InputShape shape_of(const Dims& d) {
 
 }  // namespace
 
-bool is_fused_attention(const onnx::NodeProto& n) { return fused_op(n) != nullptr; }
+bool is_fused_attention(const NodeRec& n) { return fused_op(n) != nullptr; }
 
 AttentionBlock Matcher::fused(int g, int ni) {
-  const auto& n = *m_.nodes[ni].proto;
+  const auto& n = *m_.nodes[ni].rec;
   const FusedOp& desc = *fused_op(n);
-  const std::string& op = n.op_type();
+  std::string_view op = n.op_type();
   AttentionBlock b;
   b.form = op;
   b.core_node = ni;
   RoleHit q, k, v;
   Int heads = heads_attribute(n, desc.heads), kv_heads = heads_attribute(n, desc.kv_heads);
-  auto input = [&](int i) -> std::string { return i >= 0 && i < n.input_size() ? input_of(n, i) : std::string(); };
+  auto input = [&](int i) { return std::string(input_of(n, i)); };
 
   if (desc.packed_weight >= 0) {
     // Packed weight inside the op: [in, q + k + v], and its bias.
     auto w = walker_.weight_of(g, input(desc.packed_weight));
     if (!w) {
-      b.notes.push_back(op + " weight input '" + input(desc.packed_weight) + "' is not a constant");
+      b.notes.push_back(std::string(op) + " weight input '" + input(desc.packed_weight) + "' is not a constant");
     } else {
       const Weight& tensor = m_.weights[w->weight];
       ProjectionHit packed;
@@ -205,13 +205,13 @@ AttentionBlock Matcher::fused(int g, int ni) {
   return b;
 }
 
-void Matcher::fused_heads(int g, const onnx::NodeProto& n, const char* heads_attr, const char* kv_attr, int past_key,
+void Matcher::fused_heads(int g, const NodeRec& n, const char* heads_attr, const char* kv_attr, int past_key,
                           int past_value, Int heads, Int kv_heads, AttentionBlock& b, const ProjectionHit& qh,
                           const ProjectionHit& kh, const ProjectionHit& vh) {
-  auto input = [&](int i) -> std::string { return i >= 0 && i < n.input_size() ? input_of(n, i) : std::string(); };
+  auto input = [&](int i) { return std::string(input_of(n, i)); };
   auto shape = [&](int i) { return input(i).empty() ? InputShape{} : shape_of(shapes_.dims(g, input(i))); };
   InputShape qs = shape(0), ks = shape(1), vs = shape(2), pk = shape(past_key), pv = shape(past_value);
-  const std::string op = n.op_type() + " '" + node_name(m_, b.core_node) + "'";
+  const std::string op = std::string(n.op_type()) + " '" + node_name(m_, b.core_node) + "'";
   if (heads) {
     b.heads_from = "attribute " + std::string(heads_attr) + " of " + op;
     if (kv_heads) b.heads_from += ", " + std::string(kv_attr) + " " + kv_heads.str();
@@ -248,15 +248,15 @@ void Matcher::fused_heads(int g, const onnx::NodeProto& n, const char* heads_att
   b.v_head_dim = dv.positive() ? dv.opt() : std::nullopt;
 }
 
-void Matcher::add_global_weights(int g, const onnx::NodeProto& n, int weight_slot, int bias_slot, AttentionBlock& b) {
+void Matcher::add_global_weights(int g, const NodeRec& n, int weight_slot, int bias_slot, AttentionBlock& b) {
   auto w = walker_.weight_of(g, input_of(n, weight_slot));
   if (!w || w->rows || w->transposed) {
-    b.notes.push_back(n.op_type() + " global weight input " + std::to_string(weight_slot) + " is not a constant: not counted");
+    b.notes.push_back(std::string(n.op_type()) + " global weight input " + std::to_string(weight_slot) + " is not a constant: not counted");
     return;
   }
   const Weight& gw = m_.weights[w->weight];
   if (gw.dims.size() != 2 || gw.dims[1] % 3 != 0) {
-    b.notes.push_back(n.op_type() + " global weight '" + gw.name + "' is not [in, 3·hidden]: not counted");
+    b.notes.push_back(std::string(n.op_type()) + " global weight '" + gw.name + "' is not [in, 3·hidden]: not counted");
     return;
   }
   int64_t in = gw.dims[0], third = gw.dims[1] / 3;

@@ -20,23 +20,23 @@ namespace headcount::detail {
 
 namespace {
 
-bool elementwise(const std::string& op) {
+bool elementwise(std::string_view op) {
   for (const char* o : {"Mul", "Div", "Add", "Sub", "Pow", "Sqrt", "Reciprocal", "Cast", "Neg", "Identity"}) {
     if (op == o) return true;
   }
   return false;
 }
 
-bool reduction(const std::string& op) { return op == "ReduceMean"sv || op == "ReduceL2"sv || op == "ReduceSumSquare"sv; }
+bool reduction(std::string_view op) { return op == "ReduceMean"sv || op == "ReduceL2"sv || op == "ReduceSumSquare"sv; }
 
 }  // namespace
 
-std::optional<Matcher::NormHit> Matcher::norm_before(int g, const std::string& value) {
+std::optional<Matcher::NormHit> Matcher::norm_before(int g, std::string_view value) {
   int p = m_.producer_of(g, value);
   if (p < 0 || !budget_.spend()) return std::nullopt;
-  const auto& n = *m_.nodes[p].proto;
+  const auto& n = *m_.nodes[p].rec;
   NormHit r;
-  auto learned = [&](const std::string& v) {
+  auto learned = [&](std::string_view v) {
     auto w = walker_.weight_of(g, v);
     if (w && m_.weights[w->weight].parameter && m_.weights[w->weight].elements > 1) r.weights.push_back(w->weight);
     return w.has_value();
@@ -50,74 +50,73 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, const std::string& v
   // Written out. First the reduction: RMSNorm reduces x² (Pow or Mul(x, x)), LayerNorm x and
   // (x - mean)²; what it reduces, with those steps taken off, is the norm's input x.
   // The walks hold the names the skeleton owns (and `value`), by address: no copies.
-  static const std::string none;
-  std::vector<const std::string*> stack{&value};
+  std::vector<std::string_view> stack{value};
   std::set<std::string_view> seen;
-  const std::string* x = &none;
-  while (!stack.empty() && x->empty()) {
-    const std::string& v = *stack.back();
+  std::string_view x;
+  while (!stack.empty() && x.empty()) {
+    std::string_view v = stack.back();
     stack.pop_back();
     if (!seen.insert(v).second) continue;
     if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
     int q = m_.producer_of(g, v);
     if (q < 0) continue;
-    const auto& qn = *m_.nodes[q].proto;
+    const auto& qn = *m_.nodes[q].rec;
     if (reduction(qn.op_type())) {
-      x = &input_of(qn, 0);
+      x = input_of(qn, 0);
       for (int step = 0; step < 4; ++step) {
-        int s = m_.producer_of(g, *x);
+        int s = m_.producer_of(g, x);
         if (s < 0) break;
-        const auto& sn = *m_.nodes[s].proto;
+        const auto& sn = *m_.nodes[s].rec;
         bool square = sn.op_type() == "Pow"sv || (sn.op_type() == "Mul"sv && input_of(sn, 0) == input_of(sn, 1));
         if (!square && sn.op_type() != "Cast"sv && sn.op_type() != "Sub"sv) break;
-        x = &input_of(sn, 0);
+        x = input_of(sn, 0);
       }
     } else if (elementwise(qn.op_type())) {
-      for (const auto& in : qn.input()) stack.push_back(&in);
+      for (std::string_view in : qn.input()) stack.push_back(in);
     }
   }
-  if (x->empty()) return std::nullopt;
+  if (x.empty()) return std::nullopt;
   // Then everything between x and the output must be element-wise steps over x and constants.
-  stack = {&value};
+  stack = {value};
   seen.clear();
   while (!stack.empty()) {
-    const std::string& v = *stack.back();
+    std::string_view v = stack.back();
     stack.pop_back();
-    if (v == *x || v.empty() || !seen.insert(v).second) continue;
+    if (v == x || v.empty() || !seen.insert(v).second) continue;
     if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
     if (learned(v)) continue;
     int q = m_.producer_of(g, v);
     if (q < 0) return std::nullopt;  // another graph input: not a norm of x alone
-    const auto& qn = *m_.nodes[q].proto;
+    const auto& qn = *m_.nodes[q].rec;
     if (reduction(qn.op_type())) {
-      stack.push_back(&input_of(qn, 0));
+      stack.push_back(input_of(qn, 0));
     } else if (elementwise(qn.op_type())) {
-      for (const auto& in : qn.input()) stack.push_back(&in);
+      for (std::string_view in : qn.input()) stack.push_back(in);
     } else {
       return std::nullopt;  // something else feeds it: not a norm of x alone
     }
   }
-  r.input = *x;
+  r.input = x;
   std::set<int> unique(r.weights.begin(), r.weights.end());
   r.weights.assign(unique.begin(), unique.end());
   return r;
 }
 
-bool Matcher::reaches(int g, const std::string& value, int node) {
+bool Matcher::reaches(int g, std::string_view value, int node) {
   // Breadth first, and never past another product: the path from a projection to the core holds
   // only shape and element-wise steps, and the graph behind a product is another layer's.
-  std::deque<std::string> queue{value};
-  std::set<std::string> seen;
+  std::deque<std::string_view> queue{value};
+  std::set<std::string_view> seen;
   while (!queue.empty()) {
-    std::string v = queue.front();
+    std::string_view v = queue.front();
     queue.pop_front();
     if (v.empty() || !seen.insert(v).second) continue;
     if (seen.size() > 128 || !budget_.spend()) return false;
     int p = m_.producer_of(g, v);
     if (p == node) return true;
     if (p < 0) continue;
-    const auto& n = *m_.nodes[p].proto;
-    const std::string& op = n.op_type();
+    const auto& n = *m_.nodes[p].rec;
+    std::string_view op = n.op_type();
     if (op == "MatMul"sv || op == "Gemm"sv || op == "Einsum"sv || op == "Softmax"sv || walker_.as_projection(g, p, input_of(n, 0))) {
       continue;
     }
@@ -129,13 +128,13 @@ bool Matcher::reaches(int g, const std::string& value, int node) {
   return false;
 }
 
-std::string Matcher::absorbed_latent(int g, const std::string& k_value, const std::string& v_value) {
+std::string Matcher::absorbed_latent(int g, std::string_view k_value, std::string_view v_value) {
   // K and V read one tensor: strip the layout steps on both sides.
-  auto strip = [&](std::string v) {
+  auto strip = [&](std::string_view v) {
     for (int step = 0; step < 6; ++step) {
       int p = m_.producer_of(g, v);
       if (p < 0) break;
-      const auto& n = *m_.nodes[p].proto;
+      const auto& n = *m_.nodes[p].rec;
       if (n.op_type() != "Transpose"sv && n.op_type() != "Reshape"sv && n.op_type() != "Unsqueeze"sv &&
           n.op_type() != "Squeeze"sv && n.op_type() != "Cast"sv && n.op_type() != "Identity"sv) {
         break;
@@ -144,7 +143,7 @@ std::string Matcher::absorbed_latent(int g, const std::string& k_value, const st
     }
     return v;
   };
-  std::string k = strip(k_value);
+  std::string_view k = strip(k_value);
   if (k.empty() || k != strip(v_value) || m_.producer_of(g, k) < 0) return "";
   auto norm = norm_before(g, k);
   if (!norm) return "";
@@ -156,8 +155,8 @@ std::string Matcher::absorbed_latent(int g, const std::string& k_value, const st
          "core)";
 }
 
-void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, const std::string& k_value,
-                     const std::string& v_value) {
+void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, std::string_view k_value,
+                     std::string_view v_value) {
   if (!v.found() || !v.per_head.empty() || v.weight.rows || !q.found() || !b.heads || !b.head_dim) return;
   budget_.start_walk(512);  // an allowance of its own, after the walks that found the projections
   // K/V: the up projection reads a normed part of the down projection's output.
@@ -166,7 +165,7 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
   // The latent is a part of the down projection's output: a Split or Slice feeds the norm (an
   // ordinary block's norm reads the residual stream, which is not walked back).
   int cut = m_.producer_of(g, kv_norm->input);
-  if (cut < 0 || (m_.nodes[cut].proto->op_type() != "Split"sv && m_.nodes[cut].proto->op_type() != "Slice"sv)) return;
+  if (cut < 0 || (m_.nodes[cut].rec->op_type() != "Split"sv && m_.nodes[cut].rec->op_type() != "Slice"sv)) return;
   ProjectionHit down = walker_.back(g, kv_norm->input);
   if (!down.found() || !down.per_head.empty() || down.weight.rows || down.node == v.node || down.reshape) return;
   Int h = *b.heads, qk = *b.head_dim, kv_rank = v.in;
@@ -201,7 +200,7 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
   // Counted: K/V's up projection split per head into K columns and V columns.
   Int k_weight = kv_rank * h * nope, v_weight = kv_rank * h * vd;
   if (!k_weight.count() || !v_weight.count()) return;
-  const auto& up_node = *m_.nodes[v.node].proto;
+  const auto& up_node = *m_.nodes[v.node].rec;
   bool out_first = v.weight.transposed != (up_node.op_type() == "Gemm"sv && attr_flag(up_node, "transB"));
   std::string axis = out_first ? "rows " : "columns ";
   std::string each = " of each head's " + exact_div(v.out, h).str() + " (" + h.str() + " heads)";

@@ -58,16 +58,16 @@ uint64_t plus(uint64_t a, uint64_t b) {
 int64_t plus_width(int64_t a, int64_t b) { return (Int(a) + b).value_or(0); }
 
 std::string node_name(const Model& m, int ni) {
-  const auto& n = *m.nodes[ni].proto;
-  if (!n.name().empty()) return n.name();
-  return n.op_type() + (n.output_size() ? " -> " + output_of(n, 0) : std::string());
+  const auto& n = *m.nodes[ni].rec;
+  if (!n.name().empty()) return std::string(n.name());
+  return std::string(n.op_type()) + (n.output_size() ? " -> " + std::string(output_of(n, 0)) : std::string());
 }
 
 AttentionResult Matcher::run() {
   AttentionResult result;
   for (size_t g = 0; g < m_.graphs.size(); ++g) {
     for (int ni : m_.graphs[g].nodes) {
-      const auto& n = *m_.nodes[ni].proto;
+      const auto& n = *m_.nodes[ni].rec;
       if (n.op_type() == "Softmax"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
         std::string why;
         if (auto b = unfused(static_cast<int>(g), ni, &why)) {
@@ -89,8 +89,8 @@ std::string Matcher::source_of(int g, std::string value) {
   for (int step = 0; step < 8; ++step) {
     int p = m_.producer_of(g, value);
     if (p < 0) break;
-    const auto& n = *m_.nodes[p].proto;
-    const std::string& op = n.op_type();
+    const auto& n = *m_.nodes[p].rec;
+    std::string_view op = n.op_type();
     if (op != "DequantizeLinear"sv && op != "QuantizeLinear"sv && op != "Cast"sv && op != "Identity"sv &&
         op != "DynamicQuantizeLinear"sv) {
       break;
@@ -212,8 +212,8 @@ void Matcher::fill(Projection& p, const ProjectionHit& hit) {
   TensorShare ws;
   ws.weight = hit.weight.weight;
   ws.elements = (Int(in) * length).count().value_or(0);  // at most in × out, the tensor's own elements
-  bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].proto->op_type() == "Gemm"sv &&
-                                                    detail::attr_flag(*m_.nodes[hit.node].proto, "transB"));
+  bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].rec->op_type() == "Gemm"sv &&
+                                                    detail::attr_flag(*m_.nodes[hit.node].rec, "transB"));
   // Gemm with transB and an untransposed tensor, or MatMul behind Transpose: stored [out, in].
   const std::string axis = stored_out_first ? "rows " : "columns ";
   Int stored_full = stored_out_first ? Int(w.dims.empty() ? 0 : w.dims[0]) : Int(out);
@@ -221,7 +221,7 @@ void Matcher::fill(Projection& p, const ProjectionHit& hit) {
   if (hit.weight.rows || length != out) {
     ws.slice = axis + first.str() + ":" + (first + length).str() + " of " + stored_full.str();
   }
-  if (m_.nodes[hit.node].proto->op_type() == "MatMulNBits"sv) {
+  if (m_.nodes[hit.node].rec->op_type() == "MatMulNBits"sv) {
     uint64_t stored = 1;  // the blob's own dims: Weight::elements may already be the logical K x N
     for (int64_t d : w.dims) mul_overflows(stored, static_cast<uint64_t>(d), &stored);  // checked at load
     ws.slice = "logical K x N from attributes (packed " + std::to_string(stored) + " stored elements)";
@@ -257,7 +257,7 @@ std::string Matcher::common_prefix(const std::vector<std::string>& names) {
     p.resize(i);
   }
   // Cut back to a separator unless the prefix is a whole name.
-  bool whole = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == p; });
+  bool whole = std::all_of(names.begin(), names.end(), [&](std::string_view n) { return n == p; });
   if (!whole) {
     size_t cut = p.find_last_of("./");
     p = cut == std::string::npos ? "" : p.substr(0, cut);
@@ -271,9 +271,9 @@ std::string Matcher::block_name(const AttentionBlock& b, const std::map<int, int
   std::set<Role> roles;
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
     for (const auto& t : b.projection(r).tensors) {
-      const std::string& n = m_.weights[t.weight].name;
+      std::string_view n = m_.weights[t.weight].name;
       if (n.rfind("onnx::", 0) != 0 && blocks_using.at(t.weight) == 1) {
-        names.push_back(n);
+        names.push_back(std::string(n));
         roles.insert(r);
       }
     }
@@ -284,9 +284,9 @@ std::string Matcher::block_name(const AttentionBlock& b, const std::map<int, int
     prefix = cut == std::string::npos ? "" : prefix.substr(0, cut);
   }
   if (prefix.size() >= 2) return prefix;
-  const std::string& core = m_.nodes[b.core_node].proto->name();
+  std::string_view core = m_.nodes[b.core_node].rec->name();
   size_t cut = core.find_last_of('/');
-  if (cut != std::string::npos && cut > 0) return core.substr(0, cut);
+  if (cut != std::string::npos && cut > 0) return std::string(core.substr(0, cut));
   return node_name(m_, b.core_node);
 }
 

@@ -23,7 +23,7 @@ uint64_t plus(uint64_t a, uint64_t b);
 // Widths add as checked integers; unknown (0) when a sum does not fit.
 int64_t plus_width(int64_t a, int64_t b);
 // Whether a node is a fused attention operator that matching reads (fused.cpp).
-bool is_fused_attention(const onnx::NodeProto& n);
+bool is_fused_attention(const NodeRec& n);
 // A node's name, or its op type and first output when it has none.
 std::string node_name(const Model& m, int ni);
 
@@ -64,7 +64,7 @@ class Matcher {
 
   // ---- unfused.cpp: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
 
-  ScorePath walk_scores(int g, const std::string& value, int depth);
+  ScorePath walk_scores(int g, std::string_view value, int depth);
   // Where an operand beside the score path comes from: a weight reached through shape ops
   // (`direct`), or a table looked up by a Gather with run-time indices (`looked_up`).
   struct LearnedSource {
@@ -72,14 +72,14 @@ class Matcher {
     bool direct = false;
     bool looked_up = false;
   };
-  LearnedSource learned_source(int g, const std::string& value, int depth);
-  int find_values_matmul(int g, const std::string& value, int depth);
+  LearnedSource learned_source(int g, std::string_view value, int depth);
+  int find_values_matmul(int g, std::string_view value, int depth);
   // Whether `value` is `source` or is made from it by the casts, dropouts and masks that may sit
   // between a Softmax and the MatMul with V.
-  bool leads_from(int g, const std::string& value, const std::string& source, int depth);
+  bool leads_from(int g, std::string_view value, std::string_view source, int depth);
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why);
   // The Concat an attention output reaches through shape-only ops, or -1.
-  int concat_after(int g, std::string value);
+  int concat_after(int g, std::string_view value);
   // Blocks whose cores feed one Concat are the heads of one block: their Q/K/V projections add up,
   // and the output projection is found after the Concat.
   void merge_per_head_cores(AttentionResult& r);
@@ -88,8 +88,8 @@ class Matcher {
                            CoreSizes core);
   // The contracted sizes of a scores node MatMul(Q, Kᵀ) (or FusedMatMul, Einsum) whose operands
   // as the core sees them are q_value and k_value.
-  CoreSizes contracted_sizes(int g, const onnx::NodeProto& scores, const std::string& q_value,
-                             const std::string& k_value) const;
+  CoreSizes contracted_sizes(int g, const NodeRec& scores, std::string_view q_value,
+                             std::string_view k_value) const;
 
   // ---- latent.cpp: multi-head latent attention ----
 
@@ -99,16 +99,16 @@ class Matcher {
     std::string input;
     std::vector<int> weights;
   };
-  std::optional<NormHit> norm_before(int g, const std::string& value);
+  std::optional<NormHit> norm_before(int g, std::string_view value);
   // Why a core whose K and V are one and the same normed part of a projection is latent attention
   // with its up projection absorbed into Q and O (the form inference engines run), or "".
-  std::string absorbed_latent(int g, const std::string& k_value, const std::string& v_value);
+  std::string absorbed_latent(int g, std::string_view k_value, std::string_view v_value);
   // Whether `value` is computed (at any distance, within a bounded walk) from node's output.
-  bool reaches(int g, const std::string& value, int node);
+  bool reaches(int g, std::string_view value, int node);
   // Reads the block as latent attention when the whole structure is proven: rewrites its Q/K/V
   // shares, heads, head sizes and kind, and sets b.latent. Leaves it as it is otherwise.
-  void latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, const std::string& k_value,
-              const std::string& v_value);
+  void latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, std::string_view k_value,
+              std::string_view v_value);
 
   // ---- fused.cpp: the fused operators ----
 
@@ -117,10 +117,10 @@ class Matcher {
   // parameters of the same block, split in thirds like the first set.
   // Heads, K/V heads and head sizes of a fused block: attributes first, then what the shapes of
   // its inputs and caches state, then (ONNX Attention) the Reshape upstream of Q.
-  void fused_heads(int g, const onnx::NodeProto& n, const char* heads_attr, const char* kv_attr, int past_key,
+  void fused_heads(int g, const NodeRec& n, const char* heads_attr, const char* kv_attr, int past_key,
                    int past_value, Int heads, Int kv_heads, AttentionBlock& b, const ProjectionHit& qh,
                    const ProjectionHit& kh, const ProjectionHit& vh);
-  void add_global_weights(int g, const onnx::NodeProto& n, int weight_slot, int bias_slot, AttentionBlock& b);
+  void add_global_weights(int g, const NodeRec& n, int weight_slot, int bias_slot, AttentionBlock& b);
 
   // ---- match.cpp: shares of packed tensors, per-head sums, kind, widths, names and totals ----
 

@@ -12,7 +12,7 @@ constexpr int kMaxWalk = 64;
 constexpr int kWalkBudget = 512;
 
 // Ops that carry Q/K/V unchanged in content between a projection and the attention core.
-bool is_pass_through(const std::string& op) {
+bool is_pass_through(std::string_view op) {
   return one_of(op, {"Transpose", "Squeeze", "Unsqueeze", "Identity", "Cast", "Flatten", "Expand", "Tile",
                      "Dropout", "QuantizeLinear", "DequantizeLinear", "RotaryEmbedding", "Neg", "CastLike",
                      "DynamicQuantizeLinear"});
@@ -21,7 +21,7 @@ bool is_pass_through(const std::string& op) {
 // A Slice of one axis with constant bounds: [begin, end) inside an axis of `size`, or nullopt
 // when the bounds are not constants, name another axis (`axis_ok` says which ones count), step,
 // or select nothing.
-std::optional<std::pair<int64_t, int64_t>> slice_bounds(ShapeOracle& s, int g, const onnx::NodeProto& n, Int size,
+std::optional<std::pair<int64_t, int64_t>> slice_bounds(ShapeOracle& s, int g, const NodeRec& n, Int size,
                                                         const std::function<bool(Int)>& axis_ok) {
   NodeView v(s, g, n, 0);
   auto starts = v.value(1), ends = v.value(2), axes = v.value(3), steps = v.value(4);
@@ -37,11 +37,11 @@ std::optional<std::pair<int64_t, int64_t>> slice_bounds(ShapeOracle& s, int g, c
 }  // namespace
 
 std::string ProjectionWalker::label(int node) const {
-  const auto& n = *m_.nodes[node].proto;
-  return n.op_type() + " '" + (n.name().empty() ? n.output_size() ? output_of(n, 0) : std::string("?") : n.name()) + "'";
+  const auto& n = *m_.nodes[node].rec;
+  return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? n.output_size() ? output_of(n, 0) : "?"sv : n.name()) + "'";
 }
 
-std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& value, int depth) {
+std::optional<WeightRef> ProjectionWalker::weight_of(int g, std::string_view value, int depth) {
   if (value.empty() || depth > 16) return std::nullopt;
   if (const Weight* w = m_.weight_for(g, value)) {
     WeightRef r;
@@ -50,8 +50,8 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& v
   }
   int p = m_.producer_of(g, value);
   if (p < 0) return std::nullopt;
-  const auto& n = *m_.nodes[p].proto;
-  const std::string& op = n.op_type();
+  const auto& n = *m_.nodes[p].rec;
+  std::string_view op = n.op_type();
   if (op == "Identity"sv || op == "Cast"sv || op == "Reshape"sv || op == "Squeeze"sv || op == "Unsqueeze"sv) {
     return weight_of(g, input_of(n, 0), depth + 1);
   }
@@ -82,9 +82,9 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, const std::string& v
   return std::nullopt;
 }
 
-std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, const std::string& activation) {
-  const auto& n = *m_.nodes[node].proto;
-  const std::string& op = n.op_type();
+std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, std::string_view activation) {
+  const auto& n = *m_.nodes[node].rec;
+  std::string_view op = n.op_type();
   int weight_input = -1, bias_input = -1;
   bool trans = false;
   if (op == "MatMul"sv || op == "MatMulInteger"sv || op == "DynamicQuantizeMatMul"sv || op == "MatMulIntegerToFloat"sv) {
@@ -153,8 +153,8 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, co
 // Einsum(x, W) with a constant W, as tf2onnx writes Keras' EinsumDense ("abc,cde->abde" with a
 // kernel [d, h, k]). The weight's letters shared with x and absent from the output are its inputs;
 // the letters kept in the output are its outputs (heads and head size stay separate axes).
-std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node, const std::string& activation) {
-  const auto& n = *m_.nodes[node].proto;
+std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node, std::string_view activation) {
+  const auto& n = *m_.nodes[node].rec;
   auto eq = parse_einsum(n);
   if (!eq) return std::nullopt;
   int xi = input_of(n, 0) == activation ? 0 : input_of(n, 1) == activation ? 1 : -1;
@@ -162,8 +162,8 @@ std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node
   auto w = weight_of(g, input_of(n, 1 - xi));
   if (!w || w->rows || w->transposed) return std::nullopt;
   const Weight& tensor = m_.weights[w->weight];
-  const std::string& ws = eq->in[1 - xi];
-  const std::string& xs = eq->in[xi];
+  std::string_view ws = eq->in[1 - xi];
+  std::string_view xs = eq->in[xi];
   if (tensor.dims.size() != ws.size()) return std::nullopt;
   uint64_t in = 1, out = 1;
   std::vector<std::pair<size_t, int64_t>> kept;  // (position in the output, size)
@@ -196,12 +196,12 @@ std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node
   return hit;
 }
 
-ProjectionHit ProjectionWalker::back(int g, const std::string& value) {
+ProjectionHit ProjectionWalker::back(int g, std::string_view value) {
   budget_.start_walk(kWalkBudget);
   return back_impl(g, value, 0);
 }
 
-ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int depth) {
+ProjectionHit ProjectionWalker::back_impl(int g, std::string_view value, int depth) {
   ProjectionHit fail;
   if (!budget_.spend()) {
     fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
@@ -215,15 +215,15 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   int p = m_.producer_of(g, value);
   if (p < 0) {
     if (const Weight* w = m_.weight_for(g, value)) {
-      fail.failure = "comes from the constant '" + value + "', not a projection";
+      fail.failure = "comes from the constant '" + std::string(value) + "', not a projection";
       fail.from_weight = static_cast<int>(w - m_.weights.data());
     }
-    else fail.failure = "comes from the graph input '" + value + "' without a projection";
+    else fail.failure = "comes from the graph input '" + std::string(value) + "' without a projection";
     if (!m_.weight_for(g, value)) fail.from_input = value;
     return fail;
   }
-  const auto& n = *m_.nodes[p].proto;
-  const std::string& op = n.op_type();
+  const auto& n = *m_.nodes[p].rec;
+  std::string_view op = n.op_type();
   if (auto hit = as_projection(g, p, n.input_size() ? input_of(n, 0) : "")) return *hit;
 
   if (op == "Reshape"sv) {
@@ -282,7 +282,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   }
   if (op == "Gather"sv) {
     if (m_.weight_for(g, input_of(n, 0))) {
-      fail.failure = "comes from a lookup in the constant '" + input_of(n, 0) + "', not a projection";
+      fail.failure = "comes from a lookup in the constant '" + std::string(input_of(n, 0)) + "', not a projection";
       return fail;
     }
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
@@ -300,7 +300,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
     int bias = -1;
     std::optional<std::pair<int64_t, int64_t>> bias_range;
     for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
-      const std::string& in = input_of(n, i);
+      std::string_view in = input_of(n, i);
       if (in.empty()) continue;
       if (auto w = weight_of(g, in)) {
         constants.push_back(w->weight);
@@ -372,9 +372,9 @@ ProjectionHit ProjectionWalker::back_impl(int g, const std::string& value, int d
   return fail;
 }
 
-ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
+ProjectionHit ProjectionWalker::forward(int g, std::string_view start) {
   ProjectionHit fail;
-  std::string value = start;
+  std::string_view value = start;
   budget_.start_walk(kWalkBudget);
   for (int step = 0; step < kMaxWalk; ++step) {
     std::vector<int> users;
@@ -383,24 +383,24 @@ ProjectionHit ProjectionWalker::forward(int g, const std::string& start) {
         fail.failure = "the search for the output projection visited more than " + std::to_string(kWalkBudget) + " nodes";
         return fail;
       }
-      const std::string& op = m_.nodes[c].proto->op_type();
+      std::string_view op = m_.nodes[c].rec->op_type();
       if (op != "Shape"sv && op != "Size"sv) users.push_back(c);
     }
     if (users.empty()) {
-      fail.failure = "its output '" + value + "' is not used by a projection";
+      fail.failure = "its output '" + std::string(value) + "' is not used by a projection";
       return fail;
     }
     if (users.size() > 1) {
-      fail.failure = "its output '" + value + "' feeds " + std::to_string(users.size()) + " nodes, not one projection";
+      fail.failure = "its output '" + std::string(value) + "' feeds " + std::to_string(users.size()) + " nodes, not one projection";
       return fail;
     }
     int c = users[0];
-    const auto& n = *m_.nodes[c].proto;
+    const auto& n = *m_.nodes[c].rec;
     if (auto hit = as_projection(g, c, value)) {
       if (hit->bias < 0 && n.output_size() > 0) {
         // Bias as a following Add, or folded into SkipLayerNormalization (input 4).
         for (int u : m_.consumers_of(g, output_of(n, 0))) {
-          const auto& un = *m_.nodes[u].proto;
+          const auto& un = *m_.nodes[u].rec;
           if (un.op_type() == "Add"sv) {
             for (const auto& in : un.input()) {
               auto w = weight_of(g, in);

@@ -321,7 +321,7 @@ std::optional<IntVector> value_gather(const NodeView& v) {
   if (!idx || idx->size() != 1 || !(*idx)[0]) return std::nullopt;
   Int i = (*idx)[0];
   // Gather(Shape(x), -1) needs only x's last dimension, even when x's rank is unknown.
-  const onnx::NodeProto* p = v.producer(0);
+  const NodeRec* p = v.producer(0);
   if (i.is(-1) && p && p->op_type() == "Shape"sv && !find_attr(*p, "start") && !find_attr(*p, "end")) {
     Int last = v.shapes().dims(v.graph(), input_of(*p, 0)).last();
     if (!last) return std::nullopt;
@@ -343,7 +343,7 @@ std::optional<IntVector> value_concat(const NodeView& v) {
     auto piece = v.value(i);
     if (!piece) {
       Dims d = v.dims(i);
-      const onnx::NodeProto* p = v.producer(i);
+      const NodeRec* p = v.producer(i);
       Int length = d.rank == 0 ? Int(1) : d.rank == 1 ? d.d[0] : p && p->op_type() == "Unsqueeze"sv ? Int(1) : Int();
       if (!length.non_negative() || *length > static_cast<int64_t>(kMaxVector)) return std::nullopt;
       piece = IntVector(static_cast<size_t>(*length), Int());
@@ -424,7 +424,7 @@ const std::unordered_map<std::string_view, OpShapes>& op_table() {
   return table;
 }
 
-const OpShapes* op_shapes(const std::string& op) {
+const OpShapes* op_shapes(std::string_view op) {
   auto it = op_table().find(op);
   return it == op_table().end() ? nullptr : &it->second;
 }
@@ -433,24 +433,24 @@ const OpShapes* op_shapes(const std::string& op) {
 
 // ---- attributes ----
 
-const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name) {
-  for (const auto& a : n.attribute()) {
-    if (a.name() == name) return &a;
+const Attribute* find_attr(const NodeRec& n, std::string_view name) {
+  for (const Attribute& a : n.attribute()) {
+    if (a.name == name) return &a;
   }
   return nullptr;
 }
 
-Int attr_int(const onnx::NodeProto& n, const char* name) {
-  const auto* a = find_attr(n, name);
-  return a && a->has_i() ? Int(a->i()) : Int();
+Int attr_int(const NodeRec& n, std::string_view name) {
+  const Attribute* a = find_attr(n, name);
+  return a && a->has_i ? Int(a->i) : Int();
 }
 
-bool attr_flag(const onnx::NodeProto& n, const char* name) { return attr_int(n, name).value_or(0) != 0; }
+bool attr_flag(const NodeRec& n, std::string_view name) { return attr_int(n, name).value_or(0) != 0; }
 
-std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const char* name) {
-  const auto* a = find_attr(n, name);
+std::optional<std::vector<int64_t>> attr_ints(const NodeRec& n, std::string_view name) {
+  const Attribute* a = find_attr(n, name);
   if (!a) return std::nullopt;
-  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  return std::vector<int64_t>(a->ints.begin(), a->ints.end());
 }
 
 // ---- NodeView ----
@@ -470,19 +470,19 @@ std::optional<std::vector<int64_t>> NodeView::list(const char* attr, int input) 
   return out;
 }
 
-const onnx::NodeProto* NodeView::producer(int i) const {
+const NodeRec* NodeView::producer(int i) const {
   int p = has(i) ? s_.model().producer_of(g_, input_of(n, i)) : -1;
-  return p < 0 ? nullptr : s_.model().nodes[p].proto;
+  return p < 0 ? nullptr : s_.model().nodes[p].rec;
 }
 
 // ---- ShapeOracle ----
 
-std::optional<EinsumEquation> parse_einsum(const onnx::NodeProto& n) {
+std::optional<EinsumEquation> parse_einsum(const NodeRec& n) {
   if (n.op_type() != "Einsum"sv || n.input_size() != 2) return std::nullopt;
   const auto* a = find_attr(n, "equation");
-  if (!a || a->s().size() > 64) return std::nullopt;
+  if (!a || a->s.size() > 64) return std::nullopt;
   std::string eq;
-  for (char c : a->s()) {
+  for (char c : a->s) {
     if (c != ' ') eq += c;
   }
   size_t arrow = eq.find("->"), comma = eq.find(',');
@@ -515,7 +515,7 @@ ShapeOracle::ShapeOracle(const Model& model)
   for (const auto& vi : gp.value_info()) declare(vi.name(), from_type(vi.type()));
   for (const auto& vi : gp.output()) declare(vi.name(), from_type(vi.type()));
   for (size_t g = 0; g < m_.graphs.size(); ++g) {
-    for (int ni : m_.graphs[g].nodes) propagate(static_cast<int>(g), *m_.nodes[ni].proto);
+    for (int ni : m_.graphs[g].nodes) propagate(static_cast<int>(g), *m_.nodes[ni].rec);
   }
 }
 
@@ -532,7 +532,7 @@ void ShapeOracle::declare(std::string_view name, Dims d) {
   }
 }
 
-Dims ShapeOracle::dims(int g, const std::string& value) const {
+Dims ShapeOracle::dims(int g, std::string_view value) const {
   for (int s = g; s >= 0; s = m_.graphs[s].parent) {
     int id = m_.value_id(s, value);
     if (id < 0) {
@@ -550,13 +550,13 @@ Dims ShapeOracle::dims(int g, const std::string& value) const {
 
 // Computes the output dims of one node from its inputs' (already computed) dims. Declared
 // value_info wins over what propagation finds.
-void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
+void ShapeOracle::propagate(int g, const NodeRec& n) {
   if (n.output_size() == 0 || n.op_type() == "Constant"sv) return;  // a Constant is a weight: dims() answers
   const OpShapes* op = op_shapes(n.op_type());
   if (!op || !op->dims) return;  // unknown op: nothing is known of its outputs
   Outputs out = op->dims(NodeView(*this, g, n, 0));
   for (size_t i = 0; i < out.size() && i < static_cast<size_t>(n.output_size()); ++i) {
-    const std::string& name = output_of(n, static_cast<int>(i));
+    std::string_view name = output_of(n, static_cast<int>(i));
     if (name.empty()) continue;
     int& at = dims_at_[static_cast<size_t>(m_.value_id(g, name))];  // a node's output always has an id
     if (at >= 0) continue;
@@ -565,7 +565,7 @@ void ShapeOracle::propagate(int g, const onnx::NodeProto& n) {
   }
 }
 
-std::optional<IntVector> ShapeOracle::eval(int g, const std::string& value, int depth) {
+std::optional<IntVector> ShapeOracle::eval(int g, std::string_view value, int depth) {
   if (value.empty() || depth > kMaxEvalDepth) return std::nullopt;
   // Memo entries belong to the value's defining record, whichever scope asks.
   const int id = m_.defining_value(g, value);
@@ -582,7 +582,7 @@ std::optional<IntVector> ShapeOracle::eval(int g, const std::string& value, int 
       if (all_known(iv)) result = iv;  // float constants used as shapes hold whole numbers
     }
   } else if (v.producer >= 0) {  // also a Constant whose value is not a tensor: its evaluator answers
-    const onnx::NodeProto& n = *m_.nodes[static_cast<size_t>(v.producer)].proto;
+    const NodeRec& n = *m_.nodes[static_cast<size_t>(v.producer)].rec;
     if (const OpShapes* op = op_shapes(n.op_type()); op && op->value) {
       result = op->value(NodeView(*this, v.graph, n, depth + 1));
     }

@@ -34,10 +34,10 @@ struct Dims {
 
 // Attributes of a node. Absent attributes read as unknown (or nullopt); the file's numbers are
 // returned as they are, for the caller to check.
-const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name);
-Int attr_int(const onnx::NodeProto& n, const char* name);
-bool attr_flag(const onnx::NodeProto& n, const char* name);  // an int attribute that is set and nonzero
-std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const char* name);
+const Attribute* find_attr(const NodeRec& n, std::string_view name);
+Int attr_int(const NodeRec& n, std::string_view name);
+bool attr_flag(const NodeRec& n, std::string_view name);  // an int attribute that is set and nonzero
+std::optional<std::vector<int64_t>> attr_ints(const NodeRec& n, std::string_view name);
 
 class ShapeOracle {
  public:
@@ -45,11 +45,11 @@ class ShapeOracle {
 
   // Integer values of a value computed from constants and shapes (Reshape targets, Slice bounds).
   // Elements that cannot be known are unknown; nullopt when not even the length is known.
-  std::optional<IntVector> eval(int g, const std::string& value, int depth = 0);
+  std::optional<IntVector> eval(int g, std::string_view value, int depth = 0);
   // What is known of a value's shape (computed once for every value, in topological order).
-  Dims dims(int g, const std::string& value) const;
+  Dims dims(int g, std::string_view value) const;
   // The feature width (last dimension) when known.
-  Int last_dim(int g, const std::string& value) const { return dims(g, value).last(); }
+  Int last_dim(int g, std::string_view value) const { return dims(g, value).last(); }
 
   const Model& model() const { return m_; }
 
@@ -64,13 +64,13 @@ class ShapeOracle {
   std::vector<std::optional<IntVector>> evaluated_;
   std::map<std::string_view, Dims> declared_unused_;
   void declare(std::string_view name, Dims d);
-  void propagate(int g, const onnx::NodeProto& n);
+  void propagate(int g, const NodeRec& n);
 };
 
 // What one evaluator sees of its node: the inputs' dims and integer values, and the attributes.
 class NodeView {
  public:
-  NodeView(ShapeOracle& shapes, int g, const onnx::NodeProto& node, int depth)
+  NodeView(ShapeOracle& shapes, int g, const NodeRec& node, int depth)
       : s_(shapes), g_(g), depth_(depth), n(node) {}
   bool has(int i) const { return i >= 0 && i < n.input_size() && !input_of(n, i).empty(); }
   int inputs() const { return n.input_size(); }
@@ -81,7 +81,7 @@ class NodeView {
   // (Squeeze axes, Split sizes, Reduce axes); nullopt unless every element is known.
   std::optional<std::vector<int64_t>> list(const char* attr, int input) const;
   // The node producing input i, or nullptr (a graph input or a weight).
-  const onnx::NodeProto* producer(int i) const;
+  const NodeRec* producer(int i) const;
   const ShapeOracle& shapes() const { return s_; }
   int graph() const { return g_; }
 
@@ -91,7 +91,7 @@ class NodeView {
   int depth_;
 
  public:
-  const onnx::NodeProto& n;
+  const NodeRec& n;
 };
 
 // "[0, 0, 4, 8]" with "?" for unknown entries.
@@ -105,6 +105,6 @@ struct EinsumEquation {
   std::string in[2];
   std::string out;
 };
-std::optional<EinsumEquation> parse_einsum(const onnx::NodeProto& n);
+std::optional<EinsumEquation> parse_einsum(const NodeRec& n);
 
 }  // namespace headcount::detail

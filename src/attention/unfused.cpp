@@ -16,16 +16,16 @@ namespace {
 // to the scores and looks at the others for learned tensors: a table looked up by Gather
 // (relative-position bias), a per-head vector multiplying the scores (temperature, gate), a
 // per-head logit concatenated as one more column (sink).
-ScorePath Matcher::walk_scores(int g, const std::string& value, int depth) {
+ScorePath Matcher::walk_scores(int g, std::string_view value, int depth) {
   ScorePath r;
   if (value.empty()) return r;
   int p = m_.producer_of(g, value);
   if (p < 0) {
-    r.why = m_.weight_for(g, value) ? "it reaches the constant '" + value + "'" : "it reaches the graph input '" + value + "'";
+    r.why = m_.weight_for(g, value) ? "it reaches the constant '" + std::string(value) + "'" : "it reaches the graph input '" + std::string(value) + "'";
     return r;
   }
-  const auto& n = *m_.nodes[p].proto;
-  const std::string& op = n.op_type();
+  const auto& n = *m_.nodes[p].rec;
+  std::string_view op = n.op_type();
   if (depth > 16 || !budget_.spend()) {
     r.why = "the walk back gave up after " + std::to_string(depth) + " steps at " + walker_.label(p);
     return r;
@@ -41,7 +41,7 @@ ScorePath Matcher::walk_scores(int g, const std::string& value, int depth) {
   if (one_of(op, {"Cast", "CastLike", "Identity", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Tanh", "Clip",
                   "Dropout", "Neg"})) {
     r = walk_scores(g, input_of(n, 0), depth + 1);
-    if (r.scores >= 0) r.steps.push_back(op);
+    if (r.scores >= 0) r.steps.push_back(std::string(op));
     return r;
   }
   if (!one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Max", "Min", "Concat"})) {
@@ -90,11 +90,11 @@ ScorePath Matcher::walk_scores(int g, const std::string& value, int depth) {
       what = "constant";  // a constant added to the scores: a causal mask or a position bias buffer
     }
   }
-  r.steps.push_back(what.empty() ? op : op + "(" + what + ")");
+  r.steps.push_back(what.empty() ? std::string(op) : std::string(op) + "(" + what + ")");
   return r;
 }
 
-Matcher::LearnedSource Matcher::learned_source(int g, const std::string& value, int depth) {
+Matcher::LearnedSource Matcher::learned_source(int g, std::string_view value, int depth) {
   LearnedSource r;
   if (depth > 8 || value.empty() || !budget_.spend()) return r;
   if (const Weight* w = m_.weight_for(g, value)) {
@@ -104,8 +104,8 @@ Matcher::LearnedSource Matcher::learned_source(int g, const std::string& value, 
   }
   int p = m_.producer_of(g, value);
   if (p < 0) return r;
-  const auto& n = *m_.nodes[p].proto;
-  const std::string& op = n.op_type();
+  const auto& n = *m_.nodes[p].rec;
+  std::string_view op = n.op_type();
   if (op == "Gather"sv && m_.weight_for(g, input_of(n, 0)) && !m_.weight_for(g, input_of(n, 1))) {
     // A table looked up by run-time indices: relative-position buckets.
     r.weight = static_cast<int>(m_.weight_for(g, input_of(n, 0)) - m_.weights.data());
@@ -125,12 +125,12 @@ Matcher::LearnedSource Matcher::learned_source(int g, const std::string& value, 
   return r;
 }
 
-int Matcher::find_values_matmul(int g, const std::string& value, int depth) {
+int Matcher::find_values_matmul(int g, std::string_view value, int depth) {
   if (depth > 8) return -1;
   for (int c : m_.consumers_of(g, value)) {
     if (!budget_.spend()) return -1;
-    const auto& n = *m_.nodes[c].proto;
-    const std::string& op = n.op_type();
+    const auto& n = *m_.nodes[c].rec;
+    std::string_view op = n.op_type();
     if ((op == "MatMul"sv || op == "FusedMatMul"sv) && n.input_size() >= 2 && input_of(n, 0) == value) return c;
     if (op == "Einsum"sv && detail::parse_einsum(n) && (input_of(n, 0) == value || input_of(n, 1) == value)) return c;
     if (op == "Cast"sv || op == "Dropout"sv || op == "Identity"sv || op == "Where"sv || op == "Reshape"sv || op == "Mul"sv ||
@@ -142,13 +142,13 @@ int Matcher::find_values_matmul(int g, const std::string& value, int depth) {
   return -1;
 }
 
-bool Matcher::leads_from(int g, const std::string& value, const std::string& source, int depth) {
+bool Matcher::leads_from(int g, std::string_view value, std::string_view source, int depth) {
   if (value == source) return true;
   if (depth > 8 || value.empty() || !budget_.spend()) return false;
   int p = m_.producer_of(g, value);
   if (p < 0) return false;
-  const auto& n = *m_.nodes[p].proto;
-  const std::string& op = n.op_type();
+  const auto& n = *m_.nodes[p].rec;
+  std::string_view op = n.op_type();
   if (op != "Cast"sv && op != "Dropout"sv && op != "Identity"sv && op != "Where"sv && op != "Reshape"sv && op != "Mul"sv && op != "Slice"sv) {
     return false;
   }
@@ -159,7 +159,7 @@ bool Matcher::leads_from(int g, const std::string& value, const std::string& sou
 }
 
 std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* why) {
-  const auto& sm = *m_.nodes[softmax].proto;
+  const auto& sm = *m_.nodes[softmax].rec;
   if (budget_.exhausted()) {
     *why = "not examined: matching used up the node visits a graph of this size gets (" +
            std::to_string(VisitBudget::kPerNode) + " per node)";
@@ -178,9 +178,9 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
     *why = "its output does not feed a MatMul with V";
     return std::nullopt;
   }
-  const auto& qkn = *m_.nodes[qk].proto;
-  const auto& avn = *m_.nodes[av].proto;
-  std::string q_value = input_of(qkn, 0), k_value = input_of(qkn, 1), v_value = input_of(avn, 1);
+  const auto& qkn = *m_.nodes[qk].rec;
+  const auto& avn = *m_.nodes[av].rec;
+  std::string_view q_value = input_of(qkn, 0), k_value = input_of(qkn, 1), v_value = input_of(avn, 1);
   if (auto eq = detail::parse_einsum(qkn)) {
     // Keras writes einsum("aecd,abcd->acbe", key, query): K is the operand that carries the
     // scores' last axis, the one Softmax normalises.
@@ -214,7 +214,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   AttentionBlock b;
   b.form = "unfused";
   b.core_node = softmax;
-  b.score_path.push_back(m_.nodes[qk].proto->op_type());
+  b.score_path.push_back(std::string(m_.nodes[qk].rec->op_type()));
   b.score_path.insert(b.score_path.end(), path.steps.begin(), path.steps.end());
   b.score_path.push_back("Softmax");
   if (!o.hit.found()) {
@@ -250,8 +250,8 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   return b;
 }
 
-CoreSizes Matcher::contracted_sizes(int g, const onnx::NodeProto& scores, const std::string& q_value,
-                                    const std::string& k_value) const {
+CoreSizes Matcher::contracted_sizes(int g, const NodeRec& scores, std::string_view q_value,
+                                    std::string_view k_value) const {
   // The axis each operand contributes, counted from its end: MatMul(Q, Kᵀ) contracts Q's last
   // axis with Kᵀ's second-to-last (a Kᵀ reshaped to [B·h, d, L] has its head size there, not last).
   int q_from_end = 1, k_from_end = 2;
@@ -270,7 +270,7 @@ CoreSizes Matcher::contracted_sizes(int g, const onnx::NodeProto& scores, const 
     q_from_end = attr_flag(scores, "transA") ? 2 : 1;
     k_from_end = attr_flag(scores, "transB") ? 1 : 2;
   }
-  auto size_at = [&](const std::string& value, int from_end) {
+  auto size_at = [&](std::string_view value, int from_end) {
     Dims d = shapes_.dims(g, value);
     if (d.rank >= from_end) return d.d[static_cast<size_t>(d.rank - from_end)];
     return from_end == 1 && d.rank < 0 ? d.tail : Int();
@@ -278,11 +278,11 @@ CoreSizes Matcher::contracted_sizes(int g, const onnx::NodeProto& scores, const 
   return {size_at(q_value, q_from_end), size_at(k_value, k_from_end)};
 }
 
-int Matcher::concat_after(int g, std::string value) {
+int Matcher::concat_after(int g, std::string_view value) {
   for (int step = 0; step < 16; ++step) {
     const auto& users = m_.consumers_of(g, value);
     if (users.size() != 1) return -1;
-    const auto& n = *m_.nodes[users[0]].proto;
+    const auto& n = *m_.nodes[users[0]].rec;
     if (n.op_type() == "Concat"sv) return users[0];
     if (n.op_type() != "Transpose"sv && n.op_type() != "Reshape"sv && n.op_type() != "Identity"sv &&
         n.op_type() != "Cast"sv && n.op_type() != "Squeeze"sv && n.op_type() != "Unsqueeze"sv && n.op_type() != "Dropout"sv) {
@@ -328,7 +328,7 @@ void Matcher::merge_per_head_cores(AttentionResult& r) {
     b.v_head_dim = exact_div(b.v.out_width, n).opt();
     b.heads_from = std::to_string(n) + " attention cores, one per head, concatenated by " +
                    node_name(m_, concat) + " before the output projection";
-    ProjectionHit o = walker_.forward(g, output_of(*m_.nodes[concat].proto, 0));
+    ProjectionHit o = walker_.forward(g, output_of(*m_.nodes[concat].rec, 0));
     if (o.found()) fill(b.o, o);
     else b.notes.push_back("output projection not found: " + o.failure);
   }

@@ -176,7 +176,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.key("merged").begin_array();
   for (const auto& c : a.framework.merged) {
     const Weight& w = m.weights[static_cast<size_t>(c.weight)];
-    j.begin_object().field("name", output_of(*m.nodes[static_cast<size_t>(c.node)].proto, 0)).field("tensor", w.name);
+    j.begin_object().field("name", output_of(*m.nodes[static_cast<size_t>(c.node)].rec, 0)).field("tensor", w.name);
     j.field("elements", w.elements).end_object();
   }
   j.end_array();
@@ -333,7 +333,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
 
   j.key("unmatched").begin_array();
   for (const auto& u : a.attention.unmatched) {
-    j.begin_object().field("node", u.name).field("op_type", m.nodes[u.node].proto->op_type()).field("reason", u.reason).end_object();
+    j.begin_object().field("node", u.name).field("op_type", m.nodes[u.node].rec->op_type()).field("reason", u.reason).end_object();
   }
   j.end_array();
 

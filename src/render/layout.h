@@ -16,8 +16,8 @@
 namespace headcount::renderers {
 
 inline std::string node_label(const Model& m, int ni) {
-  const auto& n = *m.nodes[ni].proto;
-  return n.name().empty() ? n.op_type() + "#" + std::to_string(ni) : n.name();
+  const auto& n = *m.nodes[ni].rec;
+  return n.name().empty() ? std::string(n.op_type()) + "#" + std::to_string(ni) : std::string(n.name());
 }
 
 inline std::string producer_string(const onnx::ModelProto& p) {
