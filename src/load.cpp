@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -59,6 +60,23 @@ struct PayloadInfo {
   uint64_t raw_length = 0;
 };
 
+// Where each tensor's payload was, by tensor: appended while reading, sorted once, then searched
+// (a vector of pairs, where a hash map cost an allocation per tensor).
+class Payloads {
+ public:
+  void add(const onnx::TensorProto* t, const PayloadInfo& info) { entries_.emplace_back(t, info); }
+  void finish() {  // a tensor read twice (a field given twice merges) keeps its last reading
+    std::stable_sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  const PayloadInfo* find(const onnx::TensorProto* t) const {
+    auto it = std::upper_bound(entries_.begin(), entries_.end(), t, [](const onnx::TensorProto* k, const auto& e) { return k < e.first; });
+    return it == entries_.begin() || std::prev(it)->first != t ? nullptr : &std::prev(it)->second;
+  }
+
+ private:
+  std::vector<std::pair<const onnx::TensorProto*, PayloadInfo>> entries_;
+};
+
 // Walks the protobuf wire format. Structural fields (graphs, nodes, attributes, tensors) are read
 // recursively; every other field is copied verbatim and handed to protobuf's own parser.
 class WireReader {
@@ -66,8 +84,10 @@ class WireReader {
   WireReader(CodedInputStream& in, uint64_t file_size, const LoadOptions& options, google::protobuf::Arena* arena)
       : in_(in), file_size_(file_size), options_(options), arena_(arena) {}
 
-  std::unordered_map<const onnx::TensorProto*, PayloadInfo> payloads;
+  Payloads payloads;
   uint64_t stripped_bytes = 0;
+  // Upper bounds on the model's weights and nodes, and the node inputs and outputs read.
+  size_t tensors_read = 0, nodes_read = 0, inputs_read = 0, outputs_read = 0;
   GraphBody* main = nullptr;             // the main graph's body, nullptr when the file has none
   std::vector<GraphBody*> functions;     // the bodies of the model's functions, in their order
 
@@ -331,6 +351,9 @@ class WireReader {
         default: return false;
       }
     });
+    ++nodes_read;
+    inputs_read += s.inputs.size();
+    outputs_read += s.outputs.size();
     body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name, keep(s.inputs), keep(s.outputs),
                                                           keep(s.attributes)));
   }
@@ -544,7 +567,8 @@ class WireReader {
       t->clear_double_data();
       t->clear_uint64_data();
     }
-    if (info.stripped || info.raw_offset >= 0) payloads[t] = info;
+    ++tensors_read;
+    if (info.stripped || info.raw_offset >= 0) payloads.add(t, info);
   }
 
   // Parses a kept length-delimited payload field into the tensor through protobuf itself.
@@ -584,7 +608,7 @@ std::vector<std::string> path_parts(const std::string& s) {
 
 class Indexer {
  public:
-  Indexer(Model& model, const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads,
+  Indexer(Model& model, const Payloads& payloads,
           const std::string& base_dir, const char* memory = nullptr)
       : m_(model), payloads_(payloads), memory_(memory), base_dir_(base_dir) {}
 
@@ -604,7 +628,7 @@ class Indexer {
 
  private:
   Model& m_;
-  const std::unordered_map<const onnx::TensorProto*, PayloadInfo>& payloads_;
+  const Payloads& payloads_;
   const char* memory_ = nullptr;  // the model's bytes when it was loaded from memory
   const std::string& base_dir_;
   std::optional<std::filesystem::path> root_;  // the model's folder, resolved at the first external tensor
@@ -729,17 +753,17 @@ class Indexer {
       w.storage = storage == Storage::ConstantNode ? Storage::ConstantNode : Storage::External;
       check_external(t, w);
     } else {
-      auto p = payloads_.find(&t);
-      if (p != payloads_.end() && p->second.raw_offset >= 0) {
-        if (p->second.raw_length != w.bytes && dtype_bits(w.dtype) > 0) {
+      const PayloadInfo* p = payloads_.find(&t);
+      if (p && p->raw_offset >= 0) {
+        if (p->raw_length != w.bytes && dtype_bits(w.dtype) > 0) {
           throw InputError("tensor '" + std::string(name) + "' declares " + std::to_string(w.bytes) +
-                           " bytes of data by its shape but holds " + std::to_string(p->second.raw_length));
+                           " bytes of data by its shape but holds " + std::to_string(p->raw_length));
         }
         w.payload_known = true;
-        if (memory_) w.payload_memory = memory_ + p->second.raw_offset;
+        if (memory_) w.payload_memory = memory_ + p->raw_offset;
         else w.payload_file = m_.path;
-        w.payload_offset = static_cast<uint64_t>(p->second.raw_offset);
-        w.payload_length = p->second.raw_length;
+        w.payload_offset = static_cast<uint64_t>(p->raw_offset);
+        w.payload_length = p->raw_length;
       }
     }
     return register_weight(std::move(w), name);
@@ -1109,7 +1133,8 @@ namespace {
 // The part of loading after the bytes are open: the wire reader, then the index.
 void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream, const LoadOptions& options,
                     const char* memory) {
-  std::unordered_map<const onnx::TensorProto*, PayloadInfo> payloads;
+  Payloads payloads;
+  size_t tensors = 0, nodes = 0, inputs = 0, outputs = 0;
   const GraphBody* main = nullptr;
   std::vector<GraphBody*> functions;
   {
@@ -1119,11 +1144,21 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
     WireReader reader(in, m.file_size, options, m.proto.arena());
     reader.read_model(m.proto.get());
     payloads = std::move(reader.payloads);
+    payloads.finish();
+    tensors = reader.tensors_read;
+    nodes = reader.nodes_read;
+    inputs = reader.inputs_read;
+    outputs = reader.outputs_read;
     m.stripped_payload_bytes = reader.stripped_bytes;
     main = reader.main;
     functions = std::move(reader.functions);
   }
   if (!main) throw InputError("not an ONNX model: no graph found");
+  m.weights.reserve(tensors);  // one allocation each, not a doubling series
+  m.nodes.reserve(nodes);
+  // Nearly every value is a node's output or a weight; its name occurs once more per reader.
+  m.values.reserve(outputs + tensors);
+  m.value_index.reserve(outputs + tensors, inputs + outputs + tensors);
   Indexer(m, payloads, options.base_dir, memory).run(*main, functions);
 }
 

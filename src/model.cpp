@@ -1,6 +1,8 @@
 // model.cpp: small facts about ONNX data types and the lookups the later stages share.
 #include "headcount/model.h"
 
+#include <sys/mman.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -92,6 +94,20 @@ std::string shape_string(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
+}
+
+// Blocks of 64 KiB and more are mapped with their pages already present: the arena fills every
+// block it takes, and one call that maps 64 pages costs far less than 64 page faults.
+void* Skeleton::allocate_block(size_t size) {
+  if (size < (64u << 10)) return ::operator new(size);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
+void Skeleton::free_block(void* block, size_t size) {
+  if (size < (64u << 10)) ::operator delete(block);
+  else munmap(block, size);
 }
 
 std::string_view input_of(const NodeRec& n, int i) {
@@ -329,6 +345,17 @@ int ValueIndex::intern(std::vector<Value>& values, int g, std::string_view name)
   while (slots_[i] != 0) i = (i + 1) & mask;
   slots_[i] = (h >> 32 << 32) | static_cast<uint64_t>(id + 1);
   return id;
+}
+
+void ValueIndex::reserve(size_t names, size_t occurrences) {
+  size_t n = 64, k = 64;
+  while (n * 2 < names * 3) n *= 2;  // the sizes the growth series would reach, made at once
+  while (k * 3 < occurrences * 4) k *= 2;
+  if (slots_.empty()) slots_.assign(n, 0);
+  if (seen_at_.empty()) {
+    seen_at_.assign(k, nullptr);
+    seen_id_.assign(k, -1);
+  }
 }
 
 void ValueIndex::grow() {

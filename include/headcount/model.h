@@ -196,6 +196,9 @@ class ValueIndex {
   // Records that the skeleton string `occurrence` (which must live as long as the model) names
   // value `id`; called once per node input and output.
   void remember(std::string_view occurrence, int id);
+  // Sizes both tables for about `names` values and `occurrences` remembered strings before the
+  // first intern, so a large graph's tables are made once instead of by doubling.
+  void reserve(size_t names, size_t occurrences);
 
  private:
   static uint64_t hash(int g, std::string_view name);
@@ -231,8 +234,12 @@ class Skeleton {
     google::protobuf::ArenaOptions o;
     o.start_block_size = 4 << 10;
     o.max_block_size = 256 << 10;
+    o.block_alloc = allocate_block;
+    o.block_dealloc = free_block;
     return o;
   }
+  static void* allocate_block(size_t size);
+  static void free_block(void* block, size_t size);
   std::unique_ptr<google::protobuf::Arena> arena_;  // owns message_; moving the Skeleton keeps it valid
   onnx::ModelProto* message_;
 };
