@@ -60,22 +60,51 @@ struct PayloadInfo {
   uint64_t raw_length = 0;
 };
 
-// Where each tensor's payload was, by tensor: appended while reading, sorted once, then searched
-// (a vector of pairs, where a hash map cost an allocation per tensor).
-class Payloads {
- public:
-  void add(const onnx::TensorProto* t, const PayloadInfo& info) { entries_.emplace_back(t, info); }
-  void finish() {  // a tensor read twice (a field given twice merges) keeps its last reading
-    std::stable_sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  const PayloadInfo* find(const onnx::TensorProto* t) const {
-    auto it = std::upper_bound(entries_.begin(), entries_.end(), t, [](const onnx::TensorProto* k, const auto& e) { return k < e.first; });
-    return it == entries_.begin() || std::prev(it)->first != t ? nullptr : &std::prev(it)->second;
-  }
+// A copy of `v` in the arena.
+template <typename T, typename Range>
+Span<T> arena_copy(google::protobuf::Arena* arena, const Range& v) {
+  static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 8, "arena bytes are 8-aligned and never destroyed");
+  const size_t n = static_cast<size_t>(std::distance(v.begin(), v.end()));
+  if (n == 0) return {};
+  T* p = reinterpret_cast<T*>(google::protobuf::Arena::CreateArray<char>(arena, n * sizeof(T)));
+  std::uninitialized_copy(v.begin(), v.end(), p);
+  return Span<T>(p, n);
+}
 
- private:
-  std::vector<std::pair<const onnx::TensorProto*, PayloadInfo>> entries_;
-};
+// A string copied into the arena. Each copy is its own allocation of at least one byte, so no
+// two of them share an address (the value index knows names by address).
+std::string_view arena_string(google::protobuf::Arena* arena, const char* data, size_t size) {
+  char* p = google::protobuf::Arena::CreateArray<char>(arena, size + 1);
+  if (size) std::memcpy(p, data, size);
+  p[size] = '\0';
+  return {p, size};
+}
+
+// The record of a tensor protobuf has parsed (its payload stripped, or small and kept), and where
+// its raw_data was in the file.
+TensorRec* tensor_record(google::protobuf::Arena* arena, const onnx::TensorProto& t, const PayloadInfo& where) {
+  TensorRec* r = google::protobuf::Arena::Create<TensorRec>(arena);
+  r->name = arena_string(arena, t.name().data(), t.name().size());
+  r->data_type = t.data_type();
+  r->external = t.data_location() == onnx::TensorProto::EXTERNAL;
+  r->dims = arena_copy<int64_t>(arena, t.dims());
+  if (t.external_data_size() > 0) {
+    std::vector<std::pair<std::string_view, std::string_view>> entries;
+    for (const auto& kv : t.external_data()) {
+      entries.emplace_back(arena_string(arena, kv.key().data(), kv.key().size()),
+                           arena_string(arena, kv.value().data(), kv.value().size()));
+    }
+    r->external_data = arena_copy<std::pair<std::string_view, std::string_view>>(arena, entries);
+  }
+  if (!t.raw_data().empty()) r->raw_data = arena_string(arena, t.raw_data().data(), t.raw_data().size());
+  r->int64_data = arena_copy<int64_t>(arena, t.int64_data());
+  r->int32_data = arena_copy<int32_t>(arena, t.int32_data());
+  r->float_data = arena_copy<float>(arena, t.float_data());
+  r->double_data = arena_copy<double>(arena, t.double_data());
+  r->raw_offset = where.raw_offset;
+  r->raw_length = where.raw_length;
+  return r;
+}
 
 // Walks the protobuf wire format. Structural fields (graphs, nodes, attributes, tensors) are read
 // recursively; every other field is copied verbatim and handed to protobuf's own parser.
@@ -84,7 +113,6 @@ class WireReader {
   WireReader(CodedInputStream& in, uint64_t file_size, const LoadOptions& options, google::protobuf::Arena* arena)
       : in_(in), file_size_(file_size), options_(options), arena_(arena) {}
 
-  Payloads payloads;
   uint64_t stripped_bytes = 0;
   // Upper bounds on the model's weights and nodes, and the node inputs and outputs read.
   size_t tensors_read = 0, nodes_read = 0, inputs_read = 0, outputs_read = 0;
@@ -130,7 +158,11 @@ class WireReader {
     std::vector<int64_t> ints;
     std::vector<float> floats;
     std::vector<const GraphBody*> graphs;
+    onnx::TensorProto t;  // an attribute's tensor while it is read (a field given twice merges)
+    bool has_t = false;
+    PayloadInfo t_payload;
   };
+  onnx::TensorProto tensor_;  // each initializer while it is read, then made a record
   std::vector<std::unique_ptr<NodeScratch>> scratch_;
 
   GraphBody* new_body(onnx::GraphProto* proto) {
@@ -139,16 +171,8 @@ class WireReader {
     return b;
   }
 
-  // A copy of `v` in the arena.
   template <typename T>
-  Span<T> keep(const std::vector<T>& v) {
-    if (v.empty()) return {};
-    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 8, "arena bytes are 8-aligned and never destroyed");
-    void* bytes = google::protobuf::Arena::CreateArray<char>(arena_, v.size() * sizeof(T));
-    T* p = static_cast<T*>(bytes);
-    std::uninitialized_copy(v.begin(), v.end(), p);
-    return Span<T>(p, v.size());
-  }
+  Span<T> keep(const std::vector<T>& v) { return arena_copy<T>(arena_, v); }
 
   [[noreturn]] void malformed() {
     throw InputError("not a valid ONNX model: malformed protobuf at byte " +
@@ -284,7 +308,13 @@ class WireReader {
       if (wt != kLengthDelimited) return false;
       switch (f) {
         case field::kGraphNode: nested([&] { read_node(body); }, "NodeProto"); return true;
-        case field::kGraphInitializer: nested([&] { read_tensor(g->add_initializer()); }, "TensorProto"); return true;
+        case field::kGraphInitializer:
+          nested([&] {
+            tensor_.Clear();
+            PayloadInfo p = read_tensor(&tensor_);
+            body->append(tensor_record(arena_, tensor_, p));
+          }, "TensorProto");
+          return true;
         case field::kGraphSparseInitializer:
           nested([&] { read_sparse(g->add_sparse_initializer()); }, "SparseTensorProto");
           return true;
@@ -309,8 +339,7 @@ class WireReader {
     if (!in_.ReadString(out, static_cast<int>(len))) malformed();
   }
 
-  // A string field copied into the arena, as a view. Each copy is its own allocation of at least
-  // one byte, so no two of them share an address (the value index knows names by address).
+  // A string field copied into the arena, as a view (arena_string's rule: never a shared address).
   std::string_view read_view(const char* what) {
     uint32_t len = read_length(what);
     char* p = google::protobuf::Arena::CreateArray<char>(arena_, static_cast<size_t>(len) + 1);
@@ -435,21 +464,22 @@ class WireReader {
     s.ints.clear();
     s.floats.clear();
     s.graphs.clear();
+    s.has_t = false;
     read_record([&](int f, int wt) {
       if (read_attribute_field(a, s, f, wt)) return true;
       if (wt != kLengthDelimited) return false;
       switch (f) {
-        case field::kAttrT: {
-          onnx::TensorProto* t = message(a.t);
-          a.t = t;
-          nested([&] { read_tensor(t); }, "TensorProto");
+        case field::kAttrT:
+          if (!s.has_t) s.t.Clear();
+          s.has_t = true;
+          nested([&] { s.t_payload = read_tensor(&s.t); }, "TensorProto");
           return true;
-        }
-        case field::kAttrTensors: {  // kept as protobuf would, but no stage reads them
-          onnx::TensorProto* t = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(arena_);
-          nested([&] { read_tensor(t); }, "TensorProto");
+        case field::kAttrTensors:  // read and checked, but no stage reads them
+          nested([&] {
+            tensor_.Clear();
+            read_tensor(&tensor_);
+          }, "TensorProto");
           return true;
-        }
         case field::kAttrG: {
           GraphBody* g = const_cast<GraphBody*>(a.g);
           if (!g) g = new_body(google::protobuf::Arena::CreateMessage<onnx::GraphProto>(arena_));
@@ -480,6 +510,7 @@ class WireReader {
     a.ints = keep(s.ints);
     a.floats = keep(s.floats);
     a.graphs = keep(s.graphs);
+    if (s.has_t) a.t = tensor_record(arena_, s.t, s.t_payload);
   }
 
   void read_sparse(onnx::SparseTensorProto* s) {
@@ -493,7 +524,7 @@ class WireReader {
 
   // Payload fields are kept while they are small (shape constants, scales); past
   // keep_payload_bytes the tensor's payload is skipped by its length and only its place recorded.
-  void read_tensor(onnx::TensorProto* t) {
+  PayloadInfo read_tensor(onnx::TensorProto* t) {
     PayloadInfo info;
     uint64_t kept = 0;
     read_message(t, "TensorProto", [&](int f, int wt) {
@@ -568,7 +599,7 @@ class WireReader {
       t->clear_uint64_data();
     }
     ++tensors_read;
-    if (info.stripped || info.raw_offset >= 0) payloads.add(t, info);
+    return info;
   }
 
   // Parses a kept length-delimited payload field into the tensor through protobuf itself.
@@ -608,9 +639,8 @@ std::vector<std::string> path_parts(const std::string& s) {
 
 class Indexer {
  public:
-  Indexer(Model& model, const Payloads& payloads,
-          const std::string& base_dir, const char* memory = nullptr)
-      : m_(model), payloads_(payloads), memory_(memory), base_dir_(base_dir) {}
+  Indexer(Model& model, const std::string& base_dir, const char* memory = nullptr)
+      : m_(model), memory_(memory), base_dir_(base_dir) {}
 
   void run(const GraphBody& main, const std::vector<GraphBody*>& functions) {
     const onnx::ModelProto& mp = *m_.proto;
@@ -628,7 +658,6 @@ class Indexer {
 
  private:
   Model& m_;
-  const Payloads& payloads_;
   const char* memory_ = nullptr;  // the model's bytes when it was loaded from memory
   const std::string& base_dir_;
   std::optional<std::filesystem::path> root_;  // the model's folder, resolved at the first external tensor
@@ -661,8 +690,8 @@ class Indexer {
     m_.graphs[gi].owner = owner;
     m_.graphs[gi].attribute = attribute;
     m_.graphs[gi].list_index = list_index;
-    for (const auto& t : gp.initializer()) {
-      add_weight(t, gi, t.name(), t.data_location() == onnx::TensorProto::EXTERNAL ? Storage::External : Storage::Embedded);
+    for (const TensorRec* t = body.first_initializer; t; t = t->next) {
+      add_weight(*t, gi, t->name, t->external ? Storage::External : Storage::Embedded);
     }
     for (const auto& s : gp.sparse_initializer()) add_sparse(s, gi, s.values().name(), Storage::Embedded);
     for (const NodeRec* n = body.first; n; n = n->next()) add_node(*n, gi);
@@ -705,7 +734,8 @@ class Indexer {
     }
   }
 
-  static uint64_t elements_of(std::string_view name, const google::protobuf::RepeatedField<int64_t>& dims) {
+  template <typename Dims>
+  static uint64_t elements_of(std::string_view name, const Dims& dims) {
     uint64_t n = 1;
     for (int64_t d : dims) {
       if (d < 0) {
@@ -738,32 +768,31 @@ class Indexer {
     return wi;
   }
 
-  int add_weight(const onnx::TensorProto& t, int gi, std::string_view name, Storage storage) {
+  int add_weight(const TensorRec& t, int gi, std::string_view name, Storage storage) {
     Weight w;
     w.name = name;
     w.graph = gi;
-    w.dtype = t.data_type();
-    w.dims.assign(t.dims().begin(), t.dims().end());
-    w.elements = elements_of(name, t.dims());
+    w.dtype = t.data_type;
+    w.dims.assign(t.dims.begin(), t.dims.end());
+    w.elements = elements_of(name, t.dims);
     w.bytes = bytes_of(name, w.dtype, w.elements);
     w.storage = storage;
     w.parameter = dtype_is_parameter_type(w.dtype);
-    w.proto = &t;
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    w.tensor = &t;
+    if (t.external) {
       w.storage = storage == Storage::ConstantNode ? Storage::ConstantNode : Storage::External;
       check_external(t, w);
     } else {
-      const PayloadInfo* p = payloads_.find(&t);
-      if (p && p->raw_offset >= 0) {
-        if (p->raw_length != w.bytes && dtype_bits(w.dtype) > 0) {
+      if (t.raw_offset >= 0) {
+        if (t.raw_length != w.bytes && dtype_bits(w.dtype) > 0) {
           throw InputError("tensor '" + std::string(name) + "' declares " + std::to_string(w.bytes) +
-                           " bytes of data by its shape but holds " + std::to_string(p->raw_length));
+                           " bytes of data by its shape but holds " + std::to_string(t.raw_length));
         }
         w.payload_known = true;
-        if (memory_) w.payload_memory = memory_ + p->raw_offset;
+        if (memory_) w.payload_memory = memory_ + t.raw_offset;
         else w.payload_file = m_.path;
-        w.payload_offset = static_cast<uint64_t>(p->raw_offset);
-        w.payload_length = p->raw_length;
+        w.payload_offset = static_cast<uint64_t>(t.raw_offset);
+        w.payload_length = t.raw_length;
       }
     }
     return register_weight(std::move(w), name);
@@ -783,7 +812,7 @@ class Indexer {
     w.storage = storage;
     w.sparse = true;
     w.parameter = dtype_is_parameter_type(w.dtype);
-    w.proto = &s.values();
+    w.tensor = tensor_record(m_.proto.arena(), s.values(), PayloadInfo());
     return register_weight(std::move(w), name);
   }
 
@@ -847,21 +876,21 @@ class Indexer {
     return out;
   }
 
-  void check_external(const onnx::TensorProto& t, Weight& w) {
+  void check_external(const TensorRec& t, Weight& w) {
     std::string location;
-    for (const auto& kv : t.external_data()) {
+    for (const auto& [key, value] : t.external_data) {
       auto number = [&](const std::string& what) -> uint64_t {
         uint64_t v = 0;
-        const std::string& s = kv.value();
+        const std::string s(value);
         auto r = std::from_chars(s.data(), s.data() + s.size(), v);
         if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
           throw InputError("tensor '" + w.name + "': external data " + what + " '" + s + "' is not a number");
         }
         return v;
       };
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") w.external_offset = number("offset");
-      else if (kv.key() == "length") w.external_length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
+      if (key == "location"sv) location = value;
+      else if (key == "offset"sv) w.external_offset = number("offset");
+      else if (key == "length"sv) w.external_length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
     }
     w.external_location = location;
     std::filesystem::path file = resolve_inside(w.name, location);
@@ -1133,7 +1162,6 @@ namespace {
 // The part of loading after the bytes are open: the wire reader, then the index.
 void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream, const LoadOptions& options,
                     const char* memory) {
-  Payloads payloads;
   size_t tensors = 0, nodes = 0, inputs = 0, outputs = 0;
   const GraphBody* main = nullptr;
   std::vector<GraphBody*> functions;
@@ -1143,8 +1171,6 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
     in.PushLimit(static_cast<int>(m.file_size));
     WireReader reader(in, m.file_size, options, m.proto.arena());
     reader.read_model(m.proto.get());
-    payloads = std::move(reader.payloads);
-    payloads.finish();
     tensors = reader.tensors_read;
     nodes = reader.nodes_read;
     inputs = reader.inputs_read;
@@ -1159,7 +1185,7 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
   // Nearly every value is a node's output or a weight; its name occurs once more per reader.
   m.values.reserve(outputs + tensors);
   m.value_index.reserve(outputs + tensors, inputs + outputs + tensors);
-  Indexer(m, payloads, options.base_dir, memory).run(*main, functions);
+  Indexer(m, options.base_dir, memory).run(*main, functions);
 }
 
 }  // namespace

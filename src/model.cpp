@@ -122,15 +122,10 @@ namespace {
 
 // Little-endian fixed-width read from raw_data.
 template <typename V>
-V read_le(const std::string& raw, size_t i) {
+V read_le(std::string_view raw, size_t i) {
   V v;
   std::memcpy(&v, raw.data() + i * sizeof(V), sizeof(V));
   return v;
-}
-
-bool payload_stripped(const onnx::TensorProto& t) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) return true;
-  return false;
 }
 
 }  // namespace
@@ -145,18 +140,18 @@ double half_to_double(uint16_t h) {
   return sign ? -v : v;
 }
 
-std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t) {
+std::optional<std::vector<int64_t>> int_values(const TensorRec& t) {
   using T = onnx::TensorProto;
-  if (payload_stripped(t)) return std::nullopt;
+  if (t.external) return std::nullopt;
   std::vector<int64_t> v;
-  const std::string& raw = t.raw_data();
-  switch (t.data_type()) {
+  std::string_view raw = t.raw_data;
+  switch (t.data_type) {
     case T::INT64:
       if (!raw.empty()) {
         if (raw.size() % 8) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 8; ++i) v.push_back(read_le<int64_t>(raw, i));
       } else {
-        v.assign(t.int64_data().begin(), t.int64_data().end());
+        v.assign(t.int64_data.begin(), t.int64_data.end());
       }
       break;
     case T::INT32:
@@ -164,37 +159,37 @@ std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t) {
         if (raw.size() % 4) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 4; ++i) v.push_back(read_le<int32_t>(raw, i));
       } else {
-        v.assign(t.int32_data().begin(), t.int32_data().end());
+        v.assign(t.int32_data.begin(), t.int32_data.end());
       }
       break;
     case T::INT8: case T::UINT8: case T::INT16: case T::UINT16: case T::BOOL:
       if (!raw.empty()) return std::nullopt;  // only shape-like types are read
-      v.assign(t.int32_data().begin(), t.int32_data().end());
+      v.assign(t.int32_data.begin(), t.int32_data.end());
       break;
     default:
       return std::nullopt;
   }
   // A kept payload must match the declared shape; a stripped one reads as empty.
   uint64_t n = 1;
-  for (int64_t d : t.dims()) {
+  for (int64_t d : t.dims) {
     if (d < 0 || mul_overflows(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
   }
   if (n != v.size()) return std::nullopt;
   return v;
 }
 
-std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
+std::optional<std::vector<double>> float_values(const TensorRec& t) {
   using T = onnx::TensorProto;
-  if (payload_stripped(t)) return std::nullopt;
+  if (t.external) return std::nullopt;
   std::vector<double> v;
-  const std::string& raw = t.raw_data();
-  switch (t.data_type()) {
+  std::string_view raw = t.raw_data;
+  switch (t.data_type) {
     case T::FLOAT:
       if (!raw.empty()) {
         if (raw.size() % 4) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 4; ++i) v.push_back(read_le<float>(raw, i));
       } else {
-        v.assign(t.float_data().begin(), t.float_data().end());
+        v.assign(t.float_data.begin(), t.float_data.end());
       }
       break;
     case T::DOUBLE:
@@ -202,7 +197,7 @@ std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
         if (raw.size() % 8) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 8; ++i) v.push_back(read_le<double>(raw, i));
       } else {
-        v.assign(t.double_data().begin(), t.double_data().end());
+        v.assign(t.double_data.begin(), t.double_data.end());
       }
       break;
     case T::FLOAT16:
@@ -210,7 +205,7 @@ std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
         if (raw.size() % 2) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 2; ++i) v.push_back(half_to_double(read_le<uint16_t>(raw, i)));
       } else {
-        for (int32_t x : t.int32_data()) v.push_back(half_to_double(static_cast<uint16_t>(x)));
+        for (int32_t x : t.int32_data) v.push_back(half_to_double(static_cast<uint16_t>(x)));
       }
       break;
     default: {
@@ -221,7 +216,7 @@ std::optional<std::vector<double>> float_values(const onnx::TensorProto& t) {
     }
   }
   uint64_t n = 1;
-  for (int64_t d : t.dims()) {
+  for (int64_t d : t.dims) {
     if (d < 0 || mul_overflows(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
   }
   if (n != v.size()) return std::nullopt;

@@ -34,8 +34,8 @@ PayloadReader::~PayloadReader() {
 
 bool PayloadReader::open(const Weight& w, PayloadFiles* files) {
   w_ = &w;
-  if (w.proto && !w.proto->raw_data().empty() && w.proto->raw_data().size() == w.bytes) {
-    inline_ = &w.proto->raw_data();
+  if (w.tensor && !w.tensor->raw_data.empty() && w.tensor->raw_data.size() == w.bytes) {
+    inline_ = w.tensor->raw_data.data();
     return true;
   }
   if (!w.payload_known || w.payload_length != w.bytes) return false;
@@ -53,7 +53,7 @@ bool PayloadReader::read(uint64_t at, size_t n, char* out) const {
   uint64_t end = 0;
   if (add_overflows(at, n, &end) || end > w_->bytes) return false;
   if (inline_) {
-    std::memcpy(out, inline_->data() + at, n);
+    std::memcpy(out, inline_ + at, n);
     return true;
   }
   if (w_->payload_memory) {

@@ -47,7 +47,7 @@ class PayloadReader {
 
  private:
   const Weight* w_ = nullptr;
-  const std::string* inline_ = nullptr;
+  const char* inline_ = nullptr;  // the kept payload, when the skeleton holds it
   int fd_ = -1;
   bool owns_fd_ = false;
 };

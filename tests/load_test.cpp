@@ -375,7 +375,7 @@ TEST_CASE("a 64 MB initializer is located, not read", "[load]") {
   const Weight& w = weight(model, "w");
   CHECK(w.elements == 16777216);
   CHECK(w.bytes == 67108864);
-  CHECK(w.proto->raw_data().empty());
+  CHECK(w.tensor->raw_data.empty());
   REQUIRE(w.payload_known);
   CHECK(w.payload_file == path);
   CHECK(w.payload_offset == 50);
@@ -413,14 +413,14 @@ TEST_CASE("small integer constants keep their values up to 4096 bytes", "[load]"
   testutil::save(m, path);
 
   Model model = load_model(path);
-  auto shape = int_values(*weight(model, "shape").proto);
+  auto shape = int_values(*weight(model, "shape").tensor);
   REQUIRE(shape);
   CHECK(*shape == std::vector<int64_t>{3, -1});
-  auto k = int_values(*weight(model, "kept").proto);
+  auto k = int_values(*weight(model, "kept").tensor);
   REQUIRE(k);
   CHECK(k->size() == 512);
   CHECK(k->at(511) == 511);
-  CHECK_FALSE(int_values(*weight(model, "gone").proto));
+  CHECK_FALSE(int_values(*weight(model, "gone").tensor));
   CHECK(model.stripped_payload_bytes == 4104);
   CHECK(weight(model, "gone").payload_length == 4104);
 }

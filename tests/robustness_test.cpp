@@ -65,6 +65,22 @@ void clear_payloads(onnx::GraphProto& g) {
   }
   for (auto& n : *g.mutable_node()) clear_payloads(n);
 }
+// A tensor's name, type, shape and external data entries, in protobuf's parse and in the loader's
+// record (which payloads are kept is load_test's).
+std::string tensor_text(const onnx::TensorProto& t) {
+  std::string s = t.name() + " type=" + std::to_string(t.data_type()) +
+                  " external=" + std::to_string(t.data_location() == onnx::TensorProto::EXTERNAL) + " dims=";
+  for (int64_t d : t.dims()) s += std::to_string(d) + ",";
+  for (const auto& kv : t.external_data()) s += " " + kv.key() + "=" + kv.value();
+  return s + "\n";
+}
+std::string tensor_text(const TensorRec& t) {
+  std::string s = std::string(t.name) + " type=" + std::to_string(t.data_type) + " external=" + std::to_string(t.external) +
+                  " dims=";
+  for (int64_t d : t.dims) s += std::to_string(d) + ",";
+  for (const auto& [key, value] : t.external_data) s += " " + std::string(key) + "=" + std::string(value);
+  return s + "\n";
+}
 // protobuf's own parse of a node's attribute, as the loader's record of it keeps it.
 std::string attribute_text(const onnx::AttributeProto& a) {
   std::string s = a.name() + " type=" + std::to_string(a.has_type() ? a.type() : 0) +
@@ -73,11 +89,7 @@ std::string attribute_text(const onnx::AttributeProto& a) {
   for (int64_t v : a.ints()) s += std::to_string(v) + ",";
   s += " floats=";
   for (float v : a.floats()) s += std::to_string(v) + ",";
-  if (a.has_t()) {
-    onnx::TensorProto t = a.t();
-    clear_payload(t);
-    s += " t=" + t.SerializeAsString();
-  }
+  if (a.has_t()) s += " t=" + tensor_text(a.t());
   s += " g=" + std::to_string(a.has_g()) + " graphs=" + std::to_string(a.graphs_size());
   return s;
 }
@@ -88,11 +100,7 @@ std::string attribute_text(const Attribute& a) {
   for (int64_t v : a.ints) s += std::to_string(v) + ",";
   s += " floats=";
   for (float v : a.floats) s += std::to_string(v) + ",";
-  if (a.t) {
-    onnx::TensorProto t = *a.t;
-    clear_payload(t);
-    s += " t=" + t.SerializeAsString();
-  }
+  if (a.t) s += " t=" + tensor_text(*a.t);
   s += " g=" + std::to_string(a.g != nullptr) + " graphs=" + std::to_string(a.graphs.size());
   return s;
 }
@@ -106,17 +114,19 @@ std::string node_text(const N& n) {
   for (const auto& a : n.attribute()) s += "\n  " + attribute_text(a);
   return s + "\n";
 }
-// protobuf's nodes in the loader's order: a node, then the nodes of its subgraphs, then the next.
-void flatten(const onnx::GraphProto& g, std::string& out);
-void flatten(const onnx::NodeProto& n, std::string& out) {
+// protobuf's nodes and initializers in the loader's order: a graph's initializers, then each node
+// followed by its subgraphs.
+void flatten(const onnx::GraphProto& g, std::string& out, std::string& tensors);
+void flatten(const onnx::NodeProto& n, std::string& out, std::string& tensors) {
   out += node_text(n);
   for (const auto& a : n.attribute()) {
-    if (a.has_g()) flatten(a.g(), out);
-    for (const auto& sub : a.graphs()) flatten(sub, out);
+    if (a.has_g()) flatten(a.g(), out, tensors);
+    for (const auto& sub : a.graphs()) flatten(sub, out, tensors);
   }
 }
-void flatten(const onnx::GraphProto& g, std::string& out) {
-  for (const auto& n : g.node()) flatten(n, out);
+void flatten(const onnx::GraphProto& g, std::string& out, std::string& tensors) {
+  for (const auto& t : g.initializer()) tensors += tensor_text(t);
+  for (const auto& n : g.node()) flatten(n, out, tensors);
 }
 // The skeleton of `bytes` as headcount's loader reads it, and as protobuf reads the whole file,
 // payloads cleared in both (training graphs are not read by headcount): the model's messages
@@ -126,19 +136,23 @@ std::pair<std::string, std::string> both_readings(const std::string& path) {
   REQUIRE(full.ParseFromString(testutil::read_text(path)));
   full.clear_training_info();
   Model m = load_model(path);
-  std::string full_nodes, loaded_nodes;
-  flatten(full.graph(), full_nodes);
+  std::string full_nodes, loaded_nodes, full_tensors, loaded_tensors;
+  flatten(full.graph(), full_nodes, full_tensors);
   for (const auto& f : full.functions()) {
-    for (const auto& n : f.node()) flatten(n, full_nodes);
+    for (const auto& n : f.node()) flatten(n, full_nodes, full_tensors);
   }
   for (const Node& n : m.nodes) loaded_nodes += node_text(*n.rec);
+  for (const Weight& w : m.weights) {
+    if (w.storage != Storage::ConstantNode && !w.sparse) loaded_tensors += tensor_text(*w.tensor);
+  }
   onnx::ModelProto skeleton = *m.proto;
   for (auto* proto : {&full, &skeleton}) {
     clear_payloads(*proto->mutable_graph());
     proto->mutable_graph()->clear_node();
+    proto->mutable_graph()->clear_initializer();
     for (auto& f : *proto->mutable_functions()) f.clear_node();
   }
-  return {skeleton.SerializeAsString() + loaded_nodes, full.SerializeAsString() + full_nodes};
+  return {skeleton.SerializeAsString() + loaded_nodes + loaded_tensors, full.SerializeAsString() + full_nodes + full_tensors};
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <google/protobuf/arena.h>
@@ -24,6 +25,43 @@ namespace headcount {
 // Op types are compared as views ("MatMul"sv): a name of another length differs without a look at
 // its characters.
 using namespace std::string_view_literals;
+
+// A run of T stored contiguously: the consumers of one value, a node's inputs, an attribute's ints.
+template <typename T>
+class Span {
+ public:
+  Span() = default;
+  Span(const T* begin, size_t size) : begin_(begin), size_(size) {}
+  const T* begin() const { return begin_; }
+  const T* end() const { return begin_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return begin_[i]; }
+
+ private:
+  const T* begin_ = nullptr;
+  size_t size_ = 0;
+};
+using NodeSpan = Span<int>;
+
+// One tensor as the stages read it: onnx.proto's TensorProto without its large payload. Its type,
+// shape and external data entries, where its raw_data was in the file, and its payload when small
+// enough to keep (shape constants, scales). Views and runs in the skeleton's arena.
+struct TensorRec {
+  std::string_view name;
+  int32_t data_type = 0;
+  bool external = false;  // data_location is EXTERNAL
+  Span<int64_t> dims;
+  Span<std::pair<std::string_view, std::string_view>> external_data;  // (key, value) entries
+  std::string_view raw_data;  // kept payloads only, as are the typed fields
+  Span<int64_t> int64_data;
+  Span<int32_t> int32_data;
+  Span<float> float_data;
+  Span<double> double_data;
+  int64_t raw_offset = -1;  // where raw_data began in the file (kept or not), -1 when it has none
+  uint64_t raw_length = 0;
+  const TensorRec* next = nullptr;  // the next initializer of its graph, in file order
+};
 
 // Where a weight tensor's bytes live.
 enum class Storage { Embedded, External, ConstantNode };
@@ -62,7 +100,7 @@ struct Weight {
   int64_t external_length = -1;  // -1: not given, the tensor runs to its computed size
   ExternalStatus external_status = ExternalStatus::NotExternal;
   uint64_t external_file_size = 0;
-  const onnx::TensorProto* proto = nullptr;  // skeleton; payload present only when small
+  const TensorRec* tensor = nullptr;  // as read; payload present only when small
   std::vector<int> consumers;                 // indices into Model::nodes
 };
 
@@ -89,23 +127,6 @@ struct Value {
   uint32_t first_consumer = 0, consumer_count = 0;  // a run of Model::consumer_list
 };
 
-// A run of T stored contiguously: the consumers of one value, a node's inputs, an attribute's ints.
-template <typename T>
-class Span {
- public:
-  Span() = default;
-  Span(const T* begin, size_t size) : begin_(begin), size_(size) {}
-  const T* begin() const { return begin_; }
-  const T* end() const { return begin_ + size_; }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const T& operator[](size_t i) const { return begin_[i]; }
-
- private:
-  const T* begin_ = nullptr;
-  size_t size_ = 0;
-};
-using NodeSpan = Span<int>;
 
 struct GraphBody;
 
@@ -120,7 +141,7 @@ struct Attribute {
   std::string_view s;
   Span<int64_t> ints;
   Span<float> floats;
-  const onnx::TensorProto* t = nullptr;
+  const TensorRec* t = nullptr;
   const onnx::SparseTensorProto* sparse_tensor = nullptr;
   const GraphBody* g = nullptr;
   Span<const GraphBody*> graphs;
@@ -155,16 +176,23 @@ class NodeRec {
   NodeRec* next_ = nullptr;
 };
 
-// A graph or function body as read: its nodes in file order, and (for a graph) its other fields
-// in a GraphProto that holds no nodes. A function's other fields are in the model's FunctionProto.
+// A graph or function body as read: its nodes and initializers in file order, and (for a graph)
+// its other fields in a GraphProto. A function's other fields are in the model's FunctionProto.
 struct GraphBody {
-  onnx::GraphProto* proto = nullptr;  // nullptr for a function body
+  onnx::GraphProto* proto = nullptr;  // nullptr for a function body; holds no nodes or initializers
   NodeRec* first = nullptr;
   NodeRec* last = nullptr;
+  TensorRec* first_initializer = nullptr;
+  TensorRec* last_initializer = nullptr;
   void append(NodeRec* n) {
     if (last) last->next_ = n;
     else first = n;
     last = n;
+  }
+  void append(TensorRec* t) {
+    if (last_initializer) last_initializer->next = t;
+    else first_initializer = t;
+    last_initializer = t;
   }
 };
 
@@ -327,10 +355,10 @@ bool dtype_is_parameter_type(int32_t dtype);
 
 // Integer values of a small constant tensor (int32/int64/uint8/int8 or float holding integers),
 // when its payload was kept. nullopt when the payload is stripped or the type is not integral.
-std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto& t);
+std::optional<std::vector<int64_t>> int_values(const TensorRec& t);
 // An IEEE half-precision value as a double (NaN and infinities kept).
 double half_to_double(uint16_t h);
 // Float values of a small constant tensor (float32/float64/float16 as float), when kept.
-std::optional<std::vector<double>> float_values(const onnx::TensorProto& t);
+std::optional<std::vector<double>> float_values(const TensorRec& t);
 
 }  // namespace headcount

@@ -573,10 +573,10 @@ std::optional<IntVector> ShapeOracle::eval(int g, std::string_view value, int de
   if (int at = eval_at_[static_cast<size_t>(id)]; at >= 0) return evaluated_[static_cast<size_t>(at)];
   const Value& v = m_.values[static_cast<size_t>(id)];
   std::optional<IntVector> result;
-  if (const Weight* w = v.weight >= 0 ? &m_.weights[static_cast<size_t>(v.weight)] : nullptr; w && w->proto) {
-    if (auto ints = int_values(*w->proto)) {
+  if (const Weight* w = v.weight >= 0 ? &m_.weights[static_cast<size_t>(v.weight)] : nullptr; w && w->tensor) {
+    if (auto ints = int_values(*w->tensor)) {
       if (ints->size() <= kMaxVector) result = IntVector(ints->begin(), ints->end());
-    } else if (auto floats = float_values(*w->proto); floats && floats->size() <= kMaxVector) {
+    } else if (auto floats = float_values(*w->tensor); floats && floats->size() <= kMaxVector) {
       IntVector iv;
       for (double f : *floats) iv.push_back(Int::of_double(f));
       if (all_known(iv)) result = iv;  // float constants used as shapes hold whole numbers
