@@ -88,30 +88,69 @@ TensorRec* tensor_record(google::protobuf::Arena* arena, const onnx::TensorProto
   r->data_type = t.data_type();
   r->external = t.data_location() == onnx::TensorProto::EXTERNAL;
   r->dims = arena_copy<int64_t>(arena, t.dims());
-  if (t.external_data_size() > 0) {
-    std::vector<std::pair<std::string_view, std::string_view>> entries;
+  if (!t.raw_data().empty()) r->raw_data = arena_string(arena, t.raw_data().data(), t.raw_data().size());
+  if (t.external_data_size() > 0 || t.int64_data_size() > 0 || t.int32_data_size() > 0 || t.float_data_size() > 0 ||
+      t.double_data_size() > 0) {
+    TensorRec::Rare* rare = google::protobuf::Arena::Create<TensorRec::Rare>(arena);
+    std::vector<TensorRec::Entry> entries;
     for (const auto& kv : t.external_data()) {
       entries.emplace_back(arena_string(arena, kv.key().data(), kv.key().size()),
                            arena_string(arena, kv.value().data(), kv.value().size()));
     }
-    r->external_data = arena_copy<std::pair<std::string_view, std::string_view>>(arena, entries);
+    rare->external_data = arena_copy<TensorRec::Entry>(arena, entries);
+    rare->int64_data = arena_copy<int64_t>(arena, t.int64_data());
+    rare->int32_data = arena_copy<int32_t>(arena, t.int32_data());
+    rare->float_data = arena_copy<float>(arena, t.float_data());
+    rare->double_data = arena_copy<double>(arena, t.double_data());
+    r->rare = rare;
   }
-  if (!t.raw_data().empty()) r->raw_data = arena_string(arena, t.raw_data().data(), t.raw_data().size());
-  r->int64_data = arena_copy<int64_t>(arena, t.int64_data());
-  r->int32_data = arena_copy<int32_t>(arena, t.int32_data());
-  r->float_data = arena_copy<float>(arena, t.float_data());
-  r->double_data = arena_copy<double>(arena, t.double_data());
   r->raw_offset = where.raw_offset;
   r->raw_length = where.raw_length;
   return r;
 }
+
+// One arena copy of each distinct name the nodes read or write: a value's name is stored once,
+// not once per node that reads it. Open addressing under the keyed hash (a file cannot choose
+// names that collide), at most half full; it lives while the file is read.
+class NamePool {
+ public:
+  explicit NamePool(google::protobuf::Arena* arena) : arena_(arena) {}
+  std::string_view intern(std::string_view name) {
+    if ((names_.size() + 1) * 2 > slots_.size()) grow();
+    const uint64_t h = keyed_hash(name), mask = slots_.size() - 1;
+    uint64_t i = h & mask;
+    for (; slots_[i] != 0; i = (i + 1) & mask) {
+      const uint32_t k = slots_[i] - 1;
+      if (hashes_[k] == h && names_[k] == name) return names_[k];
+    }
+    slots_[i] = static_cast<uint32_t>(names_.size() + 1);
+    names_.push_back(arena_string(arena_, name.data(), name.size()));
+    hashes_.push_back(h);
+    return names_.back();
+  }
+
+ private:
+  void grow() {
+    slots_.assign(std::max<size_t>(1024, slots_.size() * 2), 0);
+    const uint64_t mask = slots_.size() - 1;
+    for (size_t k = 0; k < names_.size(); ++k) {
+      uint64_t i = hashes_[k] & mask;
+      while (slots_[i] != 0) i = (i + 1) & mask;
+      slots_[i] = static_cast<uint32_t>(k + 1);
+    }
+  }
+  google::protobuf::Arena* arena_;
+  std::vector<uint32_t> slots_;  // 1 + the name's index; 0 is an empty slot
+  std::vector<std::string_view> names_;
+  std::vector<uint64_t> hashes_;
+};
 
 // Walks the protobuf wire format. Structural fields (graphs, nodes, attributes, tensors) are read
 // recursively; every other field is copied verbatim and handed to protobuf's own parser.
 class WireReader {
  public:
   WireReader(CodedInputStream& in, uint64_t file_size, const LoadOptions& options, google::protobuf::Arena* arena)
-      : in_(in), file_size_(file_size), options_(options), arena_(arena) {}
+      : in_(in), file_size_(file_size), options_(options), arena_(arena), names_(arena) {}
 
   uint64_t stripped_bytes = 0;
   // Upper bounds on the model's weights and nodes, and the node inputs and outputs read.
@@ -148,6 +187,8 @@ class WireReader {
   uint64_t file_size_;
   const LoadOptions& options_;
   google::protobuf::Arena* arena_;  // the skeleton's: node records, their names and lists
+  NamePool names_;                  // node inputs and outputs, each distinct name once
+  std::string name_;                // the name being read
   int graph_depth_ = 0;
 
   // What one node's fields gather before its record is made; one per nesting depth, since an
@@ -348,6 +389,12 @@ class WireReader {
     return {p, len};
   }
 
+  // A value name, held once however many nodes name it.
+  std::string_view read_name(const char* what) {
+    read_string(&name_, what);
+    return names_.intern(name_);
+  }
+
   NodeScratch& scratch() {
     const size_t depth = static_cast<size_t>(graph_depth_);
     while (scratch_.size() <= depth) scratch_.push_back(std::make_unique<NodeScratch>());
@@ -366,8 +413,8 @@ class WireReader {
     read_record([&](int f, int wt) {
       if (wt != kLengthDelimited) return false;
       switch (f) {
-        case field::kNodeInput: s.inputs.push_back(read_view("a node input")); return true;
-        case field::kNodeOutput: s.outputs.push_back(read_view("a node output")); return true;
+        case field::kNodeInput: s.inputs.push_back(read_name("a node input")); return true;
+        case field::kNodeOutput: s.outputs.push_back(read_name("a node output")); return true;
         case field::kNodeName: name = read_view("a node name"); return true;
         case field::kNodeOpType: op_type = read_view("an op type"); return true;
         case field::kNodeDomain: domain = read_view("a domain"); return true;
@@ -674,6 +721,16 @@ class Indexer {
   }
   std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
   std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
+  std::map<std::string, const std::string*, std::less<>> payload_file_of_;
+
+  // The model's one copy of a payload file's name.
+  const std::string* payload_file(const std::string& path) {
+    auto it = payload_file_of_.find(path);
+    if (it != payload_file_of_.end()) return it->second;
+    const std::string* name = &m_.payload_files.emplace_back(path);
+    payload_file_of_.emplace(path, name);
+    return name;
+  }
 
   int new_graph(int parent) {
     Graph g;
@@ -790,7 +847,7 @@ class Indexer {
         }
         w.payload_known = true;
         if (memory_) w.payload_memory = memory_ + t.raw_offset;
-        else w.payload_file = m_.path;
+        else w.payload_file = payload_file(m_.path);
         w.payload_offset = static_cast<uint64_t>(t.raw_offset);
         w.payload_length = t.raw_length;
       }
@@ -878,7 +935,7 @@ class Indexer {
 
   void check_external(const TensorRec& t, Weight& w) {
     std::string location;
-    for (const auto& [key, value] : t.external_data) {
+    for (const auto& [key, value] : t.external_data()) {
       auto number = [&](const std::string& what) -> uint64_t {
         uint64_t v = 0;
         const std::string s(value);
@@ -911,7 +968,7 @@ class Indexer {
       w.external_status = ExternalStatus::Present;
       w.external_file_size = it->second.second;
       w.payload_known = true;
-      w.payload_file = file.string();
+      w.payload_file = payload_file(file.string());
       w.payload_offset = w.external_offset;
       w.payload_length = length;
     }

@@ -151,7 +151,7 @@ std::optional<std::vector<int64_t>> int_values(const TensorRec& t) {
         if (raw.size() % 8) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 8; ++i) v.push_back(read_le<int64_t>(raw, i));
       } else {
-        v.assign(t.int64_data.begin(), t.int64_data.end());
+        v.assign(t.int64_data().begin(), t.int64_data().end());
       }
       break;
     case T::INT32:
@@ -159,12 +159,12 @@ std::optional<std::vector<int64_t>> int_values(const TensorRec& t) {
         if (raw.size() % 4) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 4; ++i) v.push_back(read_le<int32_t>(raw, i));
       } else {
-        v.assign(t.int32_data.begin(), t.int32_data.end());
+        v.assign(t.int32_data().begin(), t.int32_data().end());
       }
       break;
     case T::INT8: case T::UINT8: case T::INT16: case T::UINT16: case T::BOOL:
       if (!raw.empty()) return std::nullopt;  // only shape-like types are read
-      v.assign(t.int32_data.begin(), t.int32_data.end());
+      v.assign(t.int32_data().begin(), t.int32_data().end());
       break;
     default:
       return std::nullopt;
@@ -189,7 +189,7 @@ std::optional<std::vector<double>> float_values(const TensorRec& t) {
         if (raw.size() % 4) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 4; ++i) v.push_back(read_le<float>(raw, i));
       } else {
-        v.assign(t.float_data.begin(), t.float_data.end());
+        v.assign(t.float_data().begin(), t.float_data().end());
       }
       break;
     case T::DOUBLE:
@@ -197,7 +197,7 @@ std::optional<std::vector<double>> float_values(const TensorRec& t) {
         if (raw.size() % 8) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 8; ++i) v.push_back(read_le<double>(raw, i));
       } else {
-        v.assign(t.double_data.begin(), t.double_data.end());
+        v.assign(t.double_data().begin(), t.double_data().end());
       }
       break;
     case T::FLOAT16:
@@ -205,7 +205,7 @@ std::optional<std::vector<double>> float_values(const TensorRec& t) {
         if (raw.size() % 2) return std::nullopt;
         for (size_t i = 0; i < raw.size() / 2; ++i) v.push_back(half_to_double(read_le<uint16_t>(raw, i)));
       } else {
-        for (int32_t x : t.int32_data) v.push_back(half_to_double(static_cast<uint16_t>(x)));
+        for (int32_t x : t.int32_data()) v.push_back(half_to_double(static_cast<uint16_t>(x)));
       }
       break;
     default: {
@@ -285,6 +285,11 @@ uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data) {
   s.v2 ^= 0xff;
   for (int i = 0; i < 4; ++i) s.round();
   return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
+
+uint64_t keyed_hash(std::string_view data) {
+  const auto& [k0, k1] = table_key();
+  return siphash24(k0, k1, data);
 }
 
 uint64_t ValueIndex::hash(int g, std::string_view name) {

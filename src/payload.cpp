@@ -41,9 +41,9 @@ bool PayloadReader::open(const Weight& w, PayloadFiles* files) {
   if (!w.payload_known || w.payload_length != w.bytes) return false;
   if (w.payload_memory) return true;
   if (files) {
-    fd_ = files->fd(w.payload_file, &owns_fd_);
+    fd_ = files->fd(*w.payload_file, &owns_fd_);
   } else {
-    fd_ = ::open(w.payload_file.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = ::open(w.payload_file->c_str(), O_RDONLY | O_CLOEXEC);
     owns_fd_ = true;
   }
   return fd_ >= 0;

@@ -78,7 +78,7 @@ std::string tensor_text(const TensorRec& t) {
   std::string s = std::string(t.name) + " type=" + std::to_string(t.data_type) + " external=" + std::to_string(t.external) +
                   " dims=";
   for (int64_t d : t.dims) s += std::to_string(d) + ",";
-  for (const auto& [key, value] : t.external_data) s += " " + std::string(key) + "=" + std::string(value);
+  for (const auto& [key, value] : t.external_data()) s += " " + std::string(key) + "=" + std::string(value);
   return s + "\n";
 }
 // protobuf's own parse of a node's attribute, as the loader's record of it keeps it.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <initializer_list>
@@ -48,19 +49,30 @@ using NodeSpan = Span<int>;
 // shape and external data entries, where its raw_data was in the file, and its payload when small
 // enough to keep (shape constants, scales). Views and runs in the skeleton's arena.
 struct TensorRec {
+  using Entry = std::pair<std::string_view, std::string_view>;
+  // What most tensors lack, apart: external data entries, payloads in typed fields.
+  struct Rare {
+    Span<Entry> external_data;  // (key, value) entries
+    Span<int64_t> int64_data;
+    Span<int32_t> int32_data;
+    Span<float> float_data;
+    Span<double> double_data;
+  };
   std::string_view name;
-  int32_t data_type = 0;
-  bool external = false;  // data_location is EXTERNAL
   Span<int64_t> dims;
-  Span<std::pair<std::string_view, std::string_view>> external_data;  // (key, value) entries
   std::string_view raw_data;  // kept payloads only, as are the typed fields
-  Span<int64_t> int64_data;
-  Span<int32_t> int32_data;
-  Span<float> float_data;
-  Span<double> double_data;
-  int64_t raw_offset = -1;  // where raw_data began in the file (kept or not), -1 when it has none
+  int64_t raw_offset = -1;    // where raw_data began in the file (kept or not), -1 when it has none
   uint64_t raw_length = 0;
   const TensorRec* next = nullptr;  // the next initializer of its graph, in file order
+  const Rare* rare = nullptr;
+  int32_t data_type = 0;
+  bool external = false;  // data_location is EXTERNAL
+
+  Span<Entry> external_data() const { return rare ? rare->external_data : Span<Entry>(); }
+  Span<int64_t> int64_data() const { return rare ? rare->int64_data : Span<int64_t>(); }
+  Span<int32_t> int32_data() const { return rare ? rare->int32_data : Span<int32_t>(); }
+  Span<float> float_data() const { return rare ? rare->float_data : Span<float>(); }
+  Span<double> double_data() const { return rare ? rare->double_data : Span<double>(); }
 };
 
 // Where a weight tensor's bytes live.
@@ -88,11 +100,11 @@ struct Weight {
   // Payload location for content comparisons: in the model file (embedded raw_data) or in an
   // external file. payload_known is false when the bytes are in typed fields or missing.
   bool payload_known = false;
-  std::string payload_file;  // absolute path, checked to lie inside the model's folder
+  const std::string* payload_file = nullptr;  // the model file, or an external file checked to lie in its folder
   uint64_t payload_offset = 0;
   uint64_t payload_length = 0;
   // A model loaded from memory (load_model_bytes): the payload in the caller's buffer, which
-  // must outlive every read of it; payload_file is then empty.
+  // must outlive every read of it; payload_file is then nullptr.
   const char* payload_memory = nullptr;
   // External data as written in the file, and what a stat found.
   std::string external_location;
@@ -205,6 +217,8 @@ struct Node {
 // SipHash-2-4 (Aumasson and Bernstein, 2012) of `data` under the 128-bit key (k0, k1): a keyed
 // hash, so names in a file cannot be chosen to collide without the key.
 uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data);
+// SipHash of `data` under a key drawn once per process: for tables keyed by a file's strings.
+uint64_t keyed_hash(std::string_view data);
 
 // (scope, name) -> value id: one open-addressing table for the whole model, its slots holding a
 // part of each key's hash and the id, so a lookup compares names only when the hashes agree.
@@ -222,7 +236,7 @@ class ValueIndex {
   // The id of `name` in graph g, a new record in `values` when there was none.
   int intern(std::vector<Value>& values, int g, std::string_view name);
   // Records that the skeleton string `occurrence` (which must live as long as the model) names
-  // value `id`; called once per node input and output.
+  // value `id`, unless its address is known already; called once per node input and output.
   void remember(std::string_view occurrence, int id);
   // Sizes both tables for about `names` values and `occurrences` remembered strings before the
   // first intern, so a large graph's tables are made once instead of by doubling.
@@ -235,8 +249,10 @@ class ValueIndex {
   void grow();
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (id + 1); 0 is an empty slot
   // The address table: a skeleton string's characters (nullptr: an empty slot) and its value id,
-  // side by side. No two skeleton strings share an address; a view of a part of one shares it but
-  // not the length, which the value's name holds.
+  // side by side. Skeleton strings share an address only when they hold the same name (the reader
+  // keeps one copy of each node input and output name), and the first scope to name it keeps the
+  // entry: a lookup from another scope, or with a view of a part of one (same address, another
+  // length), checks the value's scope and length and falls back to the name.
   static uint64_t address_hash(const char* p) { return (reinterpret_cast<uintptr_t>(p) >> 3) * 0x9E3779B97F4A7C15ull; }
   void grow_seen();
   std::vector<const char*> seen_at_;
@@ -283,6 +299,7 @@ struct Model {
   std::vector<Value> values;       // every (scope, name) the graphs use, by id
   ValueIndex value_index;          // (scope, name) -> id
   std::vector<int> consumer_list;  // the consumers of every value, value after value
+  std::deque<std::string> payload_files;  // the files weights' payloads are in, each named once
   uint64_t stripped_payload_bytes = 0;      // payload bytes skipped, never read
 
   // The id of a name in graph g's own scope, or -1.
