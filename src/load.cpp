@@ -115,6 +115,7 @@ TensorRec* tensor_record(google::protobuf::Arena* arena, const onnx::TensorProto
 class NamePool {
  public:
   explicit NamePool(google::protobuf::Arena* arena) : arena_(arena) {}
+  size_t size() const { return names_.size(); }
   std::string_view intern(std::string_view name) {
     if ((names_.size() + 1) * 2 > slots_.size()) grow();
     const uint64_t h = keyed_hash(name), mask = slots_.size() - 1;
@@ -154,7 +155,8 @@ class WireReader {
 
   uint64_t stripped_bytes = 0;
   // Upper bounds on the model's weights and nodes, and the node inputs and outputs read.
-  size_t tensors_read = 0, nodes_read = 0, inputs_read = 0, outputs_read = 0;
+  size_t tensors_read = 0, nodes_read = 0, outputs_read = 0;
+  size_t distinct_names() const { return names_.size(); }
   GraphBody* main = nullptr;             // the main graph's body, nullptr when the file has none
   std::vector<GraphBody*> functions;     // the bodies of the model's functions, in their order
 
@@ -199,7 +201,8 @@ class WireReader {
     std::vector<int64_t> ints;
     std::vector<float> floats;
     std::vector<const GraphBody*> graphs;
-    onnx::TensorProto t;  // an attribute's tensor while it is read (a field given twice merges)
+    Attribute::Rare rare;  // an attribute's rare fields while it is read
+    onnx::TensorProto t;   // an attribute's tensor while it is read (a field given twice merges)
     bool has_t = false;
     PayloadInfo t_payload;
   };
@@ -428,9 +431,10 @@ class WireReader {
       }
     });
     ++nodes_read;
-    inputs_read += s.inputs.size();
     outputs_read += s.outputs.size();
-    body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name, keep(s.inputs), keep(s.outputs),
+    const size_t inputs = s.inputs.size();
+    s.inputs.insert(s.inputs.end(), s.outputs.begin(), s.outputs.end());
+    body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name, keep(s.inputs), inputs,
                                                           keep(s.attributes)));
   }
 
@@ -457,7 +461,7 @@ class WireReader {
         return true;
       case field::kAttrS:
         if (wt != kLengthDelimited) return false;
-        a.s = read_view("an attribute string");
+        s.rare.s = read_view("an attribute string");
         return true;
       case field::kAttrI:
         if (wt != kVarint) return false;
@@ -512,6 +516,7 @@ class WireReader {
     s.floats.clear();
     s.graphs.clear();
     s.has_t = false;
+    s.rare = Attribute::Rare();
     read_record([&](int f, int wt) {
       if (read_attribute_field(a, s, f, wt)) return true;
       if (wt != kLengthDelimited) return false;
@@ -528,9 +533,9 @@ class WireReader {
           }, "TensorProto");
           return true;
         case field::kAttrG: {
-          GraphBody* g = const_cast<GraphBody*>(a.g);
+          GraphBody* g = const_cast<GraphBody*>(s.rare.g);
           if (!g) g = new_body(google::protobuf::Arena::CreateMessage<onnx::GraphProto>(arena_));
-          a.g = g;
+          s.rare.g = g;
           nested([&] { read_graph(g); }, "GraphProto");
           return true;
         }
@@ -541,8 +546,8 @@ class WireReader {
           return true;
         }
         case field::kAttrSparseTensor: {
-          onnx::SparseTensorProto* t = message(a.sparse_tensor);
-          a.sparse_tensor = t;
+          onnx::SparseTensorProto* t = message(s.rare.sparse_tensor);
+          s.rare.sparse_tensor = t;
           nested([&] { read_sparse(t); }, "SparseTensorProto");
           return true;
         }
@@ -555,8 +560,12 @@ class WireReader {
       }
     });
     a.ints = keep(s.ints);
-    a.floats = keep(s.floats);
-    a.graphs = keep(s.graphs);
+    if (!s.rare.s.empty() || s.rare.sparse_tensor || s.rare.g || !s.floats.empty() || !s.graphs.empty()) {
+      Attribute::Rare* rare = google::protobuf::Arena::Create<Attribute::Rare>(arena_, s.rare);
+      rare->floats = keep(s.floats);
+      rare->graphs = keep(s.graphs);
+      a.rare = rare;
+    }
     if (s.has_t) a.t = tensor_record(arena_, s.t, s.t_payload);
   }
 
@@ -762,8 +771,8 @@ class Indexer {
     bool is_constant = n.op_type() == "Constant"sv && (n.domain().empty() || n.domain() == "ai.onnx"sv);
     for (const Attribute& a : n.attribute()) {
       if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));
-      if (a.g) add_graph(*a.g, gi, ni, a.name);
-      for (size_t i = 0; i < a.graphs.size(); ++i) add_graph(*a.graphs[i], gi, ni, a.name, static_cast<int>(i));
+      if (a.g()) add_graph(*a.g(), gi, ni, a.name);
+      for (size_t i = 0; i < a.graphs().size(); ++i) add_graph(*a.graphs()[i], gi, ni, a.name, static_cast<int>(i));
     }
   }
 
@@ -774,16 +783,16 @@ class Indexer {
       int wi = add_weight(*a.t, gi, out, Storage::ConstantNode);
       Weight& w = m_.weights[wi];
       if (w.dims.empty()) w.parameter = false;
-    } else if (a.name == "sparse_value"sv && a.sparse_tensor) {
-      int wi = add_sparse(*a.sparse_tensor, gi, out, Storage::ConstantNode);
+    } else if (a.name == "sparse_value"sv && a.sparse_tensor()) {
+      int wi = add_sparse(*a.sparse_tensor(), gi, out, Storage::ConstantNode);
       if (m_.weights[wi].dims.empty()) m_.weights[wi].parameter = false;
-    } else if (a.name == "value_floats"sv && !a.floats.empty()) {
+    } else if (a.name == "value_floats"sv && !a.floats().empty()) {
       Weight w;
       w.name = out;
       w.graph = gi;
       w.dtype = onnx::TensorProto::FLOAT;
-      w.dims = {static_cast<int64_t>(a.floats.size())};
-      w.elements = static_cast<uint64_t>(a.floats.size());
+      w.dims = {static_cast<int64_t>(a.floats().size())};
+      w.elements = static_cast<uint64_t>(a.floats().size());
       w.bytes = w.elements * 4;
       w.storage = Storage::ConstantNode;
       w.parameter = true;
@@ -1219,7 +1228,7 @@ namespace {
 // The part of loading after the bytes are open: the wire reader, then the index.
 void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream, const LoadOptions& options,
                     const char* memory) {
-  size_t tensors = 0, nodes = 0, inputs = 0, outputs = 0;
+  size_t tensors = 0, nodes = 0, names = 0, outputs = 0;
   const GraphBody* main = nullptr;
   std::vector<GraphBody*> functions;
   {
@@ -1230,7 +1239,7 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
     reader.read_model(m.proto.get());
     tensors = reader.tensors_read;
     nodes = reader.nodes_read;
-    inputs = reader.inputs_read;
+    names = reader.distinct_names();
     outputs = reader.outputs_read;
     m.stripped_payload_bytes = reader.stripped_bytes;
     main = reader.main;
@@ -1239,9 +1248,10 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
   if (!main) throw InputError("not an ONNX model: no graph found");
   m.weights.reserve(tensors);  // one allocation each, not a doubling series
   m.nodes.reserve(nodes);
-  // Nearly every value is a node's output or a weight; its name occurs once more per reader.
+  // Nearly every value is a node's output or a weight; the address table holds each distinct
+  // node input or output name and each weight's name.
   m.values.reserve(outputs + tensors);
-  m.value_index.reserve(outputs + tensors, inputs + outputs + tensors);
+  m.value_index.reserve(outputs + tensors, names + tensors);
   Indexer(m, options.base_dir, memory).run(*main, functions);
 }
 

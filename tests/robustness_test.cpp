@@ -96,12 +96,12 @@ std::string attribute_text(const onnx::AttributeProto& a) {
 std::string attribute_text(const Attribute& a) {
   std::string s = std::string(a.name) + " type=" + std::to_string(a.type) +
                   (a.has_i ? " i=" + std::to_string(a.i) : std::string()) + " f=" + std::to_string(a.f) +
-                  " s=" + std::string(a.s) + " ints=";
+                  " s=" + std::string(a.s()) + " ints=";
   for (int64_t v : a.ints) s += std::to_string(v) + ",";
   s += " floats=";
-  for (float v : a.floats) s += std::to_string(v) + ",";
+  for (float v : a.floats()) s += std::to_string(v) + ",";
   if (a.t) s += " t=" + tensor_text(*a.t);
-  s += " g=" + std::to_string(a.g != nullptr) + " graphs=" + std::to_string(a.graphs.size());
+  s += " g=" + std::to_string(a.g() != nullptr) + " graphs=" + std::to_string(a.graphs().size());
   return s;
 }
 // One line per node: what the stages read of it.
@@ -225,12 +225,12 @@ TEST_CASE("attribute fields written packed, and an attribute type onnx.proto doe
   REQUIRE(node.attribute_size() == 3);
   const Attribute* a = node.attribute().begin();
   CHECK(std::vector<int64_t>(a[0].ints.begin(), a[0].ints.end()) == std::vector<int64_t>{1, 0, 2});
-  CHECK(std::vector<float>(a[1].floats.begin(), a[1].floats.end()) == std::vector<float>{1.5f, -2.0f});
+  CHECK(std::vector<float>(a[1].floats().begin(), a[1].floats().end()) == std::vector<float>{1.5f, -2.0f});
   CHECK(a[1].f == 0.5f);
   CHECK(a[2].type == 0);
   CHECK(a[2].has_i);
   CHECK(a[2].i == -5);
-  CHECK(a[2].s == "bytes");
+  CHECK(a[2].s() == "bytes");
 }
 
 TEST_CASE("mutated sample graphs audit or fail cleanly", "[robustness]") {

@@ -145,18 +145,28 @@ struct GraphBody;
 // One attribute of a node: the fields of onnx.proto's AttributeProto the stages read, as views
 // of the skeleton. Fields the stages never read (doc strings, type protos) are not kept.
 struct Attribute {
+  // What most attributes lack, apart: a string, floats, subgraphs, a sparse tensor.
+  struct Rare {
+    std::string_view s;
+    Span<float> floats;
+    const onnx::SparseTensorProto* sparse_tensor = nullptr;
+    const GraphBody* g = nullptr;
+    Span<const GraphBody*> graphs;
+  };
   std::string_view name;
+  Span<int64_t> ints;
+  int64_t i = 0;
+  const TensorRec* t = nullptr;
+  const Rare* rare = nullptr;
+  float f = 0;
   int32_t type = 0;  // AttributeProto.AttributeType; 0 when absent or a number onnx.proto does not define
   bool has_i = false;
-  int64_t i = 0;
-  float f = 0;
-  std::string_view s;
-  Span<int64_t> ints;
-  Span<float> floats;
-  const TensorRec* t = nullptr;
-  const onnx::SparseTensorProto* sparse_tensor = nullptr;
-  const GraphBody* g = nullptr;
-  Span<const GraphBody*> graphs;
+
+  std::string_view s() const { return rare ? rare->s : std::string_view(); }
+  Span<float> floats() const { return rare ? rare->floats : Span<float>(); }
+  const onnx::SparseTensorProto* sparse_tensor() const { return rare ? rare->sparse_tensor : nullptr; }
+  const GraphBody* g() const { return rare ? rare->g : nullptr; }
+  Span<const GraphBody*> graphs() const { return rare ? rare->graphs : Span<const GraphBody*>(); }
 };
 
 // One node as the file gives it: the fields of NodeProto the stages read, a few words and views
@@ -164,28 +174,32 @@ struct Attribute {
 // The accessors read like NodeProto's, but names are views.
 class NodeRec {
  public:
-  NodeRec(std::string_view op_type, std::string_view domain, std::string_view name, Span<std::string_view> inputs,
-          Span<std::string_view> outputs, Span<Attribute> attributes)
-      : op_type_(op_type), domain_(domain), name_(name), inputs_(inputs), outputs_(outputs), attributes_(attributes) {}
+  // `names`: the inputs, then the outputs.
+  NodeRec(std::string_view op_type, std::string_view domain, std::string_view name, Span<std::string_view> names,
+          size_t inputs, Span<Attribute> attributes)
+      : op_type_(op_type), domain_(domain), name_(name), names_(names.begin()), attributes_(attributes.begin()),
+        inputs_(static_cast<uint32_t>(inputs)), outputs_(static_cast<uint32_t>(names.size() - inputs)),
+        attribute_count_(static_cast<uint32_t>(attributes.size())) {}
   std::string_view op_type() const { return op_type_; }
   std::string_view domain() const { return domain_; }
   std::string_view name() const { return name_; }
-  int input_size() const { return static_cast<int>(inputs_.size()); }
-  std::string_view input(int i) const { return inputs_[static_cast<size_t>(i)]; }  // i < input_size()
-  Span<std::string_view> input() const { return inputs_; }
-  int output_size() const { return static_cast<int>(outputs_.size()); }
-  std::string_view output(int i) const { return outputs_[static_cast<size_t>(i)]; }  // i < output_size()
-  Span<std::string_view> output() const { return outputs_; }
-  int attribute_size() const { return static_cast<int>(attributes_.size()); }
-  Span<Attribute> attribute() const { return attributes_; }
+  int input_size() const { return static_cast<int>(inputs_); }
+  std::string_view input(int i) const { return names_[i]; }  // i < input_size()
+  Span<std::string_view> input() const { return Span<std::string_view>(names_, inputs_); }
+  int output_size() const { return static_cast<int>(outputs_); }
+  std::string_view output(int i) const { return names_[inputs_ + static_cast<uint32_t>(i)]; }  // i < output_size()
+  Span<std::string_view> output() const { return Span<std::string_view>(names_ + inputs_, outputs_); }
+  int attribute_size() const { return static_cast<int>(attribute_count_); }
+  Span<Attribute> attribute() const { return Span<Attribute>(attributes_, attribute_count_); }
   const NodeRec* next() const { return next_; }  // the next node of its graph body, in file order
 
  private:
   friend struct GraphBody;
   std::string_view op_type_, domain_, name_;
-  Span<std::string_view> inputs_, outputs_;
-  Span<Attribute> attributes_;
+  const std::string_view* names_;
+  const Attribute* attributes_;
   NodeRec* next_ = nullptr;
+  uint32_t inputs_, outputs_, attribute_count_;  // counts fit: a node's fields fit in its message's 2 GiB
 };
 
 // A graph or function body as read: its nodes and initializers in file order, and (for a graph)

@@ -480,9 +480,9 @@ const NodeRec* NodeView::producer(int i) const {
 std::optional<EinsumEquation> parse_einsum(const NodeRec& n) {
   if (n.op_type() != "Einsum"sv || n.input_size() != 2) return std::nullopt;
   const auto* a = find_attr(n, "equation");
-  if (!a || a->s.size() > 64) return std::nullopt;
+  if (!a || a->s().size() > 64) return std::nullopt;
   std::string eq;
-  for (char c : a->s) {
+  for (char c : a->s()) {
     if (c != ' ') eq += c;
   }
   size_t arrow = eq.find("->"), comma = eq.find(',');
