@@ -23,6 +23,7 @@ namespace {
 // Bytes of one tensor held at a time per thread by the full comparison.
 constexpr uint64_t kBand = 2u << 20;
 constexpr int kSamples = 16;  // sampled elements per tensor for the fingerprint
+constexpr uint64_t kHeld = 64u << 10;  // a tensor up to this size is read once for its fingerprint
 
 bool transposed_shapes(const Weight& a, const Weight& b) {
   return a.dims.size() == 2 && b.dims.size() == 2 && a.dims[0] == b.dims[1] && a.dims[1] == b.dims[0] &&
@@ -31,13 +32,15 @@ bool transposed_shapes(const Weight& a, const Weight& b) {
 
 // Element e of a tensor in a canonical orientation: a 2-D tensor stored [M, m] with M > m is
 // read as its transpose, so a tensor and its transposed copy give the same samples.
-bool canonical_element(const PayloadReader& r, const Weight& w, size_t es, uint64_t e, char* out) {
+uint64_t canonical_position(const Weight& w, uint64_t e) {
   bool flip = w.dims.size() == 2 && w.dims[0] > w.dims[1];
   uint64_t rows = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[1] : w.dims[0]) : 1;
   uint64_t cols = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[0] : w.dims[1]) : w.elements;
-  uint64_t i = e / cols, j = e % cols;   // canonical (i, j)
-  uint64_t at = flip ? j * rows + i : e;  // stored position
-  return r.read(at * es, es, out);
+  uint64_t i = e / cols, j = e % cols;  // canonical (i, j)
+  return flip ? j * rows + i : e;       // stored position
+}
+bool canonical_element(const PayloadReader& r, const Weight& w, size_t es, uint64_t e, char* out) {
+  return r.read(canonical_position(w, e) * es, es, out);
 }
 
 // kSamples elements spread over the tensor in the canonical orientation. Returns nothing when
@@ -191,24 +194,39 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
     if (shape.size() == 2 && shape[0] > shape[1]) std::swap(shape[0], shape[1]);
     by_shape[{w.dtype, w.elements, shape}].push_back(static_cast<int>(i));
   }
+  // The middle elements, read in file order through one window: neighbouring tensors share a read.
+  std::vector<int> candidates;
+  for (const auto& [shape_key, same_shape] : by_shape) {
+    if (same_shape.size() >= 2) candidates.insert(candidates.end(), same_shape.begin(), same_shape.end());
+  }
+  std::sort(candidates.begin(), candidates.end(), [&](int x, int y) {
+    const Weight& a = model.weights[static_cast<size_t>(x)];
+    const Weight& b = model.weights[static_cast<size_t>(y)];
+    return std::make_pair(a.payload_file, a.payload_offset) < std::make_pair(b.payload_file, b.payload_offset);
+  });
+  std::vector<std::optional<std::string>> middle(model.weights.size());
+  ReadWindow window;
+  for (int i : candidates) {
+    const Weight& w = model.weights[static_cast<size_t>(i)];
+    const size_t es = static_cast<size_t>(dtype_bits(w.dtype) / 8);
+    PayloadReader r;
+    std::string x(es, '\0');
+    if (r.open(w, &files) && r.read(canonical_position(w, w.elements / 2) * es, es, x.data(), window)) middle[static_cast<size_t>(i)] = x;
+  }
   std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>, std::string>, std::vector<int>> groups;
   for (const auto& [shape_key, same_shape] : by_shape) {
     if (same_shape.size() < 2) continue;
     const size_t es = static_cast<size_t>(dtype_bits(std::get<0>(shape_key)) / 8);
     std::map<std::string, std::vector<int>> by_middle;
     for (int i : same_shape) {
-      const Weight& w = model.weights[static_cast<size_t>(i)];
-      PayloadReader r;
-      std::string x(es, '\0');
-      if (!r.open(w, &files) || !canonical_element(r, w, es, w.elements / 2, x.data())) continue;
-      by_middle[x].push_back(i);
+      if (middle[static_cast<size_t>(i)]) by_middle[*middle[static_cast<size_t>(i)]].push_back(i);
     }
     for (const auto& [middle, same_middle] : by_middle) {
       if (same_middle.size() < 2) continue;
       for (int i : same_middle) {
         const Weight& w = model.weights[static_cast<size_t>(i)];
         PayloadReader r;
-        if (!r.open(w, &files)) continue;
+        if (!r.open(w, &files) || !r.hold(kHeld)) continue;
         auto f = fingerprint(r, w, es);
         if (f) groups[std::tuple_cat(shape_key, std::make_tuple(*f))].push_back(i);
       }

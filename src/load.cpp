@@ -1127,8 +1127,9 @@ class Indexer {
 };
 
 // The model file as the wire reader sees it. Blocks grow while the reader moves forward (a graph's
-// nodes are read in a few large reads) and start small again after each skipped payload, so a file
-// of many mid-sized tensors is not read whole in the blocks around them, nor in a read per field.
+// nodes are read in a few large reads) and start small again after a payload larger than a block
+// is skipped, so a file of large tensors is not read whole in the blocks around them; a run of
+// small tensors is read in whole blocks, not in a read each.
 class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
  public:
   FileWindow(int fd, uint64_t size)
@@ -1168,7 +1169,9 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
     }
     n -= backed_up_;
     backed_up_ = 0;
-    block_ = kSmallest;
+    // Past a large payload the next read starts small; a short skip keeps the reads large, so
+    // a run of small tensors is read in a few blocks, skipped payloads and all, not a read each.
+    if (n > kLargest) block_ = kSmallest;
     if (n > size_ - at_) {
       at_ = size_;
       return false;
@@ -1179,14 +1182,14 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
   int64_t ByteCount() const override { return static_cast<int64_t>(at_ - backed_up_); }
 
  private:
-  static constexpr uint64_t kSmallest = 4096, kLargest = 64 * 1024;
+  static constexpr uint64_t kSmallest = 4096, kLargest = 256 * 1024;
   int fd_;
   uint64_t size_;
   std::unique_ptr<char[]> buffer_;
   uint64_t at_ = 0;        // file offset just past the buffer
   size_t filled_ = 0;      // bytes in the buffer
   size_t backed_up_ = 0;   // of those, given back by the reader
-  uint64_t block_ = 64 * 1024;
+  uint64_t block_ = kLargest;
 };
 
 // Opens the file and refuses what protobuf cannot read, with a message a person understands.

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -47,6 +49,43 @@ bool PayloadReader::open(const Weight& w, PayloadFiles* files) {
     owns_fd_ = true;
   }
   return fd_ >= 0;
+}
+
+bool PayloadReader::hold(uint64_t max_bytes) {
+  if (inline_ || !w_ || w_->payload_memory || w_->bytes > max_bytes) return true;
+  std::vector<char> bytes(static_cast<size_t>(w_->bytes));
+  if (!read(0, bytes.size(), bytes.data())) return false;
+  held_ = std::move(bytes);
+  inline_ = held_.data();
+  return true;
+}
+
+bool ReadWindow::read(const std::string* file, int fd, uint64_t offset, size_t n, char* out) {
+  uint64_t end = 0;
+  if (file != file_ || offset < start_ || add_overflows(offset, n, &end) || end > start_ + filled_) {
+    if (n > kSize) return false;
+    const bool close = file == file_ && offset > last_miss_ && offset - last_miss_ <= kSize / 8;
+    const size_t size = close ? kSize : std::max<size_t>(n, 4096);
+    last_miss_ = offset;
+    buf_.resize(kSize);
+    ssize_t got;
+    do {
+      got = ::pread(fd, buf_.data(), size, static_cast<off_t>(offset));
+    } while (got < 0 && errno == EINTR);
+    file_ = nullptr;
+    if (got < static_cast<ssize_t>(n)) return false;
+    file_ = file;
+    start_ = offset;
+    filled_ = static_cast<size_t>(got);
+  }
+  std::memcpy(out, buf_.data() + (offset - start_), n);
+  return true;
+}
+
+bool PayloadReader::read(uint64_t at, size_t n, char* out, ReadWindow& window) const {
+  uint64_t end = 0;
+  if (inline_ || w_->payload_memory || add_overflows(at, n, &end) || end > w_->bytes) return read(at, n, out);
+  return window.read(w_->payload_file, fd_, w_->payload_offset + at, n, out);
 }
 
 bool PayloadReader::read(uint64_t at, size_t n, char* out) const {

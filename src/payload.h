@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "headcount/model.h"
 
@@ -31,6 +32,23 @@ class PayloadFiles {
   std::unordered_map<std::string, int> open_;
 };
 
+// A window onto the payload files for many small reads close together (one element of each of
+// thousands of tensors, visited in file order): a read inside the window costs no system call.
+// The window is large only while reads come close together; far apart, each reads a page.
+class ReadWindow {
+ public:
+  // n bytes at `offset` of the file `file` names (open as fd); false on a short read.
+  bool read(const std::string* file, int fd, uint64_t offset, size_t n, char* out);
+
+ private:
+  static constexpr size_t kSize = 256u << 10;
+  std::vector<char> buf_;
+  uint64_t last_miss_ = 0;  // where the last read outside the window began
+  const std::string* file_ = nullptr;  // the model's one copy of the file's name (Weight::payload_file)
+  uint64_t start_ = 0;
+  size_t filled_ = 0;
+};
+
 // Where a tensor's bytes can be read: from its file, or from a payload kept in the skeleton.
 class PayloadReader {
  public:
@@ -44,8 +62,14 @@ class PayloadReader {
   bool open(const Weight& w, PayloadFiles* files = nullptr);
   // Reads `n` bytes at byte `at` of the tensor; false past its end or on a short read.
   bool read(uint64_t at, size_t n, char* out) const;
+  // The same, through `window` when the bytes are in a file.
+  bool read(uint64_t at, size_t n, char* out, ReadWindow& window) const;
+  // Reads the whole tensor into memory once when it is at most `max_bytes`, so many small reads
+  // that follow cost no system call each; false when that read fails (nothing is held then).
+  bool hold(uint64_t max_bytes);
 
  private:
+  std::vector<char> held_;
   const Weight* w_ = nullptr;
   const char* inline_ = nullptr;  // the kept payload, when the skeleton holds it
   int fd_ = -1;
