@@ -1,8 +1,9 @@
 // headcount/model.h: the loaded model, as plain data the later stages read.
 //
-// The loader (load.h) fills it; the matcher, rules and renderers only read it. The ONNX protobuf
-// skeleton is kept as parsed, except that large tensor payloads are left in the file: a Weight
-// says where its bytes are instead of holding them.
+// The loader (load.h) fills it; the matcher, rules and renderers only read it. Nodes and tensors
+// are compact records read from the wire (NodeRec, TensorRec), the model's other fields a
+// ModelProto; large tensor payloads are left in the file: a Weight says where its bytes are
+// instead of holding them.
 #pragma once
 
 #include <cstdint>
@@ -275,7 +276,7 @@ class ValueIndex {
 };
 
 // The model's skeleton (large payloads stripped), in a protobuf arena: the ModelProto with its
-// graphs' and tensors' messages, and the node records, all allocated in a few blocks and freed at once.
+// graphs' other fields, and the node and tensor records, allocated in a few blocks, freed at once.
 class Skeleton {
  public:
   Skeleton() : arena_(std::make_unique<google::protobuf::Arena>(options())),
