@@ -1061,8 +1061,13 @@ class Indexer {
       const int ni = nodes[k];
       for (std::string_view in : m_.nodes[ni].rec->input()) {
         if (in.empty()) continue;
-        const int id = m_.value_index.intern(m_.values, gi, in);
-        m_.value_index.remember(in, id);
+        // The reader keeps one copy of each name, so an input produced in this graph is most
+        // often known by its address already, and costs no hashing.
+        int id = m_.value_index.find_by_address(m_.values, gi, in);
+        if (id < 0) {
+          id = m_.value_index.intern(m_.values, gi, in);
+          m_.value_index.remember(in, id);
+        }
         const Value& v = m_.values[static_cast<size_t>(id)];
         reads_.push_back({id, ni});
         if (v.producer >= 0) {

@@ -299,16 +299,19 @@ uint64_t ValueIndex::hash(int g, std::string_view name) {
 }
 
 int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view name) const {
-  if (!seen_at_.empty() && !name.empty()) {
-    const uint64_t mask = seen_at_.size() - 1;
-    for (uint64_t i = address_hash(name.data()) >> 20 & mask; seen_at_[i]; i = (i + 1) & mask) {
-      if (seen_at_[i] != name.data()) continue;
-      const Value& v = values[static_cast<size_t>(seen_id_[i])];
-      if (v.name.size() == name.size() && v.graph == g) return seen_id_[i];
-      break;  // a part of the string, or another scope's name: look it up by name
-    }
+  if (int id = find_by_address(values, g, name); id >= 0) return id;
+  return find_by_name(values, g, name);  // a part of a string, another scope's name, or a copy
+}
+
+int ValueIndex::find_by_address(const std::vector<Value>& values, int g, std::string_view occurrence) const {
+  if (seen_at_.empty() || occurrence.empty()) return -1;
+  const uint64_t mask = seen_at_.size() - 1;
+  for (uint64_t i = address_hash(occurrence.data()) >> 20 & mask; seen_at_[i]; i = (i + 1) & mask) {
+    if (seen_at_[i] != occurrence.data()) continue;
+    const Value& v = values[static_cast<size_t>(seen_id_[i])];
+    return v.name.size() == occurrence.size() && v.graph == g ? seen_id_[i] : -1;
   }
-  return find_by_name(values, g, name);
+  return -1;
 }
 
 int ValueIndex::find_by_name(const std::vector<Value>& values, int g, std::string_view name) const {

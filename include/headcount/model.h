@@ -248,6 +248,9 @@ class ValueIndex {
  public:
   // The id of `name` in graph g, or -1.
   int find(const std::vector<Value>& values, int g, std::string_view name) const;
+  // The id the skeleton string `occurrence` was remembered with, when that is a value of graph
+  // g; -1 otherwise (the name may still be known: find() looks it up by name).
+  int find_by_address(const std::vector<Value>& values, int g, std::string_view occurrence) const;
   // The id of `name` in graph g, a new record in `values` when there was none.
   int intern(std::vector<Value>& values, int g, std::string_view name);
   // Records that the skeleton string `occurrence` (which must live as long as the model) names
