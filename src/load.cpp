@@ -146,8 +146,11 @@ class NamePool {
   std::vector<uint64_t> hashes_;
 };
 
-// Walks the protobuf wire format. Structural fields (graphs, nodes, attributes, tensors) are read
-// recursively; every other field is copied verbatim and handed to protobuf's own parser.
+// Walks the protobuf wire format. Nodes and their attributes become records of our own (the
+// fields the stages read; the rest are skipped, checked to be well formed). Tensors are parsed
+// by protobuf into a reused message, their large payloads skipped, and kept as records. The
+// other fields of the model, graphs and functions are copied verbatim and handed to protobuf's
+// own parser.
 class WireReader {
  public:
   WireReader(CodedInputStream& in, uint64_t file_size, const LoadOptions& options, google::protobuf::Arena* arena)
