@@ -1135,7 +1135,7 @@ class Indexer {
 };
 
 // The model file as the wire reader sees it. Blocks grow while the reader moves forward (a graph's
-// nodes are read in a few large reads) and start small again after a payload larger than a block
+// nodes are read in a few large reads) and start small again after a payload of more than 32 KiB
 // is skipped, so a file of large tensors is not read whole in the blocks around them; a run of
 // small tensors is read in whole blocks, not in a read each.
 class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
@@ -1177,9 +1177,10 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
     }
     n -= backed_up_;
     backed_up_ = 0;
-    // Past a large payload the next read starts small; a short skip keeps the reads large, so
-    // a run of small tensors is read in a few blocks, skipped payloads and all, not a read each.
-    if (n > kLargest) block_ = kSmallest;
+    // Past a payload of more than a few pages the next read starts small; a short skip keeps
+    // the reads large, so a run of small tensors is read in a few blocks, skipped payloads and
+    // all, not a read each.
+    if (n > kReadThrough) block_ = kSmallest;
     if (n > size_ - at_) {
       at_ = size_;
       return false;
@@ -1190,14 +1191,14 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
   int64_t ByteCount() const override { return static_cast<int64_t>(at_ - backed_up_); }
 
  private:
-  static constexpr uint64_t kSmallest = 4096, kLargest = 256 * 1024;
+  static constexpr uint64_t kSmallest = 4096, kFirst = 64 * 1024, kLargest = 256 * 1024, kReadThrough = 32 * 1024;
   int fd_;
   uint64_t size_;
   std::unique_ptr<char[]> buffer_;
   uint64_t at_ = 0;        // file offset just past the buffer
   size_t filled_ = 0;      // bytes in the buffer
   size_t backed_up_ = 0;   // of those, given back by the reader
-  uint64_t block_ = kLargest;
+  uint64_t block_ = kFirst;
 };
 
 // Opens the file and refuses what protobuf cannot read, with a message a person understands.

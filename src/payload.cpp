@@ -67,10 +67,10 @@ bool ReadWindow::read(const std::string* file, int fd, uint64_t offset, size_t n
     const bool close = file == file_ && offset > last_miss_ && offset - last_miss_ <= kSize / 8;
     const size_t size = close ? kSize : std::max<size_t>(n, 4096);
     last_miss_ = offset;
-    buf_.resize(kSize);
+    if (!buf_) buf_.reset(new char[kSize]);
     ssize_t got;
     do {
-      got = ::pread(fd, buf_.data(), size, static_cast<off_t>(offset));
+      got = ::pread(fd, buf_.get(), size, static_cast<off_t>(offset));
     } while (got < 0 && errno == EINTR);
     file_ = nullptr;
     if (got < static_cast<ssize_t>(n)) return false;
@@ -78,7 +78,7 @@ bool ReadWindow::read(const std::string* file, int fd, uint64_t offset, size_t n
     start_ = offset;
     filled_ = static_cast<size_t>(got);
   }
-  std::memcpy(out, buf_.data() + (offset - start_), n);
+  std::memcpy(out, buf_.get() + (offset - start_), n);
   return true;
 }
 

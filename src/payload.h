@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -42,7 +43,7 @@ class ReadWindow {
 
  private:
   static constexpr size_t kSize = 256u << 10;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;  // not zeroed: a page is touched only when a read fills it
   uint64_t last_miss_ = 0;  // where the last read outside the window began
   const std::string* file_ = nullptr;  // the model's one copy of the file's name (Weight::payload_file)
   uint64_t start_ = 0;
