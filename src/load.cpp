@@ -947,7 +947,8 @@ class Indexer {
 
   void check_external(const TensorRec& t, Weight& w) {
     std::string location;
-    for (const auto& [key, value] : t.external_data()) {
+    for (const TensorRec::Entry& entry : t.external_data()) {
+      const std::string_view key = entry.first, value = entry.second;  // (a lambda cannot capture a binding in C++17)
       auto number = [&](const std::string& what) -> uint64_t {
         uint64_t v = 0;
         const std::string s(value);
