@@ -204,14 +204,14 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
     const Weight& b = model.weights[static_cast<size_t>(y)];
     return std::make_pair(a.payload_file, a.payload_offset) < std::make_pair(b.payload_file, b.payload_offset);
   });
-  std::vector<std::optional<std::string>> middle(model.weights.size());
+  std::vector<std::optional<std::string>> middle_of(model.weights.size());
   ReadWindow window;
   for (int i : candidates) {
     const Weight& w = model.weights[static_cast<size_t>(i)];
     const size_t es = static_cast<size_t>(dtype_bits(w.dtype) / 8);
     PayloadReader r;
     std::string x(es, '\0');
-    if (r.open(w, &files) && r.read(canonical_position(w, w.elements / 2) * es, es, x.data(), window)) middle[static_cast<size_t>(i)] = x;
+    if (r.open(w, &files) && r.read(canonical_position(w, w.elements / 2) * es, es, x.data(), window)) middle_of[static_cast<size_t>(i)] = x;
   }
   std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>, std::string>, std::vector<int>> groups;
   for (const auto& [shape_key, same_shape] : by_shape) {
@@ -219,7 +219,7 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
     const size_t es = static_cast<size_t>(dtype_bits(std::get<0>(shape_key)) / 8);
     std::map<std::string, std::vector<int>> by_middle;
     for (int i : same_shape) {
-      if (middle[static_cast<size_t>(i)]) by_middle[*middle[static_cast<size_t>(i)]].push_back(i);
+      if (middle_of[static_cast<size_t>(i)]) by_middle[*middle_of[static_cast<size_t>(i)]].push_back(i);
     }
     for (const auto& [middle, same_middle] : by_middle) {
       if (same_middle.size() < 2) continue;

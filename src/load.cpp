@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <unordered_map>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -71,12 +70,18 @@ Span<T> arena_copy(google::protobuf::Arena* arena, const Range& v) {
   return Span<T>(p, n);
 }
 
-// A string copied into the arena. Each copy is its own allocation of at least one byte, so no
-// two of them share an address (the value index knows names by address).
-std::string_view arena_string(google::protobuf::Arena* arena, const char* data, size_t size) {
+// Room for a string of `size` bytes in the arena, terminated. Each string is its own allocation
+// of at least one byte, so no two of them share an address (the value index knows names by address).
+char* arena_chars(google::protobuf::Arena* arena, size_t size) {
   char* p = google::protobuf::Arena::CreateArray<char>(arena, size + 1);
-  if (size) std::memcpy(p, data, size);
   p[size] = '\0';
+  return p;
+}
+
+// A string copied into the arena.
+std::string_view arena_string(google::protobuf::Arena* arena, const char* data, size_t size) {
+  char* p = arena_chars(arena, size);
+  if (size) std::memcpy(p, data, size);
   return {p, size};
 }
 
@@ -386,12 +391,11 @@ class WireReader {
     if (!in_.ReadString(out, static_cast<int>(len))) malformed();
   }
 
-  // A string field copied into the arena, as a view (arena_string's rule: never a shared address).
+  // A string field read straight into the arena, as a view.
   std::string_view read_view(const char* what) {
     uint32_t len = read_length(what);
-    char* p = google::protobuf::Arena::CreateArray<char>(arena_, static_cast<size_t>(len) + 1);
+    char* p = arena_chars(arena_, len);
     if (!in_.ReadRaw(p, static_cast<int>(len))) malformed();
-    p[len] = '\0';
     return {p, len};
   }
 
@@ -733,16 +737,9 @@ class Indexer {
   }
   std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
   std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
-  std::map<std::string, const std::string*, std::less<>> payload_file_of_;
 
   // The model's one copy of a payload file's name.
-  const std::string* payload_file(const std::string& path) {
-    auto it = payload_file_of_.find(path);
-    if (it != payload_file_of_.end()) return it->second;
-    const std::string* name = &m_.payload_files.emplace_back(path);
-    payload_file_of_.emplace(path, name);
-    return name;
-  }
+  const std::string* payload_file(const std::string& path) { return &*m_.payload_files.insert(path).first; }
 
   int new_graph(int parent) {
     Graph g;
@@ -1241,7 +1238,6 @@ namespace {
 // The part of loading after the bytes are open: the wire reader, then the index.
 void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream, const LoadOptions& options,
                     const char* memory) {
-  size_t tensors = 0, nodes = 0, names = 0, outputs = 0;
   const GraphBody* main = nullptr;
   std::vector<GraphBody*> functions;
   {
@@ -1250,21 +1246,19 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
     in.PushLimit(static_cast<int>(m.file_size));
     WireReader reader(in, m.file_size, options, m.proto.arena());
     reader.read_model(m.proto.get());
-    tensors = reader.tensors_read;
-    nodes = reader.nodes_read;
-    names = reader.distinct_names();
-    outputs = reader.outputs_read;
     m.stripped_payload_bytes = reader.stripped_bytes;
     main = reader.main;
     functions = std::move(reader.functions);
+    // Sized once from what the reader counted, not by doubling. Nearly every value is a node's
+    // output or a weight; the address table holds each distinct node input or output name and
+    // each weight's name.
+    const size_t tensors = reader.tensors_read;
+    m.weights.reserve(tensors);
+    m.nodes.reserve(reader.nodes_read);
+    m.values.reserve(reader.outputs_read + tensors);
+    m.value_index.reserve(reader.outputs_read + tensors, reader.distinct_names() + tensors);
   }
   if (!main) throw InputError("not an ONNX model: no graph found");
-  m.weights.reserve(tensors);  // one allocation each, not a doubling series
-  m.nodes.reserve(nodes);
-  // Nearly every value is a node's output or a weight; the address table holds each distinct
-  // node input or output name and each weight's name.
-  m.values.reserve(outputs + tensors);
-  m.value_index.reserve(outputs + tensors, names + tensors);
   Indexer(m, options.base_dir, memory).run(*main, functions);
 }
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <set>
 #include <map>
 #include <memory>
 #include <initializer_list>
@@ -317,7 +317,8 @@ struct Model {
   std::vector<Value> values;       // every (scope, name) the graphs use, by id
   ValueIndex value_index;          // (scope, name) -> id
   std::vector<int> consumer_list;  // the consumers of every value, value after value
-  std::deque<std::string> payload_files;  // the files weights' payloads are in, each named once
+  std::set<std::string> payload_files;  // the files weights' payloads are in, each named once; a
+                                       // Weight points at its element, which never moves
   uint64_t stripped_payload_bytes = 0;      // payload bytes skipped, never read
 
   // The id of a name in graph g's own scope, or -1.
