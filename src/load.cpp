@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "headcount/error.h"
+#include "payload.h"
 
 namespace headcount {
 namespace {
@@ -1139,7 +1140,7 @@ class Indexer {
 class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
  public:
   FileWindow(int fd, uint64_t size)
-      : fd_(fd), size_(size), buffer_(new char[static_cast<size_t>(std::min<uint64_t>(size, kLargest))]) {}
+      : fd_(fd), size_(size), buffer_(static_cast<size_t>(std::min<uint64_t>(size, kLargest))) {}
   ~FileWindow() override { close(fd_); }
   FileWindow(const FileWindow&) = delete;
   FileWindow& operator=(const FileWindow&) = delete;
@@ -1153,10 +1154,7 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
     }
     if (at_ >= size_) return false;
     const size_t want = static_cast<size_t>(std::min<uint64_t>(block_, size_ - at_));
-    ssize_t got;
-    do {
-      got = pread(fd_, buffer_.get(), want, static_cast<off_t>(at_));
-    } while (got < 0 && errno == EINTR);
+    ssize_t got = read_at(fd_, buffer_.get(), want, at_);
     if (got <= 0) return false;  // an error, or a file that shrank: the reader reports where it stopped
     filled_ = static_cast<size_t>(got);
     at_ += filled_;
@@ -1192,7 +1190,7 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
   static constexpr uint64_t kSmallest = 4096, kFirst = 64 * 1024, kLargest = 256 * 1024, kReadThrough = 32 * 1024;
   int fd_;
   uint64_t size_;
-  std::unique_ptr<char[]> buffer_;
+  ScratchBlock buffer_;
   uint64_t at_ = 0;        // file offset just past the buffer
   size_t filled_ = 0;      // bytes in the buffer
   size_t backed_up_ = 0;   // of those, given back by the reader

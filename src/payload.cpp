@@ -11,6 +11,43 @@
 
 namespace headcount {
 
+ssize_t read_at(int fd, char* out, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return -1;
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+namespace {
+// This thread's free blocks of kScratchSize bytes; two, as a model's read and its content
+// comparison each hold one.
+struct ScratchCache {
+  std::vector<std::unique_ptr<char[]>> free;
+};
+thread_local ScratchCache scratch_cache;
+constexpr size_t kScratchKept = 2;
+}  // namespace
+
+ScratchBlock::ScratchBlock(size_t size) : cached_(size <= kScratchSize) {
+  auto& free = scratch_cache.free;
+  if (cached_ && !free.empty()) {
+    data_ = std::move(free.back());
+    free.pop_back();
+  } else {
+    data_.reset(new char[cached_ ? kScratchSize : size]);
+  }
+}
+
+ScratchBlock::~ScratchBlock() {
+  auto& free = scratch_cache.free;
+  if (cached_ && free.size() < kScratchKept) free.push_back(std::move(data_));
+}
+
 PayloadFiles::~PayloadFiles() {
   for (auto& [path, fd] : open_) {
     if (fd >= 0) ::close(fd);
@@ -67,18 +104,15 @@ bool ReadWindow::read(const std::string* file, int fd, uint64_t offset, size_t n
     const bool close = file == file_ && offset > last_miss_ && offset - last_miss_ <= kSize / 8;
     const size_t size = close ? kSize : std::max<size_t>(n, 4096);
     last_miss_ = offset;
-    if (!buf_) buf_.reset(new char[kSize]);
-    ssize_t got;
-    do {
-      got = ::pread(fd, buf_.get(), size, static_cast<off_t>(offset));
-    } while (got < 0 && errno == EINTR);
+    if (!buf_) buf_.emplace(kSize);
+    ssize_t got = read_at(fd, buf_->get(), size, offset);
     file_ = nullptr;
     if (got < static_cast<ssize_t>(n)) return false;
     file_ = file;
     start_ = offset;
     filled_ = static_cast<size_t>(got);
   }
-  std::memcpy(out, buf_.get() + (offset - start_), n);
+  std::memcpy(out, buf_->get() + (offset - start_), n);
   return true;
 }
 
@@ -99,13 +133,7 @@ bool PayloadReader::read(uint64_t at, size_t n, char* out) const {
     std::memcpy(out, w_->payload_memory + at, n);
     return true;
   }
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(w_->payload_offset + at + done));
-    if (r <= 0) return false;
-    done += static_cast<size_t>(r);
-  }
-  return true;
+  return read_at(fd_, out, n, w_->payload_offset + at) == static_cast<ssize_t>(n);
 }
 
 bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit) {

@@ -2,9 +2,12 @@
 // skeleton, in bounded chunks (internal; used by the content comparison and buffer classification).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -15,6 +18,28 @@
 namespace headcount {
 
 constexpr size_t kPayloadChunk = 1 << 20;  // bytes per read: memory stays flat whatever the tensor size
+
+// Reads up to n bytes at `offset` of fd into out, retrying interrupted reads, until n bytes or
+// the end of the file. Returns the bytes read, or -1 on an error.
+ssize_t read_at(int fd, char* out, size_t n, uint64_t offset);
+
+// A read block of up to kScratchSize bytes, taken from this thread's cache and given back to
+// it: a folder of small models touches the block's pages once per thread, not once per model
+// (a first touch of a page costs microseconds on a virtual machine). Larger sizes are plain
+// allocations.
+class ScratchBlock {
+ public:
+  static constexpr size_t kScratchSize = 256u << 10;
+  explicit ScratchBlock(size_t size);
+  ~ScratchBlock();
+  ScratchBlock(const ScratchBlock&) = delete;
+  ScratchBlock& operator=(const ScratchBlock&) = delete;
+  char* get() const { return data_.get(); }
+
+ private:
+  std::unique_ptr<char[]> data_;  // not zeroed
+  bool cached_;
+};
 
 // The payload files of one model, each opened once however many tensors are read from it.
 class PayloadFiles {
@@ -42,8 +67,8 @@ class ReadWindow {
   bool read(const std::string* file, int fd, uint64_t offset, size_t n, char* out);
 
  private:
-  static constexpr size_t kSize = 256u << 10;
-  std::unique_ptr<char[]> buf_;  // not zeroed: a page is touched only when a read fills it
+  static constexpr size_t kSize = ScratchBlock::kScratchSize;
+  std::optional<ScratchBlock> buf_;  // taken at the first read
   uint64_t last_miss_ = 0;  // where the last read outside the window began
   const std::string* file_ = nullptr;  // the model's one copy of the file's name (Weight::payload_file)
   uint64_t start_ = 0;
