@@ -156,13 +156,13 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       if (is_float(w.dtype)) {
         bc.bits = dtype_bits(w.dtype);
         bc.dtype = dtype_name(w.dtype);
-        bc.dtype_from = "the K projection's weight '" + w.name + "'";
+        bc.dtype_from = "the K projection's weight '" + std::string(w.name) + "'";
       } else if (scale) {
         bc.bits = dtype_bits(scale->dtype);
         bc.dtype = dtype_name(scale->dtype);
-        bc.dtype_from = "the scale '" + scale->name + "' that dequantizes the K projection's weight";
+        bc.dtype_from = "the scale '" + std::string(scale->name) + "' that dequantizes the K projection's weight";
       } else {
-        bc.dtype_from = "unknown: the K projection's weight '" + w.name + "' is " + dtype_name(w.dtype) +
+        bc.dtype_from = "unknown: the K projection's weight '" + std::string(w.name) + "' is " + dtype_name(w.dtype) +
                         ", not the type K is computed in (give --kv-dtype)";
       }
     } else if (!b.k.from_input.empty()) {

@@ -151,7 +151,7 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
   }
   Int vocab = table >= 0 ? Int(m.weights[static_cast<size_t>(table)].dims[0]) : Int();
   add("vocabulary", "vocab", config.vocab, vocab,
-      table >= 0 ? "rows of the embedding table '" + m.weights[static_cast<size_t>(table)].name + "'" : "no embedding table of the width");
+      table >= 0 ? "rows of the embedding table '" + std::string(m.weights[static_cast<size_t>(table)].name) + "'" : "no embedding table of the width");
 
   // Tied embeddings: the LM head is the table itself (or a copy of it), or a tensor of its own.
   Int tied;

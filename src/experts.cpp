@@ -274,7 +274,7 @@ class ExpertMatcher {
 
   std::string name_of(int weight, int node) const {
     if (weight >= 0) {
-      std::string n = m_.weights[static_cast<size_t>(weight)].name;
+      std::string n = std::string(m_.weights[static_cast<size_t>(weight)].name);
       if (n.rfind("onnx::", 0) != 0) {
         size_t cut = n.find_last_of('.');
         n = cut == std::string::npos ? n : n.substr(0, cut);  // "model.layers.0.mlp.gate.weight" -> "...gate"

@@ -297,7 +297,7 @@ void shared_weights(const Model& m, const AttentionResult& att, std::vector<Find
       ++i;
     }
     out.push_back(make("shared-weights", std::nullopt,
-                       "tensor '" + w.name + "' (" + n(w.elements) + " parameters) is used by " +
+                       "tensor '" + std::string(w.name) + "' (" + n(w.elements) + " parameters) is used by " +
                            (several_blocks ? std::string("blocks ") + list : "several projections of block " + list) +
                            " and counted once in the totals"));
   }
@@ -308,7 +308,7 @@ void duplicates(const Model& m, const std::vector<DuplicatePair>& pairs, std::ve
     const Weight& a = m.weights[d.original];
     const Weight& b = m.weights[d.copy];
     out.push_back(make("duplicate-weights", std::nullopt,
-                       "tensors '" + a.name + "' " + shape_string(a.dims) + " and '" + b.name + "' " + shape_string(b.dims) + " hold " +
+                       "tensors '" + std::string(a.name) + "' " + shape_string(a.dims) + " and '" + std::string(b.name) + "' " + shape_string(b.dims) + " hold " +
                            (d.transposed ? "the same values, one the transpose of the other" : "identical values") +
                            ": the file stores " + n(a.elements) +
                            " parameters twice, as exporters do for a tied embedding and LM head; "
@@ -418,13 +418,13 @@ void external_data(const Model& m, std::vector<Finding>& out) {
     } else if (w.external_status == ExternalStatus::SizeMismatch) {
       if (w.external_length >= 0 && static_cast<uint64_t>(w.external_length) != w.bytes) {
         out.push_back(make("external-data-size-mismatch", std::nullopt,
-                           "tensor '" + w.name + "' needs " + n(w.bytes) + " bytes by its shape, but its external "
+                           "tensor '" + std::string(w.name) + "' needs " + n(w.bytes) + " bytes by its shape, but its external "
                            "data length is " + n(static_cast<uint64_t>(w.external_length)) + " (at offset " +
                                n(w.external_offset) + " of '" + w.external_location + "')"));
         continue;
       }
       out.push_back(make("external-data-size-mismatch", std::nullopt,
-                         "tensor '" + w.name + "' needs " + n(w.bytes) + " bytes at offset " + n(w.external_offset) +
+                         "tensor '" + std::string(w.name) + "' needs " + n(w.bytes) + " bytes at offset " + n(w.external_offset) +
                              " of '" + w.external_location + "'" +
                              (w.external_length >= 0 ? " (length " + n(static_cast<uint64_t>(w.external_length)) + ")"
                                                      : std::string()) +

@@ -952,7 +952,7 @@ class Indexer {
         const std::string s(value);
         auto r = std::from_chars(s.data(), s.data() + s.size(), v);
         if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
-          throw InputError("tensor '" + w.name + "': external data " + what + " '" + s + "' is not a number");
+          throw InputError("tensor '" + std::string(w.name) + "': external data " + what + " '" + s + "' is not a number");
         }
         return v;
       };
@@ -961,7 +961,7 @@ class Indexer {
       else if (key == "length"sv) w.external_length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
     }
     w.external_location = location;
-    std::filesystem::path file = resolve_inside(w.name, location);
+    std::filesystem::path file = resolve_inside(std::string(w.name), location);
     uint64_t length = w.external_length >= 0 ? static_cast<uint64_t>(w.external_length) : w.bytes;
     auto it = stat_cache_.find(file.string());
     if (it == stat_cache_.end()) {

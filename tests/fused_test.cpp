@@ -38,7 +38,7 @@ using Run = testutil::Matched;
 // Saves, loads and matches; also checks the invariants every block must satisfy.
 std::unique_ptr<Run> run(const onnx::ModelProto& m) { return testutil::match_saved(m); }
 
-const std::string& wname(const Run& r, const TensorShare& t) { return r.model.weights[t.weight].name; }
+std::string wname(const Run& r, const TensorShare& t) { return std::string(r.model.weights[t.weight].name); }
 
 // The packed-weight com.microsoft Attention graph shared by Attention and PackedAttention:
 // x [B, S, 64] -> op(x, W [64, q+k+v], b [q+k+v]) -> MatMul W_o [v_hidden, 64] + Add b_o [64].

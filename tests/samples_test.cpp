@@ -349,7 +349,7 @@ TEST_CASE("buffers are listed with the evidence that makes them buffers", "[samp
     o.compare_content = content;
     Audit a = audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx", o);
     std::map<std::string, std::string> out;
-    for (const auto& b : a.framework.buffers) out[a.model.weights[static_cast<size_t>(b.weight)].name] = b.reason;
+    for (const auto& b : a.framework.buffers) out[std::string(a.model.weights[static_cast<size_t>(b.weight)].name)] = b.reason;
     return out;
   };
   // gqa: the rotary tables and the causal mask torch registered as buffers (sidecar: 128, 128, 256).

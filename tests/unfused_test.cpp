@@ -102,7 +102,7 @@ using Run = testutil::Matched;
 // Saves, loads and matches; also checks the invariants every block must satisfy.
 std::unique_ptr<Run> run(const onnx::ModelProto& m) { return testutil::match_saved(m); }
 
-const std::string& wname(const Run& r, const TensorShare& t) { return r.model.weights[t.weight].name; }
+std::string wname(const Run& r, const TensorShare& t) { return std::string(r.model.weights[t.weight].name); }
 
 // The textbook block: width 64, 4 heads of 16, biases on every projection.
 void check_standard(const AttentionBlock& b) {

@@ -88,7 +88,7 @@ const char* external_status_name(ExternalStatus s);
 // One tensor stored in the model: an initializer (embedded or external), a sparse initializer, or
 // the value of a Constant node. Elements and bytes come from dims and data_type, overflow-checked.
 struct Weight {
-  std::string name;      // the value name nodes refer to
+  std::string_view name;  // the value name nodes refer to, owned by the skeleton
   int graph = 0;         // index into Model::graphs of the scope it is declared in
   int32_t dtype = 0;     // onnx::TensorProto_DataType
   std::vector<int64_t> dims;

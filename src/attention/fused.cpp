@@ -256,7 +256,7 @@ void Matcher::add_global_weights(int g, const NodeRec& n, int weight_slot, int b
   }
   const Weight& gw = m_.weights[w->weight];
   if (gw.dims.size() != 2 || gw.dims[1] % 3 != 0) {
-    b.notes.push_back(std::string(n.op_type()) + " global weight '" + gw.name + "' is not [in, 3·hidden]: not counted");
+    b.notes.push_back(std::string(n.op_type()) + " global weight '" + std::string(gw.name) + "' is not [in, 3·hidden]: not counted");
     return;
   }
   int64_t in = gw.dims[0], third = gw.dims[1] / 3;
@@ -278,7 +278,7 @@ void Matcher::add_global_weights(int g, const NodeRec& n, int weight_slot, int b
     p.found = true;
     ++i;
   }
-  b.notes.push_back("Q, K and V include the global-attention weights '" + gw.name + "' (inputs " + std::to_string(weight_slot) + " and " +
+  b.notes.push_back("Q, K and V include the global-attention weights '" + std::string(gw.name) + "' (inputs " + std::to_string(weight_slot) + " and " +
                     std::to_string(bias_slot) + ")");
 }
 

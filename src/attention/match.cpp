@@ -181,7 +181,7 @@ void Matcher::note_shared_weights(AttentionBlock& b) const {
       r[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(r[0])));
       who += (i == 0 ? "" : i + 1 == roles.size() ? " and " : ", ") + r;
     }
-    b.notes.push_back(who + " use the same weight tensor '" + m_.weights[wi].name +
+    b.notes.push_back(who + " use the same weight tensor '" + std::string(m_.weights[wi].name) +
                       "' whole: one tensor shared by the projections, counted in each of them and once in the model "
                       "totals");
   }

@@ -281,7 +281,7 @@ void packed(std::ostream& out, const Model& m, const AttentionBlock& b) {
     double scale = 360.0 / static_cast<double>(std::max(r, c));
     double wd = std::max(1.0, static_cast<double>(c) * scale), ht = std::max(1.0, static_cast<double>(r) * scale);
     out << "<figure class='matrix packed'><svg width='" << num(wd + 2) << "' height='" << num(ht + 2) << "' viewBox='-1 -1 "
-        << num(wd + 2) << " " << num(ht + 2) << "' role='img' aria-label='packed tensor " << esc(w.name) << "'>";
+        << num(wd + 2) << " " << num(ht + 2) << "' role='img' aria-label='packed tensor " << esc(std::string(w.name)) << "'>";
     std::string caption;
     for (const auto& x : ranges) {
       int64_t span = x.rows ? r : c;
@@ -294,7 +294,7 @@ void packed(std::ostream& out, const Model& m, const AttentionBlock& b) {
       caption += std::string(caption.empty() ? "" : ", ") + x.role + " " + std::to_string(x.begin) + ":" + std::to_string(x.end);
     }
     out << "<rect x='0' y='0' width='" << num(wd) << "' height='" << num(ht) << "' fill='none' stroke='#111'/></svg>"
-        << "<figcaption>one stored tensor <code>" << esc(w.name) << "</code> [" << r << ", " << c << "], "
+        << "<figcaption>one stored tensor <code>" << esc(std::string(w.name)) << "</code> [" << r << ", " << c << "], "
         << (ranges[0].rows ? "rows" : "columns") << " " << esc(caption) << "</figcaption></figure>";
   }
 }

@@ -279,7 +279,7 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     out << "\nbuffers (stored, not learned: the framework does not count them)\n";
     for (const auto& b : fw.buffers) {
       const Weight& w = m.weights[static_cast<size_t>(b.weight)];
-      std::string head = "  " + w.name + " " + shape_string(w.dims) + " " + with_commas(w.elements) + ":";
+      std::string head = "  " + std::string(w.name) + " " + shape_string(w.dims) + " " + with_commas(w.elements) + ":";
       out << head << " " << wrap(b.reason, head.size() + 1, 4) << "\n";
     }
   }
@@ -311,7 +311,7 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
       std::string storage = storage_name(w.storage);
       if (w.external_status == ExternalStatus::Missing) storage += " (data file missing)";
       if (w.external_status == ExternalStatus::SizeMismatch) storage += " (data file too short)";
-      l.rows.push_back({truncate(w.name, 40), shape_string(w.dims), dtype_name(w.dtype), with_commas(w.elements), storage});
+      l.rows.push_back({truncate(std::string(w.name), 40), shape_string(w.dims), dtype_name(w.dtype), with_commas(w.elements), storage});
     }
     l.print(out, "  ");
     if (inv.largest.size() > n) out << "  ... and " << with_commas(inv.largest.size() - n) << " more (--top N, or --format json for all)\n";
