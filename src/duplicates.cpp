@@ -190,7 +190,7 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || w.sparse || w.packed || w.elements < 1024 || dtype_bits(w.dtype) < 8) continue;
-    std::vector<int64_t> shape = w.dims;
+    std::vector<int64_t> shape(w.dims.begin(), w.dims.end());
     if (shape.size() == 2 && shape[0] > shape[1]) std::swap(shape[0], shape[1]);
     by_shape[{w.dtype, w.elements, shape}].push_back(static_cast<int>(i));
   }

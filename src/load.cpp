@@ -792,7 +792,8 @@ class Indexer {
       w.name = out;
       w.graph = gi;
       w.dtype = onnx::TensorProto::FLOAT;
-      w.dims = {static_cast<int64_t>(a.floats().size())};
+      const int64_t length = static_cast<int64_t>(a.floats().size());
+      w.dims = arena_copy<int64_t>(m_.proto.arena(), std::vector<int64_t>{length});
       w.elements = static_cast<uint64_t>(a.floats().size());
       w.bytes = w.elements * 4;
       w.storage = Storage::ConstantNode;
@@ -840,7 +841,7 @@ class Indexer {
     w.name = name;
     w.graph = gi;
     w.dtype = t.data_type;
-    w.dims.assign(t.dims.begin(), t.dims.end());
+    w.dims = t.dims;
     w.elements = elements_of(name, t.dims);
     w.bytes = bytes_of(name, w.dtype, w.elements);
     w.storage = storage;
@@ -870,7 +871,7 @@ class Indexer {
     w.name = name;
     w.graph = gi;
     w.dtype = s.values().data_type();
-    w.dims.assign(s.dims().begin(), s.dims().end());
+    w.dims = Span<int64_t>(s.dims().data(), static_cast<size_t>(s.dims().size()));
     w.elements = elements_of(name, s.dims());
     uint64_t nnz_values = elements_of(name, s.values().dims());
     uint64_t nnz_indices = elements_of(name, s.indices().dims());

@@ -90,7 +90,7 @@ bool dtype_is_parameter_type(int32_t dtype) {
   }
 }
 
-std::string shape_string(const std::vector<int64_t>& dims) {
+std::string shape_string(Span<int64_t> dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";

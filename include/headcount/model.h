@@ -6,6 +6,7 @@
 // instead of holding them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <map>
@@ -34,11 +35,17 @@ class Span {
  public:
   Span() = default;
   Span(const T* begin, size_t size) : begin_(begin), size_(size) {}
+  Span(const std::vector<T>& v) : begin_(v.data()), size_(v.size()) {}  // NOLINT: a view, as std::span
+  Span(std::vector<T>&&) = delete;  // no view of a temporary
   const T* begin() const { return begin_; }
   const T* end() const { return begin_ + size_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const T& operator[](size_t i) const { return begin_[i]; }
+  const T& front() const { return begin_[0]; }
+  const T& back() const { return begin_[size_ - 1]; }
+  friend bool operator==(Span a, Span b) { return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin()); }
+  friend bool operator!=(Span a, Span b) { return !(a == b); }
 
  private:
   const T* begin_ = nullptr;
@@ -91,7 +98,7 @@ struct Weight {
   std::string_view name;  // the value name nodes refer to, owned by the skeleton
   int graph = 0;         // index into Model::graphs of the scope it is declared in
   int32_t dtype = 0;     // onnx::TensorProto_DataType
-  std::vector<int64_t> dims;
+  Span<int64_t> dims;  // the record's dims, in the skeleton
   uint64_t elements = 0;
   uint64_t bytes = 0;
   Storage storage = Storage::Embedded;
@@ -380,7 +387,7 @@ std::string_view input_of(const NodeRec& n, int i);
 std::string_view output_of(const NodeRec& n, int i);
 
 // "[768, 3072]": a tensor shape as reports print it.
-std::string shape_string(const std::vector<int64_t>& dims);
+std::string shape_string(Span<int64_t> dims);
 
 // Element width in bits for an ONNX data type, 0 when unknown (string, undefined).
 int dtype_bits(int32_t dtype);

@@ -26,7 +26,7 @@ Dims from_type(const onnx::TypeProto& t) {
   return d;
 }
 
-Dims from_dims(const std::vector<int64_t>& v) {
+Dims from_dims(Span<int64_t> v) {
   Dims d;
   d.rank = static_cast<int>(v.size());
   for (auto x : v) d.d.push_back(x);
