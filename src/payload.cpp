@@ -24,28 +24,28 @@ ssize_t read_at(int fd, char* out, size_t n, uint64_t offset) {
 }
 
 namespace {
-// This thread's free blocks of kScratchSize bytes; two, as a model's read and its content
-// comparison each hold one.
+// This thread's free blocks of kScratchSize bytes: two, as a model's read and its content
+// comparison each hold one. A fixed array: giving a block back never allocates.
+constexpr size_t kScratchKept = 2;
 struct ScratchCache {
-  std::vector<std::unique_ptr<char[]>> free;
+  std::unique_ptr<char[]> free[kScratchKept];
+  size_t count = 0;
 };
 thread_local ScratchCache scratch_cache;
-constexpr size_t kScratchKept = 2;
 }  // namespace
 
 ScratchBlock::ScratchBlock(size_t size) : cached_(size <= kScratchSize) {
-  auto& free = scratch_cache.free;
-  if (cached_ && !free.empty()) {
-    data_ = std::move(free.back());
-    free.pop_back();
+  ScratchCache& cache = scratch_cache;
+  if (cached_ && cache.count > 0) {
+    data_ = std::move(cache.free[--cache.count]);
   } else {
     data_.reset(new char[cached_ ? kScratchSize : size]);
   }
 }
 
 ScratchBlock::~ScratchBlock() {
-  auto& free = scratch_cache.free;
-  if (cached_ && free.size() < kScratchKept) free.push_back(std::move(data_));
+  ScratchCache& cache = scratch_cache;
+  if (cached_ && cache.count < kScratchKept) cache.free[cache.count++] = std::move(data_);
 }
 
 PayloadFiles::~PayloadFiles() {
