@@ -1082,8 +1082,10 @@ class Indexer {
                           : m_.weight_for(g.parent, in);  // a name of an enclosing scope
         if (w) {
           // A node that reads a tensor through several inputs is one consumer, listed once.
-          auto& consumers = m_.weights[static_cast<size_t>(w - m_.weights.data())].consumers;
-          if (consumers.empty() || consumers.back() != ni) consumers.push_back(ni);
+          const int wi = static_cast<int>(w - m_.weights.data());
+          if (last_reader_.empty()) last_reader_.assign(m_.weights.size(), -1);
+          if (last_reader_[static_cast<size_t>(wi)] != ni) weight_reads_.emplace_back(wi, ni);
+          last_reader_[static_cast<size_t>(wi)] = ni;
         }
       }
     }
@@ -1128,10 +1130,26 @@ class Indexer {
     reads_.clear();
     reads_.shrink_to_fit();
     m_.values.shrink_to_fit();
+    // The same for weights, whose runs are views kept in each Weight.
+    std::vector<uint32_t> first(m_.weights.size() + 1, 0);
+    for (const auto& r : weight_reads_) ++first[static_cast<size_t>(r.first) + 1];
+    for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+    m_.weight_consumer_list.resize(weight_reads_.size());
+    std::vector<uint32_t> filled(first.begin(), first.end() - 1);
+    for (const auto& r : weight_reads_) m_.weight_consumer_list[filled[static_cast<size_t>(r.first)]++] = r.second;
+    for (size_t i = 0; i < m_.weights.size(); ++i) {
+      m_.weights[i].consumers = NodeSpan(m_.weight_consumer_list.data() + first[i], first[i + 1] - first[i]);
+    }
+    weight_reads_.clear();
+    weight_reads_.shrink_to_fit();
+    last_reader_.clear();
+    last_reader_.shrink_to_fit();
   }
 
   std::vector<int> position_;  // a node's position in its graph's node list, while indexing it
   std::vector<std::pair<int, int>> reads_;  // (value id, node) for every input read, in node order
+  std::vector<std::pair<int, int>> weight_reads_;  // (weight, node), once per node and weight, in node order
+  std::vector<int> last_reader_;  // per weight, the last node that read it, while indexing
 };
 
 // The model file as the wire reader sees it. Blocks grow while the reader moves forward (a graph's

@@ -121,7 +121,7 @@ struct Weight {
   ExternalStatus external_status = ExternalStatus::NotExternal;
   uint64_t external_file_size = 0;
   const TensorRec* tensor = nullptr;  // as read; payload present only when small
-  std::vector<int> consumers;                 // indices into Model::nodes
+  NodeSpan consumers;  // indices into Model::nodes: a run of Model::weight_consumer_list
 };
 
 // A graph scope: the main graph, a subgraph held by a node attribute, or a function body. A scope
@@ -324,6 +324,7 @@ struct Model {
   std::vector<Value> values;       // every (scope, name) the graphs use, by id
   ValueIndex value_index;          // (scope, name) -> id
   std::vector<int> consumer_list;  // the consumers of every value, value after value
+  std::vector<int> weight_consumer_list;  // the consumers of every weight, weight after weight
   std::set<std::string> payload_files;  // the files weights' payloads are in, each named once; a
                                        // Weight points at its element, which never moves
   uint64_t stripped_payload_bytes = 0;      // payload bytes skipped, never read
