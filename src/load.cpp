@@ -715,6 +715,7 @@ class Indexer {
       m_.graphs[gi].function = (fn.domain().empty() ? std::string() : fn.domain() + ".") + fn.name();
       for (const NodeRec* n = functions[static_cast<size_t>(f)]->first; n; n = n->next()) add_node(*n, gi);
     }
+    last_reader_.assign(m_.weights.size(), -1);
     for (size_t gi = 0; gi < m_.graphs.size(); ++gi) index_graph(static_cast<int>(gi));
     list_consumers();
     mark_quantized_parameters();
@@ -1083,7 +1084,6 @@ class Indexer {
         if (w) {
           // A node that reads a tensor through several inputs is one consumer, listed once.
           const int wi = static_cast<int>(w - m_.weights.data());
-          if (last_reader_.empty()) last_reader_.assign(m_.weights.size(), -1);
           if (last_reader_[static_cast<size_t>(wi)] != ni) weight_reads_.emplace_back(wi, ni);
           last_reader_[static_cast<size_t>(wi)] = ni;
         }
@@ -1112,38 +1112,40 @@ class Indexer {
     }
   }
 
-  // The consumer lists of all values, one run per value in Model::consumer_list: a stable
-  // counting sort of the reads index_graph saw, so each list keeps node order.
+  // The consumer lists of all values and weights, one run each in Model::consumer_list and
+  // Model::weight_consumer_list, grouped from the reads index_graph saw, so each keeps node order.
   void list_consumers() {
-    for (const auto& r : reads_) ++m_.values[static_cast<size_t>(r.first)].consumer_count;
-    uint32_t at = 0;
-    for (Value& v : m_.values) {
-      v.first_consumer = at;
-      at += v.consumer_count;
-      v.consumer_count = 0;
+    const std::vector<uint32_t> value_runs = group_runs(reads_, m_.values.size(), m_.consumer_list);
+    for (size_t i = 0; i < m_.values.size(); ++i) {
+      m_.values[i].first_consumer = value_runs[i];
+      m_.values[i].consumer_count = value_runs[i + 1] - value_runs[i];
     }
-    m_.consumer_list.resize(reads_.size());
-    for (const auto& r : reads_) {
-      Value& v = m_.values[static_cast<size_t>(r.first)];
-      m_.consumer_list[v.first_consumer + v.consumer_count++] = r.second;
-    }
-    reads_.clear();
-    reads_.shrink_to_fit();
-    m_.values.shrink_to_fit();
-    // The same for weights, whose runs are views kept in each Weight.
-    std::vector<uint32_t> first(m_.weights.size() + 1, 0);
-    for (const auto& r : weight_reads_) ++first[static_cast<size_t>(r.first) + 1];
-    for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
-    m_.weight_consumer_list.resize(weight_reads_.size());
-    std::vector<uint32_t> filled(first.begin(), first.end() - 1);
-    for (const auto& r : weight_reads_) m_.weight_consumer_list[filled[static_cast<size_t>(r.first)]++] = r.second;
+    const std::vector<uint32_t> weight_runs = group_runs(weight_reads_, m_.weights.size(), m_.weight_consumer_list);
     for (size_t i = 0; i < m_.weights.size(); ++i) {
-      m_.weights[i].consumers = NodeSpan(m_.weight_consumer_list.data() + first[i], first[i + 1] - first[i]);
+      m_.weights[i].consumers =
+          NodeSpan(m_.weight_consumer_list.data() + weight_runs[i], weight_runs[i + 1] - weight_runs[i]);
     }
-    weight_reads_.clear();
-    weight_reads_.shrink_to_fit();
+    for (auto* pairs : {&reads_, &weight_reads_}) {
+      pairs->clear();
+      pairs->shrink_to_fit();
+    }
     last_reader_.clear();
     last_reader_.shrink_to_fit();
+    m_.values.shrink_to_fit();
+  }
+
+  // (key, node) pairs grouped by key into `list`, a stable counting sort: each key's nodes keep
+  // the pairs' order. Returns where each key's run starts, with the list's length last.
+  static std::vector<uint32_t> group_runs(const std::vector<std::pair<int, int>>& pairs, size_t keys,
+                                          std::vector<int>& list) {
+    std::vector<uint32_t> start(keys + 1, 0);
+    for (const auto& p : pairs) ++start[static_cast<size_t>(p.first) + 1];
+    for (size_t k = 1; k <= keys; ++k) start[k] += start[k - 1];
+    list.resize(pairs.size());
+    for (const auto& p : pairs) list[start[static_cast<size_t>(p.first)]++] = p.second;  // start[k]: run k's end
+    for (size_t k = keys; k > 0; --k) start[k] = start[k - 1];
+    start[0] = 0;
+    return start;
   }
 
   std::vector<int> position_;  // a node's position in its graph's node list, while indexing it

@@ -132,6 +132,15 @@ V read_le(std::string_view raw, size_t i) {
   return v;
 }
 
+// Whether t's dims, all checked, hold exactly n elements.
+bool holds_shape(const TensorRec& t, size_t n) {
+  uint64_t elements = 1;
+  for (int64_t d : t.dims) {
+    if (d < 0 || mul_overflows(elements, static_cast<uint64_t>(d), &elements)) return false;
+  }
+  return elements == n;
+}
+
 }  // namespace
 
 double half_to_double(uint16_t h) {
@@ -174,11 +183,7 @@ std::optional<std::vector<int64_t>> int_values(const TensorRec& t) {
       return std::nullopt;
   }
   // A kept payload must match the declared shape; a stripped one reads as empty.
-  uint64_t n = 1;
-  for (int64_t d : t.dims) {
-    if (d < 0 || mul_overflows(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
-  }
-  if (n != v.size()) return std::nullopt;
+  if (!holds_shape(t, v.size())) return std::nullopt;
   return v;
 }
 
@@ -219,11 +224,7 @@ std::optional<std::vector<double>> float_values(const TensorRec& t) {
       return v;
     }
   }
-  uint64_t n = 1;
-  for (int64_t d : t.dims) {
-    if (d < 0 || mul_overflows(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
-  }
-  if (n != v.size()) return std::nullopt;
+  if (!holds_shape(t, v.size())) return std::nullopt;
   return v;
 }
 

@@ -8,11 +8,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <set>
 #include <map>
 #include <memory>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -146,7 +146,6 @@ struct Value {
   int weight = -1;    // weight index, or -1 (a Constant node's output has both)
   uint32_t first_consumer = 0, consumer_count = 0;  // a run of Model::consumer_list
 };
-
 
 struct GraphBody;
 
