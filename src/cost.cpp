@@ -26,8 +26,7 @@ bool is_matrix_product(std::string_view op) {
 
 // The stored weight behind an operand, through the steps exporters put between a weight and its
 // product (dequantization, a transpose, a cast), or null.
-const Weight* weight_behind(const Model& m, int g, std::string_view value) {
-  std::string_view name = value;  // then the skeleton's own names: no copies
+const Weight* weight_behind(const Model& m, int g, Name name) {
   for (int step = 0; step < 4 && !name.empty(); ++step) {
     if (const Weight* w = m.weight_for(g, name)) return w;
     int p = m.producer_of(g, name);

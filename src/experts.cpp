@@ -103,7 +103,7 @@ class ExpertMatcher {
     return down_[up] = down_of(g, up);
   }
 
-  int weight_index(int g, std::string_view value) const {
+  int weight_index(int g, Name value) const {
     for (int step = 0; step < 8; ++step) {
       if (const Weight* w = m_.weight_for(g, value)) return static_cast<int>(w - m_.weights.data());
       int p = m_.producer_of(g, value);
@@ -123,7 +123,7 @@ class ExpertMatcher {
   // The router behind a TopK's (or a fused node's) scores: through the score function (Softmax,
   // Sigmoid), shape steps and a constant added or multiplied (DeepSeek-V3's correction bias), to
   // a product with a weight. -1 when there is none.
-  int router_of(int g, std::string_view value, int* score) {
+  int router_of(int g, Name value, int* score) {
     for (int step = 0; step < 12; ++step) {
       int p = m_.producer_of(g, value);
       if (p < 0 || !budget_.spend()) return -1;
@@ -148,7 +148,7 @@ class ExpertMatcher {
 
   // The value a projection's input is taken from: through reshapes and row selections (Gather of
   // tokens by index, as sparse routing does), to the layer's input.
-  std::string_view base_of(int g, std::string_view value) const {
+  std::string_view base_of(int g, Name value) const {
     for (int step = 0; step < 8; ++step) {
       int p = m_.producer_of(g, value);
       if (p < 0) break;
@@ -192,7 +192,7 @@ class ExpertMatcher {
   }
 
   // Whether `value` is computed from node's output without crossing another product.
-  bool derives_from(int g, std::string_view value, const std::set<int>& nodes) {
+  bool derives_from(int g, Name value, const std::set<int>& nodes) {
     std::deque<std::string_view> queue{value};
     std::set<std::string_view> seen;
     while (!queue.empty()) {

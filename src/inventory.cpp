@@ -82,7 +82,7 @@ struct UpstreamScan {
   VisitBudget& budget;  // wide fan-ins (a Concat of thousands) and doubling chains stay cheap
 };
 
-void scan_upstream(const Model& m, int g, std::string_view value, int depth, UpstreamScan& scan) {
+void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& scan) {
   if (depth > 8 || !scan.budget.spend()) return;
   int p = m.producer_of(g, value);
   if (p < 0) return;

@@ -227,6 +227,17 @@ class WireReader {
   template <typename T>
   Span<T> keep(const std::vector<T>& v) { return arena_copy<T>(arena_, v); }
 
+  // A node's names in the arena, and after them in the same block their value ids, -1 until the
+  // indexer sets them (NodeRec).
+  Span<std::string_view> keep_names(const std::vector<std::string_view>& names) {
+    if (names.empty()) return {};
+    char* block = google::protobuf::Arena::CreateArray<char>(arena_, NodeRec::names_block(names.size()));
+    auto* p = reinterpret_cast<std::string_view*>(block);
+    std::uninitialized_copy(names.begin(), names.end(), p);
+    std::uninitialized_fill_n(reinterpret_cast<int32_t*>(p + names.size()), names.size(), -1);
+    return Span<std::string_view>(p, names.size());
+  }
+
   [[noreturn]] void malformed() {
     throw InputError("not a valid ONNX model: malformed protobuf at byte " +
                      std::to_string(in_.CurrentPosition()));
@@ -442,7 +453,7 @@ class WireReader {
     outputs_read += s.outputs.size();
     const size_t inputs = s.inputs.size();
     s.inputs.insert(s.inputs.end(), s.outputs.begin(), s.outputs.end());
-    body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name, keep(s.inputs), inputs,
+    body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name, keep_names(s.inputs), inputs,
                                                           keep(s.attributes)));
   }
 
@@ -717,6 +728,7 @@ class Indexer {
     }
     last_reader_.assign(m_.weights.size(), -1);
     for (size_t gi = 0; gi < m_.graphs.size(); ++gi) index_graph(static_cast<int>(gi));
+    resolve_definitions();
     list_consumers();
     mark_quantized_parameters();
   }
@@ -1049,11 +1061,14 @@ class Indexer {
     Graph& g = m_.graphs[gi];
     const auto& nodes = raw_nodes_[gi];
     for (int ni : nodes) {
-      for (std::string_view out : m_.nodes[ni].rec->output()) {
+      const NodeRec& n = *m_.nodes[ni].rec;
+      for (int o = 0; o < n.output_size(); ++o) {
+        const std::string_view out = n.output(o);
         if (out.empty()) continue;
         const int id = m_.value_index.intern(m_.values, gi, out);
         m_.values[static_cast<size_t>(id)].producer = ni;
         m_.value_index.remember(out, id);
+        n.set_value_id(static_cast<size_t>(n.input_size() + o), id);
       }
     }
     // Kahn's order over the graph's own nodes, by their position in `nodes`.
@@ -1063,7 +1078,9 @@ class Indexer {
     std::vector<std::vector<int>> users(nodes.size());  // positions of the nodes reading each one
     for (size_t k = 0; k < nodes.size(); ++k) {
       const int ni = nodes[k];
-      for (std::string_view in : m_.nodes[ni].rec->input()) {
+      const NodeRec& n = *m_.nodes[ni].rec;
+      for (int i = 0; i < n.input_size(); ++i) {
+        const std::string_view in = n.input(i);
         if (in.empty()) continue;
         // The reader keeps one copy of each name, so an input produced in this graph is most
         // often known by its address already, and costs no hashing.
@@ -1072,6 +1089,7 @@ class Indexer {
           id = m_.value_index.intern(m_.values, gi, in);
           m_.value_index.remember(in, id);
         }
+        n.set_value_id(static_cast<size_t>(i), id);
         const Value& v = m_.values[static_cast<size_t>(id)];
         reads_.push_back({id, ni});
         if (v.producer >= 0) {
@@ -1109,6 +1127,18 @@ class Indexer {
                            std::string(n.name().empty() ? n.op_type() : n.name()) + "' (" + std::string(n.op_type()) + ")");
         }
       }
+    }
+  }
+
+  // Each value's defining record (Value::def), so a lookup from a node's own name reads it at once.
+  // A name no node of its scope produces and no weight of its scope holds is looked up outwards,
+  // once, by name (graph inputs, and a subgraph's reads of its enclosing scopes' values).
+  void resolve_definitions() {
+    for (size_t id = 0; id < m_.values.size(); ++id) {
+      Value& v = m_.values[id];
+      if (v.producer >= 0 || v.weight >= 0) v.def = static_cast<int>(id);
+      else if (v.graph >= 0 && m_.graphs[static_cast<size_t>(v.graph)].parent >= 0)
+        v.def = m_.defining_value(m_.graphs[static_cast<size_t>(v.graph)].parent, v.name);
     }
   }
 

@@ -114,12 +114,12 @@ void* Skeleton::allocate_block(size_t size) {
 
 void Skeleton::free_block(void* block, size_t) { ::operator delete(block); }
 
-std::string_view input_of(const NodeRec& n, int i) {
-  return i >= 0 && i < n.input_size() ? n.input(i) : std::string_view();
+Name input_of(const NodeRec& n, int i) {
+  return i >= 0 && i < n.input_size() ? n.input(i) : Name();
 }
 
-std::string_view output_of(const NodeRec& n, int i) {
-  return i >= 0 && i < n.output_size() ? n.output(i) : std::string_view();
+Name output_of(const NodeRec& n, int i) {
+  return i >= 0 && i < n.output_size() ? n.output(i) : Name();
 }
 
 namespace {
@@ -406,9 +406,10 @@ void ValueIndex::grow_seen() {
   }
 }
 
-int Model::defining_value(int g, std::string_view name) const {
+int Model::defining_value(int g, const Name& name) const {
+  if (own_id(g, name)) return values[static_cast<size_t>(name.id)].def;
   for (; g >= 0; g = graphs[static_cast<size_t>(g)].parent) {
-    int id = value_id(g, name);
+    int id = value_index.find(values, g, name);
     if (id < 0) continue;
     const Value& v = values[static_cast<size_t>(id)];
     if (v.producer >= 0 || v.weight >= 0) return id;
@@ -416,19 +417,19 @@ int Model::defining_value(int g, std::string_view name) const {
   return -1;
 }
 
-const Weight* Model::weight_for(int g, std::string_view value) const {
+const Weight* Model::weight_for(int g, const Name& value) const {
   int id = defining_value(g, value);
   if (id < 0) return nullptr;
   int w = values[static_cast<size_t>(id)].weight;  // an activation of a scope hides outer names
   return w >= 0 ? &weights[static_cast<size_t>(w)] : nullptr;
 }
 
-int Model::producer_of(int g, std::string_view value) const {
+int Model::producer_of(int g, const Name& value) const {
   int id = defining_value(g, value);
   return id < 0 ? -1 : values[static_cast<size_t>(id)].producer;
 }
 
-NodeSpan Model::consumers_of(int g, std::string_view value) const {
+NodeSpan Model::consumers_of(int g, const Name& value) const {
   int id = value_id(g, value);
   return id < 0 ? NodeSpan() : consumers(id);
 }

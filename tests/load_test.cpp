@@ -327,6 +327,67 @@ TEST_CASE("a shared tensor counts once; subgraph and function weights are found 
 
 // ----- 2. payloads stay in the file ----------------------------------------------------------
 
+TEST_CASE("a node's names carry their value ids, and lookups through them agree with lookups by name", "[load]") {
+  // main: h = MatMul(x, w); If(cond) whose then branch reads h and w from main (outer names), and
+  // whose else branch makes its own h (a Relu of x), hiding main's.
+  testutil::TempDir dir;
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  testutil::input(g, "x", {1, 4});
+  auto* cond = g->add_input();
+  cond->set_name("cond");
+  cond->mutable_type()->mutable_tensor_type()->set_elem_type(T::BOOL);
+  *g->add_initializer() = testutil::tensor("w", {4, 4});
+  testutil::node(g, "MatMul", {"x", "w"}, {"h"}, "outer_mm");
+  auto* iff = testutil::node(g, "If", {"cond"}, {"out"}, "If_1");
+  auto* then_attr = iff->add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  testutil::node(then_attr->mutable_g(), "MatMul", {"h", "w"}, {"t"}, "then_mm");
+  auto* else_attr = iff->add_attribute();
+  else_attr->set_name("else_branch");
+  else_attr->set_type(onnx::AttributeProto::GRAPH);
+  testutil::node(else_attr->mutable_g(), "Relu", {"x"}, {"h"}, "else_relu");
+  testutil::node(else_attr->mutable_g(), "Add", {"h", "", "w"}, {"e"}, "else_add");  // an omitted input
+  std::string path = dir.file("names.onnx");
+  testutil::save(m, path);
+
+  Model model = load_model(path);
+  const int outer_mm = node_named(model, "outer_mm"), else_relu = node_named(model, "else_relu");
+  const NodeRec& then_mm = *model.nodes[static_cast<size_t>(node_named(model, "then_mm"))].rec;
+  const NodeRec& else_add = *model.nodes[static_cast<size_t>(node_named(model, "else_add"))].rec;
+  const int then_g = model.nodes[static_cast<size_t>(node_named(model, "then_mm"))].graph;
+  const int else_g = model.nodes[static_cast<size_t>(node_named(model, "else_add"))].graph;
+  // By hand: the then branch's h is main's MatMul output, the else branch's h its own Relu's.
+  CHECK(model.producer_of(then_g, then_mm.input(0)) == outer_mm);
+  CHECK(model.producer_of(else_g, else_add.input(0)) == else_relu);
+  CHECK(model.weight_for(then_g, then_mm.input(1)) == &weight(model, "w"));
+  CHECK(model.weight_for(else_g, else_add.input(2)) == &weight(model, "w"));
+  CHECK(else_add.input(1).id == -1);  // the omitted input has no value
+  // Every name of every node: its id is the value of that name in the node's scope, and each
+  // lookup through it answers as the lookup by the name alone (a copy of the text, no id).
+  for (size_t ni = 0; ni < model.nodes.size(); ++ni) {
+    const int g = model.nodes[ni].graph;
+    const NodeRec& n = *model.nodes[ni].rec;
+    for (Names names : {n.input(), n.output()}) {
+      for (Name name : names) {
+        const std::string text(name);
+        if (text.empty()) continue;
+        REQUIRE(name.id >= 0);
+        CHECK(model.values[static_cast<size_t>(name.id)].name == text);
+        CHECK(model.values[static_cast<size_t>(name.id)].graph == g);
+        CHECK(model.value_id(g, name) == model.value_id(g, text));
+        CHECK(model.defining_value(g, name) == model.defining_value(g, text));
+        CHECK(model.producer_of(g, name) == model.producer_of(g, text));
+        CHECK(model.weight_for(g, name) == model.weight_for(g, text));
+        CHECK(model.consumers_of(g, name) == model.consumers_of(g, text));
+        // Asked from another scope, the id is not used: main's lookup of the then branch's t fails.
+        if (g != 0) CHECK(model.value_id(0, name) == model.value_id(0, text));
+      }
+    }
+  }
+}
+
 TEST_CASE("the value table's hash is SipHash-2-4: the test vectors of its authors", "[load]") {
   // Key 00 01 .. 0f as two little-endian words. The paper (Aumasson and Bernstein, "SipHash: a fast
   // short-input PRF", appendix A) gives a129ca6149be45e5 for the 15 bytes 00 .. 0e; the reference

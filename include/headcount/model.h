@@ -144,6 +144,10 @@ struct Value {
   int graph = 0;
   int producer = -1;  // node index, or -1
   int weight = -1;    // weight index, or -1 (a Constant node's output has both)
+  // The value that defines this name as its scope sees it: itself when a node produces it or a
+  // weight holds it, else the nearest enclosing scope's that does; -1 for graph inputs and names
+  // nothing defines.
+  int def = -1;
   uint32_t first_consumer = 0, consumer_count = 0;  // a run of Model::consumer_list
 };
 
@@ -176,34 +180,93 @@ struct Attribute {
   Span<const GraphBody*> graphs() const { return rare ? rare->graphs : Span<const GraphBody*>(); }
 };
 
+// A value name as a node holds it, with the id (Model::values) the name has in the node's own
+// scope, so the lookups of Model read the record at once instead of looking the name up. A Name is
+// a string_view: any other string converts to one with no id (-1), and is looked up by name; a copy
+// into a plain string_view drops the id. Only NodeRec makes names with ids, and a Name cannot be
+// shortened in place (remove_prefix), so an id always belongs to its text.
+struct Name : std::string_view {
+  int id = -1;
+  Name() = default;
+  Name(std::string_view s) : std::string_view(s) {}     // NOLINT: any string is a name, without an id
+  Name(const std::string& s) : std::string_view(s) {}   // NOLINT
+  Name(const char* s) : std::string_view(s) {}          // NOLINT
+  Name(std::string_view s, int value_id) : std::string_view(s), id(value_id) {}
+
+ private:
+  using std::string_view::remove_prefix;
+  using std::string_view::remove_suffix;
+  using std::string_view::swap;
+};
+
+// A node's inputs or its outputs: a run of names and, beside it, their ids.
+class Names {
+ public:
+  class iterator {
+   public:
+    iterator(const std::string_view* s, const int32_t* id) : s_(s), id_(id) {}
+    Name operator*() const { return Name(*s_, *id_); }
+    iterator& operator++() {
+      ++s_;
+      ++id_;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return s_ != o.s_; }
+
+   private:
+    const std::string_view* s_;
+    const int32_t* id_;
+  };
+  Names(const std::string_view* names, const int32_t* ids, size_t size) : names_(names), ids_(ids), size_(size) {}
+  iterator begin() const { return iterator(names_, ids_); }
+  iterator end() const { return iterator(names_ + size_, ids_ + size_); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Name operator[](size_t i) const { return Name(names_[i], ids_[i]); }
+
+ private:
+  const std::string_view* names_;
+  const int32_t* ids_;
+  size_t size_;
+};
+
 // One node as the file gives it: the fields of NodeProto the stages read, a few words and views
 // in the skeleton's arena (a protobuf message per node cost a dozen allocations and ~700 bytes).
 // The accessors read like NodeProto's, but names are views.
 class NodeRec {
  public:
-  // `names`: the inputs, then the outputs.
+  // `names`: the inputs, then the outputs, followed in the same arena block by one int32_t slot
+  // per name (names_block()): the value ids, -1 until the indexer sets them.
   NodeRec(std::string_view op_type, std::string_view domain, std::string_view name, Span<std::string_view> names,
           size_t inputs, Span<Attribute> attributes)
       : op_type_(op_type), domain_(domain), name_(name), names_(names.begin()), attributes_(attributes.begin()),
         inputs_(static_cast<uint32_t>(inputs)), outputs_(static_cast<uint32_t>(names.size() - inputs)),
         attribute_count_(static_cast<uint32_t>(attributes.size())) {}
+  // Bytes of the arena block that holds `count` names and their ids.
+  static size_t names_block(size_t count) { return count * (sizeof(std::string_view) + sizeof(int32_t)); }
   std::string_view op_type() const { return op_type_; }
   std::string_view domain() const { return domain_; }
   std::string_view name() const { return name_; }
   int input_size() const { return static_cast<int>(inputs_); }
-  std::string_view input(int i) const { return names_[i]; }  // i < input_size()
-  Span<std::string_view> input() const { return Span<std::string_view>(names_, inputs_); }
+  Name input(int i) const { return Name(names_[i], ids()[i]); }  // i < input_size()
+  Names input() const { return Names(names_, ids(), inputs_); }
   int output_size() const { return static_cast<int>(outputs_); }
-  std::string_view output(int i) const { return names_[inputs_ + static_cast<uint32_t>(i)]; }  // i < output_size()
-  Span<std::string_view> output() const { return Span<std::string_view>(names_ + inputs_, outputs_); }
+  Name output(int i) const {  // i < output_size()
+    const size_t k = inputs_ + static_cast<uint32_t>(i);
+    return Name(names_[k], ids()[k]);
+  }
+  Names output() const { return Names(names_ + inputs_, ids() + inputs_, outputs_); }
   int attribute_size() const { return static_cast<int>(attribute_count_); }
   Span<Attribute> attribute() const { return Span<Attribute>(attributes_, attribute_count_); }
   const NodeRec* next() const { return next_; }  // the next node of its graph body, in file order
+  // The indexer's: the value id of name k (inputs first, then outputs) in the node's scope.
+  void set_value_id(size_t k, int id) const { const_cast<int32_t*>(ids())[k] = id; }
 
  private:
   friend struct GraphBody;
+  const int32_t* ids() const { return reinterpret_cast<const int32_t*>(names_ + inputs_ + outputs_); }
   std::string_view op_type_, domain_, name_;
-  const std::string_view* names_;
+  const std::string_view* names_;  // and the ids after them: one arena block, written by the loader
   const Attribute* attributes_;
   NodeRec* next_ = nullptr;
   uint32_t inputs_, outputs_, attribute_count_;  // counts fit: a node's fields fit in its message's 2 GiB
@@ -247,9 +310,10 @@ uint64_t keyed_hash(std::string_view data);
 // names onto one slot (which would make indexing quadratic), and ids, given in order of first
 // use, do not depend on the key.
 //
-// The stages look names up as the skeleton holds them (a node's input or output string), so a
-// second table knows each of those strings by its address: such a lookup hashes a pointer and
-// compares no characters. Any other string (a copy, a part of a name) takes the first table.
+// A node's own names carry their ids (Name), so the stages seldom come here. The indexer looks
+// names up as the skeleton holds them (a node's input or output string), so a second table knows
+// each of those strings by its address: such a lookup hashes a pointer and compares no
+// characters. Any other string (a copy, a part of a name) takes the first table.
 class ValueIndex {
  public:
   // The id of `name` in graph g, or -1.
@@ -328,20 +392,29 @@ struct Model {
                                        // Weight points at its element, which never moves
   uint64_t stripped_payload_bytes = 0;      // payload bytes skipped, never read
 
+  // The lookups below take a node's own Name (its id, when g is the node's scope, is the record)
+  // or any string (looked up by name).
   // The id of a name in graph g's own scope, or -1.
-  int value_id(int g, std::string_view name) const { return value_index.find(values, g, name); }
+  int value_id(int g, const Name& name) const {
+    if (own_id(g, name)) return name.id;
+    return value_index.find(values, g, name);
+  }
   // The id of the record that defines a name as seen from graph g: the nearest scope, looking
   // outwards, where a node produces it or a weight holds it; -1 for graph inputs and unknown names.
-  int defining_value(int g, std::string_view name) const;
+  int defining_value(int g, const Name& name) const;
   // The weight a value name refers to as seen from graph g (looks through enclosing scopes).
-  const Weight* weight_for(int g, std::string_view value) const;
+  const Weight* weight_for(int g, const Name& value) const;
   // The node producing a value as seen from graph g, or -1.
-  int producer_of(int g, std::string_view value) const;
+  int producer_of(int g, const Name& value) const;
   // Nodes consuming a value inside graph g, in node order (a node reading it twice is listed twice).
-  NodeSpan consumers_of(int g, std::string_view value) const;
+  NodeSpan consumers_of(int g, const Name& value) const;
   NodeSpan consumers(int id) const {
     const Value& v = values[static_cast<size_t>(id)];
     return NodeSpan(consumer_list.data() + v.first_consumer, v.consumer_count);
+  }
+  // Whether `name` carries its id in graph g (a node's own name, asked about from its scope).
+  bool own_id(int g, const Name& name) const {
+    return name.id >= 0 && static_cast<size_t>(name.id) < values.size() && values[static_cast<size_t>(name.id)].graph == g;
   }
   // "main", "main/If_3:then_branch", "function:local.Block": the path of a scope as reports show
   // it. Long names are shortened and deep paths keep their first and last levels, so the string
@@ -383,8 +456,8 @@ inline bool one_of(std::string_view op, std::initializer_list<std::string_view> 
 
 // A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
 // inputs that an operator normally has, and a missing one must read as absent, not crash.
-std::string_view input_of(const NodeRec& n, int i);
-std::string_view output_of(const NodeRec& n, int i);
+Name input_of(const NodeRec& n, int i);
+Name output_of(const NodeRec& n, int i);
 
 // "[768, 3072]": a tensor shape as reports print it.
 std::string shape_string(Span<int64_t> dims);

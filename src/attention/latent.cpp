@@ -31,12 +31,12 @@ bool reduction(std::string_view op) { return op == "ReduceMean"sv || op == "Redu
 
 }  // namespace
 
-std::optional<Matcher::NormHit> Matcher::norm_before(int g, std::string_view value) {
+std::optional<Matcher::NormHit> Matcher::norm_before(int g, Name value) {
   int p = m_.producer_of(g, value);
   if (p < 0 || !budget_.spend()) return std::nullopt;
   const auto& n = *m_.nodes[p].rec;
   NormHit r;
-  auto learned = [&](std::string_view v) {
+  auto learned = [&](Name v) {
     auto w = walker_.weight_of(g, v);
     if (w && m_.weights[w->weight].parameter && m_.weights[w->weight].elements > 1) r.weights.push_back(w->weight);
     return w.has_value();
@@ -50,11 +50,11 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, std::string_view val
   // Written out. First the reduction: RMSNorm reduces x² (Pow or Mul(x, x)), LayerNorm x and
   // (x - mean)²; what it reduces, with those steps taken off, is the norm's input x.
   // The walks hold the names the skeleton owns (and `value`), by address: no copies.
-  std::vector<std::string_view> stack{value};
+  std::vector<Name> stack{value};
   std::set<std::string_view> seen;
-  std::string_view x;
+  Name x;
   while (!stack.empty() && x.empty()) {
-    std::string_view v = stack.back();
+    Name v = stack.back();
     stack.pop_back();
     if (!seen.insert(v).second) continue;
     if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
@@ -72,7 +72,7 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, std::string_view val
         x = input_of(sn, 0);
       }
     } else if (elementwise(qn.op_type())) {
-      for (std::string_view in : qn.input()) stack.push_back(in);
+      for (Name in : qn.input()) stack.push_back(in);
     }
   }
   if (x.empty()) return std::nullopt;
@@ -80,7 +80,7 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, std::string_view val
   stack = {value};
   seen.clear();
   while (!stack.empty()) {
-    std::string_view v = stack.back();
+    Name v = stack.back();
     stack.pop_back();
     if (v == x || v.empty() || !seen.insert(v).second) continue;
     if (seen.size() > 32 || !budget_.spend()) return std::nullopt;
@@ -91,7 +91,7 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, std::string_view val
     if (reduction(qn.op_type())) {
       stack.push_back(input_of(qn, 0));
     } else if (elementwise(qn.op_type())) {
-      for (std::string_view in : qn.input()) stack.push_back(in);
+      for (Name in : qn.input()) stack.push_back(in);
     } else {
       return std::nullopt;  // something else feeds it: not a norm of x alone
     }
@@ -102,13 +102,13 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, std::string_view val
   return r;
 }
 
-bool Matcher::reaches(int g, std::string_view value, int node) {
+bool Matcher::reaches(int g, Name value, int node) {
   // Breadth first, and never past another product: the path from a projection to the core holds
   // only shape and element-wise steps, and the graph behind a product is another layer's.
-  std::deque<std::string_view> queue{value};
+  std::deque<Name> queue{value};
   std::set<std::string_view> seen;
   while (!queue.empty()) {
-    std::string_view v = queue.front();
+    Name v = queue.front();
     queue.pop_front();
     if (v.empty() || !seen.insert(v).second) continue;
     if (seen.size() > 128 || !budget_.spend()) return false;
@@ -128,9 +128,9 @@ bool Matcher::reaches(int g, std::string_view value, int node) {
   return false;
 }
 
-std::string Matcher::absorbed_latent(int g, std::string_view k_value, std::string_view v_value) {
+std::string Matcher::absorbed_latent(int g, Name k_value, Name v_value) {
   // K and V read one tensor: strip the layout steps on both sides.
-  auto strip = [&](std::string_view v) {
+  auto strip = [&](Name v) {
     for (int step = 0; step < 6; ++step) {
       int p = m_.producer_of(g, v);
       if (p < 0) break;
@@ -143,7 +143,7 @@ std::string Matcher::absorbed_latent(int g, std::string_view k_value, std::strin
     }
     return v;
   };
-  std::string_view k = strip(k_value);
+  Name k = strip(k_value);
   if (k.empty() || k != strip(v_value) || m_.producer_of(g, k) < 0) return "";
   auto norm = norm_before(g, k);
   if (!norm) return "";
@@ -155,8 +155,8 @@ std::string Matcher::absorbed_latent(int g, std::string_view k_value, std::strin
          "core)";
 }
 
-void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, std::string_view k_value,
-                     std::string_view v_value) {
+void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, Name k_value,
+                     Name v_value) {
   if (!v.found() || !v.per_head.empty() || v.weight.rows || !q.found() || !b.heads || !b.head_dim) return;
   budget_.start_walk(512);  // an allowance of its own, after the walks that found the projections
   // K/V: the up projection reads a normed part of the down projection's output.

@@ -64,7 +64,7 @@ class Matcher {
 
   // ---- unfused.cpp: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
 
-  ScorePath walk_scores(int g, std::string_view value, int depth);
+  ScorePath walk_scores(int g, Name value, int depth);
   // Where an operand beside the score path comes from: a weight reached through shape ops
   // (`direct`), or a table looked up by a Gather with run-time indices (`looked_up`).
   struct LearnedSource {
@@ -72,14 +72,14 @@ class Matcher {
     bool direct = false;
     bool looked_up = false;
   };
-  LearnedSource learned_source(int g, std::string_view value, int depth);
-  int find_values_matmul(int g, std::string_view value, int depth);
+  LearnedSource learned_source(int g, Name value, int depth);
+  int find_values_matmul(int g, Name value, int depth);
   // Whether `value` is `source` or is made from it by the casts, dropouts and masks that may sit
   // between a Softmax and the MatMul with V.
-  bool leads_from(int g, std::string_view value, std::string_view source, int depth);
+  bool leads_from(int g, Name value, std::string_view source, int depth);
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why);
   // The Concat an attention output reaches through shape-only ops, or -1.
-  int concat_after(int g, std::string_view value);
+  int concat_after(int g, Name value);
   // Blocks whose cores feed one Concat are the heads of one block: their Q/K/V projections add up,
   // and the output projection is found after the Concat.
   void merge_per_head_cores(AttentionResult& r);
@@ -88,8 +88,8 @@ class Matcher {
                            CoreSizes core);
   // The contracted sizes of a scores node MatMul(Q, Kᵀ) (or FusedMatMul, Einsum) whose operands
   // as the core sees them are q_value and k_value.
-  CoreSizes contracted_sizes(int g, const NodeRec& scores, std::string_view q_value,
-                             std::string_view k_value) const;
+  CoreSizes contracted_sizes(int g, const NodeRec& scores, Name q_value,
+                             Name k_value) const;
 
   // ---- latent.cpp: multi-head latent attention ----
 
@@ -99,16 +99,16 @@ class Matcher {
     std::string input;
     std::vector<int> weights;
   };
-  std::optional<NormHit> norm_before(int g, std::string_view value);
+  std::optional<NormHit> norm_before(int g, Name value);
   // Why a core whose K and V are one and the same normed part of a projection is latent attention
   // with its up projection absorbed into Q and O (the form inference engines run), or "".
-  std::string absorbed_latent(int g, std::string_view k_value, std::string_view v_value);
+  std::string absorbed_latent(int g, Name k_value, Name v_value);
   // Whether `value` is computed (at any distance, within a bounded walk) from node's output.
-  bool reaches(int g, std::string_view value, int node);
+  bool reaches(int g, Name value, int node);
   // Reads the block as latent attention when the whole structure is proven: rewrites its Q/K/V
   // shares, heads, head sizes and kind, and sets b.latent. Leaves it as it is otherwise.
-  void latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, std::string_view k_value,
-              std::string_view v_value);
+  void latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, Name k_value,
+              Name v_value);
 
   // ---- fused.cpp: the fused operators ----
 

@@ -41,7 +41,7 @@ std::string ProjectionWalker::label(int node) const {
   return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? n.output_size() ? output_of(n, 0) : "?"sv : n.name()) + "'";
 }
 
-std::optional<WeightRef> ProjectionWalker::weight_of(int g, std::string_view value, int depth) {
+std::optional<WeightRef> ProjectionWalker::weight_of(int g, Name value, int depth) {
   if (value.empty() || depth > 16) return std::nullopt;
   if (const Weight* w = m_.weight_for(g, value)) {
     WeightRef r;
@@ -82,7 +82,7 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, std::string_view val
   return std::nullopt;
 }
 
-std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, std::string_view activation) {
+std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, Name activation) {
   const auto& n = *m_.nodes[node].rec;
   std::string_view op = n.op_type();
   int weight_input = -1, bias_input = -1;
@@ -153,7 +153,7 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, st
 // Einsum(x, W) with a constant W, as tf2onnx writes Keras' EinsumDense ("abc,cde->abde" with a
 // kernel [d, h, k]). The weight's letters shared with x and absent from the output are its inputs;
 // the letters kept in the output are its outputs (heads and head size stay separate axes).
-std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node, std::string_view activation) {
+std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node, Name activation) {
   const auto& n = *m_.nodes[node].rec;
   auto eq = parse_einsum(n);
   if (!eq) return std::nullopt;
@@ -196,12 +196,12 @@ std::optional<ProjectionHit> ProjectionWalker::einsum_projection(int g, int node
   return hit;
 }
 
-ProjectionHit ProjectionWalker::back(int g, std::string_view value) {
+ProjectionHit ProjectionWalker::back(int g, Name value) {
   budget_.start_walk(kWalkBudget);
   return back_impl(g, value, 0);
 }
 
-ProjectionHit ProjectionWalker::back_impl(int g, std::string_view value, int depth) {
+ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
   ProjectionHit fail;
   if (!budget_.spend()) {
     fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
@@ -300,7 +300,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, std::string_view value, int dep
     int bias = -1;
     std::optional<std::pair<int64_t, int64_t>> bias_range;
     for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
-      std::string_view in = input_of(n, i);
+      Name in = input_of(n, i);
       if (in.empty()) continue;
       if (auto w = weight_of(g, in)) {
         constants.push_back(w->weight);
@@ -372,9 +372,8 @@ ProjectionHit ProjectionWalker::back_impl(int g, std::string_view value, int dep
   return fail;
 }
 
-ProjectionHit ProjectionWalker::forward(int g, std::string_view start) {
+ProjectionHit ProjectionWalker::forward(int g, Name value) {
   ProjectionHit fail;
-  std::string_view value = start;
   budget_.start_walk(kWalkBudget);
   for (int step = 0; step < kMaxWalk; ++step) {
     std::vector<int> users;

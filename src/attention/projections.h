@@ -57,22 +57,22 @@ class ProjectionWalker {
   ProjectionWalker(ShapeOracle& shapes, VisitBudget& budget) : s_(shapes), m_(shapes.model()), budget_(budget) {}
 
   // Walks back from `value` (Q, K or V as the attention core sees it) to its projection.
-  ProjectionHit back(int g, std::string_view value);
+  ProjectionHit back(int g, Name value);
   // Walks forward from the attention output to the output projection.
-  ProjectionHit forward(int g, std::string_view value);
+  ProjectionHit forward(int g, Name value);
   // The weight behind a value, if it is one.
-  std::optional<WeightRef> weight_of(int g, std::string_view value, int depth = 0);
+  std::optional<WeightRef> weight_of(int g, Name value, int depth = 0);
   // "MatMul 'name'": a node as messages name it.
   std::string label(int node) const;
   // Builds a hit for a node that is a projection, or returns nullopt.
-  std::optional<ProjectionHit> as_projection(int g, int node, std::string_view activation);
+  std::optional<ProjectionHit> as_projection(int g, int node, Name activation);
 
  private:
   ShapeOracle& s_;
   const Model& m_;
   VisitBudget& budget_;  // shared with the matcher: keeps branching walks linear
-  ProjectionHit back_impl(int g, std::string_view value, int depth);
-  std::optional<ProjectionHit> einsum_projection(int g, int node, std::string_view activation);
+  ProjectionHit back_impl(int g, Name value, int depth);
+  std::optional<ProjectionHit> einsum_projection(int g, int node, Name activation);
 };
 
 }  // namespace headcount::detail

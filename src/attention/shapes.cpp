@@ -532,7 +532,7 @@ void ShapeOracle::declare(std::string_view name, Dims d) {
   }
 }
 
-Dims ShapeOracle::dims(int g, std::string_view value) const {
+Dims ShapeOracle::dims(int g, Name value) const {
   for (int s = g; s >= 0; s = m_.graphs[s].parent) {
     int id = m_.value_id(s, value);
     if (id < 0) {
@@ -556,7 +556,7 @@ void ShapeOracle::propagate(int g, const NodeRec& n) {
   if (!op || !op->dims) return;  // unknown op: nothing is known of its outputs
   Outputs out = op->dims(NodeView(*this, g, n, 0));
   for (size_t i = 0; i < out.size() && i < static_cast<size_t>(n.output_size()); ++i) {
-    std::string_view name = output_of(n, static_cast<int>(i));
+    Name name = output_of(n, static_cast<int>(i));
     if (name.empty()) continue;
     int& at = dims_at_[static_cast<size_t>(m_.value_id(g, name))];  // a node's output always has an id
     if (at >= 0) continue;
@@ -565,7 +565,7 @@ void ShapeOracle::propagate(int g, const NodeRec& n) {
   }
 }
 
-std::optional<IntVector> ShapeOracle::eval(int g, std::string_view value, int depth) {
+std::optional<IntVector> ShapeOracle::eval(int g, Name value, int depth) {
   if (value.empty() || depth > kMaxEvalDepth) return std::nullopt;
   // Memo entries belong to the value's defining record, whichever scope asks.
   const int id = m_.defining_value(g, value);

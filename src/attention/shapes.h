@@ -45,11 +45,11 @@ class ShapeOracle {
 
   // Integer values of a value computed from constants and shapes (Reshape targets, Slice bounds).
   // Elements that cannot be known are unknown; nullopt when not even the length is known.
-  std::optional<IntVector> eval(int g, std::string_view value, int depth = 0);
+  std::optional<IntVector> eval(int g, Name value, int depth = 0);
   // What is known of a value's shape (computed once for every value, in topological order).
-  Dims dims(int g, std::string_view value) const;
+  Dims dims(int g, Name value) const;
   // The feature width (last dimension) when known.
-  Int last_dim(int g, std::string_view value) const { return dims(g, value).last(); }
+  Int last_dim(int g, Name value) const { return dims(g, value).last(); }
 
   const Model& model() const { return m_; }
 

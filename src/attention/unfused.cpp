@@ -16,7 +16,7 @@ namespace {
 // to the scores and looks at the others for learned tensors: a table looked up by Gather
 // (relative-position bias), a per-head vector multiplying the scores (temperature, gate), a
 // per-head logit concatenated as one more column (sink).
-ScorePath Matcher::walk_scores(int g, std::string_view value, int depth) {
+ScorePath Matcher::walk_scores(int g, Name value, int depth) {
   ScorePath r;
   if (value.empty()) return r;
   int p = m_.producer_of(g, value);
@@ -94,7 +94,7 @@ ScorePath Matcher::walk_scores(int g, std::string_view value, int depth) {
   return r;
 }
 
-Matcher::LearnedSource Matcher::learned_source(int g, std::string_view value, int depth) {
+Matcher::LearnedSource Matcher::learned_source(int g, Name value, int depth) {
   LearnedSource r;
   if (depth > 8 || value.empty() || !budget_.spend()) return r;
   if (const Weight* w = m_.weight_for(g, value)) {
@@ -125,7 +125,7 @@ Matcher::LearnedSource Matcher::learned_source(int g, std::string_view value, in
   return r;
 }
 
-int Matcher::find_values_matmul(int g, std::string_view value, int depth) {
+int Matcher::find_values_matmul(int g, Name value, int depth) {
   if (depth > 8) return -1;
   for (int c : m_.consumers_of(g, value)) {
     if (!budget_.spend()) return -1;
@@ -142,7 +142,7 @@ int Matcher::find_values_matmul(int g, std::string_view value, int depth) {
   return -1;
 }
 
-bool Matcher::leads_from(int g, std::string_view value, std::string_view source, int depth) {
+bool Matcher::leads_from(int g, Name value, std::string_view source, int depth) {
   if (value == source) return true;
   if (depth > 8 || value.empty() || !budget_.spend()) return false;
   int p = m_.producer_of(g, value);
@@ -180,7 +180,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   }
   const auto& qkn = *m_.nodes[qk].rec;
   const auto& avn = *m_.nodes[av].rec;
-  std::string_view q_value = input_of(qkn, 0), k_value = input_of(qkn, 1), v_value = input_of(avn, 1);
+  Name q_value = input_of(qkn, 0), k_value = input_of(qkn, 1), v_value = input_of(avn, 1);
   if (auto eq = detail::parse_einsum(qkn)) {
     // Keras writes einsum("aecd,abcd->acbe", key, query): K is the operand that carries the
     // scores' last axis, the one Softmax normalises.
@@ -250,8 +250,8 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   return b;
 }
 
-CoreSizes Matcher::contracted_sizes(int g, const NodeRec& scores, std::string_view q_value,
-                                    std::string_view k_value) const {
+CoreSizes Matcher::contracted_sizes(int g, const NodeRec& scores, Name q_value,
+                                    Name k_value) const {
   // The axis each operand contributes, counted from its end: MatMul(Q, Kᵀ) contracts Q's last
   // axis with Kᵀ's second-to-last (a Kᵀ reshaped to [B·h, d, L] has its head size there, not last).
   int q_from_end = 1, k_from_end = 2;
@@ -270,7 +270,7 @@ CoreSizes Matcher::contracted_sizes(int g, const NodeRec& scores, std::string_vi
     q_from_end = attr_flag(scores, "transA") ? 2 : 1;
     k_from_end = attr_flag(scores, "transB") ? 1 : 2;
   }
-  auto size_at = [&](std::string_view value, int from_end) {
+  auto size_at = [&](Name value, int from_end) {
     Dims d = shapes_.dims(g, value);
     if (d.rank >= from_end) return d.d[static_cast<size_t>(d.rank - from_end)];
     return from_end == 1 && d.rank < 0 ? d.tail : Int();
@@ -278,7 +278,7 @@ CoreSizes Matcher::contracted_sizes(int g, const NodeRec& scores, std::string_vi
   return {size_at(q_value, q_from_end), size_at(k_value, k_from_end)};
 }
 
-int Matcher::concat_after(int g, std::string_view value) {
+int Matcher::concat_after(int g, Name value) {
   for (int step = 0; step < 16; ++step) {
     const auto& users = m_.consumers_of(g, value);
     if (users.size() != 1) return -1;
