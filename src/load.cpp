@@ -71,8 +71,7 @@ Span<T> arena_copy(google::protobuf::Arena* arena, const Range& v) {
   return Span<T>(p, n);
 }
 
-// Room for a string of `size` bytes in the arena, terminated. Each string is its own allocation
-// of at least one byte, so no two of them share an address (the value index knows names by address).
+// Room for a string of `size` bytes in the arena, terminated.
 char* arena_chars(google::protobuf::Arena* arena, size_t size) {
   char* p = google::protobuf::Arena::CreateArray<char>(arena, size + 1);
   p[size] = '\0';
@@ -122,19 +121,22 @@ class NamePool {
  public:
   explicit NamePool(google::protobuf::Arena* arena) : arena_(arena) {}
   size_t size() const { return names_.size(); }
-  std::string_view intern(std::string_view name) {
+  // The pool's copy of `name` and its index (names are numbered in order of first use).
+  std::pair<std::string_view, int32_t> intern(std::string_view name) {
     if ((names_.size() + 1) * 2 > slots_.size()) grow();
     const uint64_t h = keyed_hash(name), mask = slots_.size() - 1;
     uint64_t i = h & mask;
     for (; slots_[i] != 0; i = (i + 1) & mask) {
       const uint32_t k = slots_[i] - 1;
-      if (hashes_[k] == h && names_[k] == name) return names_[k];
+      if (hashes_[k] == h && names_[k] == name) return {names_[k], static_cast<int32_t>(k)};
     }
     slots_[i] = static_cast<uint32_t>(names_.size() + 1);
     names_.push_back(arena_string(arena_, name.data(), name.size()));
     hashes_.push_back(h);
-    return names_.back();
+    return {names_.back(), static_cast<int32_t>(names_.size() - 1)};
   }
+  // Each name's keyed_hash(), by index: the indexer hashes no name a second time.
+  std::vector<uint64_t> take_hashes() { return std::move(hashes_); }
 
  private:
   void grow() {
@@ -166,6 +168,7 @@ class WireReader {
   // Upper bounds on the model's weights and nodes, and the node inputs and outputs read.
   size_t tensors_read = 0, nodes_read = 0, outputs_read = 0;
   size_t distinct_names() const { return names_.size(); }
+  std::vector<uint64_t> take_name_hashes() { return names_.take_hashes(); }
   GraphBody* main = nullptr;             // the main graph's body, nullptr when the file has none
   std::vector<GraphBody*> functions;     // the bodies of the model's functions, in their order
 
@@ -206,6 +209,7 @@ class WireReader {
   // attribute's subgraph holds nodes of its own.
   struct NodeScratch {
     std::vector<std::string_view> inputs, outputs;
+    std::vector<int32_t> input_keys, output_keys;  // their indices in the name pool
     std::vector<Attribute> attributes;
     std::vector<int64_t> ints;
     std::vector<float> floats;
@@ -227,14 +231,14 @@ class WireReader {
   template <typename T>
   Span<T> keep(const std::vector<T>& v) { return arena_copy<T>(arena_, v); }
 
-  // A node's names in the arena, and after them in the same block their value ids, -1 until the
-  // indexer sets them (NodeRec).
-  Span<std::string_view> keep_names(const std::vector<std::string_view>& names) {
+  // A node's names in the arena, and after them in the same block their slots (NodeRec): each
+  // name's index in the name pool, which the indexer replaces with the value id.
+  Span<std::string_view> keep_names(const std::vector<std::string_view>& names, const std::vector<int32_t>& keys) {
     if (names.empty()) return {};
     char* block = google::protobuf::Arena::CreateArray<char>(arena_, NodeRec::names_block(names.size()));
     auto* p = reinterpret_cast<std::string_view*>(block);
     std::uninitialized_copy(names.begin(), names.end(), p);
-    std::uninitialized_fill_n(reinterpret_cast<int32_t*>(p + names.size()), names.size(), -1);
+    std::uninitialized_copy(keys.begin(), keys.end(), reinterpret_cast<int32_t*>(p + names.size()));
     return Span<std::string_view>(p, names.size());
   }
 
@@ -412,9 +416,12 @@ class WireReader {
   }
 
   // A value name, held once however many nodes name it.
-  std::string_view read_name(const char* what) {
+  // Its index in the pool goes to `keys`.
+  std::string_view read_name(const char* what, std::vector<int32_t>& keys) {
     read_string(&name_, what);
-    return names_.intern(name_);
+    auto [view, key] = names_.intern(name_);
+    keys.push_back(key);
+    return view;
   }
 
   NodeScratch& scratch() {
@@ -430,13 +437,15 @@ class WireReader {
     NodeScratch& s = scratch();
     s.inputs.clear();
     s.outputs.clear();
+    s.input_keys.clear();
+    s.output_keys.clear();
     s.attributes.clear();
     std::string_view op_type, domain, name;
     read_record([&](int f, int wt) {
       if (wt != kLengthDelimited) return false;
       switch (f) {
-        case field::kNodeInput: s.inputs.push_back(read_name("a node input")); return true;
-        case field::kNodeOutput: s.outputs.push_back(read_name("a node output")); return true;
+        case field::kNodeInput: s.inputs.push_back(read_name("a node input", s.input_keys)); return true;
+        case field::kNodeOutput: s.outputs.push_back(read_name("a node output", s.output_keys)); return true;
         case field::kNodeName: name = read_view("a node name"); return true;
         case field::kNodeOpType: op_type = read_view("an op type"); return true;
         case field::kNodeDomain: domain = read_view("a domain"); return true;
@@ -453,7 +462,9 @@ class WireReader {
     outputs_read += s.outputs.size();
     const size_t inputs = s.inputs.size();
     s.inputs.insert(s.inputs.end(), s.outputs.begin(), s.outputs.end());
-    body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name, keep_names(s.inputs), inputs,
+    s.input_keys.insert(s.input_keys.end(), s.output_keys.begin(), s.output_keys.end());
+    body->append(google::protobuf::Arena::Create<NodeRec>(arena_, op_type, domain, name,
+                                                          keep_names(s.inputs, s.input_keys), inputs,
                                                           keep(s.attributes)));
   }
 
@@ -714,8 +725,11 @@ std::vector<std::string> path_parts(const std::string& s) {
 
 class Indexer {
  public:
-  Indexer(Model& model, const std::string& base_dir, const char* memory = nullptr)
-      : m_(model), memory_(memory), base_dir_(base_dir) {}
+  // `name_hashes`: the keyed_hash() of each name in the reader's pool, by the index the node
+  // slots hold.
+  Indexer(Model& model, const std::string& base_dir, std::vector<uint64_t> name_hashes, const char* memory = nullptr)
+      : m_(model), memory_(memory), base_dir_(base_dir), name_hashes_(std::move(name_hashes)),
+        first_value_(name_hashes_.size(), -1) {}
 
   void run(const GraphBody& main, const std::vector<GraphBody*>& functions) {
     const onnx::ModelProto& mp = *m_.proto;
@@ -750,6 +764,8 @@ class Indexer {
     return *root_;
   }
   std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
+  std::vector<uint64_t> name_hashes_;        // by pool index
+  std::vector<int32_t> first_value_;         // by pool index: the value the first scope to use the name made
   std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
 
   // The model's one copy of a payload file's name.
@@ -844,7 +860,6 @@ class Indexer {
     int wi = static_cast<int>(m_.weights.size());
     const int id = m_.value_index.intern(m_.values, w.graph, key);
     m_.values[static_cast<size_t>(id)].weight = wi;
-    m_.value_index.remember(key, id);
     m_.weights.push_back(std::move(w));
     return wi;
   }
@@ -1056,6 +1071,19 @@ class Indexer {
     }
   }
 
+  // The value id of name k of node n, in graph gi; -1 for an empty name (an omitted input). The
+  // reader numbered each distinct name, so a name another node of gi used already is found by its
+  // number, with no hashing; a name new to gi is interned under the hash the reader computed.
+  int value_of(const NodeRec& n, size_t k, std::string_view name, int gi) {
+    if (name.empty()) return -1;
+    const size_t key = static_cast<size_t>(n.slot(k));
+    int32_t& first = first_value_[key];
+    if (first >= 0 && m_.values[static_cast<size_t>(first)].graph == gi) return first;
+    const int id = m_.value_index.intern_hashed(m_.values, gi, name, name_hashes_[key]);
+    if (first < 0) first = id;
+    return id;
+  }
+
   // Producers, consumers and a topological order; a cycle makes the model unreadable.
   void index_graph(int gi) {
     Graph& g = m_.graphs[gi];
@@ -1063,12 +1091,10 @@ class Indexer {
     for (int ni : nodes) {
       const NodeRec& n = *m_.nodes[ni].rec;
       for (int o = 0; o < n.output_size(); ++o) {
-        const std::string_view out = n.output(o);
-        if (out.empty()) continue;
-        const int id = m_.value_index.intern(m_.values, gi, out);
-        m_.values[static_cast<size_t>(id)].producer = ni;
-        m_.value_index.remember(out, id);
-        n.set_value_id(static_cast<size_t>(n.input_size() + o), id);
+        const size_t k = static_cast<size_t>(n.input_size() + o);
+        const int id = value_of(n, k, n.output(o), gi);
+        n.set_value_id(k, id);
+        if (id >= 0) m_.values[static_cast<size_t>(id)].producer = ni;
       }
     }
     // Kahn's order over the graph's own nodes, by their position in `nodes`.
@@ -1081,15 +1107,9 @@ class Indexer {
       const NodeRec& n = *m_.nodes[ni].rec;
       for (int i = 0; i < n.input_size(); ++i) {
         const std::string_view in = n.input(i);
-        if (in.empty()) continue;
-        // The reader keeps one copy of each name, so an input produced in this graph is most
-        // often known by its address already, and costs no hashing.
-        int id = m_.value_index.find_by_address(m_.values, gi, in);
-        if (id < 0) {
-          id = m_.value_index.intern(m_.values, gi, in);
-          m_.value_index.remember(in, id);
-        }
+        const int id = value_of(n, static_cast<size_t>(i), in, gi);
         n.set_value_id(static_cast<size_t>(i), id);
+        if (id < 0) continue;
         const Value& v = m_.values[static_cast<size_t>(id)];
         reads_.push_back({id, ni});
         if (v.producer >= 0) {
@@ -1289,6 +1309,7 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
                     const char* memory) {
   const GraphBody* main = nullptr;
   std::vector<GraphBody*> functions;
+  std::vector<uint64_t> name_hashes;
   {
     CodedInputStream in(&stream);
     in.SetTotalBytesLimit(INT_MAX);
@@ -1298,17 +1319,17 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
     m.stripped_payload_bytes = reader.stripped_bytes;
     main = reader.main;
     functions = std::move(reader.functions);
+    name_hashes = reader.take_name_hashes();
     // Sized once from what the reader counted, not by doubling. Nearly every value is a node's
-    // output or a weight; the address table holds each distinct node input or output name and
-    // each weight's name.
+    // output or a weight.
     const size_t tensors = reader.tensors_read;
     m.weights.reserve(tensors);
     m.nodes.reserve(reader.nodes_read);
     m.values.reserve(reader.outputs_read + tensors);
-    m.value_index.reserve(reader.outputs_read + tensors, reader.distinct_names() + tensors);
+    m.value_index.reserve(reader.outputs_read + tensors);
   }
   if (!main) throw InputError("not an ONNX model: no graph found");
-  Indexer(m, options.base_dir, memory).run(*main, functions);
+  Indexer(m, options.base_dir, std::move(name_hashes), memory).run(*main, functions);
 }
 
 }  // namespace

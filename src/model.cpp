@@ -297,30 +297,18 @@ uint64_t keyed_hash(std::string_view data) {
   return siphash24(k0, k1, data);
 }
 
-uint64_t ValueIndex::hash(int g, std::string_view name) {
-  const auto& [k0, k1] = table_key();
-  // The scope goes into the key: the same name in two scopes lands apart.
-  return siphash24(k0 ^ static_cast<uint64_t>(static_cast<uint32_t>(g)), k1, name);
+uint64_t ValueIndex::scope_hash(uint64_t name_hash, int g) {
+  // The scope is mixed into the name's keyed hash, so the same name in two scopes lands apart
+  // (splitmix64's finalizer spreads every bit of both). Colliding keys still need colliding
+  // keyed hashes, which a file cannot choose.
+  uint64_t h = name_hash ^ ((static_cast<uint64_t>(static_cast<uint32_t>(g)) + 1) * 0x9E3779B97F4A7C15ull);
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
 }
 
 int ValueIndex::find(const std::vector<Value>& values, int g, std::string_view name) const {
-  if (int id = find_by_address(values, g, name); id >= 0) return id;
-  return find_by_name(values, g, name);  // a part of a string, another scope's name, or a copy
-}
-
-int ValueIndex::find_by_address(const std::vector<Value>& values, int g, std::string_view occurrence) const {
-  if (seen_at_.empty() || occurrence.empty()) return -1;
-  const uint64_t mask = seen_at_.size() - 1;
-  for (uint64_t i = address_hash(occurrence.data()) >> 20 & mask; seen_at_[i]; i = (i + 1) & mask) {
-    if (seen_at_[i] != occurrence.data()) continue;
-    const Value& v = values[static_cast<size_t>(seen_id_[i])];
-    return v.name.size() == occurrence.size() && v.graph == g ? seen_id_[i] : -1;
-  }
-  return -1;
-}
-
-int ValueIndex::find_by_name(const std::vector<Value>& values, int g, std::string_view name) const {
-  return slots_.empty() ? -1 : find_hashed(values, g, name, hash(g, name));
+  return slots_.empty() ? -1 : find_hashed(values, g, name, scope_hash(keyed_hash(name), g));
 }
 
 // A slot holds the high half of the key's hash and the id; the high half also picks the home
@@ -337,8 +325,11 @@ int ValueIndex::find_hashed(const std::vector<Value>& values, int g, std::string
 }
 
 int ValueIndex::intern(std::vector<Value>& values, int g, std::string_view name) {
-  // (Not find(): the occurrences interned are new strings, which the address table cannot know.)
-  const uint64_t h = hash(g, name);
+  return intern_hashed(values, g, name, keyed_hash(name));
+}
+
+int ValueIndex::intern_hashed(std::vector<Value>& values, int g, std::string_view name, uint64_t name_hash) {
+  const uint64_t h = scope_hash(name_hash, g);
   if (!slots_.empty()) {
     if (int id = find_hashed(values, g, name, h); id >= 0) return id;
   }
@@ -355,15 +346,10 @@ int ValueIndex::intern(std::vector<Value>& values, int g, std::string_view name)
   return id;
 }
 
-void ValueIndex::reserve(size_t names, size_t occurrences) {
-  size_t n = 64, k = 64;
-  while (n * 2 < names * 3) n *= 2;  // the sizes the growth series would reach, made at once
-  while (k * 3 < occurrences * 4) k *= 2;
+void ValueIndex::reserve(size_t names) {
+  size_t n = 64;
+  while (n * 2 < names * 3) n *= 2;  // the size the growth series would reach, made at once
   if (slots_.empty()) slots_.assign(n, 0);
-  if (seen_at_.empty()) {
-    seen_at_.assign(k, nullptr);
-    seen_id_.assign(k, -1);
-  }
 }
 
 void ValueIndex::grow() {
@@ -375,34 +361,6 @@ void ValueIndex::grow() {
     uint64_t i = (s >> 32) & mask;
     while (slots_[i] != 0) i = (i + 1) & mask;
     slots_[i] = s;
-  }
-}
-
-void ValueIndex::remember(std::string_view occurrence, int id) {
-  if (occurrence.empty()) return;
-  if ((seen_count_ + 1) * 4 > seen_at_.size() * 3) grow_seen();  // at most 3/4 full: lookups here mostly hit
-  const uint64_t mask = seen_at_.size() - 1;
-  uint64_t i = address_hash(occurrence.data()) >> 20 & mask;
-  for (; seen_at_[i]; i = (i + 1) & mask) {
-    if (seen_at_[i] == occurrence.data()) return;  // a Constant's output: its weight and its node
-  }
-  seen_at_[i] = occurrence.data();
-  seen_id_[i] = id;
-  ++seen_count_;
-}
-
-void ValueIndex::grow_seen() {
-  std::vector<const char*> old_at = std::move(seen_at_);
-  std::vector<int32_t> old_id = std::move(seen_id_);
-  seen_at_.assign(std::max<size_t>(64, old_at.size() * 2), nullptr);
-  seen_id_.assign(seen_at_.size(), -1);
-  const uint64_t mask = seen_at_.size() - 1;
-  for (size_t k = 0; k < old_at.size(); ++k) {
-    if (!old_at[k]) continue;
-    uint64_t i = address_hash(old_at[k]) >> 20 & mask;
-    while (seen_at_[i]) i = (i + 1) & mask;
-    seen_at_[i] = old_at[k];
-    seen_id_[i] = old_id[k];
   }
 }
 

@@ -236,7 +236,8 @@ class Names {
 class NodeRec {
  public:
   // `names`: the inputs, then the outputs, followed in the same arena block by one int32_t slot
-  // per name (names_block()): the value ids, -1 until the indexer sets them.
+  // per name (names_block()): the loader writes each name's index in its name pool there, and the
+  // indexer reads it and writes the value id in its place.
   NodeRec(std::string_view op_type, std::string_view domain, std::string_view name, Span<std::string_view> names,
           size_t inputs, Span<Attribute> attributes)
       : op_type_(op_type), domain_(domain), name_(name), names_(names.begin()), attributes_(attributes.begin()),
@@ -259,7 +260,9 @@ class NodeRec {
   int attribute_size() const { return static_cast<int>(attribute_count_); }
   Span<Attribute> attribute() const { return Span<Attribute>(attributes_, attribute_count_); }
   const NodeRec* next() const { return next_; }  // the next node of its graph body, in file order
-  // The indexer's: the value id of name k (inputs first, then outputs) in the node's scope.
+  // The indexer's: the slot of name k (inputs first, then outputs), and its value id in the
+  // node's scope.
+  int32_t slot(size_t k) const { return ids()[k]; }
   void set_value_id(size_t k, int id) const { const_cast<int32_t*>(ids())[k] = id; }
 
  private:
@@ -306,46 +309,30 @@ uint64_t keyed_hash(std::string_view data);
 
 // (scope, name) -> value id: one open-addressing table for the whole model, its slots holding a
 // part of each key's hash and the id, so a lookup compares names only when the hashes agree.
-// Names are hashed with SipHash under a key drawn once per process: a hostile file cannot pile its
-// names onto one slot (which would make indexing quadratic), and ids, given in order of first
-// use, do not depend on the key.
+// A key's hash is the name's SipHash under a key drawn once per process (keyed_hash), with the
+// scope mixed in: a hostile file cannot pile its names onto one slot (which would make indexing
+// quadratic), and ids, given in order of first use, do not depend on the key.
 //
-// A node's own names carry their ids (Name), so the stages seldom come here. The indexer looks
-// names up as the skeleton holds them (a node's input or output string), so a second table knows
-// each of those strings by its address: such a lookup hashes a pointer and compares no
-// characters. Any other string (a copy, a part of a name) takes the first table.
+// The stages seldom come here: a node's own names carry their ids (Name), and the indexer finds a
+// name used before through the reader's numbering of names. This table answers for any other
+// string (a copy, a part of a name, a name seen from another scope).
 class ValueIndex {
  public:
   // The id of `name` in graph g, or -1.
   int find(const std::vector<Value>& values, int g, std::string_view name) const;
-  // The id the skeleton string `occurrence` was remembered with, when that is a value of graph
-  // g; -1 otherwise (the name may still be known: find() looks it up by name).
-  int find_by_address(const std::vector<Value>& values, int g, std::string_view occurrence) const;
   // The id of `name` in graph g, a new record in `values` when there was none.
   int intern(std::vector<Value>& values, int g, std::string_view name);
-  // Records that the skeleton string `occurrence` (which must live as long as the model) names
-  // value `id`, unless its address is known already; called once per node input and output.
-  void remember(std::string_view occurrence, int id);
-  // Sizes both tables for about `names` values and `occurrences` remembered strings before the
-  // first intern, so a large graph's tables are made once instead of by doubling.
-  void reserve(size_t names, size_t occurrences);
+  // The same, for a name whose keyed_hash() is known already.
+  int intern_hashed(std::vector<Value>& values, int g, std::string_view name, uint64_t name_hash);
+  // Sizes the table for about `names` values before the first intern, so a large graph's table
+  // is made once instead of by doubling.
+  void reserve(size_t names);
 
  private:
-  static uint64_t hash(int g, std::string_view name);
-  int find_by_name(const std::vector<Value>& values, int g, std::string_view name) const;
+  static uint64_t scope_hash(uint64_t name_hash, int g);
   int find_hashed(const std::vector<Value>& values, int g, std::string_view name, uint64_t h) const;
   void grow();
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (id + 1); 0 is an empty slot
-  // The address table: a skeleton string's characters (nullptr: an empty slot) and its value id,
-  // side by side. Skeleton strings share an address only when they hold the same name (the reader
-  // keeps one copy of each node input and output name), and the first scope to name it keeps the
-  // entry: a lookup from another scope, or with a view of a part of one (same address, another
-  // length), checks the value's scope and length and falls back to the name.
-  static uint64_t address_hash(const char* p) { return (reinterpret_cast<uintptr_t>(p) >> 3) * 0x9E3779B97F4A7C15ull; }
-  void grow_seen();
-  std::vector<const char*> seen_at_;
-  std::vector<int32_t> seen_id_;
-  size_t seen_count_ = 0;
 };
 
 // The model's skeleton (large payloads stripped), in a protobuf arena: the ModelProto with its
