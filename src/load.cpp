@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -203,6 +204,7 @@ class WireReader {
   google::protobuf::Arena* arena_;  // the skeleton's: node records, their names and lists
   NamePool names_;                  // node inputs and outputs, each distinct name once
   std::string name_;                // the name being read
+  std::array<std::string_view, 64> words_{};  // op types and domains read lately (read_word)
   int graph_depth_ = 0;
 
   // What one node's fields gather before its record is made; one per nesting depth, since an
@@ -424,6 +426,19 @@ class WireReader {
     return view;
   }
 
+  // An op type or a domain: a graph has a few distinct ones over all its nodes, so each is held
+  // once and every stage that compares a node's op type reads the same, cache-warm characters.
+  // A small direct-mapped cache, not a table that grows: a file of many distinct op types only
+  // makes a copy per node, as any string field does.
+  std::string_view read_word(const char* what) {
+    read_string(&name_, what);
+    uint64_t h = name_.size();
+    for (char c : name_) h = h * 31 + static_cast<unsigned char>(c);
+    std::string_view& slot = words_[h % words_.size()];
+    if (slot.data() == nullptr || slot != name_) slot = arena_string(arena_, name_.data(), name_.size());
+    return slot;
+  }
+
   NodeScratch& scratch() {
     const size_t depth = static_cast<size_t>(graph_depth_);
     while (scratch_.size() <= depth) scratch_.push_back(std::make_unique<NodeScratch>());
@@ -447,8 +462,8 @@ class WireReader {
         case field::kNodeInput: s.inputs.push_back(read_name("a node input", s.input_keys)); return true;
         case field::kNodeOutput: s.outputs.push_back(read_name("a node output", s.output_keys)); return true;
         case field::kNodeName: name = read_view("a node name"); return true;
-        case field::kNodeOpType: op_type = read_view("an op type"); return true;
-        case field::kNodeDomain: domain = read_view("a domain"); return true;
+        case field::kNodeOpType: op_type = read_word("an op type"); return true;
+        case field::kNodeDomain: domain = read_word("a domain"); return true;
         case field::kNodeAttribute: {
           Attribute a;
           nested([&] { read_attribute(a, s); }, "AttributeProto");
@@ -764,6 +779,7 @@ class Indexer {
     return *root_;
   }
   std::vector<std::vector<int>> raw_nodes_;  // per graph, nodes in file order
+  std::vector<int> packed_readers_;          // the MatMulNBits and QMoE nodes, which unpack weights
   std::vector<uint64_t> name_hashes_;        // by pool index
   std::vector<int32_t> first_value_;         // by pool index: the value the first scope to use the name made
   std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
@@ -799,6 +815,7 @@ class Indexer {
     m_.nodes.push_back(Node{&n, gi});
     raw_nodes_[gi].push_back(ni);
     bool is_constant = n.op_type() == "Constant"sv && (n.domain().empty() || n.domain() == "ai.onnx"sv);
+    if (n.op_type() == "MatMulNBits"sv || n.op_type() == "QMoE"sv) packed_readers_.push_back(ni);
     for (const Attribute& a : n.attribute()) {
       if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));
       if (a.g()) add_graph(*a.g(), gi, ni, a.name);
@@ -1019,7 +1036,8 @@ class Indexer {
   void mark_quantized_parameters() {
     // MatMulNBits packs n-bit weights into uint8 blobs: the parameters are K x N from its
     // attributes, not the stored bytes.
-    for (const Node& node : m_.nodes) {
+    for (int ni : packed_readers_) {
+      const Node& node = m_.nodes[static_cast<size_t>(ni)];
       const auto& n = *node.rec;
       if (n.op_type() != "MatMulNBits"sv || n.input_size() < 2) continue;
       int64_t k = 0, cols = 0;
@@ -1040,7 +1058,8 @@ class Indexer {
     }
     // QMoE stacks every expert's weights in uint8 tensors: expert_weight_bits 4 packs two
     // parameters per byte, 8 holds one (inputs 2, 5, 8: fc1, fc2, fc3).
-    for (const Node& node : m_.nodes) {
+    for (int ni : packed_readers_) {
+      const Node& node = m_.nodes[static_cast<size_t>(ni)];
       const auto& n = *node.rec;
       if (n.op_type() != "QMoE"sv || n.domain() != "com.microsoft"sv) continue;
       int64_t bits = 0;
