@@ -97,7 +97,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
   c.context = options.context;
   c.batch = options.batch;
   bool overflow = false;
-  std::set<int> projection_weights;  // counted per block, not again as products of their own
+  std::vector<bool> projection_weights(model.weights.size(), false);  // counted per block, not again as products of their own
   uint64_t full_mha = 0;
   bool grouped = false;
 
@@ -107,7 +107,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     bc.cross = b.kind == "cross";
     for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
       for (const auto& t : b.projection(r).tensors) {
-        projection_weights.insert(t.weight);
+        projection_weights[static_cast<size_t>(t.weight)] = true;
       }
     }
     // Projection MACs: one per weight element of Q, K, V and O, for every token.
@@ -259,7 +259,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       const Weight* w = weight_behind(model, model.nodes[ni].graph, in);
       if (!w || !w->parameter || (w->dims.size() < 2 && !w->packed) || !seen.insert(w).second) continue;
       size_t wi = static_cast<size_t>(w - model.weights.data());
-      if (projection_weights.count(static_cast<int>(wi))) continue;
+      if (projection_weights[wi]) continue;
       Part part = composition.part_of[wi];
       bool lm_head = part == Part::Embeddings ||
                      (w->dims.size() == 2 && embedding_shapes.count({w->dims[0], w->dims[1]}));

@@ -269,32 +269,37 @@ void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
 }
 
 void shared_weights(const Model& m, const AttentionResult& att, std::vector<Finding>& out) {
-  // tensor -> (blocks, whole-tensor uses): sliced shares of one packed tensor are not sharing.
-  std::map<int, std::set<int>> blocks;
-  std::map<int, int> whole_uses;
+  // (tensor, block) uses, and whole-tensor uses per tensor: sliced shares of one packed tensor
+  // are not sharing. Sorted pairs, not a map of sets: a model of many layers has many tensors.
+  std::vector<std::pair<int, int>> uses;
+  std::vector<int> whole_uses(m.weights.size(), 0);
   for (const auto& b : att.blocks) {
     for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
       for (const auto& t : b.projection(r).tensors) {
-        blocks[t.weight].insert(b.index);
-        if (t.slice.empty()) ++whole_uses[t.weight];
+        uses.emplace_back(t.weight, b.index);
+        if (t.slice.empty()) ++whole_uses[static_cast<size_t>(t.weight)];
       }
     }
     for (const auto& e : b.extras) {
-      blocks[e.weight].insert(b.index);
-      ++whole_uses[e.weight];
+      uses.emplace_back(e.weight, b.index);
+      ++whole_uses[static_cast<size_t>(e.weight)];
     }
   }
-  for (auto& [wi, users] : blocks) {
-    const Weight& w = m.weights[wi];
-    bool several_blocks = users.size() > 1;
-    bool several_roles = whole_uses[wi] > static_cast<int>(users.size());
+  std::sort(uses.begin(), uses.end());
+  uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+  for (size_t first = 0, end = 0; first < uses.size(); first = end) {
+    const int wi = uses[first].first;
+    end = first;
+    while (end < uses.size() && uses[end].first == wi) ++end;
+    const size_t users = end - first;  // blocks using the tensor, in index order
+    const Weight& w = m.weights[static_cast<size_t>(wi)];
+    bool several_blocks = users > 1;
+    bool several_roles = whole_uses[static_cast<size_t>(wi)] > static_cast<int>(users);
     if (!several_blocks && !several_roles) continue;
     std::string list;
-    size_t i = 0;
-    for (int bi : users) {
-      if (i) list += i + 1 == users.size() ? " and " : ", ";
-      list += std::to_string(bi);
-      ++i;
+    for (size_t i = 0; i < users; ++i) {
+      if (i) list += i + 1 == users ? " and " : ", ";
+      list += std::to_string(uses[first + i].second);
     }
     out.push_back(make("shared-weights", std::nullopt,
                        "tensor '" + std::string(w.name) + "' (" + n(w.elements) + " parameters) is used by " +

@@ -266,13 +266,13 @@ std::string Matcher::common_prefix(const std::vector<std::string>& names) {
   return p;
 }
 
-std::string Matcher::block_name(const AttentionBlock& b, const std::map<int, int>& blocks_using) {
+std::string Matcher::block_name(const AttentionBlock& b, const std::vector<int>& blocks_using) {
   std::vector<std::string> names;
   std::set<Role> roles;
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
     for (const auto& t : b.projection(r).tensors) {
       std::string_view n = m_.weights[t.weight].name;
-      if (n.rfind("onnx::", 0) != 0 && blocks_using.at(t.weight) == 1) {
+      if (n.rfind("onnx::", 0) != 0 && blocks_using[static_cast<size_t>(t.weight)] == 1) {
         names.push_back(std::string(n));
         roles.insert(r);
       }
@@ -291,15 +291,16 @@ std::string Matcher::block_name(const AttentionBlock& b, const std::map<int, int
 }
 
 void Matcher::finish(AttentionResult& r) {
-  std::map<int, uint64_t> per_weight;  // weight -> elements claimed by the busiest block
-  std::map<int, int> blocks_using;     // weight -> number of blocks that use it
+  // By weight index (vectors, not maps: a model of many layers has many weights in blocks).
+  std::vector<uint64_t> per_weight(m_.weights.size(), 0);  // elements claimed by the busiest block
+  std::vector<int> blocks_using(m_.weights.size(), 0);     // the number of blocks that use it
   for (const auto& b : r.blocks) {
     std::set<int> mine;
     for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
       for (const auto& t : b.projection(role).tensors) mine.insert(t.weight);
     }
     for (const auto& e : b.extras) mine.insert(e.weight);
-    for (int wi : mine) ++blocks_using[wi];
+    for (int wi : mine) ++blocks_using[static_cast<size_t>(wi)];
   }
   for (size_t i = 0; i < r.blocks.size(); ++i) {
     AttentionBlock& b = r.blocks[i];
@@ -326,13 +327,13 @@ void Matcher::finish(AttentionResult& r) {
     for (const auto& e : b.extras) {
       if (seen.insert({e.weight, ""}).second) mine[e.weight] = plus(mine[e.weight], e.elements);
     }
-    for (auto& [wi, n] : mine) per_weight[wi] = std::max(per_weight[wi], n);
+    for (auto& [wi, n] : mine) per_weight[static_cast<size_t>(wi)] = std::max(per_weight[static_cast<size_t>(wi)], n);
   }
-  for (auto& [wi, n] : per_weight) {
+  for (size_t wi = 0; wi < per_weight.size(); ++wi) {
     // A tensor gives the attention total at most its own elements, and only when it is a
     // parameter: a hostile graph can route one tensor into overlapping shares.
     const Weight& w = m_.weights[wi];
-    if (w.parameter) r.parameters += std::min(n, w.elements);
+    if (w.parameter) r.parameters += std::min(per_weight[wi], w.elements);
   }
 }
 

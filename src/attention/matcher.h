@@ -137,7 +137,7 @@ class Matcher {
   static std::string common_prefix(const std::vector<std::string>& names);
   // A readable name: the common prefix of the tensor names only this block uses (exporters keep
   // module names on biases even when weights become onnx::MatMul_123), else the core's node path.
-  std::string block_name(const AttentionBlock& b, const std::map<int, int>& blocks_using);
+  std::string block_name(const AttentionBlock& b, const std::vector<int>& blocks_using);
   void finish(AttentionResult& r);
 };
 
