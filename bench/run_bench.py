@@ -36,7 +36,7 @@ DEFAULT_SIZES = "1M,10M,100M,500M,1G"
 OPSET = 13
 TARGET_SPEEDUP = 20.0      # on the 500M model
 TARGET_SPEEDUP_SIZE = "500M"
-TARGET_RSS_MIB = 64.0      # headcount, every size
+TARGET_RSS_MIB = 64.0      # headcount, every weights size (--sizes)
 
 # What a user would write: load the model, sum element counts of initializers.
 PY_COUNT_SRC = (
@@ -505,8 +505,10 @@ def run_layers(args, runner, workdir):
             growth = large["hc_ms"] / small["hc_ms"]
             memory = large["hc_rss"] / small["hc_rss"] if small["hc_rss"] > 0 else float("nan")
             print(f"  1,000 -> 10,000 layers (10x the nodes): time x{growth:.1f}, peak RSS x{memory:.1f}; "
-                  f"time at most x11: {'MET' if growth <= 11.0 else 'MISSED'}")
-    print_rss_target(rows, "every size")
+                  f"time at most x11: {'MET' if growth <= 11.0 else 'MISSED'}; "
+                  f"peak RSS at most x11: {'MET' if memory <= 11.0 else 'MISSED'}")
+    # (No fixed RSS bound here: a graph's records grow with its nodes. The 64 MiB bound is the
+    # weights rows', whose payloads are never held.)
 
 
 def run_tied(args, runner, workdir):
