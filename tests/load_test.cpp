@@ -388,6 +388,37 @@ TEST_CASE("a node's names carry their value ids, and lookups through them agree 
   }
 }
 
+TEST_CASE("an integer tensor is a parameter when a DequantizeLinear reads it as data, in any scope", "[load]") {
+  // QDQ models store int32 biases that DequantizeLinear turns into floats: those are learned
+  // parameters. Its zero point (input 2) and an int64 shape are not. Here the DequantizeLinear is
+  // in an If branch and reads main's tensors by name.
+  testutil::TempDir dir;
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  testutil::input(g, "x", {1, 4});
+  auto* cond = g->add_input();
+  cond->set_name("cond");
+  cond->mutable_type()->mutable_tensor_type()->set_elem_type(T::BOOL);
+  *g->add_initializer() = testutil::tensor("b_q", {4}, T::INT32);
+  *g->add_initializer() = testutil::tensor("scale", {4});
+  *g->add_initializer() = testutil::tensor("zp", {4}, T::INT32);
+  *g->add_initializer() = testutil::tensor("shape", {2}, T::INT64);
+  testutil::node(g, "Reshape", {"x", "shape"}, {"r"}, "reshape");
+  auto* iff = testutil::node(g, "If", {"cond"}, {"out"}, "If_1");
+  auto* then_attr = iff->add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  testutil::node(then_attr->mutable_g(), "DequantizeLinear", {"b_q", "scale", "zp"}, {"b"}, "dq");
+  std::string path = dir.file("qdq_scope.onnx");
+  testutil::save(m, path);
+
+  Model model = load_model(path);
+  CHECK(weight(model, "b_q").parameter);
+  CHECK(weight(model, "scale").parameter);  // float: a parameter type of its own
+  CHECK_FALSE(weight(model, "zp").parameter);
+  CHECK_FALSE(weight(model, "shape").parameter);
+}
+
 TEST_CASE("the value table's hash is SipHash-2-4: the test vectors of its authors", "[load]") {
   // Key 00 01 .. 0f as two little-endian words. The paper (Aumasson and Bernstein, "SipHash: a fast
   // short-input PRF", appendix A) gives a129ca6149be45e5 for the 15 bytes 00 .. 0e; the reference
