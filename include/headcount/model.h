@@ -184,7 +184,8 @@ struct Attribute {
 // scope, so the lookups of Model read the record at once instead of looking the name up. A Name is
 // a string_view: any other string converts to one with no id (-1), and is looked up by name; a copy
 // into a plain string_view drops the id. Only NodeRec makes names with ids, and a Name cannot be
-// shortened in place (remove_prefix), so an id always belongs to its text.
+// shortened in place (remove_prefix), so an id always belongs to its text. The ids are set when
+// the graph is indexed (load_model): the indexer itself passes plain views.
 struct Name : std::string_view {
   int id = -1;
   Name() = default;
