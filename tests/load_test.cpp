@@ -95,6 +95,21 @@ std::string varint_field(int field, uint64_t v) {
 
 std::string delimited(int field, const std::string& body) { return tag_and_length(field, body.size()) + body; }
 
+// A boolean graph input, as an If node's condition.
+void bool_input(onnx::GraphProto* g, const std::string& name) {
+  auto* in = g->add_input();
+  in->set_name(name);
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(T::BOOL);
+}
+
+// The subgraph attribute `attribute` (then_branch, else_branch) of an If node, made empty.
+onnx::GraphProto* branch(onnx::NodeProto* node, const std::string& attribute) {
+  auto* a = node->add_attribute();
+  a->set_name(attribute);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  return a->mutable_g();
+}
+
 // A file whose main graph holds `levels` If nodes, each one's then_branch holding the next.
 // Built from the inside out as prefixes (a nested message is always the last field of its
 // parent), so neither the builder nor protobuf ever recurses: 5,000 levels are ~150 kB.
@@ -271,24 +286,16 @@ TEST_CASE("a shared tensor counts once; subgraph and function weights are found 
   auto m = testutil::model();
   auto* g = m.mutable_graph();
   testutil::input(g, "x", {1, 4});
-  auto* cond = g->add_input();
-  cond->set_name("cond");
-  cond->mutable_type()->mutable_tensor_type()->set_elem_type(T::BOOL);
+  bool_input(g, "cond");
   *g->add_initializer() = testutil::tensor("w", {4, 4});   // 16 elements, used twice
   testutil::node(g, "MatMul", {"x", "w"}, {"a"}, "mm");
   testutil::node(g, "Add", {"a", "w"}, {"b"}, "add");
   auto* iff = testutil::node(g, "If", {"cond"}, {"out"}, "If_1");
-  auto* then_attr = iff->add_attribute();
-  then_attr->set_name("then_branch");
-  then_attr->set_type(onnx::AttributeProto::GRAPH);
-  auto* then_g = then_attr->mutable_g();
+  auto* then_g = branch(iff, "then_branch");
   then_g->set_name("then");
   *then_g->add_initializer() = testutil::tensor("tw", {2, 2});  // 4 elements
   testutil::node(then_g, "Identity", {"tw"}, {"t_out"}, "then_id");
-  auto* else_attr = iff->add_attribute();
-  else_attr->set_name("else_branch");
-  else_attr->set_type(onnx::AttributeProto::GRAPH);
-  auto* else_g = else_attr->mutable_g();
+  auto* else_g = branch(iff, "else_branch");
   else_g->set_name("else");
   testutil::constant(else_g, "ec", testutil::tensor("ec_t", {3}));  // 3 elements
   auto* fn = m.add_functions();
@@ -325,8 +332,6 @@ TEST_CASE("a shared tensor counts once; subgraph and function weights are found 
   CHECK(inv.stored == 28);
 }
 
-// ----- 2. payloads stay in the file ----------------------------------------------------------
-
 TEST_CASE("a node's names carry their value ids, and lookups through them agree with lookups by name", "[load]") {
   // main: h = MatMul(x, w); If(cond) whose then branch reads h and w from main (outer names), and
   // whose else branch makes its own h (a Relu of x), hiding main's.
@@ -334,21 +339,14 @@ TEST_CASE("a node's names carry their value ids, and lookups through them agree 
   auto m = testutil::model();
   auto* g = m.mutable_graph();
   testutil::input(g, "x", {1, 4});
-  auto* cond = g->add_input();
-  cond->set_name("cond");
-  cond->mutable_type()->mutable_tensor_type()->set_elem_type(T::BOOL);
+  bool_input(g, "cond");
   *g->add_initializer() = testutil::tensor("w", {4, 4});
   testutil::node(g, "MatMul", {"x", "w"}, {"h"}, "outer_mm");
   auto* iff = testutil::node(g, "If", {"cond"}, {"out"}, "If_1");
-  auto* then_attr = iff->add_attribute();
-  then_attr->set_name("then_branch");
-  then_attr->set_type(onnx::AttributeProto::GRAPH);
-  testutil::node(then_attr->mutable_g(), "MatMul", {"h", "w"}, {"t"}, "then_mm");
-  auto* else_attr = iff->add_attribute();
-  else_attr->set_name("else_branch");
-  else_attr->set_type(onnx::AttributeProto::GRAPH);
-  testutil::node(else_attr->mutable_g(), "Relu", {"x"}, {"h"}, "else_relu");
-  testutil::node(else_attr->mutable_g(), "Add", {"h", "", "w"}, {"e"}, "else_add");  // an omitted input
+  testutil::node(branch(iff, "then_branch"), "MatMul", {"h", "w"}, {"t"}, "then_mm");
+  auto* else_body = branch(iff, "else_branch");
+  testutil::node(else_body, "Relu", {"x"}, {"h"}, "else_relu");
+  testutil::node(else_body, "Add", {"h", "", "w"}, {"e"}, "else_add");  // an omitted input
   std::string path = dir.file("names.onnx");
   testutil::save(m, path);
 
@@ -396,19 +394,14 @@ TEST_CASE("an integer tensor is a parameter when a DequantizeLinear reads it as 
   auto m = testutil::model();
   auto* g = m.mutable_graph();
   testutil::input(g, "x", {1, 4});
-  auto* cond = g->add_input();
-  cond->set_name("cond");
-  cond->mutable_type()->mutable_tensor_type()->set_elem_type(T::BOOL);
+  bool_input(g, "cond");
   *g->add_initializer() = testutil::tensor("b_q", {4}, T::INT32);
   *g->add_initializer() = testutil::tensor("scale", {4});
   *g->add_initializer() = testutil::tensor("zp", {4}, T::INT32);
   *g->add_initializer() = testutil::tensor("shape", {2}, T::INT64);
   testutil::node(g, "Reshape", {"x", "shape"}, {"r"}, "reshape");
   auto* iff = testutil::node(g, "If", {"cond"}, {"out"}, "If_1");
-  auto* then_attr = iff->add_attribute();
-  then_attr->set_name("then_branch");
-  then_attr->set_type(onnx::AttributeProto::GRAPH);
-  testutil::node(then_attr->mutable_g(), "DequantizeLinear", {"b_q", "scale", "zp"}, {"b"}, "dq");
+  testutil::node(branch(iff, "then_branch"), "DequantizeLinear", {"b_q", "scale", "zp"}, {"b"}, "dq");
   std::string path = dir.file("qdq_scope.onnx");
   testutil::save(m, path);
 
@@ -418,6 +411,8 @@ TEST_CASE("an integer tensor is a parameter when a DequantizeLinear reads it as 
   CHECK_FALSE(weight(model, "zp").parameter);
   CHECK_FALSE(weight(model, "shape").parameter);
 }
+
+// ----- 2. payloads stay in the file ----------------------------------------------------------
 
 TEST_CASE("the value table's hash is SipHash-2-4: the test vectors of its authors", "[load]") {
   // Key 00 01 .. 0f as two little-endian words. The paper (Aumasson and Bernstein, "SipHash: a fast
