@@ -64,20 +64,35 @@ std::string node_name(const Model& m, int ni) {
 }
 
 AttentionResult Matcher::run() {
-  AttentionResult result;
+  // The cores first, so the blocks are reserved once: a block is large, and a vector that doubles
+  // holds its old and new copies at once.
+  struct Core {
+    int graph, node;
+    bool softmax;
+  };
+  std::vector<Core> cores;
   for (size_t g = 0; g < m_.graphs.size(); ++g) {
     for (int ni : m_.graphs[g].nodes) {
       const auto& n = *m_.nodes[ni].rec;
       if (n.op_type() == "Softmax"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
-        std::string why;
-        if (auto b = unfused(static_cast<int>(g), ni, &why)) {
-          result.blocks.push_back(std::move(*b));
-        } else {
-          result.unmatched.push_back({ni, node_name(m_, ni), why});
-        }
+        cores.push_back({static_cast<int>(g), ni, true});
       } else if (is_fused_attention(n)) {
-        result.blocks.push_back(fused(static_cast<int>(g), ni));
+        cores.push_back({static_cast<int>(g), ni, false});
       }
+    }
+  }
+  AttentionResult result;
+  result.blocks.reserve(cores.size());
+  for (const Core& c : cores) {
+    if (!c.softmax) {
+      result.blocks.push_back(fused(c.graph, c.node));
+      continue;
+    }
+    std::string why;
+    if (auto b = unfused(c.graph, c.node, &why)) {
+      result.blocks.push_back(std::move(*b));
+    } else {
+      result.unmatched.push_back({c.node, node_name(m_, c.node), why});
     }
   }
   merge_per_head_cores(result);
