@@ -415,25 +415,27 @@ void external_data(const Model& m, std::vector<Finding>& out) {
   std::vector<std::string> missing_files;
   std::map<std::string, std::pair<uint64_t, uint64_t>> missing;  // file -> (tensors, parameters)
   for (const Weight& w : m.weights) {
-    if (w.external_status == ExternalStatus::Missing) {
-      if (!missing.count(w.external_location)) missing_files.push_back(w.external_location);
-      auto& [tensors, elements] = missing[w.external_location];
+    if (!w.external) continue;
+    const Weight::External& x = *w.external;
+    const std::string location(x.location);
+    if (x.status == ExternalStatus::Missing) {
+      if (!missing.count(location)) missing_files.push_back(location);
+      auto& [tensors, elements] = missing[location];
       ++tensors;
       elements += w.parameter ? w.elements : 0;
-    } else if (w.external_status == ExternalStatus::SizeMismatch) {
-      if (w.external_length >= 0 && static_cast<uint64_t>(w.external_length) != w.bytes) {
+    } else if (x.status == ExternalStatus::SizeMismatch) {
+      if (x.length >= 0 && static_cast<uint64_t>(x.length) != w.bytes) {
         out.push_back(make("external-data-size-mismatch", std::nullopt,
                            "tensor '" + std::string(w.name) + "' needs " + n(w.bytes) + " bytes by its shape, but its external "
-                           "data length is " + n(static_cast<uint64_t>(w.external_length)) + " (at offset " +
-                               n(w.external_offset) + " of '" + w.external_location + "')"));
+                           "data length is " + n(static_cast<uint64_t>(x.length)) + " (at offset " +
+                               n(x.offset) + " of '" + location + "')"));
         continue;
       }
       out.push_back(make("external-data-size-mismatch", std::nullopt,
-                         "tensor '" + std::string(w.name) + "' needs " + n(w.bytes) + " bytes at offset " + n(w.external_offset) +
-                             " of '" + w.external_location + "'" +
-                             (w.external_length >= 0 ? " (length " + n(static_cast<uint64_t>(w.external_length)) + ")"
-                                                     : std::string()) +
-                             ", but that file has " + n(w.external_file_size) + " bytes"));
+                         "tensor '" + std::string(w.name) + "' needs " + n(w.bytes) + " bytes at offset " + n(x.offset) +
+                             " of '" + location + "'" +
+                             (x.length >= 0 ? " (length " + n(static_cast<uint64_t>(x.length)) + ")" : std::string()) +
+                             ", but that file has " + n(x.file_size) + " bytes"));
     }
   }
   for (const auto& f : missing_files) {

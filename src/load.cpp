@@ -992,7 +992,8 @@ class Indexer {
   }
 
   void check_external(const TensorRec& t, Weight& w) {
-    std::string location;
+    auto* x = google::protobuf::Arena::Create<Weight::External>(m_.proto.arena());
+    w.external = x;
     for (const TensorRec::Entry& entry : t.external_data()) {
       const std::string_view key = entry.first, value = entry.second;  // (a lambda cannot capture a binding in C++17)
       auto number = [&](const std::string& what) -> uint64_t {
@@ -1004,13 +1005,12 @@ class Indexer {
         }
         return v;
       };
-      if (key == "location"sv) location = value;
-      else if (key == "offset"sv) w.external_offset = number("offset");
-      else if (key == "length"sv) w.external_length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
+      if (key == "location"sv) x->location = value;
+      else if (key == "offset"sv) x->offset = number("offset");
+      else if (key == "length"sv) x->length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
     }
-    w.external_location = location;
-    std::filesystem::path file = resolve_inside(std::string(w.name), location);
-    uint64_t length = w.external_length >= 0 ? static_cast<uint64_t>(w.external_length) : w.bytes;
+    std::filesystem::path file = resolve_inside(std::string(w.name), std::string(x->location));
+    uint64_t length = x->length >= 0 ? static_cast<uint64_t>(x->length) : w.bytes;
     auto it = stat_cache_.find(file.string());
     if (it == stat_cache_.end()) {
       struct stat st;
@@ -1019,16 +1019,16 @@ class Indexer {
     }
     uint64_t end = 0;
     if (!it->second.first) {
-      w.external_status = ExternalStatus::Missing;
-    } else if (length != w.bytes || add_overflows(w.external_offset, length, &end) || end > it->second.second) {
-      w.external_status = ExternalStatus::SizeMismatch;
-      w.external_file_size = it->second.second;
+      x->status = ExternalStatus::Missing;
+    } else if (length != w.bytes || add_overflows(x->offset, length, &end) || end > it->second.second) {
+      x->status = ExternalStatus::SizeMismatch;
+      x->file_size = it->second.second;
     } else {
-      w.external_status = ExternalStatus::Present;
-      w.external_file_size = it->second.second;
+      x->status = ExternalStatus::Present;
+      x->file_size = it->second.second;
       w.payload_known = true;
       w.payload_file = payload_file(file.string());
-      w.payload_offset = w.external_offset;
+      w.payload_offset = x->offset;
       w.payload_length = length;
     }
   }

@@ -557,7 +557,7 @@ TEST_CASE("duplicate-weights: both tensors in an external data file", "[findings
   set_external(head, "model.data", 65536, 65536);
   testutil::save(tied_model(embed, head), dir.file("model.onnx"));
   Audit a = audit_file(dir.file("model.onnx"));
-  CHECK(weight_named(a, "lm_head.weight").external_status == ExternalStatus::Present);
+  CHECK(weight_named(a, "lm_head.weight").external_status() == ExternalStatus::Present);
   REQUIRE(a.duplicates.size() == 1);
   CHECK(a.duplicates[0].transposed);
   CHECK(a.unique == 16384u);  // 32,768 - 16,384
@@ -673,7 +673,7 @@ TEST_CASE("external-data-missing: not reported when the data file is there", "[f
   testutil::write_bytes(dir.file("w.data"), std::string(64 * 64 * 4, '\0'));  // 16,384 bytes
   testutil::save(external_model({external_tensor("w", {64, 64}, "w.data")}), dir.file("model.onnx"));
   Audit a = audit_file(dir.file("model.onnx"));
-  CHECK(weight_named(a, "w").external_status == ExternalStatus::Present);
+  CHECK(weight_named(a, "w").external_status() == ExternalStatus::Present);
   CHECK(with_rule(a, "external-data-missing").empty());
   CHECK(a.findings.empty());
 }
@@ -762,7 +762,7 @@ TEST_CASE("external-data-outside-model-dir: a location in a subfolder is accepte
   testutil::write_bytes(dir.file("data/w.data"), std::string(16384, '\0'));
   testutil::save(external_model({external_tensor("w", {64, 64}, "data/w.data")}), dir.file("model.onnx"));
   Audit a = audit_file(dir.file("model.onnx"));
-  CHECK(weight_named(a, "w").external_status == ExternalStatus::Present);
+  CHECK(weight_named(a, "w").external_status() == ExternalStatus::Present);
   CHECK(with_rule(a, "external-data-outside-model-dir").empty());
   CHECK(a.findings.empty());
 }

@@ -525,9 +525,9 @@ TEST_CASE("external data: present, missing, too short", "[load]") {
     Model model = load_model(path);
     const Weight& w = weight(model, "w");
     CHECK(w.storage == Storage::External);
-    CHECK(w.external_status == ExternalStatus::Present);
-    CHECK(w.external_location == "w.bin");
-    CHECK(w.external_file_size == 192);
+    CHECK(w.external_status() == ExternalStatus::Present);
+    CHECK(w.external->location == "w.bin");
+    CHECK(w.external->file_size == 192);
     CHECK(w.payload_known);
     CHECK(*w.payload_file == bin);
     CHECK(w.payload_offset == 128);
@@ -537,7 +537,7 @@ TEST_CASE("external data: present, missing, too short", "[load]") {
   SECTION("missing: counts come from dims") {
     Model model = load_model(path);
     const Weight& w = weight(model, "w");
-    CHECK(w.external_status == ExternalStatus::Missing);
+    CHECK(w.external_status() == ExternalStatus::Missing);
     CHECK_FALSE(w.payload_known);
     CHECK(w.elements == 16);
     CHECK(take_inventory(model).stored == 16);
@@ -546,14 +546,14 @@ TEST_CASE("external data: present, missing, too short", "[load]") {
     testutil::write_bytes(dir.file("w.bin"), std::string(191, 'x'));
     Model model = load_model(path);
     const Weight& w = weight(model, "w");
-    CHECK(w.external_status == ExternalStatus::SizeMismatch);
-    CHECK(w.external_file_size == 191);
+    CHECK(w.external_status() == ExternalStatus::SizeMismatch);
+    CHECK(w.external->file_size == 191);
     CHECK_FALSE(w.payload_known);
   }
   SECTION("a length that is not the tensor's 64 bytes") {
     std::string p = external_model(dir, "w.bin", "60");
     testutil::write_bytes(dir.file("w.bin"), std::string(1000, 'x'));
-    CHECK(weight(load_model(p), "w").external_status == ExternalStatus::SizeMismatch);
+    CHECK(weight(load_model(p), "w").external_status() == ExternalStatus::SizeMismatch);
   }
 }
 
@@ -615,7 +615,7 @@ TEST_CASE("external data locations outside the model's folder are refused", "[lo
       INFO(location);
       Model model = load_model(external_model(dir, location));
       const Weight& w = weight(model, "w");
-      CHECK(w.external_status == ExternalStatus::Present);
+      CHECK(w.external_status() == ExternalStatus::Present);
       CHECK(*w.payload_file == bin);
     }
   }

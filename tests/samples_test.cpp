@@ -166,7 +166,7 @@ TEST_CASE("BERT-base with its external data file left out is counted from dims a
   CHECK(a.attention.parameters == 28348416u);
   CHECK(a.attention.blocks.size() == 12);
   size_t missing = 0;
-  for (const auto& w : a.model.weights) missing += w.external_status == ExternalStatus::Missing;
+  for (const auto& w : a.model.weights) missing += w.external_status() == ExternalStatus::Missing;
   CHECK(missing > 0);
   // The file on disk is small: the weights are not in it.
   CHECK(a.model.file_size < 1000000u);

@@ -47,8 +47,8 @@ TEST_CASE("shared: LLaMA with MultiHeadAttention and external data", "[shared]")
   }
   for (const auto& w : a.model.weights) {
     if (w.storage == Storage::External) {
-      CHECK(w.external_status == ExternalStatus::Present);
-      CHECK(w.external_file_size == 2130080u);
+      CHECK(w.external_status() == ExternalStatus::Present);
+      CHECK(w.external->file_size == 2130080u);
     }
   }
 }

@@ -114,14 +114,20 @@ struct Weight {
   // A model loaded from memory (load_model_bytes): the payload in the caller's buffer, which
   // must outlive every read of it; payload_file is then nullptr.
   const char* payload_memory = nullptr;
-  // External data as written in the file, and what a stat found.
-  std::string external_location;
-  uint64_t external_offset = 0;
-  int64_t external_length = -1;  // -1: not given, the tensor runs to its computed size
-  ExternalStatus external_status = ExternalStatus::NotExternal;
-  uint64_t external_file_size = 0;
+  // External data as written in the file, and what a stat found. Apart, as few weights have it,
+  // in the skeleton's arena.
+  struct External {
+    std::string_view location;  // as written, a view of the skeleton
+    uint64_t offset = 0;
+    int64_t length = -1;  // -1: not given, the tensor runs to its computed size
+    ExternalStatus status = ExternalStatus::NotExternal;
+    uint64_t file_size = 0;  // the data file's size, when a stat found it
+  };
+  const External* external = nullptr;  // set for every tensor whose data_location is EXTERNAL
   const TensorRec* tensor = nullptr;  // as read; payload present only when small
   NodeSpan consumers;  // indices into Model::nodes: a run of Model::weight_consumer_list
+
+  ExternalStatus external_status() const { return external ? external->status : ExternalStatus::NotExternal; }
 };
 
 // A graph scope: the main graph, a subgraph held by a node attribute, or a function body. A scope

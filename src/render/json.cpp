@@ -215,14 +215,15 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     j.field("bytes", w.bytes);
     j.field("storage", storage_name(w.storage));
     if (w.sparse) j.field("sparse", true);
-    if (w.external_status != ExternalStatus::NotExternal) {
+    if (w.external) {
+      const Weight::External& x = *w.external;
       j.key("external").begin_object();
-      j.field("location", w.external_location);
-      j.field("offset", w.external_offset);
+      j.field("location", x.location);
+      j.field("offset", x.offset);
       j.key("length");
-      if (w.external_length >= 0) j.value(w.external_length);
+      if (x.length >= 0) j.value(x.length);
       else j.null();
-      j.field("status", external_status_name(w.external_status));
+      j.field("status", external_status_name(x.status));
       j.end_object();
     }
     j.key("consumers").begin_array();

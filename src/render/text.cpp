@@ -309,8 +309,8 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     for (size_t i = 0; i < n; ++i) {
       const Weight& w = m.weights[inv.largest[i]];
       std::string storage = storage_name(w.storage);
-      if (w.external_status == ExternalStatus::Missing) storage += " (data file missing)";
-      if (w.external_status == ExternalStatus::SizeMismatch) storage += " (data file too short)";
+      if (w.external_status() == ExternalStatus::Missing) storage += " (data file missing)";
+      if (w.external_status() == ExternalStatus::SizeMismatch) storage += " (data file too short)";
       l.rows.push_back({truncate(std::string(w.name), 40), shape_string(w.dims), dtype_name(w.dtype), with_commas(w.elements), storage});
     }
     l.print(out, "  ");
