@@ -102,15 +102,13 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
   };
 
   // Layers: one self-attention block per layer, for models with one stack.
-  std::vector<AttentionBlock> self;
-  for (const auto& b : blocks) {
-    if (b.kind == "self") self.push_back(b);
-  }
+  int64_t self = 0;
+  for (const auto& b : blocks) self += b.kind == "self";
   if (config.encoder_decoder) {
     add("layers", "layers", config.layers, {}, "an encoder-decoder: its stacks have layers of their own");
   } else {
-    add("layers", "layers", config.layers, self.empty() ? Int() : Int(static_cast<int64_t>(self.size())),
-        self.empty() ? "the graph has no self-attention blocks" : "self-attention blocks in the graph");
+    add("layers", "layers", config.layers, self == 0 ? Int() : Int(self),
+        self == 0 ? "the graph has no self-attention blocks" : "self-attention blocks in the graph");
   }
   std::string why;
   Int width = common(blocks, [](const AttentionBlock& b) { return Int(b.width); }, &why);

@@ -332,11 +332,14 @@ void Matcher::merge_per_head_cores(AttentionResult& r) {
     if (o.found()) fill(b.o, o);
     else b.notes.push_back("output projection not found: " + o.failure);
   }
-  std::vector<AttentionBlock> kept;
+  // The merged heads leave in place, the others keeping their order.
+  size_t kept = 0;
   for (size_t i = 0; i < r.blocks.size(); ++i) {
-    if (!drop[i]) kept.push_back(std::move(r.blocks[i]));
+    if (drop[i]) continue;
+    if (kept != i) r.blocks[kept] = std::move(r.blocks[i]);
+    ++kept;
   }
-  r.blocks = std::move(kept);
+  r.blocks.erase(r.blocks.begin() + static_cast<std::ptrdiff_t>(kept), r.blocks.end());
 }
 
 void Matcher::infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v,
