@@ -509,6 +509,9 @@ bool all_known(const IntVector& v) {
 
 ShapeOracle::ShapeOracle(const Model& model)
     : m_(model), dims_at_(model.values.size(), -1), eval_at_(model.values.size(), -1) {
+  // Nearly every value that is not a weight is a node's output with dims to keep: reserved once,
+  // not doubled (a value has one entry at most, so this stays in proportion to the graph).
+  known_.reserve(model.values.size() - std::min(model.values.size(), model.weights.size()));
   // Declared types of the main graph; subgraph and function types are rarely present.
   const auto& gp = m_.proto->graph();
   for (const auto& vi : gp.input()) declare(vi.name(), from_type(vi.type()));
