@@ -463,6 +463,7 @@ def run_layers(args, runner, workdir):
     """N-layer encoders, one row each; the issue's targets at 1,000 layers and the growth from
     1,000 to 10,000 layers when both are measured."""
     rows, notes, shapes = [], [], []
+    growth_paths = {}  # 1,000 and 10,000 layers, kept for the growth runs when both are asked for
     for n in args.layers:
         name = f"encoder_{n}L"
         path = os.path.join(workdir, f"{name}.onnx")
@@ -483,8 +484,22 @@ def run_layers(args, runner, workdir):
         rows.append(row)
         notes.append((name, status, msg))
         shapes.append(f"{n} layers: {n_nodes:,} nodes, {n_inits:,} initializers")
-        if not args.keep:
+        if n in (1000, 10000) and 1000 in args.layers and 10000 in args.layers:
+            growth_paths[n] = path
+        elif not args.keep:
             os.unlink(path)
+    # The growth from 1,000 to 10,000 layers from runs of the two audits in turn, so a slow spell
+    # of a shared machine falls on both and not on one row's runs alone.
+    growth_ms = None
+    if len(growth_paths) == 2:
+        log(f"[growth] 1,000 and 10,000 layers, alternated ({args.repeat} runs each + warm-up) ...")
+        g = measure_cmds(runner, {n: [args.headcount, "audit", p, "--format", "json"]
+                                  for n, p in sorted(growth_paths.items())}, args.repeat)
+        if g[1000]["rc"] == 0 and g[10000]["rc"] == 0 and g[1000]["ms"] > 0:
+            growth_ms = (g[1000]["ms"], g[10000]["ms"])
+        if not args.keep:
+            for p in growth_paths.values():
+                os.unlink(p)
     print("model:     unfused self-attention encoders (d_model 64, 4 heads): " + "; ".join(shapes))
     print()
     print_table(rows, args.markdown)
@@ -501,10 +516,11 @@ def run_layers(args, runner, workdir):
               f"({r['hc_rss']:.1f} MiB)")
     if 1000 in by_layers and 10000 in by_layers:
         small, large = by_layers[1000], by_layers[10000]
-        if small["hc_ok"] and large["hc_ok"] and small["hc_ms"] > 0:
-            growth = large["hc_ms"] / small["hc_ms"]
+        if small["hc_ok"] and large["hc_ok"] and growth_ms:
+            growth = growth_ms[1] / growth_ms[0]
             memory = large["hc_rss"] / small["hc_rss"] if small["hc_rss"] > 0 else float("nan")
-            print(f"  1,000 -> 10,000 layers (10x the nodes): time x{growth:.1f}, peak RSS x{memory:.1f}; "
+            print(f"  1,000 -> 10,000 layers (10x the nodes), audits run in turn: {growth_ms[0]:.1f} ms and "
+                  f"{growth_ms[1]:.1f} ms, time x{growth:.1f}, peak RSS x{memory:.1f}; "
                   f"time at most x11: {'MET' if growth <= 11.0 else 'MISSED'}; "
                   f"peak RSS at most x11: {'MET' if memory <= 11.0 else 'MISSED'}")
     # (No fixed RSS bound here: a graph's records grow with its nodes. The 64 MiB bound is the
