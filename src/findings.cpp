@@ -415,7 +415,7 @@ void external_data(const Model& m, std::vector<Finding>& out) {
   std::vector<std::string> missing_files;
   std::map<std::string, std::pair<uint64_t, uint64_t>> missing;  // file -> (tensors, parameters)
   for (const Weight& w : m.weights) {
-    if (!w.external) continue;
+    if (w.external_status() != ExternalStatus::Missing && w.external_status() != ExternalStatus::SizeMismatch) continue;
     const Weight::External& x = *w.external;
     const std::string location(x.location);
     if (x.status == ExternalStatus::Missing) {
