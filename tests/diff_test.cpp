@@ -5,16 +5,18 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "headcount/diff.h"
 #include "headcount/render.h"
 #include "headcount/report.h"
-#include "layers_model.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
-using namespace testutil::layers;
+using testutil::LayerSpec;
+using testutil::layers_model;
 
 namespace {
 
@@ -27,27 +29,31 @@ LayerSpec spec(int64_t width, int64_t heads, int64_t head_dim) {
   return s;
 }
 
-std::string saved(const testutil::TempDir& dir, const std::string& name, LayerSpec spec) {
-  std::string path = dir.file(name);
-  testutil::save(layers_model({spec}), path);
-  return path;
+// Two one-layer models audited in memory and compared, as `headcount diff a.onnx b.onnx` would.
+struct Compared {
+  std::unique_ptr<testutil::Audited> a, b;  // the audits the diff points into
+  Diff diff;
+};
+
+Compared compared(LayerSpec a, LayerSpec b) {
+  Compared c;
+  c.a = testutil::audited(layers_model({a}), {}, "a.onnx");
+  c.b = testutil::audited(layers_model({b}), {}, "b.onnx");
+  c.diff = compare_sides(diff_side("a.onnx", c.a->audit), diff_side("b.onnx", c.b->audit));
+  return c;
 }
 
-Diff diff_of(const std::string& a, const std::string& b, Audit* keep_a, Audit* keep_b) {
-  *keep_a = audit_file(a);
-  *keep_b = audit_file(b);
-  return compare_sides(diff_side(a, *keep_a), diff_side(b, *keep_b));
+// A one-layer model saved as dir/name, for the command line.
+std::string saved(const testutil::TempDir& dir, const std::string& name, LayerSpec spec) {
+  return testutil::saved(layers_model({spec}), dir, name);
 }
 
 }  // namespace
 
 TEST_CASE("diff: 4 heads and 12 heads of the same width hold the same parameters", "[diff]") {
-  testutil::TempDir dir;
   // Width 96: 4 heads × 24 or 12 heads × 8, both 96 × 96 projections: 4·96² + 4·96 = 37,248.
-  std::string a = saved(dir, "h4.onnx", spec(96, 4, 24));
-  std::string b = saved(dir, "h12.onnx", spec(96, 12, 8));
-  Audit x, y;
-  Diff d = diff_of(a, b, &x, &y);
+  Compared c = compared(spec(96, 4, 24), spec(96, 12, 8));
+  const Diff& d = c.diff;
   CHECK(d.outcome == "heads 4 → 12; attention parameters unchanged (each projection is still 96 × 96); "
                      "parameters unchanged (37,249)");
   CHECK_FALSE(d.counts_changed);
@@ -57,16 +63,13 @@ TEST_CASE("diff: 4 heads and 12 heads of the same width hold the same parameters
 }
 
 TEST_CASE("diff: MATLAB-style 8 × 392 against 4 × 784 says which projections grew, by how much", "[diff]") {
-  testutil::TempDir dir;
   // NumKeyChannels is the total over heads, on a 3136-wide input:
   //   8 heads × 49 = 392: Q, K, V 3136·392 + 392 = 1,229,704 each; O 392·3136 + 3136 = 1,232,448;
   //                        4,921,560 in all;
   //   4 heads × 196 = 784: Q, K, V 3136·784 + 784 = 2,459,408 each; O 784·3136 + 3136 = 2,461,760;
   //                        9,839,984 in all.
-  std::string a = saved(dir, "h8x392.onnx", spec(3136, 8, 49));
-  std::string b = saved(dir, "h4x784.onnx", spec(3136, 4, 196));
-  Audit x, y;
-  Diff d = diff_of(a, b, &x, &y);
+  Compared c = compared(spec(3136, 8, 49), spec(3136, 4, 196));
+  const Diff& d = c.diff;
   CHECK(d.counts_changed);
   // 9,839,984 − 4,921,560 = 4,918,424 (+99.9%); Q, K, V grew by 1,229,704 each, O by 1,229,312.
   CHECK(d.outcome ==
@@ -108,8 +111,8 @@ TEST_CASE("diff: the torch pair nn.MultiheadAttention(96, 4) and (96, 12)", "[di
   // samples/mha_heads{4,12}.counts.tsv: torch counts 37,248 for both, 4·96² + 4·96.
   std::string a = std::string(HEADCOUNT_SAMPLES_DIR) + "/mha_heads4.onnx";
   std::string b = std::string(HEADCOUNT_SAMPLES_DIR) + "/mha_heads12.onnx";
-  Audit x, y;
-  Diff d = diff_of(a, b, &x, &y);
+  Audit x = audit_file(a), y = audit_file(b);
+  Diff d = compare_sides(diff_side(a, x), diff_side(b, y));
   CHECK(d.outcome == "heads 4 → 12; attention parameters unchanged (each projection is still 96 × 96); "
                      "parameters unchanged (37,248)");
   CHECK_FALSE(d.counts_changed);

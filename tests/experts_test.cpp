@@ -14,7 +14,7 @@ using namespace headcount;
 
 namespace {
 
-using Net = testutil::GraphBuilder;
+using testutil::GraphBuilder;
 
 struct TorchMoE {
   uint64_t total = 0;
@@ -76,8 +76,8 @@ void check_sample(const std::string& name) {
 }
 
 // A fused com.microsoft MoE (or QMoE) fed by a router MatMul x [T, 32] · gate [32, 8].
-Net fused_moe(bool quantized, int64_t k) {
-  Net n;
+GraphBuilder fused_moe(bool quantized, int64_t k) {
+  GraphBuilder n;
   n.input("x", {15, 32});
   n.op("MatMul", {"x", n.init("gate.weight", {32, 8})}, "logits");
   onnx::NodeProto* moe;
@@ -108,7 +108,7 @@ TEST_CASE("experts: DeepSeek-style sparse routing with a shared expert, every co
 }
 
 TEST_CASE("experts: a fused MoE counts its stacked experts and the router", "[experts]") {
-  auto r = testutil::audit_saved(fused_moe(false, 2).m);
+  auto r = testutil::audited(fused_moe(false, 2).m);
   const Audit& a = r->audit;
   REQUIRE(a.experts.layers.size() == 1);
   const ExpertLayer& l = a.experts.layers[0];
@@ -130,7 +130,7 @@ TEST_CASE("experts: a fused MoE counts its stacked experts and the router", "[ex
 }
 
 TEST_CASE("experts: an 8-bit QMoE counts one parameter per byte", "[experts]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {15, 32});
   n.op("MatMul", {"x", n.init("gate.weight", {32, 4})}, "logits");
   auto* moe = n.op("QMoE", {"x", "logits", n.init("fc1", {4, 32, 64}, onnx::TensorProto::UINT8), n.init("fc1.scales", {4, 64}),
@@ -139,7 +139,7 @@ TEST_CASE("experts: an 8-bit QMoE counts one parameter per byte", "[experts]") {
   testutil::attr_int(moe, "expert_weight_bits", 8);
   testutil::attr_int(moe, "k", 2);
   n.output("y");
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   const Audit& a = r->audit;
   REQUIRE(a.experts.layers.size() == 1);
   // One expert: 32·64 + 64·32 = 4,096 bytes and parameters; 4 of them 16,384.
@@ -152,7 +152,7 @@ TEST_CASE("experts: an 8-bit QMoE counts one parameter per byte", "[experts]") {
 }
 
 TEST_CASE("experts: a 4-bit QMoE counts two parameters per byte, scales apart", "[experts]") {
-  auto r = testutil::audit_saved(fused_moe(true, 1).m);
+  auto r = testutil::audited(fused_moe(true, 1).m);
   const Audit& a = r->audit;
   REQUIRE(a.experts.layers.size() == 1);
   const ExpertLayer& l = a.experts.layers[0];
@@ -176,16 +176,16 @@ TEST_CASE("experts: a 4-bit QMoE counts two parameters per byte, scales apart", 
 
 TEST_CASE("experts: what cannot be known is said, not guessed", "[experts]") {
   // k larger than the experts: no active count.
-  auto r = testutil::audit_saved(fused_moe(false, 9).m);
+  auto r = testutil::audited(fused_moe(false, 9).m);
   REQUIRE(r->audit.experts.layers.size() == 1);
   CHECK_FALSE(r->audit.active_parameters.has_value());
   CHECK_FALSE(r->audit.experts.layers[0].notes.empty());
   // A TopK over a run-time value that no router projection makes is not routing.
-  Net n;
+  GraphBuilder n;
   n.input("x", {15, 32});
   n.op("TopK", {"x", n.ints({2})}, "top");
   n.output("top");
-  auto t = testutil::audit_saved(n.m);
+  auto t = testutil::audited(n.m);
   CHECK(t->audit.experts.layers.empty());
   // Samples without experts have none.
   Audit dense = audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/llama_tiny.onnx");
@@ -197,7 +197,7 @@ TEST_CASE("experts: an MLP beside a router is not a shared expert unless it meet
   // Three TopKs over routers on x, and MLPs on x whose outputs no routing weight touches and that
   // join no routed expert: no routed experts are found, so no layer is claimed (and nothing as
   // shared); each TopK is named in a note instead.
-  Net n;
+  GraphBuilder n;
   n.input("x", {3, 8});
   n.init("gw", {8, 4});
   n.init("ew", {8, 8});
@@ -212,7 +212,7 @@ TEST_CASE("experts: an MLP beside a router is not a shared expert unless it meet
     n.output("top" + s);
     n.output("down" + s);
   }
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   const Audit& a = r->audit;
   CHECK(a.experts.layers.empty());
   REQUIRE(a.experts.notes.size() == 3);
@@ -236,8 +236,7 @@ TEST_CASE("experts: the --max-active-params gate", "[experts][gate]") {
   CHECK(testutil::cli({"audit", dense, "--max-active-params", "29183"}).code == 1);
   // Unknown active count (k above the experts): fails unless the whole model (50,688) is within.
   testutil::TempDir dir;
-  std::string unknown = dir.file("k9.onnx");
-  testutil::save(fused_moe(false, 9).m, unknown);
+  std::string unknown = testutil::saved(fused_moe(false, 9).m, dir, "k9.onnx");
   auto u = testutil::cli({"audit", unknown, "--max-active-params", "50687"});
   CHECK(u.code == 1);
   CHECK(u.err.find("active parameters cannot be checked against the budget of 50,687") != std::string::npos);

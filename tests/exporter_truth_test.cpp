@@ -71,7 +71,7 @@ TEST_CASE("a transposed key reshaped before the scores is not a Q/K head-size mi
     }
     n.output(core_and_output(n, q, k, v, {1, 5, 64}, 64, 64,
                              merged_batch ? std::vector<int64_t>{1, 4, 5, 16} : std::vector<int64_t>{}));
-    auto r = testutil::audit_saved(n.m);
+    auto r = testutil::audited(n.m);
     REQUIRE(r->audit.attention.blocks.size() == 1);
     const AttentionBlock& b = r->audit.attention.blocks[0];
     CHECK(b.heads == 4);     // 64 / 16
@@ -103,7 +103,7 @@ TEST_CASE("a Reshape target folded from run-time pieces keeps its constant eleme
   n.transpose("k", {0, 1, 3, 2}, "k_t");
   std::string y = core_and_output(n, "q", "k_t", "v", {0, 0, 120}, 120, 120);
   n.output(y);
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   const AttentionBlock& b = r->audit.attention.blocks[0];
   CHECK(b.heads == 8);
@@ -132,7 +132,7 @@ TEST_CASE("one weight used whole by Q and K is shared, not a packed tensor split
   std::string k = n.transpose(n.reshape("k_proj", {0, 0, 8, 8}, "k/split"), {0, 2, 3, 1}, "k/heads");
   v = n.transpose(n.reshape(v, {0, 0, 8, 8}, "v/split"), {0, 2, 1, 3}, "v/heads");
   n.output(core_and_output(n, q, k, v, {0, 0, 64}, 64, 64));
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   const AttentionBlock& b = r->audit.attention.blocks[0];
   CHECK(b.heads == 8);  // 64 / 8, as the Reshape says (not 4 from half a tensor)
@@ -163,7 +163,7 @@ TEST_CASE("cross-attention whose K and V come from a cache is still a block", "[
   std::string q = n.transpose(n.reshape(n.linear("x", "q", 64, 64), {0, 0, 4, 16}, "q/split"), {0, 2, 1, 3}, "q/heads");
   std::string k = n.transpose("past_key", {0, 1, 3, 2}, "k_t");
   n.output(core_and_output(n, q, k, "past_value", {0, 0, 64}, 64, 64));
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   CHECK(r->audit.attention.unmatched.empty());
   const AttentionBlock& b = r->audit.attention.blocks[0];
@@ -197,7 +197,7 @@ TEST_CASE("fused MultiHeadAttention with past K/V and a packed bias splits the b
   auto* mha = n.op("MultiHeadAttention", {q, "past_key", "past_value", n.init("qkv_bias", {192})}, "attn", "com.microsoft");
   testutil::attr_int(mha, "num_heads", 4);
   n.output(n.linear("attn", "o", 64, 64));
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   const AttentionBlock& b = r->audit.attention.blocks[0];
   CHECK(b.q.weight == 4096);
@@ -238,7 +238,7 @@ TEST_CASE("ONNX Attention without q_num_heads reads heads and head sizes from it
   }
   n.op("Attention", {"q/heads", "k/heads", "v/heads"}, "attn4")->set_name("attn");
   n.output(n.linear(n.reshape(n.transpose("attn4", {0, 2, 1, 3}, "attn_t"), {0, 0, 128}, "attn_r"), "o", 128, 64));
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   const AttentionBlock& b = r->audit.attention.blocks[0];
   CHECK(b.heads == 4);
@@ -263,7 +263,7 @@ TEST_CASE("ONNX Attention with 3-D inputs: head sizes follow from the widths and
   testutil::attr_int(a, "q_num_heads", 4);
   testutil::attr_int(a, "kv_num_heads", 2);
   n.output(n.linear("attn", "o", 64, 64));
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   const AttentionBlock& b = r->audit.attention.blocks[0];
   CHECK(b.head_dim == 16);
@@ -284,7 +284,7 @@ TEST_CASE("DecoderMaskedMultiHeadAttention takes its packed bias from input 10",
                                  n.linear("x", "v", 64, 64, false), "", "", "", "", "", "", "", n.init("qkv_bias", {192})};
   testutil::attr_int(n.op("DecoderMaskedMultiHeadAttention", in, "attn", "com.microsoft"), "num_heads", 4);
   n.output(n.linear("attn", "o", 64, 64));
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   const AttentionBlock& b = r->audit.attention.blocks[0];
   CHECK(b.q.bias == 64);
@@ -321,7 +321,7 @@ TEST_CASE("the score path passes casts, masks, soft-capping and learned pieces, 
   testutil::attr_int(n.op("Cast", {"probs"}, "probs_back"), "to", onnx::TensorProto::FLOAT);
   n.op("MatMul", {"probs_back", v}, "context");
   n.output(n.linear(n.reshape(n.transpose("context", {0, 2, 1, 3}, "context_t"), {0, 0, 64}, "merged"), "o", 64, 64));
-  auto r = testutil::audit_saved(n.m);
+  auto r = testutil::audited(n.m);
   REQUIRE(r->audit.attention.blocks.size() == 1);
   const AttentionBlock& b = r->audit.attention.blocks[0];
   std::vector<std::string> path = {"MatMul", "Div", "Div", "Tanh", "Mul", "Mul(head scale)", "Where(mask)", "Cast", "Softmax"};
@@ -353,7 +353,7 @@ TEST_CASE("the ONNX Attention operator's own forms: heads and head sizes from 3-
     if (q_heads) testutil::attr_int(a, "q_num_heads", q_heads);
     if (kv_heads) testutil::attr_int(a, "kv_num_heads", kv_heads);
     n.output("Y");
-    auto r = testutil::audit_saved(n.m);
+    auto r = testutil::audited(n.m);
     REQUIRE(r->audit.attention.blocks.size() == 1);
     return std::make_pair(r->audit.attention.blocks[0], r->audit.findings);
   };

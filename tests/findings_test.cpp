@@ -1,5 +1,6 @@
 // findings_test.cpp: every rule of headcount::rules() on a hand-built model that triggers it and on
-// one that must not, through headcount::audit_file (load -> match -> duplicates -> rules).
+// one that must not, through the whole audit (load -> match -> duplicates -> rules): in memory
+// (testutil::audited), or from a file where a data file beside the model is what is tested.
 //
 // Every expected number is worked out by hand in the comment next to its assertion, from DOMAIN.md
 // section 1 (Q: w x (h*d_k) + h*d_k, K: w x (h_kv*d_k) + h_kv*d_k, V: w x (h_kv*d_v) + h_kv*d_v,
@@ -21,27 +22,18 @@
 #include "headcount/findings.h"
 #include "headcount/report.h"
 #include "graph_builder.h"
-#include "layers_model.h"
 #include "test_util.h"
 
 using namespace headcount;
-using namespace testutil::layers;
+using testutil::GraphBuilder;
+using testutil::kFloat;
+using testutil::LayerSpec;
+using testutil::layers_model;
 using Catch::Contains;
 
 namespace {
 
-struct Audited {
-  testutil::TempDir dir;
-  Audit audit;
-};
-
-std::unique_ptr<Audited> audit_model(const onnx::ModelProto& m, const std::string& name = "model.onnx") {
-  auto r = std::make_unique<Audited>();
-  std::string path = r->dir.file(name);
-  testutil::save(m, path);
-  r->audit = audit_file(path);
-  return r;
-}
+using testutil::audited;
 
 std::vector<Finding> with_rule(const Audit& a, const std::string& rule) {
   std::vector<Finding> out;
@@ -105,7 +97,7 @@ void set_external(onnx::TensorProto& t, const std::string& location, int64_t off
 // A tied LM head: ids -> Gather(embed [256, 64]) -> MatMul(., head) -> logits [1, 5, 256].
 // `head` is [64, 256] (used directly) or [256, 64] (used through a Transpose).
 onnx::ModelProto tied_model(onnx::TensorProto embed, onnx::TensorProto head) {
-  Net n;
+  GraphBuilder n;
   n.input("ids", {1, 5}, onnx::TensorProto::INT64);
   std::string head_name = head.name();
   bool stored_vd = head.dims(0) == 256;
@@ -120,7 +112,7 @@ onnx::ModelProto tied_model(onnx::TensorProto embed, onnx::TensorProto head) {
 
 // x [1, 5, 64] -> MatMul(w [64, 64]) -> y, with w an external tensor named "w".
 onnx::ModelProto external_model(const std::vector<onnx::TensorProto>& weights) {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 5, 64});
   std::string y = "x";
   for (const auto& t : weights) {
@@ -155,7 +147,7 @@ const Weight& weight_named(const Audit& a, const std::string& name) {
 TEST_CASE("width-mismatch: Q/K/V project a width of 64 to 4 heads x 8 = 32", "[findings]") {
   LayerSpec s;
   s.head_dim = 8;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 1);
   Finding f = only(a, "width-mismatch");
@@ -178,7 +170,7 @@ TEST_CASE("width-mismatch: Q/K/V project a width of 64 to 4 heads x 8 = 32", "[f
 TEST_CASE("width-mismatch: key_dim = width in Keras style (4 heads x 64 on a width of 64)", "[findings]") {
   LayerSpec s;
   s.head_dim = 64;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   Finding f = only(r->audit, "width-mismatch");
   REQUIRE(f.block.has_value());
   CHECK(*f.block == 0);
@@ -193,7 +185,7 @@ TEST_CASE("width-mismatch: key_dim = width in Keras style (4 heads x 64 on a wid
 TEST_CASE("width-mismatch: V/O alone carry 4 heads x 8 = 32 of a width of 64", "[findings]") {
   LayerSpec s;
   s.v_head_dim = 8;  // Q/K: 4 x 16 = 64, the standard split
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   const Audit& a = r->audit;
   Finding f = only(a, "width-mismatch");
   REQUIRE(f.block.has_value());
@@ -206,7 +198,7 @@ TEST_CASE("width-mismatch: V/O alone carry 4 heads x 8 = 32 of a width of 64", "
 }
 
 TEST_CASE("width-mismatch: not reported for the standard split 4 x 16 = 64", "[findings]") {
-  auto r = audit_model(layers_model({LayerSpec{}}));
+  auto r = audited(layers_model({LayerSpec{}}));
   REQUIRE(r->audit.attention.blocks.size() == 1);
   // 4 x (64 x 64 + 64) = 16,640 = 4 x 64^2 + 4 x 64: the standard block.
   CHECK(r->audit.attention.blocks[0].total == 16640u);
@@ -219,7 +211,7 @@ TEST_CASE("width-mismatch: not reported for the standard split 4 x 16 = 64", "[f
 
 // com.microsoft Attention: input [1, 5, 64], packed weight [64, 192], bias [192], then O.
 static onnx::ModelProto fused_attention(int64_t heads) {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 5, 64});
   n.init("qkv.weight", {64, 192});
   n.init("qkv.bias", {192});
@@ -229,7 +221,7 @@ static onnx::ModelProto fused_attention(int64_t heads) {
 }
 
 TEST_CASE("heads-not-divisor: fused Attention with 3 heads on a width of 64", "[findings]") {
-  auto r = audit_model(fused_attention(3));
+  auto r = audited(fused_attention(3));
   const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 1);
   Finding f = only(a, "heads-not-divisor");
@@ -244,7 +236,7 @@ TEST_CASE("heads-not-divisor: unfused Reshape [0, 0, 6, 10] on a width of 64", "
   LayerSpec s;
   s.heads = 6;
   s.head_dim = 10;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   Finding f = only(r->audit, "heads-not-divisor");
   REQUIRE(f.block.has_value());
   CHECK(*f.block == 0);
@@ -257,7 +249,7 @@ TEST_CASE("heads-not-divisor: unfused Reshape [0, 0, 6, 10] on a width of 64", "
 }
 
 TEST_CASE("heads-not-divisor: not reported for fused Attention with 4 heads on 64", "[findings]") {
-  auto r = audit_model(fused_attention(4));
+  auto r = audited(fused_attention(4));
   REQUIRE(r->audit.attention.blocks.size() == 1);
   // 64 / 4 = 16 per head: Q takes columns 0:64 of 192, 64 / 4 = 16.
   REQUIRE(r->audit.attention.blocks[0].head_dim.has_value());
@@ -273,7 +265,7 @@ TEST_CASE("qk-dim-mismatch: Q split into heads of 16, K into heads of 8", "[find
   // Reshape [0, 0, 8, 8] -> Transpose -> Kᵀ [1, 8, 8, 5]: MatMul(Q, Kᵀ) cannot multiply 16 by 8.
   LayerSpec s;
   s.k_reshape = {0, 0, 8, 8};
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 1);
   REQUIRE(a.attention.blocks[0].k_head_dim.has_value());
@@ -292,7 +284,7 @@ TEST_CASE("qk-dim-mismatch: not reported when K is regrouped into Q's head size 
   // [1, 4, 16, 5], so MatMul(Q [1, 4, 5, 16], Kᵀ) runs: K's heads are 16 where they meet Q.
   LayerSpec s;
   s.k_first_reshape = {0, 0, 8, 8};
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   REQUIRE(r->audit.attention.blocks.size() == 1);
   REQUIRE(r->audit.attention.blocks[0].k_head_dim.has_value());
   CHECK(*r->audit.attention.blocks[0].k_head_dim == 16);
@@ -300,7 +292,7 @@ TEST_CASE("qk-dim-mismatch: not reported when K is regrouped into Q's head size 
 }
 
 TEST_CASE("qk-dim-mismatch: not reported when Q and K both split into 4 x 16", "[findings]") {
-  auto r = audit_model(layers_model({LayerSpec{}}));
+  auto r = audited(layers_model({LayerSpec{}}));
   REQUIRE(r->audit.attention.blocks[0].k_head_dim.has_value());
   CHECK(*r->audit.attention.blocks[0].k_head_dim == 16);
   CHECK(with_rule(r->audit, "qk-dim-mismatch").empty());
@@ -312,7 +304,7 @@ TEST_CASE("qk-dim-mismatch: not reported when Q and K both split into 4 x 16", "
 TEST_CASE("bias-inconsistent: K without a bias, Whisper-style", "[findings]") {
   LayerSpec s;
   s.bias_k = false;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   Finding f = only(r->audit, "bias-inconsistent");
   CHECK(f.severity == Severity::Info);
   REQUIRE(f.block.has_value());
@@ -325,11 +317,11 @@ TEST_CASE("bias-inconsistent: K without a bias, Whisper-style", "[findings]") {
 }
 
 TEST_CASE("bias-inconsistent: not reported with biases everywhere or nowhere", "[findings]") {
-  auto with = audit_model(layers_model({LayerSpec{}}));
+  auto with = audited(layers_model({LayerSpec{}}));
   CHECK(with_rule(with->audit, "bias-inconsistent").empty());
   LayerSpec s;
   s.bias_q = s.bias_k = s.bias_v = s.bias_o = false;
-  auto without = audit_model(layers_model({s}));
+  auto without = audited(layers_model({s}));
   // 4 x 64^2 = 16,384: the standard block without biases.
   CHECK(without->audit.attention.blocks[0].total == 16384u);
   CHECK(with_rule(without->audit, "bias-inconsistent").empty());
@@ -341,7 +333,7 @@ TEST_CASE("bias-inconsistent: not reported with biases everywhere or nowhere", "
 TEST_CASE("grouped-kv: 4 query heads over 2 K/V heads (GQA)", "[findings]") {
   LayerSpec s;
   s.kv_heads = 2;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 1);
   Finding f = only(a, "grouped-kv");
@@ -361,7 +353,7 @@ TEST_CASE("grouped-kv: 4 query heads over 2 K/V heads (GQA)", "[findings]") {
 TEST_CASE("grouped-kv: one K/V head is multi-query attention (MQA)", "[findings]") {
   LayerSpec s;
   s.kv_heads = 1;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   Finding f = only(r->audit, "grouped-kv");
   // K = V: 64 x 16 + 16 = 1,040; total 2 x 4,160 + 2 x 1,040 = 10,400.
   CHECK_THAT(f.message, Contains("4 query heads share 1 K/V head (groups of 4): K and V project 64 → 16"));
@@ -370,7 +362,7 @@ TEST_CASE("grouped-kv: one K/V head is multi-query attention (MQA)", "[findings]
 }
 
 TEST_CASE("grouped-kv: not reported when K/V have as many heads as Q", "[findings]") {
-  auto r = audit_model(layers_model({LayerSpec{}}));
+  auto r = audited(layers_model({LayerSpec{}}));
   REQUIRE(r->audit.attention.blocks[0].kv_heads.has_value());
   CHECK(*r->audit.attention.blocks[0].kv_heads == 4);
   CHECK(with_rule(r->audit, "grouped-kv").empty());
@@ -382,7 +374,7 @@ TEST_CASE("grouped-kv: not reported when K/V have as many heads as Q", "[finding
 TEST_CASE("per-head-projections: Q, K and V as 4 projections 64 -> 16 each", "[findings]") {
   LayerSpec s;
   s.per_head = true;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 1);
   REQUIRE(a.attention.blocks[0].heads.has_value());
@@ -401,7 +393,7 @@ TEST_CASE("per-head-projections: Q, K and V as 4 projections 64 -> 16 each", "[f
 }
 
 TEST_CASE("per-head-projections: not reported for packed projections", "[findings]") {
-  auto r = audit_model(layers_model({LayerSpec{}}));
+  auto r = audited(layers_model({LayerSpec{}}));
   CHECK(with_rule(r->audit, "per-head-projections").empty());
 }
 
@@ -411,7 +403,7 @@ TEST_CASE("per-head-projections: not reported for packed projections", "[finding
 TEST_CASE("shared-weights: two blocks use one Q bias tensor", "[findings]") {
   LayerSpec s;
   s.q_bias = "shared.q.bias";
-  auto r = audit_model(layers_model({s, s}));
+  auto r = audited(layers_model({s, s}));
   const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 2);
   Finding f = only(a, "shared-weights");
@@ -429,7 +421,7 @@ TEST_CASE("shared-weights: one bias tensor used by Q and K of one block", "[find
   LayerSpec s;
   s.q_bias = "qk.bias";
   s.k_bias = "qk.bias";
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   Finding f = only(r->audit, "shared-weights");
   CHECK_FALSE(f.block.has_value());
   CHECK(f.message == "tensor 'qk.bias' (64 parameters) is used by several projections of block 0 and counted once in "
@@ -440,7 +432,7 @@ TEST_CASE("shared-weights: one bias tensor used by Q and K of one block", "[find
 }
 
 TEST_CASE("shared-weights: not reported when every block has its own tensors", "[findings]") {
-  auto r = audit_model(layers_model({LayerSpec{}, LayerSpec{}}));
+  auto r = audited(layers_model({LayerSpec{}, LayerSpec{}}));
   REQUIRE(r->audit.attention.blocks.size() == 2);
   // 2 x 16,640 = 33,280, nothing shared.
   CHECK(r->audit.attention.parameters == 33280u);
@@ -452,8 +444,8 @@ TEST_CASE("shared-weights: not reported when every block has its own tensors", "
 
 TEST_CASE("duplicate-weights: an embedding [256, 64] and its transposed copy [64, 256]", "[findings]") {
   std::vector<float> e = random_floats(256 * 64, 1);
-  auto r = audit_model(tied_model(float_tensor("embed.weight", {256, 64}, e),
-                                  float_tensor("lm_head.weight", {64, 256}, transposed(e, 256, 64))));
+  auto r = audited(tied_model(float_tensor("embed.weight", {256, 64}, e),
+                              float_tensor("lm_head.weight", {64, 256}, transposed(e, 256, 64))));
   const Audit& a = r->audit;
   REQUIRE(a.duplicates.size() == 1);
   CHECK(a.model.weights[a.duplicates[0].original].name == "embed.weight");
@@ -476,7 +468,7 @@ TEST_CASE("duplicate-weights: an embedding [256, 64] and its transposed copy [64
 
 TEST_CASE("duplicate-weights: an identical, untransposed copy [256, 64]", "[findings]") {
   std::vector<float> e = random_floats(256 * 64, 2);
-  auto r = audit_model(tied_model(float_tensor("embed.weight", {256, 64}, e), float_tensor("lm_head.weight", {256, 64}, e)));
+  auto r = audited(tied_model(float_tensor("embed.weight", {256, 64}, e), float_tensor("lm_head.weight", {256, 64}, e)));
   const Audit& a = r->audit;
   REQUIRE(a.duplicates.size() == 1);
   CHECK_FALSE(a.duplicates[0].transposed);
@@ -487,13 +479,13 @@ TEST_CASE("duplicate-weights: an identical, untransposed copy [256, 64]", "[find
 
 TEST_CASE("duplicate-weights: two tensors of zeros are not copies", "[findings]") {
   std::vector<float> zeros(256 * 64, 0.0f);
-  auto r = audit_model(tied_model(float_tensor("embed.weight", {256, 64}, zeros),
-                                  float_tensor("lm_head.weight", {64, 256}, zeros)));
+  auto r = audited(tied_model(float_tensor("embed.weight", {256, 64}, zeros),
+                              float_tensor("lm_head.weight", {64, 256}, zeros)));
   CHECK(r->audit.duplicates.empty());
   CHECK(r->audit.unique == r->audit.inventory.stored);
   CHECK(with_rule(r->audit, "duplicate-weights").empty());
-  auto same = audit_model(tied_model(float_tensor("embed.weight", {256, 64}, zeros),
-                                     float_tensor("lm_head.weight", {256, 64}, zeros)));
+  auto same = audited(tied_model(float_tensor("embed.weight", {256, 64}, zeros),
+                                 float_tensor("lm_head.weight", {256, 64}, zeros)));
   CHECK(same->audit.duplicates.empty());
 }
 
@@ -505,7 +497,7 @@ TEST_CASE("duplicate-weights: a transposed copy that differs in one unsampled el
   // 0, 1,092, ..., 8,737, 9,829, ... of one orientation. Neither 100 (embed order) nor 9,217
   // (transposed order) is among them, so only the full comparison can tell.
   t[9217] += 0.5f;
-  auto r = audit_model(tied_model(float_tensor("embed.weight", {256, 64}, e), float_tensor("lm_head.weight", {64, 256}, t)));
+  auto r = audited(tied_model(float_tensor("embed.weight", {256, 64}, e), float_tensor("lm_head.weight", {64, 256}, t)));
   CHECK(r->audit.duplicates.empty());
   CHECK(with_rule(r->audit, "duplicate-weights").empty());
 }
@@ -516,7 +508,7 @@ TEST_CASE("duplicate-weights: a transposed copy whose sides are not multiples of
   std::vector<float> e = random_floats(257 * 67, 6);
   std::vector<float> t = transposed(e, 257, 67);
   auto audit_with = [&](const std::vector<float>& head) {
-    return audit_model(
+    return audited(
         tied_model(float_tensor("embed.weight", {257, 67}, e), float_tensor("lm_head.weight", {67, 257}, head)));
   };
   // The 16 samples are elements (17,218 x s) / 15, s = 0..15, of one orientation: 0, 1,147,
@@ -615,7 +607,7 @@ TEST_CASE("duplicate-weights: a large transposed copy is compared band by band i
 TEST_CASE("unmatched-softmax: an attention core whose Q weight is a graph input", "[findings]") {
   LayerSpec s;
   s.q_weight_is_input = true;
-  auto r = audit_model(layers_model({s}));
+  auto r = audited(layers_model({s}));
   const Audit& a = r->audit;
   CHECK(a.attention.blocks.empty());
   REQUIRE(a.attention.unmatched.size() == 1);
@@ -629,11 +621,11 @@ TEST_CASE("unmatched-softmax: an attention core whose Q weight is a graph input"
 }
 
 TEST_CASE("unmatched-softmax: a classifier Softmax is listed but not flagged", "[findings]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 64});
   testutil::attr_int(n.op("Softmax", {n.linear("x", "classifier", 64, 10)}, "probs"), "axis", -1);
   n.output("probs");
-  auto r = audit_model(n.m);
+  auto r = audited(n.m);
   const Audit& a = r->audit;
   CHECK(a.attention.blocks.empty());
   REQUIRE(a.attention.unmatched.size() == 1);
@@ -648,8 +640,8 @@ TEST_CASE("unmatched-softmax: a classifier Softmax is listed but not flagged", "
 // external-data-missing
 
 TEST_CASE("external-data-missing: two data files absent, each with its own tensors", "[findings]") {
-  auto r = audit_model(external_model({external_tensor("a", {64, 64}, "a.data"), external_tensor("b1", {64, 32}, "b.data", 0),
-                                       external_tensor("b2", {32, 64}, "b.data", 8192)}));
+  auto r = audited(external_model({external_tensor("a", {64, 64}, "a.data"), external_tensor("b1", {64, 32}, "b.data", 0),
+                                   external_tensor("b2", {32, 64}, "b.data", 8192)}));
   const Audit& a = r->audit;
   auto fs = with_rule(a, "external-data-missing");
   REQUIRE(fs.size() == 2);
@@ -771,7 +763,7 @@ TEST_CASE("external-data-outside-model-dir: a location in a subfolder is accepte
 // quantized-weights
 
 TEST_CASE("quantized-weights: a MatMulNBits weight counts K x N, not its packed bytes", "[findings]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 5, 64});
   // com.microsoft MatMulNBits, bits 4, block_size 32: B is uint8 [N, K / block_size, block_size x 4 / 8]
   // = [64, 2, 16] = 2,048 bytes; scales [N x K / block_size] = [128].
@@ -783,7 +775,7 @@ TEST_CASE("quantized-weights: a MatMulNBits weight counts K x N, not its packed 
   testutil::attr_int(mm, "bits", 4);
   testutil::attr_int(mm, "block_size", 32);
   n.output("y");
-  auto r = audit_model(n.m);
+  auto r = audited(n.m);
   const Audit& a = r->audit;
   const Weight& w = weight_named(a, "w.packed");
   // K x N = 64 x 64 = 4,096 parameters in 2,048 bytes.
@@ -806,7 +798,7 @@ TEST_CASE("quantized-weights: a MatMulNBits weight counts K x N, not its packed 
 }
 
 TEST_CASE("quantized-weights: an int4 tensor holds two parameters per byte", "[findings]") {
-  Net n;
+  GraphBuilder n;
   n.m.mutable_opset_import(0)->set_version(21);  // int4 DequantizeLinear
   n.input("x", {1, 5, 64});
   onnx::TensorProto w4 = testutil::tensor("w.int4", {64, 64}, 22 /* INT4 */, true);
@@ -816,7 +808,7 @@ TEST_CASE("quantized-weights: an int4 tensor holds two parameters per byte", "[f
   n.op("DequantizeLinear", {"w.int4", "w.scale"}, "w");
   n.op("MatMul", {"x", "w"}, "y");
   n.output("y");
-  auto r = audit_model(n.m);
+  auto r = audited(n.m);
   const Weight& w = weight_named(r->audit, "w.int4");
   CHECK(w.elements == 4096u);
   CHECK(w.bytes == 2048u);
@@ -825,7 +817,7 @@ TEST_CASE("quantized-weights: an int4 tensor holds two parameters per byte", "[f
 }
 
 TEST_CASE("quantized-weights: int8 QDQ weights count one parameter per element", "[findings]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 5, 64});
   n.init("w.int8", {64, 64}, onnx::TensorProto::INT8);
   n.init("w.scale", {});
@@ -833,7 +825,7 @@ TEST_CASE("quantized-weights: int8 QDQ weights count one parameter per element",
   n.op("DequantizeLinear", {"w.int8", "w.scale", "w.zero_point"}, "w");
   n.op("MatMul", {"x", "w"}, "y");
   n.output("y");
-  auto r = audit_model(n.m);
+  auto r = audited(n.m);
   const Weight& w = weight_named(r->audit, "w.int8");
   CHECK(w.elements == 4096u);  // 64 x 64
   CHECK(w.bytes == 4096u);     // one byte each
@@ -844,7 +836,7 @@ TEST_CASE("quantized-weights: int8 QDQ weights count one parameter per element",
 }
 
 TEST_CASE("quantized-weights: not reported for a float model", "[findings]") {
-  auto r = audit_model(layers_model({LayerSpec{}}));
+  auto r = audited(layers_model({LayerSpec{}}));
   CHECK(with_rule(r->audit, "quantized-weights").empty());
 }
 
@@ -881,7 +873,7 @@ TEST_CASE("findings are ordered errors, then warnings, then infos", "[findings]"
   LayerSpec b1;
   b1.heads = 6;
   b1.head_dim = 10;
-  auto r = audit_model(layers_model({b0, b1}));
+  auto r = audited(layers_model({b0, b1}));
   const auto& fs = r->audit.findings;
   REQUIRE(fs.size() == 4);
   CHECK(fs[0].rule == "heads-not-divisor");

@@ -19,31 +19,15 @@ using namespace headcount;
 
 namespace {
 
-constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
-
-// A graph under construction with a few shortcuts; node names equal their first output.
-struct Net : testutil::GraphBuilder {
-  // y = x W (+ b), W [in, out] and b [out] as initializers named p.weight / p.bias.
-  std::string linear(const std::string& x, const std::string& p, int64_t in, int64_t out, bool bias = true) {
-    std::string y = p + "/MatMul";
-    op("MatMul", {x, init(p + ".weight", {in, out})}, y);
-    if (!bias) return y;
-    op("Add", {y, init(p + ".bias", {out})}, p + "/Add");
-    return p + "/Add";
-  }
-};
-
+using testutil::GraphBuilder;
 using Run = testutil::Matched;
-
-// Saves, loads and matches; also checks the invariants every block must satisfy.
-std::unique_ptr<Run> run(const onnx::ModelProto& m) { return testutil::match_saved(m); }
 
 std::string wname(const Run& r, const TensorShare& t) { return std::string(r.model.weights[t.weight].name); }
 
 // The packed-weight com.microsoft Attention graph shared by Attention and PackedAttention:
 // x [B, S, 64] -> op(x, W [64, q+k+v], b [q+k+v]) -> MatMul W_o [v_hidden, 64] + Add b_o [64].
-Net packed_attention(const std::string& op_type, std::vector<int64_t> qkv_sizes, bool declare_sizes) {
-  Net n;
+GraphBuilder packed_attention(const std::string& op_type, std::vector<int64_t> qkv_sizes, bool declare_sizes) {
+  GraphBuilder n;
   int64_t total = qkv_sizes[0] + qkv_sizes[1] + qkv_sizes[2];
   std::vector<std::string> in = {"x", n.init("attn.qkv.weight", {64, total}), n.init("attn.qkv.bias", {total})};
   if (op_type == "PackedAttention") {
@@ -108,15 +92,15 @@ void check_standard_packed(const Run& r, const std::string& form) {
 }  // namespace
 
 TEST_CASE("com.microsoft Attention: packed [64, 192] weight and bias split into Q, K, V", "[fused]") {
-  Net n = packed_attention("Attention", {64, 64, 64}, false);
-  auto r = run(n.m);
+  GraphBuilder n = packed_attention("Attention", {64, 64, 64}, false);
+  auto r = testutil::matched(n.m);
   check_standard_packed(*r, "Attention");
 }
 
 TEST_CASE("com.microsoft Attention: qkv_hidden_sizes splits the packed weight unequally", "[fused]") {
   SECTION("qkv_hidden_sizes [64, 32, 32], weight [64, 128]") {
-    Net n = packed_attention("Attention", {64, 32, 32}, true);
-    auto r = run(n.m);
+    GraphBuilder n = packed_attention("Attention", {64, 32, 32}, true);
+    auto r = testutil::matched(n.m);
     REQUIRE(r->result.blocks.size() == 1);
     const AttentionBlock& b = r->result.blocks[0];
     CHECK(b.q.weight == 4096);  // 64 x 64 = 4,096
@@ -142,8 +126,8 @@ TEST_CASE("com.microsoft Attention: qkv_hidden_sizes splits the packed weight un
     CHECK(r->result.parameters == 10432);
   }
   SECTION("qkv_hidden_sizes [64, 64, 32] (onnxruntime requires q_hidden == k_hidden)") {
-    Net n = packed_attention("Attention", {64, 64, 32}, true);
-    auto r = run(n.m);
+    GraphBuilder n = packed_attention("Attention", {64, 64, 32}, true);
+    auto r = testutil::matched(n.m);
     REQUIRE(r->result.blocks.size() == 1);
     const AttentionBlock& b = r->result.blocks[0];
     CHECK(b.q.weight == 4096);  // 64 x 64
@@ -160,13 +144,13 @@ TEST_CASE("com.microsoft Attention: qkv_hidden_sizes splits the packed weight un
 }
 
 TEST_CASE("com.microsoft PackedAttention: weight and bias in inputs 1 and 2", "[fused]") {
-  Net n = packed_attention("PackedAttention", {64, 64, 64}, false);
-  auto r = run(n.m);
+  GraphBuilder n = packed_attention("PackedAttention", {64, 64, 64}, false);
+  auto r = testutil::matched(n.m);
   check_standard_packed(*r, "PackedAttention");
 }
 
 TEST_CASE("com.microsoft MultiHeadAttention: upstream projections, packed bias input 3", "[fused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   std::string q = n.linear("x", "mha.q", 64, 64, false);
   std::string k = n.linear("x", "mha.k", 64, 64, false);
@@ -175,7 +159,7 @@ TEST_CASE("com.microsoft MultiHeadAttention: upstream projections, packed bias i
   a->set_name("mha");
   testutil::attr_int(a, "num_heads", 4);
   n.linear("mha_out", "mha.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.form == "MultiHeadAttention");
@@ -204,7 +188,7 @@ TEST_CASE("com.microsoft MultiHeadAttention: upstream projections, packed bias i
 
 TEST_CASE("com.microsoft GroupQueryAttention: separate Q [64,64], K/V [64,32], 4 heads over 2 kv heads",
           "[fused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   n.input("seqlens_k", {1}, onnx::TensorProto::INT32);
   n.input("total_sequence_length", {}, onnx::TensorProto::INT32);
@@ -217,7 +201,7 @@ TEST_CASE("com.microsoft GroupQueryAttention: separate Q [64,64], K/V [64,32], 4
   testutil::attr_int(a, "num_heads", 4);
   testutil::attr_int(a, "kv_num_heads", 2);
   n.linear("gqa_out", "gqa.o", 64, 64, false);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.form == "GroupQueryAttention");
@@ -237,7 +221,7 @@ TEST_CASE("com.microsoft GroupQueryAttention: separate Q [64,64], K/V [64,32], 4
 }
 
 TEST_CASE("com.microsoft GroupQueryAttention: packed query from one MatMul [64, 128]", "[fused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   n.input("seqlens_k", {1}, onnx::TensorProto::INT32);
   n.input("total_sequence_length", {}, onnx::TensorProto::INT32);
@@ -248,7 +232,7 @@ TEST_CASE("com.microsoft GroupQueryAttention: packed query from one MatMul [64, 
   testutil::attr_int(a, "num_heads", 4);
   testutil::attr_int(a, "kv_num_heads", 2);
   n.linear("gqa_out", "gqa.o", 64, 64, false);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   // d = 128 / (h + 2 h_kv) = 128 / (4 + 2 x 2) = 16
@@ -268,7 +252,7 @@ TEST_CASE("com.microsoft GroupQueryAttention: packed query from one MatMul [64, 
 }
 
 TEST_CASE("ONNX Attention (opset 23): q_num_heads / kv_num_heads with upstream projections", "[fused]") {
-  Net n;
+  GraphBuilder n;
   n.m.mutable_opset_import(0)->set_version(23);
   n.input("x", {1, 8, 64});
   std::string q = n.linear("x", "attn.q", 64, 64);
@@ -279,7 +263,7 @@ TEST_CASE("ONNX Attention (opset 23): q_num_heads / kv_num_heads with upstream p
   testutil::attr_int(a, "q_num_heads", 4);
   testutil::attr_int(a, "kv_num_heads", 2);
   n.linear("attn_out", "attn.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.form == "Attention");
@@ -301,7 +285,7 @@ TEST_CASE("ONNX Attention (opset 23): q_num_heads / kv_num_heads with upstream p
 TEST_CASE("ONNX Attention with 4-D inputs and no head attributes reads heads from the Q reshape", "[fused]") {
   // Q/K/V [1, 8, 64] -> Reshape [0, 0, 4, 16] -> Transpose [0, 2, 1, 3] -> Attention(4-D inputs):
   // the op has no q_num_heads; the head split upstream says 64 / 16 = 4 heads.
-  Net n;
+  GraphBuilder n;
   n.m.mutable_opset_import(0)->set_version(23);
   n.input("x", {1, 8, 64});
   std::string q4, k4, v4;
@@ -314,7 +298,7 @@ TEST_CASE("ONNX Attention with 4-D inputs and no head attributes reads heads fro
   n.op("Attention", {q4, k4, v4}, "attn_out4")->set_name("attn");
   std::string merged = n.reshape(n.transpose("attn_out4", {0, 2, 1, 3}, "attn_out_t"), {0, 0, 64}, "attn_out");
   n.linear(merged, "attn.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.form == "Attention");
@@ -328,7 +312,7 @@ TEST_CASE("ONNX Attention with 4-D inputs and no head attributes reads heads fro
 TEST_CASE("com.microsoft LongformerAttention counts both packed Q/K/V sets", "[fused]") {
   // inputs: input, weight [64, 192], bias [192], mask, global_weight [64, 192], global_bias [192],
   // global: q, k and v each get a third of both sets: 2 x (64 x 64) weight + 2 x 64 bias = 8,320.
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   n.input("mask", {1, 8});
   n.input("global", {1, 8}, onnx::TensorProto::INT32);
@@ -340,7 +324,7 @@ TEST_CASE("com.microsoft LongformerAttention counts both packed Q/K/V sets", "[f
   testutil::attr_int(a, "num_heads", 4);
   testutil::attr_int(a, "window", 2);
   n.linear("attn_out", "attn.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.form == "LongformerAttention");
@@ -359,14 +343,14 @@ TEST_CASE("com.microsoft LongformerAttention counts both packed Q/K/V sets", "[f
 
 TEST_CASE("fused op whose weights are not constants: the block is kept and the notes say why", "[fused]") {
   SECTION("com.microsoft Attention with the packed weight as a graph input") {
-    Net n;
+    GraphBuilder n;
     n.input("x", {1, 8, 64});
     n.input("w", {64, 192});
     auto* a = n.op("Attention", {"x", "w", n.init("attn.qkv.bias", {192})}, "attn_out", "com.microsoft");
     a->set_name("attn");
     testutil::attr_int(a, "num_heads", 4);
     n.linear("attn_out", "attn.o", 64, 64);
-    auto r = run(n.m);
+    auto r = testutil::matched(n.m);
     REQUIRE(r->result.blocks.size() == 1);
     const AttentionBlock& b = r->result.blocks[0];
     CHECK(b.form == "Attention");
@@ -381,7 +365,7 @@ TEST_CASE("fused op whose weights are not constants: the block is kept and the n
     CHECK(r->result.parameters == 4160);
   }
   SECTION("MultiHeadAttention whose query is a graph input") {
-    Net n;
+    GraphBuilder n;
     n.input("x", {1, 8, 64});
     n.input("query", {1, 8, 64});
     std::string k = n.linear("x", "mha.k", 64, 64);
@@ -389,7 +373,7 @@ TEST_CASE("fused op whose weights are not constants: the block is kept and the n
     auto* a = n.op("MultiHeadAttention", {"query", k, v}, "mha_out", "com.microsoft");
     testutil::attr_int(a, "num_heads", 4);
     n.linear("mha_out", "mha.o", 64, 64);
-    auto r = run(n.m);
+    auto r = testutil::matched(n.m);
     REQUIRE(r->result.blocks.size() == 1);
     const AttentionBlock& b = r->result.blocks[0];
     CHECK_FALSE(b.q.found);
@@ -401,7 +385,7 @@ TEST_CASE("fused op whose weights are not constants: the block is kept and the n
 }
 
 TEST_CASE("MatMulNBits projections count K x N logical elements, not packed bytes", "[fused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   std::vector<std::string> qkv;
   for (const char* role : {"q", "k", "v"}) {
@@ -420,7 +404,7 @@ TEST_CASE("MatMulNBits projections count K x N logical elements, not packed byte
   auto* a = n.op("MultiHeadAttention", qkv, "mha_out", "com.microsoft");
   testutil::attr_int(a, "num_heads", 4);
   n.linear("mha_out", "mha.o", 64, 64, false);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   for (Role role : {Role::Q, Role::K, Role::V}) {

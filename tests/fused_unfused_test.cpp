@@ -184,8 +184,8 @@ onnx::ModelProto fused_decoder_or_packed_mha(const std::string& type) {
 }
 
 void same_block(const onnx::ModelProto& fused, const onnx::ModelProto& reference, int64_t kv) {
-  auto f = testutil::match_saved(fused);
-  auto u = testutil::match_saved(reference);
+  auto f = testutil::matched(fused);
+  auto u = testutil::matched(reference);
   REQUIRE(f->result.blocks.size() == 1);
   REQUIRE(u->result.blocks.size() == 1);
   const AttentionBlock& a = f->result.blocks[0];

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "headcount/report.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -20,37 +21,33 @@ onnx::NodeProto* einsum(onnx::GraphProto* g, const std::string& eq, std::vector<
 }
 
 // One Keras MultiHeadAttention(num_heads=h, key_dim=k) on x [1, 5, d], self-attention.
-std::string keras_mha(const testutil::TempDir& dir, int64_t d, int64_t h, int64_t k) {
-  auto m = testutil::model();
-  auto* g = m.mutable_graph();
-  testutil::input(g, "x", {1, 5, d});
+onnx::ModelProto keras_mha(int64_t d, int64_t h, int64_t k) {
+  testutil::GraphBuilder n;
+  n.input("x", {1, 5, d});
   for (const char* role : {"query", "key", "value"}) {
     std::string r = role;
-    *g->add_initializer() = testutil::tensor("mha/" + r + "/kernel", {d, h, k});
-    *g->add_initializer() = testutil::tensor("mha/" + r + "/bias", {h, k});
-    einsum(g, "abc,cde->abde", {"x", "mha/" + r + "/kernel"}, r + "_proj");
-    testutil::node(g, "Add", {r + "_proj", "mha/" + r + "/bias"}, {r}, r + "_bias");
+    n.init("mha/" + r + "/kernel", {d, h, k});
+    n.init("mha/" + r + "/bias", {h, k});
+    einsum(n.g, "abc,cde->abde", {"x", "mha/" + r + "/kernel"}, r + "_proj");
+    testutil::node(n.g, "Add", {r + "_proj", "mha/" + r + "/bias"}, {r}, r + "_bias");
   }
-  *g->add_initializer() = testutil::tensor("scale", {});
-  testutil::node(g, "Mul", {"query", "scale"}, {"query_scaled"}, "query_scaled");
-  einsum(g, "aecd,abcd->acbe", {"key", "query_scaled"}, "scores");
-  auto* sm = testutil::node(g, "Softmax", {"scores"}, {"probs"}, "softmax");
-  testutil::attr_int(sm, "axis", -1);
-  einsum(g, "acbe,aecd->abcd", {"probs", "value"}, "context");
-  *g->add_initializer() = testutil::tensor("mha/attention_output/kernel", {h, k, d});
-  *g->add_initializer() = testutil::tensor("mha/attention_output/bias", {d});
-  einsum(g, "abcd,cde->abe", {"context", "mha/attention_output/kernel"}, "out_proj");
-  testutil::node(g, "Add", {"out_proj", "mha/attention_output/bias"}, {"y"}, "out_bias");
-  std::string path = dir.file("keras.onnx");
-  testutil::save(m, path);
-  return path;
+  n.init("scale", {});
+  n.op("Mul", {"query", "scale"}, "query_scaled");
+  einsum(n.g, "aecd,abcd->acbe", {"key", "query_scaled"}, "scores");
+  testutil::attr_int(testutil::node(n.g, "Softmax", {"scores"}, {"probs"}, "softmax"), "axis", -1);
+  einsum(n.g, "acbe,aecd->abcd", {"probs", "value"}, "context");
+  n.init("mha/attention_output/kernel", {h, k, d});
+  n.init("mha/attention_output/bias", {d});
+  einsum(n.g, "abcd,cde->abe", {"context", "mha/attention_output/kernel"}, "out_proj");
+  testutil::node(n.g, "Add", {"out_proj", "mha/attention_output/bias"}, {"y"}, "out_bias");
+  return n.m;
 }
 
 }  // namespace
 
 TEST_CASE("Keras MultiHeadAttention with key_dim = width / heads is the standard block", "[keras]") {
-  testutil::TempDir dir;
-  Audit a = audit_file(keras_mha(dir, 64, 4, 16));
+  auto r = testutil::audited(keras_mha(64, 4, 16));
+  const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 1);
   const AttentionBlock& b = a.attention.blocks[0];
   CHECK(b.kind == "self");
@@ -59,9 +56,9 @@ TEST_CASE("Keras MultiHeadAttention with key_dim = width / heads is the standard
   CHECK(*b.v_head_dim == 16);
   CHECK(b.width == 64);
   // query kernel [64, 4, 16] = 4,096 and bias [4, 16] = 64; key and value the same
-  for (Role r : {Role::Q, Role::K, Role::V}) {
-    CHECK(b.projection(r).weight == 4096);
-    CHECK(b.projection(r).bias == 64);
+  for (Role role : {Role::Q, Role::K, Role::V}) {
+    CHECK(b.projection(role).weight == 4096);
+    CHECK(b.projection(role).bias == 64);
   }
   // output kernel [4, 16, 64] = 4,096, bias [64]
   CHECK(b.o.weight == 4096);
@@ -74,8 +71,8 @@ TEST_CASE("Keras MultiHeadAttention with key_dim = width / heads is the standard
 }
 
 TEST_CASE("Keras key_dim set to the width multiplies the block by the heads (keras#18373)", "[keras]") {
-  testutil::TempDir dir;
-  Audit a = audit_file(keras_mha(dir, 64, 4, 64));
+  auto r = testutil::audited(keras_mha(64, 4, 64));
+  const Audit& a = r->audit;
   REQUIRE(a.attention.blocks.size() == 1);
   const AttentionBlock& b = a.attention.blocks[0];
   CHECK(*b.heads == 4);

@@ -15,6 +15,7 @@
 #include "headcount/load.h"
 #include "headcount/numbers.h"
 #include "headcount/report.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -266,28 +267,25 @@ TEST_CASE("mutated sample graphs audit or fail cleanly", "[robustness]") {
 }
 
 TEST_CASE("graphs built to blow up naive walks stay cheap", "[robustness]") {
-  testutil::TempDir dir;
-  auto m = testutil::model();
-  auto* g = m.mutable_graph();
-  testutil::input(g, "x", {1, 4});
+  testutil::GraphBuilder n;
+  n.input("x", {1, 4});
   // A doubling chain: each Add takes the previous value twice, so a walk without bounds would
   // visit 2^60 paths from the Softmax back to x.
   std::string v = "x";
   for (int i = 0; i < 60; ++i) {
     std::string next = "add" + std::to_string(i);
-    testutil::node(g, "Add", {v, v}, {next}, next);
+    n.op("Add", {v, v}, next);
     v = next;
   }
-  testutil::node(g, "Softmax", {v}, {"probs"}, "softmax");
+  testutil::node(n.g, "Softmax", {v}, {"probs"}, "softmax");
   // A wide fan-out after the Softmax: 3,000 Casts, each feeding a Mul with itself.
   for (int i = 0; i < 3000; ++i) {
     std::string c = "cast" + std::to_string(i), mul = "mul" + std::to_string(i);
-    testutil::node(g, "Cast", {"probs"}, {c}, c);
-    testutil::node(g, "Mul", {c, c}, {mul}, mul);
+    n.op("Cast", {"probs"}, c);
+    n.op("Mul", {c, c}, mul);
   }
-  std::string path = dir.file("wide.onnx");
-  testutil::save(m, path);
-  Audit a = audit_file(path);
+  auto r = testutil::audited(n.m);
+  const Audit& a = r->audit;
   CHECK(a.attention.blocks.empty());
   REQUIRE(a.attention.unmatched.size() == 1);
   CHECK(a.attention.unmatched[0].reason ==
@@ -330,20 +328,17 @@ TEST_CASE("a model that crashed earlier builds is reported beside good ones, in 
 }
 
 TEST_CASE("the model-wide visit budget keeps matching linear and says which Softmaxes it left", "[robustness]") {
-  testutil::TempDir dir;
-  auto m = testutil::model();
-  auto* g = m.mutable_graph();
-  testutil::input(g, "x", {1, 4});
+  testutil::GraphBuilder n;
+  n.input("x", {1, 4});
   std::string v = "x";
   for (int i = 0; i < 40; ++i) {  // a doubling chain: a walk back from its end never runs out of paths
     std::string next = "add" + std::to_string(i);
-    testutil::node(g, "Add", {v, v}, {next}, next);
+    n.op("Add", {v, v}, next);
     v = next;
   }
-  for (int i = 0; i < 3000; ++i) testutil::node(g, "Softmax", {v}, {"s" + std::to_string(i)}, "s" + std::to_string(i));
-  std::string path = dir.file("fan.onnx");
-  testutil::save(m, path);
-  Audit a = audit_file(path);
+  for (int i = 0; i < 3000; ++i) n.op("Softmax", {v}, "s" + std::to_string(i));
+  auto r = testutil::audited(n.m);
+  const Audit& a = r->audit;
   // 3,040 nodes give 65,536 + 64 · 3,040 = 260,096 visits; each Softmax's walk may spend 512, so
   // at least 260,096 / 512 = 508 are examined before the budget runs out.
   REQUIRE(a.attention.unmatched.size() == 3000);

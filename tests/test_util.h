@@ -149,6 +149,14 @@ inline void save(const onnx::ModelProto& m, const std::string& path) {
   write_bytes(path, bytes);
 }
 
+// Saves `m` as dir/name and returns the path, for a test that needs the model as a file
+// (graph_builder.h says which do; the others audit in memory).
+inline std::string saved(const onnx::ModelProto& m, const TempDir& dir, const std::string& name = "model.onnx") {
+  std::string path = dir.file(name);
+  save(m, path);
+  return path;
+}
+
 // What one in-process `headcount ARGS...` printed and returned.
 struct CliResult {
   int code = -1;

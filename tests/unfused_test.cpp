@@ -23,84 +23,18 @@ using namespace headcount;
 
 namespace {
 
-constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
-
-// How a projection's weight and bias are stored.
-enum class Store { Initializer, ConstantNode, Transposed, Quantized };
-
-// A graph under construction with a few shortcuts; node names equal their first output.
-struct Net : testutil::GraphBuilder {
-  // The value of a weight used as MatMul's B operand [in, out], stored as `store` says.
-  std::string weight(const std::string& name, int64_t in, int64_t out, Store store) {
-    switch (store) {
-      case Store::Initializer: return init(name, {in, out});
-      case Store::ConstantNode: testutil::constant(g, name, testutil::tensor(name, {in, out}, dtype)); return name;
-      case Store::Transposed: return transpose(init(name + ".stored", {out, in}), {1, 0}, name);
-      case Store::Quantized: {
-        std::string q = init(name + ".int8", {in, out}, onnx::TensorProto::INT8);
-        std::string scale = init(name + ".scale", {}, kFloat);
-        std::string zero = init(name + ".zero_point", {}, onnx::TensorProto::INT8);
-        op("DequantizeLinear", {q, scale, zero}, name);
-        return name;
-      }
-    }
-    return name;
-  }
-  std::string bias(const std::string& name, int64_t out, Store store) {
-    if (store == Store::ConstantNode) {
-      testutil::constant(g, name, testutil::tensor(name, {out}, dtype));
-      return name;
-    }
-    return init(name, {out});
-  }
-  // y = x W (+ b) as MatMul + Add; bias_name overrides the bias tensor (to share one).
-  std::string linear(const std::string& x, const std::string& p, int64_t in, int64_t out, bool with_bias = true,
-                     Store store = Store::Initializer, const std::string& bias_name = "") {
-    std::string y = p + "/MatMul";
-    op("MatMul", {x, weight(p + ".weight", in, out, store)}, y);
-    if (!with_bias) return y;
-    std::string b = bias_name.empty() ? bias(p + ".bias", out, store) : bias_name;
-    op("Add", {y, b}, p + "/Add");
-    return p + "/Add";
-  }
-  // [B, S, h*d] -> Reshape [0, 0, h, d] -> Transpose perm.
-  std::string split_heads(const std::string& x, const std::string& p, int64_t h, int64_t d,
-                          std::vector<int64_t> perm) {
-    return transpose(reshape(x, {0, 0, h, d}, p + "/Reshape"), std::move(perm), p + "/Transpose");
-  }
-  // q4 [B, h, S, d], kt [B, h, d, S], v4 [B, h, S, d] -> scores / sqrt(d) (+ mask) -> Softmax ->
-  // context -> Transpose [0, 2, 1, 3] -> Reshape [0, 0, h*d]. Returns the reshaped context.
-  std::string core(const std::string& q4, const std::string& kt, const std::string& v4, const std::string& p,
-                   int64_t hd, const std::string& mask = "") {
-    op("MatMul", {q4, kt}, p + "/scores");
-    if (shared.insert("sqrt_dk").second) init("sqrt_dk", {}, kFloat);
-    std::string s = p + "/scaled";
-    op("Div", {p + "/scores", "sqrt_dk"}, s);
-    if (!mask.empty()) {
-      op("Add", {s, mask}, p + "/masked");
-      s = p + "/masked";
-    }
-    testutil::attr_int(op("Softmax", {s}, p + "/Softmax"), "axis", -1);
-    op("MatMul", {p + "/Softmax", v4}, p + "/context");
-    return reshape(transpose(p + "/context", {0, 2, 1, 3}, p + "/context_t"), {0, 0, hd}, p + "/context_r");
-  }
-  // A whole self-attention layer on x [B, S, width]: projections width -> h*d (MatMul + Add), core,
-  // output projection h*d -> width. Returns the output projection's output.
-  std::string layer(const std::string& x, const std::string& p, int64_t width, int64_t h, int64_t d,
-                    Store store = Store::Initializer, const std::string& mask = "",
-                    const std::string& shared_bias = "") {
-    std::string q = split_heads(linear(x, p + ".q", width, h * d, true, store, shared_bias), p + "/q", h, d, {0, 2, 1, 3});
-    std::string k = split_heads(linear(x, p + ".k", width, h * d, true, store, shared_bias), p + "/k", h, d, {0, 2, 3, 1});
-    std::string v = split_heads(linear(x, p + ".v", width, h * d, true, store, shared_bias), p + "/v", h, d, {0, 2, 1, 3});
-    std::string ctx = core(q, k, v, p, h * d, mask);
-    return linear(ctx, p + ".o", h * d, width, true, store, shared_bias);
-  }
-};
-
+using testutil::GraphBuilder;
+using testutil::LayerSpec;
+using testutil::Store;
 using Run = testutil::Matched;
 
-// Saves, loads and matches; also checks the invariants every block must satisfy.
-std::unique_ptr<Run> run(const onnx::ModelProto& m) { return testutil::match_saved(m); }
+// A self-attention layer on a width of `width`: 4 heads of 16 (LayerSpec's), stored as `store`.
+LayerSpec layer_spec(int64_t width, Store store = Store::Initializer) {
+  LayerSpec s;
+  s.width = width;
+  s.store = store;
+  return s;
+}
 
 std::string wname(const Run& r, const TensorShare& t) { return std::string(r.model.weights[t.weight].name); }
 
@@ -127,11 +61,13 @@ void check_standard(const AttentionBlock& b) {
 }  // namespace
 
 TEST_CASE("unfused: MatMul + Add projections with initializers", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   n.input("mask", {1, 1, 8, 8});
-  n.layer("x", "enc", 64, 4, 16, Store::Initializer, "mask");
-  auto r = run(n.m);
+  LayerSpec s = layer_spec(64);
+  s.mask = "mask";
+  n.layer("x", "enc", s);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   CHECK(r->result.unmatched.empty());
   const AttentionBlock& b = r->result.blocks[0];
@@ -147,7 +83,7 @@ TEST_CASE("unfused: MatMul + Add projections with initializers", "[unfused]") {
 
 TEST_CASE("unfused: Gemm projections with transB = 1 (weights stored [out, in])", "[unfused]") {
   // 2-D activations, model width 48, attention width 64 = 4 heads x 16.
-  Net n;
+  GraphBuilder n;
   n.input("x", {8, 48});
   std::string qkv[3];
   const char* roles[] = {"q", "k", "v"};
@@ -167,7 +103,7 @@ TEST_CASE("unfused: Gemm projections with transB = 1 (weights stored [out, in])"
   n.reshape(n.transpose("context", {1, 0, 2}, "context_t"), {0, 64}, "context_r");  // [S, 64]
   auto* o = n.op("Gemm", {"context_r", n.init("attn.o.weight", {48, 64}), n.init("attn.o.bias", {48})}, "attn.o/Gemm");
   testutil::attr_int(o, "transB", 1);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.width == 48);
@@ -193,10 +129,10 @@ TEST_CASE("unfused: Gemm projections with transB = 1 (weights stored [out, in])"
 
 TEST_CASE("unfused: weights behind Transpose, DequantizeLinear (QDQ int8) and in Constant nodes", "[unfused]") {
   SECTION("Transpose of a weight stored [out, in], model width 48") {
-    Net n;
+    GraphBuilder n;
     n.input("x", {1, 8, 48});
-    n.layer("x", "enc", 48, 4, 16, Store::Transposed);
-    auto r = run(n.m);
+    n.layer("x", "enc", layer_spec(48, Store::Transposed));
+    auto r = testutil::matched(n.m);
     REQUIRE(r->result.blocks.size() == 1);
     const AttentionBlock& b = r->result.blocks[0];
     CHECK(b.width == 48);
@@ -212,10 +148,10 @@ TEST_CASE("unfused: weights behind Transpose, DequantizeLinear (QDQ int8) and in
     CHECK(b.total == 12528);    // 3 x (3,072 + 64) + 3,072 + 48
   }
   SECTION("DequantizeLinear of int8 initializers") {
-    Net n;
+    GraphBuilder n;
     n.input("x", {1, 8, 64});
-    n.layer("x", "enc", 64, 4, 16, Store::Quantized);
-    auto r = run(n.m);
+    n.layer("x", "enc", layer_spec(64, Store::Quantized));
+    auto r = testutil::matched(n.m);
     REQUIRE(r->result.blocks.size() == 1);
     const AttentionBlock& b = r->result.blocks[0];
     check_standard(b);
@@ -225,10 +161,10 @@ TEST_CASE("unfused: weights behind Transpose, DequantizeLinear (QDQ int8) and in
     CHECK(r->result.parameters == 16640);
   }
   SECTION("Constant nodes instead of initializers") {
-    Net n;
+    GraphBuilder n;
     n.input("x", {1, 8, 64});
-    n.layer("x", "enc", 64, 4, 16, Store::ConstantNode);
-    auto r = run(n.m);
+    n.layer("x", "enc", layer_spec(64, Store::ConstantNode));
+    auto r = testutil::matched(n.m);
     REQUIRE(r->result.blocks.size() == 1);
     const AttentionBlock& b = r->result.blocks[0];
     check_standard(b);
@@ -239,7 +175,7 @@ TEST_CASE("unfused: weights behind Transpose, DequantizeLinear (QDQ int8) and in
 }
 
 TEST_CASE("unfused: packed QKV [64, 192] + Split with sizes as an input", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   std::string qkv = n.linear("x", "attn.c_attn", 64, 192);
   testutil::attr_int(testutil::node(n.g, "Split", {qkv, n.ints({64, 64, 64})}, {"q", "k", "v"}, "split"), "axis", -1);
@@ -247,7 +183,7 @@ TEST_CASE("unfused: packed QKV [64, 192] + Split with sizes as an input", "[unfu
   std::string k = n.split_heads("k", "k", 4, 16, {0, 2, 3, 1});
   std::string v = n.split_heads("v", "v", 4, 16, {0, 2, 1, 3});
   n.linear(n.core(q, k, v, "attn", 64), "attn.c_proj", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   check_standard(b);
@@ -270,7 +206,7 @@ TEST_CASE("unfused: packed QKV [64, 192] + Split with sizes as an input", "[unfu
 }
 
 TEST_CASE("unfused: Paddle-style packed QKV, Reshape [0,0,3,4,16] + Transpose + Gather", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   std::string qkv = n.linear("x", "attn.qkv", 64, 192);
   n.reshape(qkv, {0, 0, 3, 4, 16}, "qkv_r");          // [B, S, 3, h, d]
@@ -282,7 +218,7 @@ TEST_CASE("unfused: Paddle-style packed QKV, Reshape [0,0,3,4,16] + Transpose + 
   }
   std::string kt = n.transpose(parts[1], {0, 1, 3, 2}, "k_t");
   n.linear(n.core(parts[0], kt, parts[2], "attn", 64), "attn.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   check_standard(b);  // each role a third: 64 x 192 / 3 = 4,096 weights, 192 / 3 = 64 biases
@@ -294,7 +230,7 @@ TEST_CASE("unfused: Paddle-style packed QKV, Reshape [0,0,3,4,16] + Transpose + 
 }
 
 TEST_CASE("unfused: per-head projections, 4 MatMuls [64, 16] per role concatenated", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   std::string roles[3];
   const char* names[] = {"q", "k", "v"};
@@ -310,7 +246,7 @@ TEST_CASE("unfused: per-head projections, 4 MatMuls [64, 16] per role concatenat
   std::string k = n.split_heads(roles[1], "k", 4, 16, {0, 2, 3, 1});
   std::string v = n.split_heads(roles[2], "v", 4, 16, {0, 2, 1, 3});
   n.linear(n.core(q, k, v, "attn", 64), "attn.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   check_standard(b);  // 4 heads x (64 x 16) = 4,096 weights, 4 x 16 = 64 biases per role
@@ -322,14 +258,14 @@ TEST_CASE("unfused: per-head projections, 4 MatMuls [64, 16] per role concatenat
 }
 
 TEST_CASE("unfused: cross-attention, K/V from a different input", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   n.input("memory", {1, 10, 48});
   std::string q = n.split_heads(n.linear("x", "cross.q", 64, 64), "q", 4, 16, {0, 2, 1, 3});
   std::string k = n.split_heads(n.linear("memory", "cross.k", 48, 64), "k", 4, 16, {0, 2, 3, 1});
   std::string v = n.split_heads(n.linear("memory", "cross.v", 48, 64), "v", 4, 16, {0, 2, 1, 3});
   n.linear(n.core(q, k, v, "cross", 64), "cross.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.kind == "cross");
@@ -343,7 +279,7 @@ TEST_CASE("unfused: cross-attention, K/V from a different input", "[unfused]") {
 }
 
 TEST_CASE("unfused: KV cache, K = Concat(past_key, k) still finds the K projection", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 1, 64});
   n.input("past_key", {1, 4, -1, 16});
   n.input("past_value", {1, 4, -1, 16});
@@ -354,7 +290,7 @@ TEST_CASE("unfused: KV cache, K = Concat(past_key, k) still finds the K projecti
   testutil::attr_int(n.op("Concat", {"past_value", v}, "present_value"), "axis", 2);
   std::string kt = n.transpose("present_key", {0, 1, 3, 2}, "k_t");
   n.linear(n.core(q, kt, "present_value", "dec", 64), "dec.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   check_standard(b);
@@ -363,7 +299,7 @@ TEST_CASE("unfused: KV cache, K = Concat(past_key, k) still finds the K projecti
 }
 
 TEST_CASE("unfused: grouped K/V, 2 kv heads repeated to 4 by Unsqueeze/Expand/Reshape", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   std::string q = n.split_heads(n.linear("x", "gqa.q", 64, 64), "q", 4, 16, {0, 2, 1, 3});
   std::string kv[2];
@@ -377,7 +313,7 @@ TEST_CASE("unfused: grouped K/V, 2 kv heads repeated to 4 by Unsqueeze/Expand/Re
   }
   std::string kt = n.transpose(kv[0], {0, 1, 3, 2}, "k_t");
   n.linear(n.core(q, kt, kv[1], "gqa", 64), "gqa.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK(b.heads == 4);        // 64 / 16
@@ -393,7 +329,7 @@ TEST_CASE("unfused: grouped K/V, 2 kv heads repeated to 4 by Unsqueeze/Expand/Re
 }
 
 TEST_CASE("unfused: heads unknown when the Q Reshape target is not constant", "[unfused]") {
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
   n.input("q_shape", {4}, onnx::TensorProto::INT64);
   n.op("Reshape", {n.linear("x", "attn.q", 64, 64), "q_shape"}, "q/Reshape");
@@ -401,7 +337,7 @@ TEST_CASE("unfused: heads unknown when the Q Reshape target is not constant", "[
   std::string k = n.split_heads(n.linear("x", "attn.k", 64, 64), "k", 4, 16, {0, 2, 3, 1});
   std::string v = n.split_heads(n.linear("x", "attn.v", 64, 64), "v", 4, 16, {0, 2, 1, 3});
   n.linear(n.core(q, k, v, "attn", 64), "attn.o", 64, 64);
-  auto r = run(n.m);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 1);
   const AttentionBlock& b = r->result.blocks[0];
   CHECK_FALSE(b.heads.has_value());
@@ -413,12 +349,12 @@ TEST_CASE("unfused: heads unknown when the Q Reshape target is not constant", "[
 
 TEST_CASE("unfused: Softmax that is not attention is listed in unmatched with the reason", "[unfused]") {
   SECTION("a classifier Softmax after a MatMul with a weight") {
-    Net n;
+    GraphBuilder n;
     n.input("x", {1, 64});
     n.op("Softmax", {n.linear("x", "classifier", 64, 10)}, "probs");
     n.input("logits", {1, 10});
     n.op("Softmax", {"logits"}, "probs2");
-    auto r = run(n.m);
+    auto r = testutil::matched(n.m);
     CHECK(r->result.blocks.empty());
     REQUIRE(r->result.unmatched.size() == 2);
     std::map<std::string, std::string> reasons;  // the reason names where the walk back stopped
@@ -430,13 +366,13 @@ TEST_CASE("unfused: Softmax that is not attention is listed in unmatched with th
     CHECK(r->result.parameters == 0);
   }
   SECTION("an attention core whose Q is a graph input without a projection") {
-    Net n;
+    GraphBuilder n;
     n.input("x", {1, 8, 64});
     n.input("q_in", {1, 4, 8, 16});
     std::string k = n.split_heads(n.linear("x", "attn.k", 64, 64), "k", 4, 16, {0, 2, 3, 1});
     std::string v = n.split_heads(n.linear("x", "attn.v", 64, 64), "v", 4, 16, {0, 2, 1, 3});
     n.linear(n.core("q_in", k, v, "attn", 64), "attn.o", 64, 64);
-    auto r = run(n.m);
+    auto r = testutil::matched(n.m);
     CHECK(r->result.blocks.empty());
     REQUIRE(r->result.unmatched.size() == 1);
     CHECK(r->result.unmatched[0].name == "attn/Softmax");
@@ -447,12 +383,12 @@ TEST_CASE("unfused: Softmax that is not attention is listed in unmatched with th
 
 TEST_CASE("unfused: a tensor shared by several projections and blocks is counted once", "[unfused]") {
   // Two layers whose eight bias Adds all read one zero bias [64] (exporters merge equal tensors).
-  Net n;
+  GraphBuilder n;
   n.input("x", {1, 8, 64});
-  n.init("shared.zero_bias", {64});
-  std::string h = n.layer("x", "layer0", 64, 4, 16, Store::Initializer, "", "shared.zero_bias");
-  n.layer(h, "layer1", 64, 4, 16, Store::Initializer, "", "shared.zero_bias");
-  auto r = run(n.m);
+  LayerSpec s = layer_spec(64);
+  s.shared_bias = "shared.zero_bias";
+  n.layer(n.layer("x", "layer0", s), "layer1", s);
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == 2);
   for (const auto& b : r->result.blocks) {
     check_standard(b);  // each block still reports its own 4 x 4,096 + 4 x 64 = 16,640
@@ -464,12 +400,12 @@ TEST_CASE("unfused: a tensor shared by several projections and blocks is counted
 
 TEST_CASE("scale: a 1,000-layer unfused encoder", "[unfused][scale]") {
   constexpr int kLayers = 1000;
-  Net n;
+  GraphBuilder n;
   n.dtype = onnx::TensorProto::FLOAT16;  // halves the file; counts come from dims
   n.input("x", {1, 8, 64});
   std::string h = "x";
-  for (int i = 0; i < kLayers; ++i) h = n.layer(h, "layers." + std::to_string(i) + ".attn", 64, 4, 16);
-  auto r = run(n.m);
+  for (int i = 0; i < kLayers; ++i) h = n.layer(h, "layers." + std::to_string(i) + ".attn", layer_spec(64));
+  auto r = testutil::matched(n.m);
   REQUIRE(r->result.blocks.size() == kLayers);
   CHECK(r->result.unmatched.empty());
   int with_four_heads = 0;
