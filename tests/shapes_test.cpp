@@ -1,0 +1,627 @@
+// shapes_test.cpp: the shape oracle's op rows (src/attention/shapes.cpp, op_table()), one small
+// graph per row or per group of rows that share an evaluator.
+//
+// Each graph is built here, loaded from memory and given to a ShapeOracle; the expected dims and
+// integer values are worked from the ONNX operator spec (https://onnx.ai/onnx/operators/) in the
+// comment beside each check. Where the spec gives a number the oracle does not derive (a -1 in a
+// Reshape target, a stepped Slice), the check says unknown and the comment says why: the oracle
+// may know less than the spec, never something else. The hostile operands every file may carry
+// (0, -1, INT64_MIN, INT64_MAX, axes out of range, products that overflow) give unknown dims or
+// values, or are clamped as the spec clamps them.
+//
+// Dims read "[2, ?, 5]" (rank known, ? unknown), "[..., 5]" (rank unknown, last dim known) or
+// "unknown"; values read "[0, 0, 4, 16]" or "none" (not even the length is known).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention/shapes.h"
+#include "graph_builder.h"
+#include "headcount/load.h"
+
+using namespace headcount;
+using headcount::detail::Dims;
+using headcount::detail::IntVector;
+using testutil::attr_int;
+using testutil::attr_ints;
+using testutil::GraphBuilder;
+
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int32_t kInt64 = onnx::TensorProto::INT64;
+
+// The rows tested as groups below.
+const std::vector<const char*> kSameShape = {
+    "Cast", "Identity", "Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Sqrt", "Neg", "Softmax", "LogSoftmax",
+    "Dropout", "Tanh", "Sigmoid", "LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
+    "SkipSimplifiedLayerNormalization", "QuantizeLinear", "DequantizeLinear", "Abs", "Exp", "Log", "Not",
+    "Reciprocal", "Floor", "Ceil", "Round", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Softplus", "Mish",
+    "QuickGelu", "BiasAdd", "RotaryEmbedding", "CastLike", "Clip", "IsNaN", "IsInf", "Sign", "Sin", "Cos"};
+const std::vector<const char*> kBroadcast = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Equal", "Less", "Greater",
+                                             "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Max", "Min", "Mod",
+                                             "PRelu", "BitShift", "Sum", "Mean"};
+const std::vector<const char*> kMatMuls = {"MatMul", "MatMulInteger", "FusedMatMul", "MatMulIntegerToFloat",
+                                           "DynamicQuantizeMatMul"};
+const std::vector<const char*> kReduces = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"};
+const std::vector<const char*> kValuePass = {"Identity", "Cast", "Floor", "Ceil", "Round"};
+
+// A built graph loaded from memory, with the oracle over it.
+struct Oracle {
+  std::string bytes;  // the loaded model's payloads point into it
+  Model model;
+  std::optional<detail::ShapeOracle> shapes;  // holds a reference to `model`
+
+  std::string dims(const std::string& value) const {
+    Dims d = shapes->dims(0, value);
+    if (d.rank >= 0) return detail::format_ints(d.d);
+    return d.tail ? "[..., " + d.tail.str() + "]" : "unknown";
+  }
+  int rank(const std::string& value) const { return shapes->dims(0, value).rank; }
+  std::string value(const std::string& value) {
+    auto v = shapes->eval(0, value);
+    return v ? detail::format_ints(*v) : "none";
+  }
+};
+
+std::unique_ptr<Oracle> oracle(const GraphBuilder& n) {
+  auto r = std::make_unique<Oracle>();
+  REQUIRE(n.m.SerializeToString(&r->bytes));
+  LoadOptions o;
+  o.base_dir = testutil::kNoFolder;
+  r->model = load_model_bytes(r->bytes.data(), r->bytes.size(), "shapes.onnx", o);
+  r->shapes.emplace(r->model);
+  return r;
+}
+
+// One node `op` on x, a float input of `x_dims` (-1 symbolic), and `more_inputs`, with output y.
+// y is not declared as a graph output: a declaration without a shape would stand in for what the
+// op gives (ShapeOracle::declare).
+struct OneOp {
+  GraphBuilder n;
+  onnx::NodeProto* node = nullptr;
+  OneOp(const std::string& op, std::vector<int64_t> x_dims, std::vector<std::string> more_inputs = {},
+        const std::string& domain = "") {
+    n.input("x", std::move(x_dims));
+    more_inputs.insert(more_inputs.begin(), "x");
+    node = n.op(op, std::move(more_inputs), "y", domain);
+  }
+  std::string dims() { return oracle(n)->dims("y"); }
+};
+
+// x with no shape at all: its rank is unknown.
+void input_without_shape(GraphBuilder& n, const std::string& name) {
+  auto* vi = n.g->add_input();
+  vi->set_name(name);
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(testutil::kFloat);
+}
+
+}  // namespace
+
+TEST_CASE("shapes: a declared input, value_info and a weight give their dims", "[shapes]") {
+  GraphBuilder n;
+  n.input("x", {2, -1, 5});
+  n.init("w", {5, 7});
+  n.declare("h", {3, 4});
+  n.op("Relu", {"x"}, "h");
+  input_without_shape(n, "bare");
+  auto o = oracle(n);
+  CHECK(o->dims("x") == "[2, ?, 5]");  // dim_param "n": symbolic
+  CHECK(o->dims("w") == "[5, 7]");
+  CHECK(o->dims("h") == "[3, 4]");     // value_info wins over what Relu would give ([2, ?, 5])
+  CHECK(o->dims("bare") == "unknown");
+  CHECK(o->dims("no_such_value") == "unknown");
+  CHECK(o->value("x") == "none");      // a graph input is a run-time value
+}
+
+TEST_CASE("shapes: ops whose output has their first input's shape", "[shapes]") {
+  // Each of these is elementwise on its first input (or normalizes, quantizes or casts it): the
+  // output's shape is the input's.
+  for (const char* op : kSameShape) {
+    INFO(op);
+    CHECK(OneOp(op, {2, -1, 5}).dims() == "[2, ?, 5]");
+    GraphBuilder n;
+    input_without_shape(n, "x");
+    n.op(op, {"x"}, "y");
+    CHECK(oracle(n)->dims("y") == "unknown");
+  }
+}
+
+TEST_CASE("shapes: elementwise ops broadcast their inputs (NumPy rules)", "[shapes]") {
+  for (const char* op : kBroadcast) {
+    INFO(op);
+    GraphBuilder n;
+    n.input("a", {2, 1, 5});
+    n.input("b", {3, 1});
+    n.op(op, {"a", "b"}, "y");
+    CHECK(oracle(n)->dims("y") == "[2, 3, 5]");  // aligned right: [2, 1, 5] and [_, 3, 1]
+  }
+  auto broadcast = [](std::vector<std::vector<int64_t>> shapes) {
+    GraphBuilder n;
+    std::vector<std::string> in;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      in.push_back("in" + std::to_string(i));
+      n.input(in.back(), shapes[i]);
+    }
+    n.op("Sum", in, "y");
+    return oracle(n)->dims("y");
+  };
+  CHECK(broadcast({{2, 1, 1}, {1, 3, 1}, {1, 1, 5}}) == "[2, 3, 5]");
+  CHECK(broadcast({{-1, 5}, {4, 5}}) == "[4, 5]");       // n broadcasts with 4 only as 1 or 4: 4
+  CHECK(broadcast({{-1, 5}, {1, 5}}) == "[?, 5]");       // n with 1 is n
+  CHECK(broadcast({{0, 5}, {1, 5}}) == "[0, 5]");        // 0 with 1 is 0
+  CHECK(broadcast({{}, {2, 3}}) == "[2, 3]");            // a scalar
+  CHECK(broadcast({{kMax, 1}, {1, 3}}) == "[9223372036854775807, 3]");  // a stated dim is kept as stated
+  GraphBuilder n;
+  input_without_shape(n, "a");
+  n.input("b", {5});
+  n.op("Add", {"a", "b"}, "y");
+  CHECK(oracle(n)->dims("y") == "[..., 5]");  // rank unknown; the last dim is b's
+}
+
+TEST_CASE("shapes: MatMul and its quantized and fused forms (NumPy matmul)", "[shapes]") {
+  for (const char* op : kMatMuls) {
+    INFO(op);
+    auto matmul = [&](std::vector<int64_t> a, std::vector<int64_t> b) {
+      GraphBuilder n;
+      n.input("a", a);
+      n.input("b", b);
+      n.op(op, {"a", "b"}, "y", std::string(op) == "MatMul" || std::string(op) == "MatMulInteger" ? "" : "com.microsoft");
+      return oracle(n)->dims("y");
+    };
+    CHECK(matmul({2, 3, 4}, {4, 5}) == "[2, 3, 5]");
+    CHECK(matmul({2, 1, 3, 4}, {6, 4, 5}) == "[2, 6, 3, 5]");  // batch [2, 1] and [6] broadcast to [2, 6]
+    CHECK(matmul({-1, 3, 4}, {4, 5}) == "[?, 3, 5]");
+    // A 1-D operand (the spec: [4] x [4, 5] = [5]): the rank is not derived, the last dim is.
+    CHECK(matmul({4}, {4, 5}) == "[..., 5]");
+  }
+  // FusedMatMul with transB = 1 multiplies by Bᵀ: [2, 3, 4] x [5, 4]ᵀ = [2, 3, 5]; the oracle does
+  // not read B transposed, so it knows nothing rather than a wrong width.
+  OneOp t("FusedMatMul", {2, 3, 4}, {"b"}, "com.microsoft");
+  t.n.input("b", {5, 4});
+  attr_int(t.node, "transB", 1);
+  CHECK(t.dims() == "unknown");
+}
+
+TEST_CASE("shapes: MatMulNBits gives the last dim N", "[shapes]") {
+  // com.microsoft MatMulNBits: A [..., K] -> Y [..., N] with N an attribute.
+  auto nbits = [](std::optional<int64_t> n_attr) {
+    OneOp t("MatMulNBits", {1, 5, 64}, {}, "com.microsoft");
+    if (n_attr) attr_int(t.node, "N", *n_attr);
+    return t.dims();
+  };
+  CHECK(nbits(32) == "[1, 5, 32]");
+  CHECK(nbits(kMax) == "[1, 5, 9223372036854775807]");  // as stated
+  CHECK(nbits(std::nullopt) == "[1, 5, ?]");
+  for (int64_t hostile : {int64_t{0}, int64_t{-1}, kMin}) {
+    INFO(hostile);
+    CHECK(nbits(hostile) == "[1, 5, ?]");  // not a width
+  }
+}
+
+TEST_CASE("shapes: Gemm is [M, N] from A and B, transposed as transA and transB say", "[shapes]") {
+  auto gemm = [](std::vector<int64_t> a, std::vector<int64_t> b, int trans_a, int trans_b) {
+    GraphBuilder n;
+    n.input("a", a);
+    n.input("b", b);
+    auto* g = n.op("Gemm", {"a", "b"}, "y");
+    if (trans_a) attr_int(g, "transA", trans_a);
+    if (trans_b) attr_int(g, "transB", trans_b);
+    return oracle(n)->dims("y");
+  };
+  CHECK(gemm({3, 4}, {4, 5}, 0, 0) == "[3, 5]");
+  CHECK(gemm({4, 3}, {4, 5}, 1, 0) == "[3, 5]");  // Aᵀ [3, 4]
+  CHECK(gemm({3, 4}, {5, 4}, 0, 1) == "[3, 5]");  // Bᵀ [4, 5]
+  CHECK(gemm({4, 3}, {5, 4}, 1, 1) == "[3, 5]");
+  CHECK(gemm({2, 3, 4}, {4, 5}, 0, 0) == "[?, 5]");  // A is not 2-D: M is not read from it
+  CHECK(gemm({3, 4}, {4, 5}, 0, -1) == "[3, 4]");    // any nonzero transB transposes B
+}
+
+TEST_CASE("shapes: Transpose permutes the dims, reversed without perm", "[shapes]") {
+  auto transpose = [](std::optional<std::vector<int64_t>> perm) {
+    OneOp t("Transpose", {2, 3, 5});
+    if (perm) attr_ints(t.node, "perm", *perm);
+    return t.dims();
+  };
+  CHECK(transpose(std::vector<int64_t>{2, 0, 1}) == "[5, 2, 3]");  // output[i] = input[perm[i]]
+  CHECK(transpose(std::nullopt) == "[5, 3, 2]");                 // the default reverses
+  CHECK(transpose(std::vector<int64_t>{0, 1, 2}) == "[2, 3, 5]");
+  // Entries that name no axis leave their dim unknown; a perm of another length, the whole shape.
+  CHECK(transpose(std::vector<int64_t>{0, kMax, kMin}) == "[2, ?, ?]");
+  CHECK(transpose(std::vector<int64_t>{0, -1, 1}) == "[2, ?, 3]");
+  CHECK(transpose(std::vector<int64_t>{1, 0}) == "unknown");
+  CHECK(transpose(std::vector<int64_t>{}) == "unknown");
+}
+
+TEST_CASE("shapes: Reshape takes its target, 0 copying the input's dim", "[shapes]") {
+  auto reshape = [](std::vector<int64_t> x, std::vector<int64_t> target, bool allowzero = false) {
+    OneOp t("Reshape", std::move(x));
+    t.node->add_input(t.n.ints(std::move(target)));
+    if (allowzero) attr_int(t.node, "allowzero", 1);
+    return t.dims();
+  };
+  CHECK(reshape({2, 3, 8}, {0, 0, 2, 4}) == "[2, 3, 2, 4]");
+  CHECK(reshape({2, -1, 8}, {0, 0, 2, 4}) == "[2, ?, 2, 4]");  // 0 copies even an unknown dim
+  CHECK(reshape({2, 3, 8}, {6, 8}) == "[6, 8]");
+  // -1 is inferred by the spec (48 / 4 = 12); the oracle leaves it unknown.
+  CHECK(reshape({2, 3, 8}, {-1, 4}) == "[?, 4]");
+  // allowzero = 1: a 0 is a zero-sized dim, not a copy; the oracle leaves it unknown.
+  CHECK(reshape({2, 3, 8}, {0, 48}, true) == "[?, 48]");
+  CHECK(reshape({2}, {0, 0}) == "[2, ?]");  // a 0 past the input's rank copies nothing
+  // Hostile targets: a negative other than -1 is unknown; INT64_MAX is the file's own statement.
+  CHECK(reshape({2, 3, 8}, {kMin, -2, 4}) == "[?, ?, 4]");
+  CHECK(reshape({2, 3, 8}, {kMax, 1}) == "[9223372036854775807, 1]");
+  // A target computed at run time, or longer than any shape (65 entries), gives nothing.
+  OneOp runtime("Reshape", {2, 3, 8}, {"target"});
+  runtime.n.input("target", {4}, kInt64);
+  CHECK(runtime.dims() == "unknown");
+  CHECK(reshape({2, 3, 8}, std::vector<int64_t>(65, 1)) == "unknown");
+}
+
+TEST_CASE("shapes: Unsqueeze inserts 1s at the axes; values pass through", "[shapes]") {
+  auto unsqueeze = [](std::vector<int64_t> x, std::vector<int64_t> axes, bool as_attribute = false) {
+    OneOp t("Unsqueeze", std::move(x));
+    if (as_attribute) attr_ints(t.node, "axes", axes);  // opset 1-12
+    else t.node->add_input(t.n.ints(axes));             // opset 13 on
+    return t.dims();
+  };
+  CHECK(unsqueeze({3, 4}, {0}) == "[1, 3, 4]");
+  CHECK(unsqueeze({3, 4}, {-1}) == "[3, 4, 1]");      // -1 is the output's last axis (rank 3)
+  CHECK(unsqueeze({3, 4}, {0, 3}) == "[1, 3, 4, 1]");
+  CHECK(unsqueeze({3, 4}, {1}, true) == "[3, 1, 4]");
+  // An axis outside the output's rank [-3, 2] inserts nothing known there; the rank still grows.
+  OneOp hostile("Unsqueeze", {3, 4});
+  hostile.node->add_input(hostile.n.ints({kMin}));
+  CHECK(oracle(hostile.n)->rank("y") == 3);
+  // Rank unknown: an axis counted from the front keeps the last dim; one from the back may not.
+  for (int64_t axis : {int64_t{0}, int64_t{-1}}) {
+    GraphBuilder n;
+    n.init("w", {4, 6});
+    input_without_shape(n, "b");
+    n.op("MatMul", {"b", "w"}, "x");  // rank unknown, last dim 6
+    n.op("Unsqueeze", {"x", n.ints({axis})}, "y");
+    CHECK(oracle(n)->dims("y") == (axis == 0 ? "[..., 6]" : "unknown"));
+  }
+  GraphBuilder n;
+  n.op("Unsqueeze", {n.ints({8}, true), n.ints({0})}, "y");
+  CHECK(oracle(n)->value("y") == "[8]");
+}
+
+TEST_CASE("shapes: Squeeze removes the axes named; values pass through", "[shapes]") {
+  auto squeeze = [](std::vector<int64_t> x, std::optional<std::vector<int64_t>> axes) {
+    OneOp t("Squeeze", std::move(x));
+    if (axes) t.node->add_input(t.n.ints(*axes));
+    return t.dims();
+  };
+  CHECK(squeeze({1, 3, 1, 4}, std::vector<int64_t>{0, 2}) == "[3, 4]");
+  CHECK(squeeze({1, 3, 1, 4}, std::vector<int64_t>{-2}) == "[1, 3, 4]");
+  // Without axes the spec removes every dim of 1 ([3, 4]); the oracle does not guess.
+  CHECK(squeeze({1, 3, 1, 4}, std::nullopt) == "unknown");
+  CHECK(squeeze({1, 3, 1, 4}, std::vector<int64_t>{kMax, kMin}) == "[1, 3, 1, 4]");  // no such axes
+  GraphBuilder n;
+  n.op("Squeeze", {n.ints({8}), n.ints({0})}, "y");
+  CHECK(oracle(n)->value("y") == "[8]");
+}
+
+TEST_CASE("shapes: Concat adds the dims on its axis", "[shapes]") {
+  auto concat = [](std::vector<int64_t> a, std::vector<int64_t> b, std::optional<int64_t> axis) {
+    GraphBuilder n;
+    n.input("a", a);
+    n.input("b", b);
+    auto* c = n.op("Concat", {"a", "b"}, "y");
+    if (axis) attr_int(c, "axis", *axis);
+    return oracle(n)->dims("y");
+  };
+  CHECK(concat({2, 3}, {2, 5}, 1) == "[2, 8]");
+  CHECK(concat({2, 3}, {2, 5}, -1) == "[2, 8]");
+  CHECK(concat({2, 3}, {4, 3}, 0) == "[6, 3]");
+  CHECK(concat({-1, 3}, {2, 5}, 1) == "[2, 8]");   // the other inputs say dim 0 is 2
+  CHECK(concat({2, -1}, {2, 5}, 1) == "[2, ?]");   // 5 + unknown
+  CHECK(concat({2, kMax}, {2, 1}, 1) == "[2, ?]"); // 2^63 - 1 + 1 overflows
+  CHECK(concat({2, 3}, {2, 5}, 2) == "unknown");   // no axis 2 in rank 2
+  CHECK(concat({2, 3}, {2, 5}, kMin) == "unknown");
+  CHECK(concat({2, 3}, {4, 3}, std::nullopt) == "[6, 3]");  // the attribute is required; read as 0
+}
+
+TEST_CASE("shapes: Concat's values, with run-time pieces as unknown elements", "[shapes]") {
+  GraphBuilder n;
+  n.input("seq", {}, kInt64);        // a scalar
+  n.input("pair", {2}, kInt64);      // two elements
+  n.input("some", {-1}, kInt64);     // a length the file does not state
+  attr_int(n.op("Concat", {n.ints({0}), n.ints({0}), n.ints({4, 16})}, "target"), "axis", 0);
+  attr_int(n.op("Concat", {n.ints({0}), "seq", n.ints({3, 8, 15})}, "folded"), "axis", 0);
+  attr_int(n.op("Concat", {"pair", n.ints({kMin, kMax})}, "pair_and"), "axis", 0);
+  attr_int(n.op("Concat", {n.ints({0}), "some"}, "open"), "axis", 0);
+  n.op("Concat", {n.ints(std::vector<int64_t>(40, 1)), n.ints(std::vector<int64_t>(30, 2))}, "long");
+  auto o = oracle(n);
+  CHECK(o->value("target") == "[0, 0, 4, 16]");
+  CHECK(o->value("folded") == "[0, ?, 3, 8, 15]");
+  CHECK(o->value("pair_and") == "[?, ?, -9223372036854775808, 9223372036854775807]");
+  CHECK(o->value("open") == "none");
+  CHECK(o->value("long") == "none");  // 70 elements: longer than any shape
+}
+
+TEST_CASE("shapes: Split divides its axis by the sizes, or evenly", "[shapes]") {
+  auto split = [](std::vector<int64_t> x, std::optional<std::vector<int64_t>> sizes, int64_t axis, int outputs) {
+    GraphBuilder n;
+    n.input("x", x);
+    std::vector<std::string> out;
+    for (int i = 0; i < outputs; ++i) out.push_back("y" + std::to_string(i));
+    std::vector<std::string> in = {"x"};
+    if (sizes) in.push_back(n.ints(*sizes));
+    attr_int(testutil::node(n.g, "Split", in, out, "split"), "axis", axis);
+    auto o = oracle(n);
+    std::string s;
+    for (const auto& y : out) s += (s.empty() ? "" : " ") + o->dims(y);
+    return s;
+  };
+  CHECK(split({2, 12}, std::vector<int64_t>{4, 8}, 1, 2) == "[2, 4] [2, 8]");
+  CHECK(split({2, 12}, std::vector<int64_t>{4, 8}, -1, 2) == "[2, 4] [2, 8]");
+  CHECK(split({2, 12}, std::nullopt, 1, 3) == "[2, 4] [2, 4] [2, 4]");  // 12 / 3 outputs
+  CHECK(split({6, 12}, std::nullopt, 0, 2) == "[3, 12] [3, 12]");
+  CHECK(split({2, -1}, std::nullopt, 1, 2) == "[2, ?] [2, ?]");
+  CHECK(split({2, 12}, std::vector<int64_t>{4}, 1, 2) == "[2, 4] [2, ?]");  // no size for the second output
+  CHECK(split({2, 12}, std::vector<int64_t>{4, 8}, kMin, 2) == "unknown unknown");
+  CHECK(split({2, 12}, std::vector<int64_t>{4, 8}, 2, 2) == "unknown unknown");
+  // The opset 11 attribute.
+  GraphBuilder n;
+  n.input("x", {2, 12});
+  auto* s = testutil::node(n.g, "Split", {"x"}, {"a", "b"}, "split");
+  attr_int(s, "axis", 1);
+  attr_ints(s, "split", {5, 7});
+  auto o = oracle(n);
+  CHECK(o->dims("a") == "[2, 5]");
+  CHECK(o->dims("b") == "[2, 7]");
+}
+
+TEST_CASE("shapes: Slice keeps end - start of each sliced axis, bounds clamped", "[shapes]") {
+  // starts, ends, axes as given; steps only when `steps` is set.
+  auto slice = [](std::vector<int64_t> x, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                  std::optional<std::vector<int64_t>> axes, std::optional<std::vector<int64_t>> steps = std::nullopt) {
+    OneOp t("Slice", std::move(x));
+    t.node->add_input(t.n.ints(starts));
+    t.node->add_input(t.n.ints(ends));
+    if (axes || steps) t.node->add_input(axes ? t.n.ints(*axes) : "");
+    if (steps) t.node->add_input(t.n.ints(*steps));
+    return t.dims();
+  };
+  using V = std::vector<int64_t>;
+  CHECK(slice({10, 20}, {2}, {-1}, V{1}) == "[10, 17]");       // 2 .. 19 of 20
+  CHECK(slice({10, 20}, {2}, {-1}, V{-1}) == "[10, 17]");      // axis -1 is axis 1
+  CHECK(slice({10, 20}, {2}, {5}, std::nullopt) == "[3, 20]"); // no axes: the first len(starts) axes
+  CHECK(slice({10, 20}, {1, 2}, {3, 4}, V{0, 1}) == "[2, 2]");
+  CHECK(slice({10, 20}, {kMin}, {kMax}, V{0}) == "[10, 20]");  // clamped to [0, 10]
+  CHECK(slice({10, 20}, {-100}, {100}, V{1}) == "[10, 20]");
+  CHECK(slice({10, 20}, {5}, {2}, V{0}) == "[0, 20]");         // end before start: empty
+  CHECK(slice({10, 20}, {0}, {10}, V{0}, V{1}) == "[10, 20]"); // step 1
+  // A step other than 1 gives ceil((end - start) / step) in the spec (5 here); not derived.
+  CHECK(slice({10, 20}, {0}, {10}, V{0}, V{2}) == "[?, 20]");
+  CHECK(slice({10, 20}, {9}, {kMin}, V{0}, V{-1}) == "[?, 20]");
+  CHECK(slice({10, 20}, {2}, {5}, V{kMax}) == "[10, 20]");     // no such axis: nothing sliced
+  CHECK(slice({-1, 20}, {2}, {5}, V{0}) == "[?, 20]");         // the clamp needs the dim
+  CHECK(slice({10, 20}, {1, 2}, {3}, V{0}) == "[?, ?]");       // starts and ends of different lengths
+  OneOp runtime("Slice", {10, 20}, {"starts"});
+  runtime.n.input("starts", {1}, kInt64);
+  runtime.node->add_input(runtime.n.ints({5}));
+  CHECK(runtime.dims() == "[?, ?]");  // bounds computed at run time: every dim may change
+}
+
+TEST_CASE("shapes: Slice's values, one axis, bounds clamped", "[shapes]") {
+  GraphBuilder n;
+  std::string data = n.ints({1, 2, 3, 4, 5});
+  n.op("Slice", {data, n.ints({1}), n.ints({-1})}, "middle");
+  n.op("Slice", {data, n.ints({kMin}), n.ints({kMax})}, "all");
+  n.op("Slice", {data, n.ints({4}), n.ints({1})}, "empty");
+  n.op("Slice", {data, n.ints({-2}), n.ints({kMax})}, "tail");
+  n.op("Slice", {data, n.ints({0}), n.ints({5}), n.ints({0}), n.ints({2})}, "stepped");
+  n.op("Slice", {data, n.ints({0, 1}), n.ints({5, 2})}, "two");
+  auto o = oracle(n);
+  CHECK(o->value("middle") == "[2, 3, 4]");
+  CHECK(o->value("all") == "[1, 2, 3, 4, 5]");
+  CHECK(o->value("empty") == "[]");
+  CHECK(o->value("tail") == "[4, 5]");
+  CHECK(o->value("stepped") == "none");  // [1, 3, 5] in the spec; steps are not evaluated
+  CHECK(o->value("two") == "none");
+}
+
+TEST_CASE("shapes: Gather replaces the axis by the indices' dims", "[shapes]") {
+  auto gather = [](std::vector<int64_t> data, std::vector<int64_t> indices, std::optional<int64_t> axis) {
+    GraphBuilder n;
+    n.input("data", data);
+    n.input("indices", indices, kInt64);
+    auto* g = n.op("Gather", {"data", "indices"}, "y");
+    if (axis) attr_int(g, "axis", *axis);
+    return oracle(n)->dims("y");
+  };
+  CHECK(gather({5, 6, 7}, {2, 3}, 1) == "[5, 2, 3, 7]");
+  CHECK(gather({5, 6, 7}, {}, std::nullopt) == "[6, 7]");  // a scalar index on axis 0
+  CHECK(gather({5, 6, 7}, {4}, -1) == "[5, 6, 4]");
+  CHECK(gather({5, 6, 7}, {4}, 3) == "unknown");
+  CHECK(gather({5, 6, 7}, {4}, kMin) == "unknown");
+  GraphBuilder n;  // indices of unknown rank: the last dim survives a gather on an earlier axis
+  n.input("data", {5, 6, 7});
+  input_without_shape(n, "indices");
+  n.op("Gather", {"data", "indices"}, "y");
+  CHECK(oracle(n)->dims("y") == "[..., 7]");
+}
+
+TEST_CASE("shapes: Gather's value, one index into a constant or a shape", "[shapes]") {
+  GraphBuilder n;
+  std::string data = n.ints({10, 20, 30});
+  auto at = [&](int64_t i, const std::string& out) { n.op("Gather", {data, n.ints({i}, true)}, out); };
+  at(1, "second");
+  at(-1, "last");
+  at(-3, "first");
+  at(3, "past");
+  at(-4, "before");
+  at(kMin, "min");
+  at(kMax, "max");
+  n.op("Gather", {data, n.ints({0, 1})}, "two");
+  // Gather(Shape(x), -1) needs only x's last dim, even when x's rank is unknown.
+  input_without_shape(n, "b");
+  n.init("w", {4, 6});
+  n.op("MatMul", {"b", "w"}, "x");
+  n.op("Shape", {"x"}, "x_shape");
+  n.op("Gather", {"x_shape", n.ints({-1}, true)}, "x_last");
+  n.op("Gather", {"x_shape", n.ints({0}, true)}, "x_first");
+  auto o = oracle(n);
+  CHECK(o->value("second") == "[20]");
+  CHECK(o->value("last") == "[30]");
+  CHECK(o->value("first") == "[10]");
+  for (const char* out : {"past", "before", "min", "max", "two", "x_first"}) {
+    INFO(out);
+    CHECK(o->value(out) == "none");
+  }
+  CHECK(o->value("x_last") == "[6]");
+}
+
+TEST_CASE("shapes: Expand broadcasts the input with the shape", "[shapes]") {
+  auto expand = [](std::vector<int64_t> x, std::vector<int64_t> shape) {
+    OneOp t("Expand", std::move(x));
+    t.node->add_input(t.n.ints(std::move(shape)));
+    return t.dims();
+  };
+  CHECK(expand({3, 1}, {2, 1, 4}) == "[2, 3, 4]");
+  CHECK(expand({3, 1}, {1}) == "[3, 1]");    // the shape may be smaller: broadcast, not resize
+  CHECK(expand({3, 1}, {3, 0}) == "[3, 0]"); // 1 with 0 is 0
+  OneOp runtime("Expand", {3, 1}, {"shape"});
+  runtime.n.input("shape", {2}, kInt64);
+  CHECK(runtime.dims() == "unknown");
+}
+
+TEST_CASE("shapes: Tile multiplies each dim by its repeat", "[shapes]") {
+  auto tile = [](std::vector<int64_t> x, std::vector<int64_t> repeats) {
+    OneOp t("Tile", std::move(x));
+    t.node->add_input(t.n.ints(std::move(repeats)));
+    return t.dims();
+  };
+  CHECK(tile({2, 3}, {2, 2}) == "[4, 6]");
+  CHECK(tile({2, 3}, {0, 1}) == "[0, 3]");
+  CHECK(tile({-1, 3}, {2, 1}) == "[?, 3]");
+  CHECK(tile({4611686018427387904, 3}, {2, 1}) == "[?, 3]");  // 2^62 x 2 = 2^63 overflows
+  CHECK(tile({3037000500, 3}, {3037000500, 1}) == "[?, 3]");  // 9,223,372,037,000,250,000 > 2^63 - 1
+  CHECK(tile({2, 3}, {2}) == "unknown");                      // one repeat per dim, or nothing
+}
+
+TEST_CASE("shapes: Shape is a 1-D tensor of the selected dims", "[shapes]") {
+  auto shape = [](std::vector<int64_t> x, std::optional<int64_t> start, std::optional<int64_t> end) {
+    OneOp t("Shape", std::move(x));
+    if (start) attr_int(t.node, "start", *start);
+    if (end) attr_int(t.node, "end", *end);
+    auto o = oracle(t.n);
+    return o->dims("y") + " " + o->value("y");
+  };
+  CHECK(shape({2, 3, 5}, std::nullopt, std::nullopt) == "[3] [2, 3, 5]");
+  CHECK(shape({2, -1, 5}, std::nullopt, std::nullopt) == "[3] [2, ?, 5]");
+  CHECK(shape({2, 3, 5}, 1, std::nullopt) == "[2] [3, 5]");
+  CHECK(shape({2, 3, 5}, -1, std::nullopt) == "[1] [5]");      // negative: from the end
+  CHECK(shape({2, 3, 5}, std::nullopt, -1) == "[2] [2, 3]");
+  CHECK(shape({2, 3, 5}, kMin, kMax) == "[3] [2, 3, 5]");      // clamped to [0, 3]
+  CHECK(shape({2, 3, 5}, 2, 1) == "[0] []");                   // start after end: empty
+  CHECK(shape({}, std::nullopt, std::nullopt) == "[0] []");    // a scalar's shape
+  GraphBuilder n;
+  input_without_shape(n, "x");
+  n.op("Shape", {"x"}, "y");
+  auto o = oracle(n);
+  CHECK(o->dims("y") == "[?]");  // 1-D, of the unknown rank
+  CHECK(o->value("y") == "none");
+}
+
+TEST_CASE("shapes: Reduce ops keep a 1 at each reduced axis (keepdims)", "[shapes]") {
+  for (const char* op : kReduces) {
+    INFO(op);
+    auto reduce = [&](std::optional<std::vector<int64_t>> axes, std::optional<int64_t> keepdims, bool input) {
+      OneOp t(op, {2, 3, 5});
+      if (axes && input) t.node->add_input(t.n.ints(*axes));  // opset 13 on (ReduceSum), 18 on (the others)
+      if (axes && !input) attr_ints(t.node, "axes", *axes);
+      if (keepdims) attr_int(t.node, "keepdims", *keepdims);
+      return t.dims();
+    };
+    using V = std::vector<int64_t>;
+    CHECK(reduce(V{1}, std::nullopt, true) == "[2, 1, 5]");   // keepdims defaults to 1
+    CHECK(reduce(V{1}, std::nullopt, false) == "[2, 1, 5]");
+    CHECK(reduce(V{-1}, 1, true) == "[2, 3, 1]");
+    CHECK(reduce(V{0, 2}, 1, true) == "[1, 3, 1]");
+    CHECK(reduce(V{kMin, kMax}, 1, true) == "[2, 3, 5]");    // no such axes
+    // keepdims = 0 drops the axes ([2, 5]); without axes every axis is reduced ([1, 1, 1]): the
+    // oracle derives neither.
+    CHECK(reduce(V{1}, 0, true) == "unknown");
+    CHECK(reduce(std::nullopt, 1, true) == "unknown");
+  }
+}
+
+TEST_CASE("shapes: Identity, Cast, Floor, Ceil and Round pass integer values through", "[shapes]") {
+  for (const char* op : kValuePass) {
+    INFO(op);
+    GraphBuilder n;
+    n.op(op, {n.ints({2, -3, kMin, kMax})}, "y");
+    CHECK(oracle(n)->value("y") == "[2, -3, -9223372036854775808, 9223372036854775807]");
+  }
+  GraphBuilder n;  // an op without a value evaluator gives none
+  n.op("Relu", {n.ints({2})}, "y");
+  CHECK(oracle(n)->value("y") == "none");
+}
+
+TEST_CASE("shapes: Add, Sub, Mul and Div of integer values, checked", "[shapes]") {
+  GraphBuilder n;
+  auto binary = [&](const char* op, std::vector<int64_t> a, std::vector<int64_t> b) {
+    std::string out = std::string(op) + std::to_string(n.g->node_size());
+    n.op(op, {n.ints(std::move(a)), n.ints(std::move(b))}, out);
+    return out;
+  };
+  std::string add = binary("Add", {1, 2, 3}, {10}), add_over = binary("Add", {kMax, kMin}, {1, -1});
+  std::string sub = binary("Sub", {10, 0}, {3, kMax}), sub_over = binary("Sub", {kMin, 0}, {1, kMin});
+  std::string mul = binary("Mul", {64}, {2, 3}), mul_over = binary("Mul", {kMax, kMin, 3037000500}, {2, -1, 3037000500});
+  // Div of non-negative integers: 48 / 4 = 12, 50 / 4 = 12.5 -> 12, 0 / 7 = 0.
+  std::string div = binary("Div", {48, 50, 0}, {4, 4, 7});
+  std::string div_bad = binary("Div", {5, kMin, 0}, {0, -1, 0});
+  std::string mismatched = binary("Add", {1, 2}, {1, 2, 3});
+  auto o = oracle(n);
+  CHECK(o->value(add) == "[11, 12, 13]");  // the length-1 side broadcasts
+  CHECK(o->value(add_over) == "[?, ?]");    // 2^63; -2^63 - 1
+  CHECK(o->value(sub) == "[7, -9223372036854775807]");
+  CHECK(o->value(sub_over) == "[?, ?]");    // -2^63 - 1; 0 - (-2^63) = 2^63
+  CHECK(o->value(mul) == "[128, 192]");
+  CHECK(o->value(mul_over) == "[?, ?, ?]"); // 2^64 - 2; 2^63; 9,223,372,037,000,250,000
+  CHECK(o->value(div) == "[12, 12, 0]");
+  CHECK(o->value(div_bad) == "[?, ?, ?]");  // zero divisors; -2^63 / -1 = 2^63
+  CHECK(o->value(mismatched) == "none");    // lengths 2 and 3 do not broadcast
+}
+
+TEST_CASE("shapes: a weight's integer and whole float values, and the evaluation limits", "[shapes]") {
+  GraphBuilder n;
+  onnx::TensorProto f;
+  f.set_name("whole");
+  f.set_data_type(testutil::kFloat);
+  f.add_dims(2);
+  f.add_float_data(4.0f);
+  f.add_float_data(16.0f);
+  *n.g->add_initializer() = f;
+  onnx::TensorProto half = f;
+  half.set_name("half");
+  half.set_float_data(1, 1.5f);
+  *n.g->add_initializer() = half;
+  *n.g->add_initializer() = testutil::ints("long64", std::vector<int64_t>(64, 7));
+  *n.g->add_initializer() = testutil::ints("long65", std::vector<int64_t>(65, 7));
+  // A chain of 60 Identity nodes: evaluation stops past 48 levels rather than recurse without bound.
+  std::string v = n.ints({9});
+  for (int i = 0; i < 60; ++i) {
+    n.op("Identity", {v}, "id" + std::to_string(i));
+    v = "id" + std::to_string(i);
+  }
+  auto o = oracle(n);
+  CHECK(o->value("whole") == "[4, 16]");  // float constants used as shapes hold whole numbers
+  CHECK(o->value("half") == "none");      // 1.5 is not one
+  CHECK(o->value("long64").size() == 2 + 64 * 3 - 2);  // "[7, 7, ..., 7]": a shape may be 64 long
+  CHECK(o->value("long65") == "none");                 // one more is not a shape
+  CHECK(o->value("id10") == "[9]");
+  CHECK(o->value("id59") == "none");
+}
+
