@@ -16,9 +16,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention/shapes.h"
@@ -625,3 +627,26 @@ TEST_CASE("shapes: a weight's integer and whole float values, and the evaluation
   CHECK(o->value("id59") == "none");
 }
 
+TEST_CASE("shapes: every row of the op table has a test here", "[shapes]") {
+  std::map<std::string, std::pair<bool, bool>> tested;  // op -> (its dims tested, its values tested)
+  for (const auto* ops : {&kSameShape, &kBroadcast, &kMatMuls, &kReduces}) {
+    for (const char* op : *ops) tested[op].first = true;
+  }
+  for (const char* op : {"MatMulNBits", "Gemm", "Transpose", "Reshape", "Unsqueeze", "Squeeze", "Concat", "Split",
+                         "Slice", "Gather", "Expand", "Tile", "Shape"}) {
+    tested[op].first = true;
+  }
+  for (const char* op : kValuePass) tested[op].second = true;
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Unsqueeze", "Squeeze", "Concat", "Slice", "Gather", "Shape"}) {
+    tested[op].second = true;
+  }
+  auto rows = detail::op_rows();
+  for (const auto& row : rows) {
+    INFO(row.op);
+    auto it = tested.find(std::string(row.op));
+    REQUIRE(it != tested.end());
+    CHECK(it->second.first == row.dims);
+    CHECK(it->second.second == row.value);
+  }
+  CHECK(rows.size() == tested.size());
+}

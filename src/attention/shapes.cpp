@@ -431,6 +431,12 @@ const OpShapes* op_shapes(std::string_view op) {
 
 }  // namespace
 
+std::vector<OpRow> op_rows() {
+  std::vector<OpRow> rows;
+  for (const auto& [op, row] : op_table()) rows.push_back({op, row.dims != nullptr, row.value != nullptr});
+  return rows;
+}
+
 // ---- attributes ----
 
 const Attribute* find_attr(const NodeRec& n, std::string_view name) {

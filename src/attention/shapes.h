@@ -94,6 +94,14 @@ class NodeView {
   const NodeRec& n;
 };
 
+// The op table's rows by op type: whether each has a dims and a value evaluator (for the test
+// that every row is tested, tests/shapes_test.cpp).
+struct OpRow {
+  std::string_view op;
+  bool dims = false, value = false;
+};
+std::vector<OpRow> op_rows();
+
 // "[0, 0, 4, 8]" with "?" for unknown entries.
 std::string format_ints(const IntVector& v);
 // Whether every element is known.
