@@ -1,4 +1,5 @@
-// render_test.cpp: number formatting and JSON string escaping used by every renderer.
+// render_test.cpp: number formatting and JSON string escaping used by every renderer, and the
+// count words of the reports.
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -6,6 +7,8 @@
 #include "../src/render/json_writer.h"
 #include "headcount/numbers.h"
 #include "headcount/report.h"
+#include "layers_model.h"
+#include "test_util.h"
 
 using namespace headcount;
 
@@ -28,4 +31,28 @@ TEST_CASE("JSON strings are escaped per RFC 8259", "[render]") {
   JsonWriter j(out);
   j.begin_object().field("n", uint64_t{18446744073709551615ull}).key("shape").int_array(std::vector<int64_t>{2, 3}).end_object();
   CHECK(out.str() == "{\n  \"n\": 18446744073709551615,\n  \"shape\": [2, 3]\n}");
+}
+
+TEST_CASE("count words agree with their count in every summary", "[render][cli]") {
+  // One layer of 4 heads × 4 features on width 8: 16 ≠ 8 is one width-mismatch warning, and
+  // nothing else above info.
+  testutil::layers::LayerSpec s;
+  s.width = 8;
+  s.heads = 4;
+  s.head_dim = 4;
+  testutil::TempDir dir;
+  std::string path = dir.file("model.onnx");
+  testutil::save(testutil::layers::layers_model({s}), path);
+  auto html = testutil::cli({"audit", path, "-f", "html"});
+  REQUIRE(html.code == 0);
+  CHECK_THAT(html.out, Catch::Contains("<td class='n'>0 errors, 1 warning, 0 info</td>"));
+  CHECK(html.out.find("1 warnings") == std::string::npos);
+  // Q: 4 heads × 4 in the figure's caption, plural; the page never writes "1 parameters".
+  CHECK_THAT(html.out, Catch::Contains("Q 8 × 16: 4 heads × 4</figcaption>"));
+  CHECK(html.out.find(" 1 parameters") == std::string::npos);
+  auto md = testutil::cli({"audit", path, "-f", "markdown"});
+  CHECK_THAT(md.out, Catch::Contains("| 1 warning |"));
+  auto text = testutil::cli({"audit", path});
+  CHECK_THAT(text.out, Catch::Contains(" in 1 block ("));
+  CHECK_THAT(text.out, Catch::Contains("  1 attention block; every softmax is accounted for\n"));
 }

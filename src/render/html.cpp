@@ -153,7 +153,7 @@ void bar(std::ostream& out, const std::vector<Part>& parts, uint64_t whole, cons
     double w = 1000.0 * static_cast<double>(p.count) / static_cast<double>(whole);
     out << "<rect class='seg seg-" << p.id << "' x='" << num(x) << "' y='0' width='" << num(w) << "' height='" << num(height)
         << "' fill='url(#p-" << p.id << ")' data-count='" << p.count << "'><title>" << esc(p.label) << ": "
-        << with_commas(p.count) << " parameters (" << share(p.count, whole) << ")</title></rect>";
+        << count_of(p.count, "parameter", "parameters") << " (" << share(p.count, whole) << ")</title></rect>";
     x += w;
   }
   out << "</svg>\n";
@@ -221,7 +221,7 @@ void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
       double w = span * static_cast<double>(p.count) / static_cast<double>(widest);
       out << "<rect class='seg seg-" << p.id << "' x='" << num(x) << "' y='" << num(y + 3) << "' width='" << num(w)
           << "' height='16' fill='url(#p-" << p.id << ")' data-count='" << p.count << "'><title>block " << b.index << " "
-          << p.label << ": " << with_commas(p.count) << " parameters</title></rect>";
+          << p.label << ": " << count_of(p.count, "parameter", "parameters") << "</title></rect>";
       x += w;
     }
   }
@@ -238,8 +238,8 @@ void matrix(std::ostream& out, const char* role, const char* id, const Projectio
       << " " << num(h + 2) << "' role='img' aria-label='" << role << " " << p.in_width << " by " << p.out_width
       << "'><rect class='proj proj-" << id << "' x='0' y='0' width='" << num(w) << "' height='" << num(h) << "' fill='url(#p-"
       << id << ")' stroke='#111' stroke-width='1' data-in='" << p.in_width << "' data-out='" << p.out_width << "' data-count='"
-      << p.total() << "'><title>" << role << ": " << p.in_width << " × " << p.out_width << ", " << with_commas(p.total())
-      << " parameters</title></rect>";
+      << p.total() << "'><title>" << role << ": " << p.in_width << " × " << p.out_width << ", "
+      << count_of(p.total(), "parameter", "parameters") << "</title></rect>";
   int64_t span = rows ? p.in_width : p.out_width;
   if (heads && per_head && *heads > 1 && *per_head > 0 && *heads <= 512 && same(Int(*heads) * Int(*per_head), Int(span))) {
     for (int64_t i = 1; i < *heads; ++i) {
@@ -249,7 +249,7 @@ void matrix(std::ostream& out, const char* role, const char* id, const Projectio
     }
   }
   out << "</svg><figcaption>" << role << " " << p.in_width << " × " << p.out_width;
-  if (heads && per_head) out << ": " << *heads << " heads × " << *per_head;
+  if (heads && per_head) out << ": " << count_of(static_cast<uint64_t>(*heads), "head", "heads") << " × " << *per_head;
   out << "</figcaption></figure>";
 }
 
@@ -304,7 +304,7 @@ void block_section(std::ostream& out, const Audit& a, const AttentionBlock& b, c
       << "</h4>\n<p class='facts'>" << esc(b.form) << ", " << esc(b.kind) << "-attention; heads "
       << (b.heads ? std::to_string(*b.heads) : "unknown");
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " (" << *b.kv_heads << " K/V)";
-  out << ", width " << (b.width > 0 ? std::to_string(b.width) : "unknown") << "; " << with_commas(b.total) << " parameters";
+  out << ", width " << (b.width > 0 ? std::to_string(b.width) : "unknown") << "; " << count_of(b.total, "parameter", "parameters");
   if (b.standard) out << " (" << share(b.total, b.standard) << " of the standard " << with_commas(b.standard) << ")";
   out << ". <small>" << esc(b.heads_from) << "</small></p>\n";
   int64_t largest = 1;
@@ -353,8 +353,9 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
   if (a.active_parameters) row("active per token (experts)", with_commas(*a.active_parameters));
   row("attention blocks", std::to_string(a.attention.blocks.size()));
   row("heads", esc(heads_summary(a)));
-  row("findings", std::to_string(counts[2]) + " errors, " + std::to_string(counts[1]) + " warnings, " +
-                      std::to_string(counts[0]) + " info");
+  row("findings", count_of(static_cast<uint64_t>(counts[2]), "error", "errors") + ", " +
+                      count_of(static_cast<uint64_t>(counts[1]), "warning", "warnings") + ", " +
+                      with_commas(static_cast<uint64_t>(counts[0])) + " info");
   if (gates_configured) row("gates", f.gates.empty() ? "passed" : std::to_string(f.gates.size()) + " failed");
   out << "</table></div>\n";
   for (const auto& g : f.gates) out << "<p class='error'>gate " << esc(g.gate) << ": " << esc(g.message) << "</p>\n";

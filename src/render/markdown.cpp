@@ -42,9 +42,9 @@ void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
     int counts[3] = {0, 0, 0};
     for (const auto& x : a.findings) ++counts[static_cast<int>(x.severity)];
     std::string findings;
-    if (counts[2]) findings += std::to_string(counts[2]) + " error" + (counts[2] > 1 ? "s" : "");
-    if (counts[1]) findings += (findings.empty() ? "" : ", ") + std::to_string(counts[1]) + " warning" + (counts[1] > 1 ? "s" : "");
-    if (counts[0]) findings += (findings.empty() ? "" : ", ") + std::to_string(counts[0]) + " info";
+    if (counts[2]) findings += count_of(static_cast<uint64_t>(counts[2]), "error", "errors");
+    if (counts[1]) findings += (findings.empty() ? "" : ", ") + count_of(static_cast<uint64_t>(counts[1]), "warning", "warnings");
+    if (counts[0]) findings += (findings.empty() ? "" : ", ") + with_commas(static_cast<uint64_t>(counts[0])) + " info";
     if (findings.empty()) findings = "none";
     out << "| " << md_code(f.path) << " | " << with_commas(a.framework.parameters) << " | " << with_commas(a.inventory.stored) << " | "
         << with_commas(a.attention.parameters) << " | " << a.attention.blocks.size() << " | " << heads_summary(a) << " | "

@@ -10,7 +10,6 @@
 namespace headcount::renderers {
 namespace {
 
-// The K/V cache and MACs per token, with what each figure rests on.
 // The mixture-of-experts layers: a table, then the active count.
 void experts_text(const Audit& a, std::ostream& out) {
   const ExpertResult& x = a.experts;
@@ -18,8 +17,8 @@ void experts_text(const Audit& a, std::ostream& out) {
     if (!x.notes.empty() || x.unexamined) out << "\n";
     for (const auto& note : x.notes) out << "experts: " << wrap(note, 9, 4) << "\n";
     if (x.unexamined) {
-      out << "experts: " << wrap(std::to_string(x.unexamined) + " TopK nodes were not examined: matching used up the "
-                                 "node visits a graph of this size gets", 9, 4) << "\n";
+      out << "experts: " << wrap(count_of(x.unexamined, "TopK node was", "TopK nodes were") + " not examined: matching used up "
+                                 "the node visits a graph of this size gets", 9, 4) << "\n";
     }
     return;
   }
@@ -45,8 +44,8 @@ void experts_text(const Audit& a, std::ostream& out) {
   }
   for (const auto& note : x.notes) out << "  " << wrap(note, 2, 4) << "\n";
   if (x.unexamined) {
-    out << "  " << wrap(std::to_string(x.unexamined) + " TopK nodes were not examined: matching used up the node visits a "
-                        "graph of this size gets", 2, 4) << "\n";
+    out << "  " << wrap(count_of(x.unexamined, "TopK node was", "TopK nodes were") + " not examined: matching used up the node "
+                        "visits a graph of this size gets", 2, 4) << "\n";
   }
   std::string active;
   if (a.active_parameters && x.idle) {
@@ -59,6 +58,7 @@ void experts_text(const Audit& a, std::ostream& out) {
   out << "  active      " << wrap(active, 14, 14) << "\n";
 }
 
+// The K/V cache and MACs per token, with what each figure rests on.
 void cost_text(const Cost& c, std::ostream& out) {
   out << "\ninference cost (--context " << with_commas(c.context) << ", --batch " << with_commas(c.batch) << ")\n";
   auto line = [&](const std::string& label, const std::string& text) {
@@ -157,9 +157,8 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
         << wrap(how, 14 + with_commas(fw.parameters).size() + 43, 14) << "\n";
   }
   const auto& att = a.attention;
-  out << "  attention   " << with_commas(att.parameters) << " in " << att.blocks.size()
-      << (att.blocks.size() == 1 ? " block" : " blocks") << " (" << percent(att.parameters, inv.stored)
-      << " of stored)\n";
+  out << "  attention   " << with_commas(att.parameters) << " in " << count_of(att.blocks.size(), "block", "blocks") << " ("
+      << percent(att.parameters, inv.stored) << " of stored)\n";
 
   if (!att.blocks.empty()) {
     out << "\nattention blocks\n";
@@ -211,12 +210,10 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     p.print(out, "  ");
   }
   if (att.unmatched.empty()) {
-    out << "  " << att.blocks.size() << (att.blocks.size() == 1 ? " attention block" : " attention blocks")
-        << "; every softmax is accounted for\n";
+    out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks") << "; every softmax is accounted for\n";
   } else {
-    out << "  " << att.blocks.size() << (att.blocks.size() == 1 ? " attention block" : " attention blocks") << "; "
-        << att.unmatched.size() << (att.unmatched.size() == 1 ? " softmax is" : " softmaxes are")
-        << " not attention:\n";
+    out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks") << "; "
+        << count_of(att.unmatched.size(), "softmax is", "softmaxes are") << " not attention:\n";
     for (const auto& u : att.unmatched) {
       std::string head = "    " + u.name + ":";
       out << head << " " << wrap(u.reason, head.size() + 1, 6) << "\n";
