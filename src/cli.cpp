@@ -106,7 +106,7 @@ struct AuditArgs {
   std::vector<std::string> models;
   std::string format = "text", output, config, model_config;
   int top = 10, jobs = 1;
-  bool no_content = false, timings = false;
+  bool no_content = false, timings = false, all_blocks = false;
   std::string max_params, max_attention_params, max_bytes, fail_on, baseline, tolerance = "0";
   std::string max_kv_bytes_per_token, max_macs_per_token, max_active_params, kv_dtype;
   std::string context = "4096", batch = "1";
@@ -137,6 +137,9 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
                                                             ? std::string() : "--top takes 0 or more (a count of tensors)"; },
                              "N", "count"))
       ->capture_default_str();
+  audit->add_flag("--all-blocks", a.all_blocks,
+                  "text, markdown and html: one row per attention block, expert layer and finding (default: a run of "
+                  "identical consecutive blocks is one row naming its range and count)");
   audit->add_option("-j,--jobs", a.jobs, "audit N models in parallel (output order does not depend on N)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -499,6 +502,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
   render_options.format = find_format(a.format)->format;  // validated by CLI11 against formats()
   render_options.top = a.top;
   render_options.jobs = a.jobs;
+  render_options.all_blocks = a.all_blocks;
   request.inputs = a.models;
   request.audit.compare_content = !a.no_content;
   request.audit.model_config = a.model_config;

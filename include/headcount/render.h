@@ -18,6 +18,9 @@ struct RenderOptions {
   Format format = Format::Text;
   int top = 10;             // largest tensors listed in text
   int jobs = 1;             // threads that may render the models' sections (the output does not depend on it)
+  // Text, markdown and html fold runs of identical consecutive blocks (and expert layers, and the
+  // findings they share) into one row each; true lists every one. Machine formats never fold.
+  bool all_blocks = false;
 };
 
 // One output format: a row of the registry that feeds --help, validation and render().

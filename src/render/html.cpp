@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "fold.h"
 #include "layout.h"
 #include "renderers.h"
 
@@ -192,10 +193,12 @@ std::vector<uint64_t> feed_forward_after(const Audit& a) {
   return ffn;
 }
 
-// The blocks, one row each, their Q/K/V/O, extras and the feed-forward after them to one scale:
-// an odd layer stands out.
-void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
-  std::vector<uint64_t> ffn = feed_forward_after(a);
+// The blocks, one row each (a run of identical consecutive blocks: one row, labelled with its
+// range and count), their Q/K/V/O, extras and the feed-forward after them to one scale: an odd
+// layer stands out. Each row's segments are one block's counts, in a group that names the blocks
+// it stands for (data-first, data-last, data-blocks).
+void layers(std::ostream& out, const Audit& a, const std::string& anchor, const std::vector<uint64_t>& ffn,
+            const std::vector<Fold>& runs) {
   uint64_t widest = 0;
   for (size_t i = 0; i < a.attention.blocks.size(); ++i) {
     uint64_t row = 0;
@@ -204,26 +207,32 @@ void layers(std::ostream& out, const Audit& a, const std::string& anchor) {
   }
   if (widest == 0) return;
   const double row = 22, label = 160, span = 1000 - label;
-  size_t n = a.attention.blocks.size();
-  out << "<div class='scroll'><svg class='layers' viewBox='0 0 1000 " << num(row * static_cast<double>(n))
+  out << "<div class='scroll'><svg class='layers' viewBox='0 0 1000 " << num(row * static_cast<double>(runs.size()))
       << "' role='img' aria-label='attention parameters per block' data-widest='" << widest << "'>";
-  for (size_t i = 0; i < n; ++i) {
-    const AttentionBlock& b = a.attention.blocks[i];
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Fold& r = runs[i];
+    const AttentionBlock& b = a.attention.blocks[r.first];
     double y = row * static_cast<double>(i), x = label;
-    out << "<a href='#" << anchor << "-block-" << b.index << "'><text x='0' y='" << num(y + 15) << "'>" << b.index << " "
-        << esc(b.name.size() > 22 ? b.name.substr(0, 21) + "…" : b.name) << "</text></a>";
+    std::string cell = fold_cell(r);
+    size_t room = cell.size() < 16 ? 23 - cell.size() : 7;  // the label fits its 160 units
+    out << "<g class='run' data-first='" << r.from << "' data-last='" << r.to << "' data-blocks='" << r.count << "'>"
+        << "<a href='#" << anchor << "-block-" << r.from << "'><text x='0' y='" << num(y + 15) << "'>" << esc(cell) << " "
+        << esc(r.name.size() > room ? r.name.substr(0, room - 1) + "…" : r.name) << "</text></a>";
     uint64_t extras = 0;
     for (const auto& e : b.extras) extras += e.elements;
     Part roles[] = {{"q", "Q", b.q.total()}, {"k", "K", b.k.total()}, {"v", "V", b.v.total()}, {"o", "O", b.o.total()},
-                    {"x", "extras", extras}, {"ffn", "feed-forward after it", ffn[i]}};
+                    {"x", "extras", extras}, {"ffn", "feed-forward after it", ffn[r.first]}};
+    std::string who = r.folded() ? "each of blocks " + index_range(r.from, r.to) + " (" + with_commas(r.count) + "),"
+                                 : "block " + std::to_string(r.from);
     for (const auto& p : roles) {
       if (p.count == 0) continue;
       double w = span * static_cast<double>(p.count) / static_cast<double>(widest);
       out << "<rect class='seg seg-" << p.id << "' x='" << num(x) << "' y='" << num(y + 3) << "' width='" << num(w)
-          << "' height='16' fill='url(#p-" << p.id << ")' data-count='" << p.count << "'><title>block " << b.index << " "
+          << "' height='16' fill='url(#p-" << p.id << ")' data-count='" << p.count << "'><title>" << who << " "
           << p.label << ": " << count_of(p.count, "parameter", "parameters") << "</title></rect>";
       x += w;
     }
+    out << "</g>";
   }
   out << "</svg></div>\n";
 }
@@ -299,16 +308,32 @@ void packed(std::ostream& out, const Model& m, const AttentionBlock& b) {
   }
 }
 
-void block_section(std::ostream& out, const Audit& a, const AttentionBlock& b, const std::string& anchor) {
-  out << "<section class='block' id='" << anchor << "-block-" << b.index << "'><h4>block " << b.index << ": " << esc(b.name)
-      << "</h4>\n<p class='facts'>" << esc(b.form) << ", " << esc(b.kind) << "-attention; heads "
-      << (b.heads ? std::to_string(*b.heads) : "unknown");
+// The run of blocks holding block `index` (runs are in index order).
+const Fold& run_of(const std::vector<Fold>& runs, int index) {
+  auto after = std::upper_bound(runs.begin(), runs.end(), index, [](int i, const Fold& r) { return i < r.from; });
+  return after == runs.begin() ? runs.front() : *std::prev(after);
+}
+
+// One block, or a run of identical consecutive blocks drawn once: its facts, its projections to
+// scale, and links to its findings (`mine`: positions in `findings`).
+void block_section(std::ostream& out, const Audit& a, const Fold& r, const std::vector<FindingFold>& findings,
+                   const std::vector<size_t>& mine, const std::string& anchor) {
+  const AttentionBlock& b = a.attention.blocks[r.first];
+  out << "<section class='block' id='" << anchor << "-block-" << r.from << "' data-first='" << r.from << "' data-last='"
+      << r.to << "' data-blocks='" << r.count << "'><h4>";
+  if (r.folded()) out << "blocks " << index_range(r.from, r.to) << " (" << with_commas(r.count) << " identical): ";
+  else out << "block " << r.from << ": ";
+  out << esc(r.name) << "</h4>\n<p class='facts'>" << (r.folded() ? "each: " : "") << esc(b.form) << ", " << esc(b.kind)
+      << "-attention; heads " << (b.heads ? std::to_string(*b.heads) : "unknown");
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " (" << *b.kv_heads << " K/V)";
   out << ", width " << (b.width > 0 ? std::to_string(b.width) : "unknown") << "; " << count_of(b.total, "parameter", "parameters");
   if (b.standard) out << " (" << share(b.total, b.standard) << " of the standard " << with_commas(b.standard) << ")";
-  out << ". <small>" << esc(b.heads_from) << "</small></p>\n";
+  out << ". <small>" << (r.folded() ? "block " + std::to_string(r.from) + ": " : std::string()) << esc(b.heads_from)
+      << "</small></p>\n";
   int64_t largest = 1;
-  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) largest = std::max({largest, b.projection(r).in_width, b.projection(r).out_width});
+  for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+    largest = std::max({largest, b.projection(role).in_width, b.projection(role).out_width});
+  }
   double scale = 240.0 / static_cast<double>(largest);
   std::optional<int64_t> kv = b.kv_heads ? b.kv_heads : b.heads;
   std::optional<int64_t> dk = b.k_head_dim ? b.k_head_dim : b.head_dim;
@@ -319,22 +344,20 @@ void block_section(std::ostream& out, const Audit& a, const AttentionBlock& b, c
   matrix(out, "O", "o", b.o, scale, b.heads, b.v_head_dim, true);
   packed(out, a.model, b);
   out << "</div>\n";
-  if (b.latent) out << "<p class='facts'>multi-head latent attention: " << esc(b.latent->from) << "</p>\n";
-  std::vector<std::pair<size_t, const Finding*>> mine;
-  for (size_t i = 0; i < a.findings.size(); ++i) {
-    if (a.findings[i].block && *a.findings[i].block == b.index) mine.push_back({i, &a.findings[i]});
+  if (b.latent) {
+    out << "<p class='facts'>multi-head latent attention" << (r.folded() ? " (block " + std::to_string(r.from) + ")" : "")
+        << ": " << esc(b.latent->from) << "</p>\n";
   }
-  if (!mine.empty()) {
-    out << "<p>findings: ";
-    for (size_t i = 0; i < mine.size(); ++i) {
-      out << (i ? ", " : "") << "<a href='#" << anchor << "-finding-" << mine[i].first << "'>" << esc(mine[i].second->rule) << "</a>";
-    }
-    out << "</p>\n";
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const FindingFold& g = findings[mine[i]];
+    out << (i ? ", " : "<p>findings: ") << "<a href='#" << anchor << "-finding-" << g.first << "'>"
+        << esc(a.findings[g.first].rule) << "</a>";
   }
+  if (!mine.empty()) out << "</p>\n";
   out << "</section>\n";
 }
 
-void model_section(std::ostream& out, const FileResult& f, size_t index, bool gates_configured) {
+void model_section(std::ostream& out, const FileResult& f, size_t index, bool gates_configured, bool all_blocks) {
   std::string anchor = "m" + std::to_string(index);
   out << "<section class='model' id='" << anchor << "'><h2>" << esc(f.path) << "</h2>\n";
   if (!f.audit) {
@@ -389,22 +412,43 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
       out << "</ul>\n";
     }
   }
+  // Runs of identical consecutive blocks, drawn once each (--all-blocks: every block), and the
+  // findings that differ only by their block, listed once.
+  const std::vector<uint64_t> ffn = feed_forward_after(a);
+  const std::vector<Fold> runs = block_folds(a.attention.blocks, all_blocks, ffn);
+  const std::vector<FindingFold> findings = finding_folds(a.findings, all_blocks);
   if (!a.attention.blocks.empty()) {
     out << "<h3>Attention, block by block</h3>\n<p>Q " << swatch("q") << " K " << swatch("k") << " V " << swatch("v") << " O "
         << swatch("o") << " extras " << swatch("x") << " feed-forward after the block " << swatch("ffn")
         << " to one scale.</p>\n";
-    layers(out, a, anchor);
+    layers(out, a, anchor, ffn, runs);
     out << "<h3>Blocks</h3>\n<p>Each projection drawn to scale, input features down and output features across, split "
-           "into its heads.</p>\n";
-    for (const auto& b : a.attention.blocks) block_section(out, a, b, anchor);
+           "into its heads.";
+    if (std::any_of(runs.begin(), runs.end(), [](const Fold& r) { return r.folded(); })) {
+      out << " A run of identical consecutive blocks is drawn once, with its range and count; <code>--all-blocks</code> "
+             "draws every block.";
+    }
+    out << "</p>\n";
+    // Each run's findings, found once per block a finding names (not per run and finding).
+    std::vector<std::vector<size_t>> mine(runs.size());
+    for (size_t gi = 0; gi < findings.size(); ++gi) {
+      for (int block : findings[gi].blocks) {
+        auto& list = mine[static_cast<size_t>(&run_of(runs, block) - runs.data())];
+        if (list.empty() || list.back() != gi) list.push_back(gi);
+      }
+    }
+    for (size_t i = 0; i < runs.size(); ++i) block_section(out, a, runs[i], findings, mine[i], anchor);
   }
   if (!a.findings.empty()) {
     out << "<h3>Findings</h3>\n<ol>";
-    for (size_t i = 0; i < a.findings.size(); ++i) {
-      const Finding& x = a.findings[i];
-      out << "<li class='finding sev-" << severity_name(x.severity) << "' id='" << anchor << "-finding-" << i << "'><strong>"
-          << severity_name(x.severity) << "</strong> <code>" << esc(x.rule) << "</code>";
-      if (x.block) out << " <a href='#" << anchor << "-block-" << *x.block << "'>block " << *x.block << "</a>";
+    for (const auto& g : findings) {
+      const Finding& x = a.findings[g.first];
+      out << "<li class='finding sev-" << severity_name(x.severity) << "' id='" << anchor << "-finding-" << g.first
+          << "' data-blocks='" << g.blocks.size() << "'><strong>" << severity_name(x.severity) << "</strong> <code>"
+          << esc(x.rule) << "</code>";
+      if (!g.blocks.empty() && !runs.empty()) {
+        out << " <a href='#" << anchor << "-block-" << run_of(runs, g.blocks[0]).from << "'>" << blocks_text(g.blocks) << "</a>";
+      }
       out << ": " << esc(x.message) << "</li>";
     }
     out << "</ol>\n";
@@ -460,7 +504,7 @@ void write_diff_html(const Diff& d, std::ostream& out) {
   out << "</body></html>\n";
 }
 
-void write_html(const Run& run, const RenderOptions&, std::ostream& out) {
+void write_html(const Run& run, const RenderOptions& options, std::ostream& out) {
   head(out, "headcount " + (run.files.size() == 1 ? run.files[0].path : std::to_string(run.files.size()) + " models"));
   out << "<h1>headcount " << kVersion << "</h1>\n";
   if (run.files.size() > 1) {
@@ -479,7 +523,7 @@ void write_html(const Run& run, const RenderOptions&, std::ostream& out) {
     }
     out << "</table></div>\n";
   }
-  for (size_t i = 0; i < run.files.size(); ++i) model_section(out, run.files[i], i, run.gates_configured);
+  for (size_t i = 0; i < run.files.size(); ++i) model_section(out, run.files[i], i, run.gates_configured, options.all_blocks);
   out << "</body></html>\n";
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "fold.h"
 #include "layout.h"
 #include "renderers.h"
 
@@ -27,7 +28,7 @@ std::string md_code(const std::string& s) {
 
 }  // namespace
 
-void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
+void write_markdown(const Run& run, const RenderOptions& options, std::ostream& out) {
   out << "### headcount " << kVersion << "\n\n";
   if (!run.config.empty()) out << "config: " << md_code(run.config) << "\n\n";
   out << "| model | parameters | stored | attention | blocks | heads | findings |" << (run.gates_configured ? " gates |" : "")
@@ -68,7 +69,7 @@ void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
           << " | " << (c.macs_lower_bound ? "≥ " : "") << with_commas(c.macs_per_token) << " |\n";
     }
   }
-  bool any = false;
+  bool any = false, folded = false;
   for (const auto& f : run.files) {
     if (!f.audit) continue;
     for (const auto& g : f.gates) {
@@ -76,14 +77,17 @@ void write_markdown(const Run& run, const RenderOptions&, std::ostream& out) {
       any = true;
       out << "- " << md_code(f.path) << " **gate " << g.gate << " failed**: " << md_text(g.message) << "\n";
     }
-    for (const auto& x : f.audit->findings) {
+    for (const auto& g : finding_folds(f.audit->findings, options.all_blocks)) {
+      const Finding& x = f.audit->findings[g.first];
       if (x.severity == Severity::Info) continue;
       if (!any) out << "\n#### Details\n\n";
       any = true;
+      folded = folded || g.folded();
       out << "- " << md_code(f.path) << " " << severity_name(x.severity) << " `" << x.rule << "`"
-          << (x.block ? " (block " + std::to_string(*x.block) + ")" : "") << ": " << md_text(x.message) << "\n";
+          << (g.blocks.empty() ? "" : " (" + blocks_text(g.blocks) + ")") << ": " << md_text(x.message) << "\n";
     }
   }
+  if (folded) out << "\nA finding about several blocks is listed once, naming them; `--all-blocks` lists each block's apart.\n";
 }
 
 

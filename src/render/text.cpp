@@ -4,14 +4,28 @@
 
 #include <set>
 
+#include "fold.h"
 #include "layout.h"
 #include "renderers.h"
 
 namespace headcount::renderers {
 namespace {
 
+// Under a table with folded rows: what the first folded row means, and how to list every entry.
+// Says whether it printed.
+bool fold_legend(const std::vector<Fold>& runs, const char* plural, const char* singular, std::ostream& out) {
+  for (const auto& r : runs) {
+    if (!r.folded()) continue;
+    out << "  " << wrap(fold_cell(r) + ": " + plural + " " + std::to_string(r.from) + " to " + std::to_string(r.to) +
+                            ", identical, in one row; --all-blocks lists each " + singular + ".", 2, 4)
+        << "\n";
+    return true;
+  }
+  return false;
+}
+
 // The mixture-of-experts layers: a table, then the active count.
-void experts_text(const Audit& a, std::ostream& out) {
+void experts_text(const Audit& a, bool all_blocks, std::ostream& out) {
   const ExpertResult& x = a.experts;
   if (x.layers.empty()) {  // no mixture of experts: only what was looked at and left out
     if (!x.notes.empty() || x.unexamined) out << "\n";
@@ -26,20 +40,23 @@ void experts_text(const Audit& a, std::ostream& out) {
   Table t;
   t.right = {true, false, false, true, true, true, true, true, true};
   t.rows.push_back({"#", "name", "form", "experts", "top-k", "one expert", "routed", "router", "shared"});
-  for (const auto& l : x.layers) {
+  const std::vector<Fold> runs = layer_folds(x.layers, all_blocks);
+  for (const auto& r : runs) {
+    const ExpertLayer& l = x.layers[r.first];
     std::string experts = l.experts ? std::to_string(*l.experts) : "?";
     if (l.experts && l.found != *l.experts) experts = std::to_string(l.found) + " of " + experts;
-    t.rows.push_back({std::to_string(l.index), truncate(l.name, 24), l.form, experts,
+    t.rows.push_back({fold_cell(r), truncate(r.name, 24), l.form, experts,
                       l.top_k ? std::to_string(*l.top_k) : "?", l.expert ? with_commas(*l.expert) : "?",
                       with_commas(l.routed), with_commas(l.router),
                       l.shared_experts ? with_commas(l.shared) + " (" + std::to_string(l.shared_experts) + ")" : "0"});
   }
   t.print(out, "  ");
   out << "  one expert: its weights and biases. shared: experts every token runs (how many).\n";
-  for (const auto& l : x.layers) {
-    for (const auto& note : l.notes) {
-      std::string head = "  layer " + std::to_string(l.index) + ":";
-      out << head << " " << wrap(note, head.size() + 1, 4) << "\n";
+  fold_legend(runs, "layers", "layer", out);
+  for (const auto& r : runs) {
+    for (const auto& note : x.layers[r.first].notes) {
+      std::string head = std::string("  ") + (r.folded() ? "layers " : "layer ") + index_range(r.from, r.to) + ":";
+      out << head << " " << wrap(note, display_width(head) + 1, 4) << "\n";
     }
   }
   for (const auto& note : x.notes) out << "  " << wrap(note, 2, 4) << "\n";
@@ -160,24 +177,30 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   out << "  attention   " << with_commas(att.parameters) << " in " << count_of(att.blocks.size(), "block", "blocks") << " ("
       << percent(att.parameters, inv.stored) << " of stored)\n";
 
+  // Runs of identical consecutive blocks, one row each (--all-blocks: one row per block).
+  const std::vector<Fold> runs = block_folds(att.blocks, options.all_blocks);
+  bool told = false;  // the reader was told how to list every block
   if (!att.blocks.empty()) {
     out << "\nattention blocks\n";
     Table t;
     t.right = {true, false, false, false, true, true, true, true, true};
     t.rows.push_back({"#", "name", "form", "kind", "heads", "width", "d_k", "parameters", "of std"});
-    for (const auto& b : att.blocks) {
+    for (const auto& r : runs) {
+      const AttentionBlock& b = att.blocks[r.first];
       std::string heads = optional_int(b.heads);
       if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) heads += "/" + std::to_string(*b.kv_heads);
-      t.rows.push_back({std::to_string(b.index), truncate(b.name, 24), b.form, b.kind, heads, b.width > 0 ? std::to_string(b.width) : "?",
+      t.rows.push_back({fold_cell(r), truncate(r.name, 24), b.form, b.kind, heads, b.width > 0 ? std::to_string(b.width) : "?",
                         optional_int(b.head_dim), with_commas(b.total), percent(b.total, b.standard)});
     }
     t.print(out, "  ");
     out << "  heads a/b: a query heads, b key/value heads. of std: share of the standard 4·width² (+4·width).\n";
-    for (const auto& b : att.blocks) {
+    told = fold_legend(runs, "blocks", "block", out);
+    for (const auto& r : runs) {
+      const AttentionBlock& b = att.blocks[r.first];
       if (!b.latent) continue;
       const LatentAttention& la = *b.latent;
       std::string rope = la.rope_dim ? " + " + std::to_string(la.rope_dim) + " RoPE" : std::string();
-      std::string line = "latent attention in block " + std::to_string(b.index) + ": " +
+      std::string line = "latent attention in " + std::string(r.folded() ? "blocks " : "block ") + index_range(r.from, r.to) + ": " +
                          (la.q_rank ? "Q through rank " + std::to_string(la.q_rank) : std::string("Q direct")) +
                          ", K/V through rank " + std::to_string(la.kv_rank) + rope + "; per head Q/K " +
                          std::to_string(la.qk_nope_dim) + rope + ", V " + std::to_string(la.v_head_dim) + ".";
@@ -190,13 +213,14 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     p.right = {true, true, true, true, true, true};
     p.rows.push_back({"#", "Q", "K", "V", "O"});
     if (extras) p.rows.back().push_back("extras");
-    for (const auto& b : att.blocks) {
+    for (const auto& r : runs) {
+      const AttentionBlock& b = att.blocks[r.first];
       // K or V read from a graph input: its projection is elsewhere; a bias share may still be here.
       auto cell = [](const Projection& pr) {
         if (pr.from_input.empty()) return with_commas(pr.total());
         return pr.total() ? with_commas(pr.total()) + " + input" : std::string("input");
       };
-      p.rows.push_back({std::to_string(b.index), cell(b.q), cell(b.k), cell(b.v), cell(b.o)});
+      p.rows.push_back({fold_cell(r), cell(b.q), cell(b.k), cell(b.v), cell(b.o)});
       if (!extras) continue;
       uint64_t n = 0;
       std::string roles;
@@ -222,11 +246,15 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
 
   if (!a.findings.empty()) {
     out << "\nfindings\n";
-    for (const auto& f : a.findings) {
+    bool folded = false;
+    for (const auto& g : finding_folds(a.findings, options.all_blocks)) {
+      const Finding& f = a.findings[g.first];
       std::string head = "  " + std::string(severity_name(f.severity)) + " [" + f.rule + "]" +
-                         (f.block ? " block " + std::to_string(*f.block) : std::string()) + ":";
-      out << head << " " << wrap(f.message, head.size() + 1, 4) << "\n";
+                         (g.blocks.empty() ? std::string() : " " + blocks_text(g.blocks)) + ":";
+      out << head << " " << wrap(f.message, display_width(head) + 1, 4) << "\n";
+      folded = folded || g.folded();
     }
+    if (folded && !told) out << "  (--all-blocks lists the findings of each block apart)\n";
   }
 
   if (a.declared) {
@@ -271,7 +299,7 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
   }
   c.print(out, "  ");
-  experts_text(a, out);
+  experts_text(a, options.all_blocks, out);
   if (!fw.buffers.empty()) {
     out << "\nbuffers (stored, not learned: the framework does not count them)\n";
     for (const auto& b : fw.buffers) {

@@ -5,7 +5,9 @@ chromium-driver and python3-selenium).
 For every sample: the page opens from disk with no console error and no network request; each
 bar segment and each per-block segment is drawn at its share of the whole within a pixel, and
 its hover title holds the exact count of the JSON report; each projection drawing has the
-JSON's count and its in × out proportions within a pixel. With --screenshots DIR it also saves
+JSON's count and its in × out proportions within a pixel. A run of identical consecutive blocks
+is drawn once and stands for its blocks: the runs cover the JSON's blocks once, in order, each
+run's counts are every one of its blocks' counts, and runs × blocks add up to the JSON's totals. With --screenshots DIR it also saves
 the README's screenshots (360 and 1280 px wide).
 
     /usr/bin/python3 tests/browser/check_html.py build/headcount samples [--screenshots docs/images]
@@ -56,11 +58,18 @@ for (const svg of document.querySelectorAll('svg.layers')) {
   const vb = svg.viewBox.baseVal;
   const segs = [...svg.querySelectorAll('rect.seg')].map(r => ({cls: r.getAttribute('class'),
     count: Number(r.dataset.count), width: r.getBoundingClientRect().width, title: r.querySelector('title').textContent}));
-  out.layers.push({widest: Number(svg.dataset.widest), span: box.width * (1000 - 160) / vb.width, segs});
+  const runs = [...svg.querySelectorAll('g.run')].map(g => ({first: Number(g.dataset.first), last: Number(g.dataset.last),
+    blocks: Number(g.dataset.blocks), segs: [...g.querySelectorAll('rect.seg')].map(r => ({
+      role: r.getAttribute('class').split('seg-')[1], count: Number(r.dataset.count)}))}));
+  out.layers.push({widest: Number(svg.dataset.widest), span: box.width * (1000 - 160) / vb.width, segs, runs});
 }
+out.sections = [...document.querySelectorAll('section.block')].map(s => ({id: s.id, first: Number(s.dataset.first),
+  last: Number(s.dataset.last), blocks: Number(s.dataset.blocks)}));
 for (const r of document.querySelectorAll('rect.proj')) {
   const b = r.getBoundingClientRect();
-  out.matrices.push({block: r.closest('section.block').id, cls: r.getAttribute('class'), count: Number(r.dataset.count),
+  const section = r.closest('section.block');
+  out.matrices.push({block: section.id, first: Number(section.dataset.first), last: Number(section.dataset.last),
+    blocks: Number(section.dataset.blocks), cls: r.getAttribute('class'), count: Number(r.dataset.count),
     din: Number(r.dataset.in), dout: Number(r.dataset.out), width: b.width, height: b.height,
     title: r.querySelector('title').textContent});
 }
@@ -118,12 +127,45 @@ def check_page(driver, html_path, report, failures):
                 failures.append(f"{name}: a block segment is {s['width']:.2f} px wide, its share is {want:.2f} px")
             if commas(s["count"]) not in s["title"]:
                 failures.append(f"{name}: block segment title '{s['title']}' lacks {commas(s['count'])}")
+    # A run of identical consecutive blocks is drawn once and stands for its blocks: the runs of
+    # the chart and the block sections each cover the JSON's blocks once, in order, and what a run
+    # draws is every one of its blocks' count; so runs × blocks add up to the JSON's totals.
+    def check_runs(what, runs):
+        at = 0
+        for r in runs:
+            if r["first"] != at or r["last"] < r["first"] or r["blocks"] != r["last"] - r["first"] + 1:
+                failures.append(f"{name}: {what} {r['first']}–{r['last']} ({r['blocks']}) does not follow block {at - 1}")
+            at = r["last"] + 1
+        if blocks and at != len(blocks):
+            failures.append(f"{name}: {what}s end at block {at - 1}, the JSON has {len(blocks)} blocks")
+    check_runs("block section", m["sections"])
+    for layer in m["layers"]:
+        check_runs("chart row", layer["runs"])
+        drawn = {role: 0 for role in ROLES}
+        for r in layer["runs"]:
+            for s in r["segs"]:
+                if s["role"] not in ROLES:
+                    continue
+                drawn[s["role"]] += s["count"] * r["blocks"]
+                for index in range(r["first"], min(r["last"] + 1, len(blocks))):
+                    want = blocks[index]["projections"][ROLES[s["role"]]]["total"]
+                    if s["count"] != want:
+                        failures.append(f"{name}: the row of blocks {r['first']}–{r['last']} draws {s['role']} {s['count']}, "
+                                        f"the JSON's block {index} holds {want}")
+        for role in ROLES:
+            want = sum(b["projections"][ROLES[role]]["total"] for b in blocks)
+            if drawn[role] != want:
+                failures.append(f"{name}: the chart's {role} rows stand for {drawn[role]}, the JSON's blocks hold {want}")
     for mx in m["matrices"]:
-        index = int(mx["block"].rsplit("-", 1)[1])
+        index = mx["first"]
+        if mx["block"] != f"{mx['block'].rsplit('-', 1)[0]}-{index}":
+            failures.append(f"{name}: section {mx['block']} starts at block {index}")
         role = mx["cls"].split("proj-")[1]
-        projection = blocks[index]["projections"][ROLES[role]]
-        if mx["count"] != projection["total"]:
-            failures.append(f"{name}: block {index} {role} is drawn with {mx['count']}, the JSON holds {projection['total']}")
+        for i in range(mx["first"], min(mx["last"] + 1, len(blocks))):
+            projection = blocks[i]["projections"][ROLES[role]]
+            if mx["count"] != projection["total"]:
+                failures.append(f"{name}: blocks {mx['first']}–{mx['last']} {role} are drawn with {mx['count']}, "
+                                f"the JSON's block {i} holds {projection['total']}")
         if commas(mx["count"]) not in mx["title"]:
             failures.append(f"{name}: block {index} {role}'s title lacks {commas(mx['count'])}")
         if mx["width"] > 2 and mx["height"] > 2:  # a hairline has no measurable proportion
@@ -165,6 +207,17 @@ def main():
                                                    capture_output=True, text=True).stdout)["models"][0]
                 measured += check_page(driver, html, report, failures)
                 pages += 1
+            # --all-blocks: every block drawn on its own, each drawing checked as above.
+            model = os.path.join(os.path.basename(samples), "bert_base_external.onnx")
+            html = os.path.join(work, "all-blocks.html")
+            subprocess.run([binary, "audit", model, "-f", "html", "--all-blocks", "-o", html], check=True, cwd=root)
+            report = json.loads(subprocess.run([binary, "audit", model, "-f", "json"], check=True, cwd=root,
+                                               capture_output=True, text=True).stdout)["models"][0]
+            measured += check_page(driver, html, report, failures)
+            pages += 1
+            sections = driver.execute_script("return [...document.querySelectorAll('section.block')].map(s => s.dataset.blocks)")
+            if sections != ["1"] * len(report["attention_blocks"]):
+                failures.append(f"all-blocks.html: sections standing for {sections} blocks, not one per block")
             # The same pages in a phone-sized window: nothing wider than the screen.
             driver.set_window_size(360, 800)
             for name in names:
