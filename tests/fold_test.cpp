@@ -15,11 +15,11 @@
 
 #include "../src/render/fold.h"
 #include "graph_builder.h"
-#include "layers_model.h"
 #include "test_util.h"
 
 using namespace headcount;
-using namespace testutil::layers;
+using testutil::LayerSpec;
+using testutil::layers_model;
 using Catch::Contains;
 
 namespace {

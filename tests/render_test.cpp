@@ -7,7 +7,7 @@
 #include "../src/render/json_writer.h"
 #include "headcount/numbers.h"
 #include "headcount/report.h"
-#include "layers_model.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -36,13 +36,13 @@ TEST_CASE("JSON strings are escaped per RFC 8259", "[render]") {
 TEST_CASE("count words agree with their count in every summary", "[render][cli]") {
   // One layer of 4 heads × 4 features on width 8: 16 ≠ 8 is one width-mismatch warning, and
   // nothing else above info.
-  testutil::layers::LayerSpec s;
+  testutil::LayerSpec s;
   s.width = 8;
   s.heads = 4;
   s.head_dim = 4;
   testutil::TempDir dir;
   std::string path = dir.file("model.onnx");
-  testutil::save(testutil::layers::layers_model({s}), path);
+  testutil::save(testutil::layers_model({s}), path);
   auto html = testutil::cli({"audit", path, "-f", "html"});
   REQUIRE(html.code == 0);
   CHECK_THAT(html.out, Catch::Contains("<td class='n'>0 errors, 1 warning, 0 info</td>"));
