@@ -370,8 +370,11 @@ class ExpertMatcher {
     // The experts: MLPs reading the router's input, grouped by their down projection.
     std::string_view input = base_of(g, input_of(rn, 0));
     std::map<int, std::set<int>> groups;  // down -> up/gate projections
+    // Each candidate, expert and shared expert gets a walk allowance of its own: a layer of 256
+    // experts is 256 times the walking of a layer of one (the model's own budget still bounds it).
     for (int ni : products_reading(g, input)) {
       if (ni == router) continue;
+      budget_.start_walk(256);
       int down = cached_down_of(g, ni);
       if (down >= 0) groups[down].insert(ni);
     }
@@ -387,6 +390,7 @@ class ExpertMatcher {
         for (int wi : tensors_of(g, node)) tensors.push_back(wi);
       }
       for (int wi : tensors_of(g, down)) tensors.push_back(wi);
+      budget_.start_walk(512);
       if (!weighted_by_router(g, down, routing)) {
         unrouted.push_back({down, tensors});
         continue;
@@ -401,6 +405,7 @@ class ExpertMatcher {
     }
     // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
     for (auto& [down, tensors] : unrouted) {
+      budget_.start_walk(512);
       std::set<std::string_view> mine;
       flows_into(g, down, mine);
       mine.erase(output_of(*m_.nodes[down].rec, 0));
