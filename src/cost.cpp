@@ -111,7 +111,16 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       }
     }
     // Projection MACs: one per weight element of Q, K, V and O, for every token.
-    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) add_to(bc.projection_macs, b.projection(r).weight, overflow);
+    // A weight fed as a graph input is not stored but multiplies all the same: its declared shape.
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      const Projection& p = b.projection(r);
+      uint64_t macs = p.weight;
+      if (!p.weight_input.empty() && p.in_width > 0 && p.out_width > 0 &&
+          mul_overflows(static_cast<uint64_t>(p.in_width), static_cast<uint64_t>(p.out_width), &macs)) {
+        overflow = true;
+      }
+      add_to(bc.projection_macs, macs, overflow);
+    }
 
     // K and V features per token: the projections' output widths, else heads x head size.
     const std::optional<int64_t> dk = b.k_head_dim ? b.k_head_dim : b.head_dim;
@@ -164,15 +173,17 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
         bc.dtype_from = "unknown: the K projection's weight '" + std::string(w.name) + "' is " + dtype_name(w.dtype) +
                         ", not the type K is computed in (give --kv-dtype)";
       }
-    } else if (!b.k.from_input.empty()) {
-      const onnx::ValueInfoProto* in = graph_input(model, b.k.from_input);
+    } else if (!b.k.from_input.empty() || !b.k.weight_input.empty()) {
+      // K read from a graph input, or projected by a weight fed as one: that input's type.
+      const std::string& name = b.k.from_input.empty() ? b.k.weight_input : b.k.from_input;
+      const onnx::ValueInfoProto* in = graph_input(model, name);
       int32_t t = in && in->type().has_tensor_type() ? in->type().tensor_type().elem_type() : 0;
       if (is_float(t)) {
         bc.bits = dtype_bits(t);
         bc.dtype = dtype_name(t);
-        bc.dtype_from = "the graph input '" + b.k.from_input + "'";
+        bc.dtype_from = "the graph input '" + name + "'";
       } else {
-        bc.dtype_from = "unknown: the graph input '" + b.k.from_input + "' has no float type (give --kv-dtype)";
+        bc.dtype_from = "unknown: the graph input '" + name + "' has no float type (give --kv-dtype)";
       }
     } else {
       bc.dtype_from = "unknown: K has no projection or input to take its type from (give --kv-dtype)";

@@ -407,7 +407,8 @@ std::string explain_block(const Audit& a, int index) {
   out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
   out << ": " << b.heads_from << "\n";
-  out << "  width      " << (b.width > 0 ? std::to_string(b.width) : std::string("unknown")) << " (input of the Q projection)\n";
+  out << "  width      " << (b.width > 0 ? std::to_string(b.width) : std::string("unknown"))
+      << (b.q.found || b.width <= 0 ? " (input of the Q projection)\n" : " (the query's width: no Q projection in this graph)\n");
   if (!b.score_path.empty()) {
     std::string path;
     for (const auto& step : b.score_path) path += (path.empty() ? "" : " → ") + step;
@@ -431,6 +432,11 @@ std::string explain_block(const Audit& a, int index) {
       continue;
     }
     out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
+    if (!p.weight_input.empty()) {
+      out << "     weight the graph input '" << p.weight_input << "' [" << p.in_width << ", " << p.out_width
+          << "], fed at run time: 0 stored\n";
+    }
+    if (!p.bias_input.empty()) out << "     bias   the graph input '" << p.bias_input << "', fed at run time: 0 stored\n";
     for (const auto& t : p.tensors) {
       const Weight& w = m.weights[t.weight];
       out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape_string(w.dims);
@@ -451,7 +457,9 @@ std::string explain_block(const Audit& a, int index) {
       << with_commas(b.v.total()) << " + " << with_commas(b.o.total())
       << (b.extras.empty() ? std::string() : " + " + with_commas(extras) + " (extras)") << " = " << with_commas(b.total)
       << "\n";
-  if (!b.standard) {
+  if (!b.q.found && !b.k.found && !b.v.found && !b.o.found) {
+    out << "  standard   not compared: none of Q, K, V and O is projected in this graph\n";
+  } else if (!b.standard) {
     out << "  standard   unknown: the width is not known (or its square does not fit in 64 bits)\n";
   } else {
     out << "  standard   4·" << b.width << "²" << (b.has_bias ? " + 4·" + std::to_string(b.width) : "") << " = "

@@ -218,7 +218,7 @@ void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
     if (!p.found) continue;
     std::string name = role_name(r);
     for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    (p.bias ? with : without).push_back(name);
+    (p.bias || !p.bias_input.empty() ? with : without).push_back(name);
   }
   if (!with.empty() && !without.empty()) {
     out.push_back(make("bias-inconsistent", b.index,

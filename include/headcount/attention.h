@@ -35,6 +35,10 @@ struct Projection {
   int64_t out_width = 0;  // output features (0 when unknown)
   std::string from_input;  // K or V that comes from this graph input unprojected (a cache, an
                            // encoder output): not found, and its projection lives elsewhere
+  // The weight is this graph input, fed at run time: the projection is here (found, its widths
+  // from the input's declared shape), and nothing of its weight is stored, so it adds 0.
+  std::string weight_input;
+  std::string bias_input;  // the same for a bias added to it: a graph input [out], not stored
   std::vector<TensorShare> tensors;
   uint64_t total() const { return weight + bias; }
 };

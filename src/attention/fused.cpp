@@ -22,22 +22,24 @@ struct FusedOp {
   const char* kv_heads;   // attribute with the key/value heads; nullptr: as many as query heads
   int past_key;           // [B, h_kv, P, d] caches: their shapes give K/V heads and head sizes
   int past_value;
+  bool causal;            // causal attention over a cache it extends: self-attention whatever
+                          // its inputs are called (onnxruntime: "only supports causal and local")
 };
 
 // Slots as onnxruntime's ContribOperators.md and the ONNX operator spec (opset 23) give them.
 const FusedOp kFusedOps[] = {
-    // domain          type                               weight bias global gbias heads          kv_heads        past k, v
-    {"com.microsoft", "Attention",                        1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
-    {"com.microsoft", "PackedAttention",                  1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
-    {"com.microsoft", "QAttention",                       1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
-    {"com.microsoft", "LongformerAttention",              1,     2,   4,     5,    "num_heads",   nullptr,        -1, -1},
-    {"com.microsoft", "MultiHeadAttention",               -1,    3,   -1,    -1,   "num_heads",   nullptr,        6,  7},
-    {"com.microsoft", "PackedMultiHeadAttention",         -1,    3,   -1,    -1,   "num_heads",   nullptr,        -1, -1},
-    {"com.microsoft", "DecoderMaskedMultiHeadAttention",  -1,    10,  -1,    -1,   "num_heads",   nullptr,        5,  6},
-    {"com.microsoft", "GroupQueryAttention",              -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", 3,  4},
-    {"com.microsoft", "SparseAttention",                  -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", 3,  4},
-    {"com.microsoft", "PagedAttention",                   -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", -1, -1},
-    {"",              "Attention",                        -1,    -1,  -1,    -1,   "q_num_heads", "kv_num_heads", 4,  5},
+    // domain          type                               weight bias global gbias heads          kv_heads        past k, v  causal
+    {"com.microsoft", "Attention",                        1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1, false},
+    {"com.microsoft", "PackedAttention",                  1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1, false},
+    {"com.microsoft", "QAttention",                       1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1, false},
+    {"com.microsoft", "LongformerAttention",              1,     2,   4,     5,    "num_heads",   nullptr,        -1, -1, false},
+    {"com.microsoft", "MultiHeadAttention",               -1,    3,   -1,    -1,   "num_heads",   nullptr,        6,  7, false},
+    {"com.microsoft", "PackedMultiHeadAttention",         -1,    3,   -1,    -1,   "num_heads",   nullptr,        -1, -1, false},
+    {"com.microsoft", "DecoderMaskedMultiHeadAttention",  -1,    10,  -1,    -1,   "num_heads",   nullptr,        5,  6, false},
+    {"com.microsoft", "GroupQueryAttention",              -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", 3,  4, true},
+    {"com.microsoft", "SparseAttention",                  -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", 3,  4, true},
+    {"com.microsoft", "PagedAttention",                   -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", -1, -1, true},
+    {"",              "Attention",                        -1,    -1,  -1,    -1,   "q_num_heads", "kv_num_heads", 4,  5, false},
 };
 const FusedOp* fused_op(const NodeRec& n) {
   std::string_view domain = n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain());
@@ -90,17 +92,24 @@ AttentionBlock Matcher::fused(int g, int ni) {
   if (desc.packed_weight >= 0) {
     // Packed weight inside the op: [in, q + k + v], and its bias.
     auto w = walker_.weight_of(g, input(desc.packed_weight));
-    if (!w) {
+    // A packed weight fed as a graph input declared [in, q + k + v]: the projections are here,
+    // nothing of them is stored.
+    auto fed = w ? std::nullopt : walker_.input_projection(g, ni, input_of(n, 0), input_of(n, desc.packed_weight), false);
+    if (!w && !fed) {
       b.notes.push_back(std::string(op) + " weight input '" + input(desc.packed_weight) + "' is not a constant");
     } else {
-      const Weight& tensor = m_.weights[w->weight];
       ProjectionHit packed;
-      packed.node = ni;
-      packed.weight = *w;
-      packed.input = input(0);
-      if (tensor.dims.size() == 2) {
-        packed.in = tensor.dims[0];
-        packed.out = tensor.dims[1];
+      if (fed) {
+        packed = *fed;
+      } else {
+        const Weight& tensor = m_.weights[w->weight];
+        packed.node = ni;
+        packed.weight = *w;
+        packed.input = input(0);
+        if (tensor.dims.size() == 2) {
+          packed.in = tensor.dims[0];
+          packed.out = tensor.dims[1];
+        }
       }
       if (auto bias = walker_.weight_of(g, input(desc.packed_bias))) packed.bias = bias->weight;
       std::vector<Int> sizes;
@@ -123,6 +132,10 @@ AttentionBlock Matcher::fused(int g, int ni) {
     q = {walker_.back(g, input(0)), true};
     bool packed_query = input(1).empty() && input(2).empty();
     if (packed_query) {
+      if (!q.hit.found() && !q.hit.from_input.empty()) {
+        // A packed query straight from a graph input carries K and V from that input too.
+        k.hit.from_input = v.hit.from_input = q.hit.from_input;
+      }
       if (q.hit.found()) {
         // [h·d + 2·h_kv·d] packed: d is the width over h + 2·h_kv.
         Int h = heads, hk = kv_heads ? kv_heads : heads;
@@ -187,6 +200,7 @@ AttentionBlock Matcher::fused(int g, int ni) {
     }
   }
   RoleHit o{walker_.forward(g, output_of(n, 0)), true};
+  if (desc.causal) b.kind = "self";
   assemble(g, b, q, k, v, o);
   for (auto& [role, range] : unprojected_bias) {
     const Weight& w = m_.weights[static_cast<size_t>(bias_weight)];
@@ -197,6 +211,7 @@ AttentionBlock Matcher::fused(int g, int ni) {
                              std::to_string(w.elements)});
     p.bias = plus(p.bias, len);
   }
+  if (!q.present && !q.hit.from_input.empty()) b.q.from_input = q.hit.from_input;
   if (!k.present && !k.hit.from_input.empty()) b.k.from_input = k.hit.from_input;
   if (!v.present && !v.hit.from_input.empty()) b.v.from_input = v.hit.from_input;
   if (desc.global_weight >= 0) add_global_weights(g, n, desc.global_weight, desc.global_bias, b);
@@ -238,14 +253,29 @@ void Matcher::fused_heads(int g, const NodeRec& n, const char* heads_attr, const
   if (!kv_heads && !kv_attr) kv_heads = heads;
   b.kv_heads = kv_heads.opt();
   // Head sizes: Q's width over the heads, else what the inputs' and caches' shapes state.
+  // A packed query without its projection in the graph holds Q, K and V: [B, S, (h + 2·h_kv)·d].
+  bool packed = input(1).empty() && input(2).empty();
   Int q_width = b.q.out_width > 0 ? Int(b.q.out_width) : qs.width;
-  Int d = exact_div(q_width, heads);
+  Int d = b.q.out_width <= 0 && packed ? exact_div(qs.width, heads + 2 * (kv_heads ? kv_heads : heads))
+                                       : exact_div(q_width, heads);
   if (!d.positive()) d = qs.head_size ? qs.head_size : ks.head_size ? ks.head_size : pk.head_size;
   b.head_dim = d.positive() ? d.opt() : std::nullopt;
   Int v_width = b.v.out_width > 0 ? Int(b.v.out_width) : vs.width;
   Int dv = exact_div(v_width, kv_heads);
   if (!dv.positive()) dv = vs.head_size ? vs.head_size : pv.head_size;
+  if (!dv.positive() && packed && b.v.out_width <= 0) dv = d;  // the packed query's V part has Q's head size
   b.v_head_dim = dv.positive() ? dv.opt() : std::nullopt;
+  if (b.width <= 0 && !b.q.found && !b.k.found && !b.v.found && !b.o.found) {
+    // No Q projection in the graph: the query's declared [B, S, h·d] is the width it attends in
+    // (a packed query also holds K and V: then h · d).
+    Int w = packed ? heads * d : qs.width;
+    if (w.positive() && (!packed || d.positive())) {
+      b.width = *w;
+      b.notes.push_back("width " + w.str() + " from the declared shape " + qs.shape + " of the query '" + input(0) + "'" +
+                        (packed ? " (" + heads.str() + " heads × " + d.str() + "; it packs K and V too)" : "") +
+                        ": the operator holds no projection");
+    }
+  }
 }
 
 void Matcher::add_global_weights(int g, const NodeRec& n, int weight_slot, int bias_slot, AttentionBlock& b) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "headcount/error.h"
+#include "headcount/numbers.h"
 #include "matcher.h"
 
 namespace headcount {
@@ -166,10 +167,46 @@ void Matcher::assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit
     b.kind = (q.hit.node >= 0 && q.hit.node == k.hit.node) || (!qi.empty() && qi == ki) ? "self" : "cross";
   }
   b.width = b.q.in_width;
+  note_weight_inputs(b);
   // Learned tokens concatenated onto K and V (add_bias_kv): parameters of the block, not of a projection.
   for (auto [hit, role] : {std::pair<const ProjectionHit*, ExtraRole>{&k.hit, ExtraRole::BiasK}, {&v.hit, ExtraRole::BiasV}}) {
     for (int wi : hit->extra_weights) add_extra(b, wi, role);
   }
+}
+
+void Matcher::note_weight_inputs(AttentionBlock& b) const {
+  std::vector<std::string> roles, inputs, biases, widths;
+  Int elements = 0;
+  auto add_once = [](std::vector<std::string>& v, const std::string& s) {
+    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  };
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+    const Projection& p = b.projection(r);
+    if (p.weight_input.empty()) continue;
+    std::string role = role_name(r);
+    role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
+    roles.push_back(role);
+    add_once(inputs, "'" + p.weight_input + "'");
+    if (!p.bias_input.empty()) add_once(biases, "'" + p.bias_input + "'");
+    widths.push_back(role + " " + std::to_string(p.in_width) + " → " + std::to_string(p.out_width));
+    elements = elements + Int(p.in_width) * Int(p.out_width);
+  }
+  if (roles.empty()) return;
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+    return s;
+  };
+  auto plural = [](const std::vector<std::string>& v, const char* one, const char* many) { return v.size() == 1 ? one : many; };
+  std::string sizes;
+  for (const auto& w : widths) sizes += (sizes.empty() ? "" : ", ") + w;
+  if (!biases.empty()) sizes += std::string("; ") + plural(biases, "bias ", "biases ") + join(biases);
+  bool one = roles.size() == 1;
+  b.notes.push_back(join(roles) + (one ? " weight is" : " weights are") + " fed at run time as the graph " +
+                    plural(inputs, "input ", "inputs ") + join(inputs) + " (" + sizes + "): nothing of " +
+                    (one ? "it" : "them") + " is stored, so " + (one ? "it adds" : "they add") + " 0 here (" +
+                    (elements ? with_commas(static_cast<uint64_t>(*elements)) : std::string("?")) + " weights by the " +
+                    plural(inputs, "declared shape)", "declared shapes)"));
 }
 
 void Matcher::add_extra(AttentionBlock& b, int weight, ExtraRole role) const {
@@ -216,7 +253,6 @@ void Matcher::fill(Projection& p, const ProjectionHit& hit) {
     }
     return;
   }
-  const Weight& w = m_.weights[hit.weight.weight];
   // Sizes from the weight's dims (unknown counts as 0); a part comes from Split sizes or Slice
   // bounds in the file, so it is kept inside the projection.
   int64_t in = std::max<int64_t>(hit.in.value_or(0), 0), out = std::max<int64_t>(hit.out.value_or(0), 0);
@@ -224,25 +260,31 @@ void Matcher::fill(Projection& p, const ProjectionHit& hit) {
   int64_t offset = hit.part.offset ? std::clamp<int64_t>(*hit.part.offset, 0, out - length) : 0;
   p.in_width = in;
   p.out_width = length;
-  TensorShare ws;
-  ws.weight = hit.weight.weight;
-  ws.elements = (Int(in) * length).count().value_or(0);  // at most in × out, the tensor's own elements
-  bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].rec->op_type() == "Gemm"sv &&
-                                                    detail::attr_flag(*m_.nodes[hit.node].rec, "transB"));
-  // Gemm with transB and an untransposed tensor, or MatMul behind Transpose: stored [out, in].
-  const std::string axis = stored_out_first ? "rows " : "columns ";
-  Int stored_full = stored_out_first ? Int(w.dims.empty() ? 0 : w.dims[0]) : Int(out);
-  Int first = Int(hit.weight.rows ? hit.weight.rows->first : 0) + offset;
-  if (hit.weight.rows || length != out) {
-    ws.slice = axis + first.str() + ":" + (first + length).str() + " of " + stored_full.str();
+  p.bias_input = hit.bias_input;
+  if (hit.weight.weight < 0) {
+    p.weight_input = hit.weight_input;  // fed at run time: widths from its declared shape, nothing stored
+  } else {
+    const Weight& w = m_.weights[hit.weight.weight];
+    TensorShare ws;
+    ws.weight = hit.weight.weight;
+    ws.elements = (Int(in) * length).count().value_or(0);  // at most in × out, the tensor's own elements
+    bool stored_out_first = hit.weight.transposed != (m_.nodes[hit.node].rec->op_type() == "Gemm"sv &&
+                                                      detail::attr_flag(*m_.nodes[hit.node].rec, "transB"));
+    // Gemm with transB and an untransposed tensor, or MatMul behind Transpose: stored [out, in].
+    const std::string axis = stored_out_first ? "rows " : "columns ";
+    Int stored_full = stored_out_first ? Int(w.dims.empty() ? 0 : w.dims[0]) : Int(out);
+    Int first = Int(hit.weight.rows ? hit.weight.rows->first : 0) + offset;
+    if (hit.weight.rows || length != out) {
+      ws.slice = axis + first.str() + ":" + (first + length).str() + " of " + stored_full.str();
+    }
+    if (m_.nodes[hit.node].rec->op_type() == "MatMulNBits"sv) {
+      uint64_t stored = 1;  // the blob's own dims: Weight::elements may already be the logical K x N
+      for (int64_t d : w.dims) mul_overflows(stored, static_cast<uint64_t>(d), &stored);  // checked at load
+      ws.slice = "logical K x N from attributes (packed " + std::to_string(stored) + " stored elements)";
+    }
+    p.weight = ws.elements;
+    p.tensors.push_back(ws);
   }
-  if (m_.nodes[hit.node].rec->op_type() == "MatMulNBits"sv) {
-    uint64_t stored = 1;  // the blob's own dims: Weight::elements may already be the logical K x N
-    for (int64_t d : w.dims) mul_overflows(stored, static_cast<uint64_t>(d), &stored);  // checked at load
-    ws.slice = "logical K x N from attributes (packed " + std::to_string(stored) + " stored elements)";
-  }
-  p.weight = ws.elements;
-  p.tensors.push_back(ws);
   if (hit.bias >= 0) {
     const Weight& bw = m_.weights[hit.bias];
     TensorShare bs;
@@ -332,6 +374,7 @@ void Matcher::finish(AttentionResult& r) {
     if (mul_overflows(w, w, &w2) || mul_overflows(w2, 4, &std4) || add_overflows(std4, b.has_bias ? 4 * w : 0, &b.standard)) {
       b.standard = 0;  // only a hostile width gets here: no standard to compare with
     }
+    if (!b.q.found && !b.k.found && !b.v.found && !b.o.found) b.standard = 0;  // nothing here to compare
     std::map<int, uint64_t> mine;
     std::set<std::pair<int, std::string>> seen;  // one share read by several projections counts once
     for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {

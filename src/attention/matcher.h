@@ -86,6 +86,9 @@ class Matcher {
   // Heads of an unfused block: per-head projections, else the head-splitting Reshape on Q.
   void infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& k, const ProjectionHit& v,
                            CoreSizes core);
+  // K/V heads of a block whose K comes unprojected from a graph input, from that input's declared
+  // shape [batch, kv_heads, sequence, head_size]; left unknown unless the shape proves it.
+  void kv_heads_from_input(int g, AttentionBlock& b, std::string_view input);
   // The contracted sizes of a scores node MatMul(Q, Kᵀ) (or FusedMatMul, Einsum) whose operands
   // as the core sees them are q_value and k_value.
   CoreSizes contracted_sizes(int g, const NodeRec& scores, Name q_value,
@@ -132,6 +135,8 @@ class Matcher {
   void fill(Projection& p, const ProjectionHit& hit);
   // A learned non-Q/K/V/O parameter of the block (once per tensor; integer constants are not).
   void add_extra(AttentionBlock& b, int weight, ExtraRole role) const;
+  // A note naming the projections whose weights are graph inputs (fed at run time, not stored).
+  void note_weight_inputs(AttentionBlock& b) const;
   // A note for each weight tensor that several projections of the block use whole.
   void note_shared_weights(AttentionBlock& b) const;
   static std::string common_prefix(const std::vector<std::string>& names);

@@ -34,6 +34,26 @@ std::optional<std::pair<int64_t, int64_t>> slice_bounds(ShapeOracle& s, int g, c
   return std::make_pair(*b, *e);
 }
 
+// The index a Slice takes when it keeps one element of one axis with constant bounds (a step of
+// 1), or nullopt.
+std::optional<int64_t> single_index(ShapeOracle& s, int g, const NodeRec& n) {
+  NodeView v(s, g, n, 0);
+  Dims d = s.dims(g, input_of(n, 0));
+  Int axis = 0;
+  if (v.has(3)) {
+    auto axes = v.value(3);
+    if (!axes || axes->size() != 1) return std::nullopt;
+    axis = (*axes)[0];
+  }
+  if (d.rank <= 0 || !axis) return std::nullopt;
+  if (*axis < 0) axis = axis + d.rank;
+  if (!axis || *axis < 0 || *axis >= d.rank) return std::nullopt;
+  Int size = d.d[static_cast<size_t>(*axis)];
+  auto bounds = slice_bounds(s, g, n, size, [&](Int a) { return a.is(*axis) || a.is(*axis - d.rank); });
+  if (!bounds || bounds->second - bounds->first != 1) return std::nullopt;
+  return bounds->first;
+}
+
 }  // namespace
 
 std::string ProjectionWalker::label(int node) const {
@@ -112,6 +132,9 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, Na
   if (n.input_size() <= weight_input || input_of(n, 0) != activation) return std::nullopt;
   if (m_.weight_for(g, activation)) return std::nullopt;  // both operands constant: not a projection
   auto w = weight_of(g, input_of(n, weight_input));
+  if (!w && (op == "MatMul"sv || op == "Gemm"sv || op == "FusedMatMul"sv)) {
+    return input_projection(g, node, activation, input_of(n, weight_input), trans);
+  }
   if (!w) return std::nullopt;
   const Weight& tensor = m_.weights[w->weight];
   ProjectionHit hit;
@@ -148,6 +171,38 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, Na
     }
   }
   return hit;
+}
+
+// A product whose weight operand is a graph input declared [in, out] (fed at run time, as test
+// graphs and some runtimes do): the projection is there, and nothing of its weight is stored.
+// Only a declared 2-D shape with both sizes known proves it: an activation is not declared so.
+std::optional<ProjectionHit> ProjectionWalker::input_projection(int g, int node, Name activation, Name weight,
+                                                                bool transposed) {
+  if (weight.empty() || m_.producer_of(g, weight) >= 0 || m_.weight_for(g, weight) || !is_graph_input(g, weight)) {
+    return std::nullopt;
+  }
+  Dims d = s_.dims(g, weight);
+  if (d.rank != 2 || !d.d[0].positive() || !d.d[1].positive()) return std::nullopt;
+  ProjectionHit hit;
+  hit.node = node;
+  hit.input = activation;
+  hit.weight_input = weight;
+  hit.in = transposed ? d.d[1] : d.d[0];
+  hit.out = transposed ? d.d[0] : d.d[1];
+  auto elements = (hit.in * hit.out).count();
+  if (!elements) return std::nullopt;
+  hit.logical_elements = *elements;
+  return hit;
+}
+
+bool ProjectionWalker::is_graph_input(int g, std::string_view name) {
+  // The main graph's declared inputs (the only ones whose shapes the oracle reads), as seen from
+  // g: a name something defines on the way is not one. A set made once: a file may declare many.
+  if (!inputs_) {
+    inputs_.emplace();
+    for (const auto& in : m_.proto->graph().input()) inputs_->insert(in.name());
+  }
+  return inputs_->count(name) > 0 && m_.defining_value(g, Name(name)) < 0;
 }
 
 // Einsum(x, W) with a constant W, as tf2onnx writes Keras' EinsumDense ("abc,cde->abde" with a
@@ -247,6 +302,16 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
 
   if (op == "Split"sv || op == "Slice"sv) {
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+    if (op == "Slice"sv && r.found() && r.reshape && !r.part.offset && !r.part.index && r.per_head.empty()) {
+      // After a head split, a Slice of one element of one axis picks Q, K or V out of a packed
+      // [3, B, h, L, d] as a Gather of that index does (paddle2onnx writes qkv[0] as Slice +
+      // Squeeze).
+      if (auto index = single_index(s_, g, n)) {
+        r.selected = true;
+        r.part.index = *index;
+      }
+      return r;
+    }
     if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
     r.selected = true;
     Dims d = s_.dims(g, input_of(n, 0));
@@ -296,6 +361,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
   if (one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Concat"})) {
     std::vector<ProjectionHit> hits;
     std::vector<int> constants;
+    std::vector<std::string> from_inputs;  // operands that are graph inputs: a bias fed at run time?
     ProjectionHit first_failure;
     int bias = -1;
     std::optional<std::pair<int64_t, int64_t>> bias_range;
@@ -313,6 +379,9 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
       ProjectionHit r = back_impl(g, in, depth + 1);
       if (r.found()) {
         hits.push_back(std::move(r));
+      } else if (!r.from_input.empty() && m_.producer_of(g, in) < 0) {
+        from_inputs.push_back(r.from_input);
+        if (first_failure.failure.empty()) first_failure = std::move(r);
       } else if (op == "Concat"sv && r.from_weight >= 0) {
         constants.push_back(r.from_weight);  // a learned token expanded and tiled onto K or V
       } else if (first_failure.failure.empty()) {
@@ -327,6 +396,11 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
         hits[0].bias = bias;
         hits[0].bias_range = bias_range;
       }
+    }
+    if (op == "Add"sv && hits.size() == 1 && hits[0].bias < 0 && hits[0].bias_input.empty() && from_inputs.size() == 1 &&
+        !hits[0].reshape && hits[0].per_head.empty()) {
+      Dims d = s_.dims(g, Name(from_inputs[0]));
+      if (d.rank == 1 && same(d.d[0], hits[0].out)) hits[0].bias_input = from_inputs[0];
     }
     if (hits.empty()) {
       if (first_failure.failure.empty()) first_failure.failure = "reaches only constants at " + label(p);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct ProjectionHit {
   // the sizes of the output letters, first the heads axis.
   std::vector<int64_t> einsum_out_dims;
   std::vector<int> extra_weights;  // weights concatenated onto it: add_bias_kv tokens
+  // The weight is this graph input (fed at run time, weight.weight is -1): nothing of it is
+  // stored; in and out come from its declared shape.
+  std::string weight_input;
+  std::string bias_input;         // a bias added right after it that is a graph input [out]
   std::string failure;            // why nothing was found
   std::string from_input;         // the graph input the walk ended at, when it ended at one
   int from_weight = -1;           // the constant the walk ended at (through Expand, Tile...), if one
@@ -66,12 +71,17 @@ class ProjectionWalker {
   std::string label(int node) const;
   // Builds a hit for a node that is a projection, or returns nullopt.
   std::optional<ProjectionHit> as_projection(int g, int node, Name activation);
+  // A projection by `node` whose weight operand is a graph input declared [in, out] ([out, in]
+  // when transposed): fed at run time, nothing stored. nullopt unless the declared shape proves it.
+  std::optional<ProjectionHit> input_projection(int g, int node, Name activation, Name weight, bool transposed);
 
  private:
   ShapeOracle& s_;
   const Model& m_;
   VisitBudget& budget_;  // shared with the matcher: keeps branching walks linear
+  std::optional<std::set<std::string_view>> inputs_;  // the main graph's declared inputs, once asked
   ProjectionHit back_impl(int g, Name value, int depth);
+  bool is_graph_input(int g, std::string_view name);
   std::optional<ProjectionHit> einsum_projection(int g, int node, Name activation);
 };
 

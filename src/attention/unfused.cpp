@@ -241,6 +241,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   Dims qd = shapes_.dims(g, q_value), kd = shapes_.dims(g, k_value), vd = shapes_.dims(g, v_value);
   bool axis1_heads = qd.rank == 4 && kd.rank == 4 && b.heads && same(qd.d[1], *b.heads);
   if (!k.present && !b.kv_heads && axis1_heads && kd.d[1].positive()) b.kv_heads = kd.d[1].opt();
+  if (!k.present && !b.kv_heads) kv_heads_from_input(g, b, k.hit.from_input);
   if (!k.present && !b.k_head_dim && core.k.positive() && same(core.q, core.k) && b.head_dim) b.k_head_dim = b.head_dim;
   if (!v.present && !b.v_head_dim && avn.op_type() == "MatMul"sv && vd.rank > 0 && vd.d.back().positive()) {
     b.v_head_dim = vd.d.back().opt();
@@ -248,6 +249,22 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   if (q.present && k.present && v.present) latent(g, b, q.hit, v.hit, k_value, v_value);
   note_shared_weights(b);  // once the shares are final: latent attention splits its up projection
   return b;
+}
+
+void Matcher::kv_heads_from_input(int g, AttentionBlock& b, std::string_view input) {
+  // A cache input declared [batch, kv_heads, sequence, head_size], as decoders with past K/V
+  // declare them: axis 1 holds the K/V heads when the last axis is K's head size and axis 1
+  // divides the query heads. A second axis that would also fit leaves it unknown.
+  const std::optional<int64_t> dk = b.k_head_dim ? b.k_head_dim : b.head_dim;
+  if (input.empty() || !b.heads || *b.heads <= 0 || !dk) return;
+  Dims d = shapes_.dims(g, Name(input));
+  if (d.rank != 4 || !d.d[1].positive() || !same(d.d[3], Int(*dk))) return;
+  auto divides_heads = [&](Int a) { return a.positive() && *b.heads % *a == 0; };
+  if (!divides_heads(d.d[1])) return;
+  if (divides_heads(d.d[2]) && !same(d.d[2], d.d[1])) return;
+  b.kv_heads = d.d[1].opt();
+  b.heads_from += "; K/V heads " + d.d[1].str() + " from axis 1 of the declared shape " + detail::format_ints(d.d) +
+                  " of the graph input '" + std::string(input) + "'";
 }
 
 CoreSizes Matcher::contracted_sizes(int g, const NodeRec& scores, Name q_value,
@@ -372,6 +389,12 @@ void Matcher::infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, con
     }
   } else if (!q.reshape_node.empty()) {
     b.heads_from = "unknown: the target of " + q.reshape_node + " on the Q path is computed at run time";
+  } else if (q_out.positive() && same(core.q, q_out)) {
+    // No head split, and the scores contract every feature Q projects: one head as wide as Q.
+    heads = 1;
+    d = q_out;
+    b.heads_from = "no Reshape splits Q, and MatMul(Q, Kᵀ) contracts all " + q_out.str() +
+                   " features of the Q projection: one head";
   } else {
     b.heads_from = "unknown: no Reshape splits Q into heads between its projection and the attention core";
   }

@@ -17,6 +17,12 @@ void write_projection(JsonWriter& j, const Model& m, const Projection& p) {
   j.key("from_input");
   if (p.from_input.empty()) j.null();
   else j.value(p.from_input);
+  j.key("weight_input");
+  if (p.weight_input.empty()) j.null();
+  else j.value(p.weight_input);
+  j.key("bias_input");
+  if (p.bias_input.empty()) j.null();
+  else j.value(p.bias_input);
   j.key("tensors").begin_array();
   for (const auto& t : p.tensors) {
     const Weight& w = m.weights[t.weight];

@@ -217,7 +217,7 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
       const AttentionBlock& b = att.blocks[r.first];
       // K or V read from a graph input: its projection is elsewhere; a bias share may still be here.
       auto cell = [](const Projection& pr) {
-        if (pr.from_input.empty()) return with_commas(pr.total());
+        if (pr.from_input.empty() && pr.weight_input.empty()) return with_commas(pr.total());
         return pr.total() ? with_commas(pr.total()) + " + input" : std::string("input");
       };
       p.rows.push_back({fold_cell(r), cell(b.q), cell(b.k), cell(b.v), cell(b.o)});
