@@ -152,6 +152,46 @@ std::string alibi(const Weight& w) {
   return "ALiBi position bias: for each of " + std::to_string(heads) + " heads, a slope times the same integer distances";
 }
 
+// ALiBi's per-head slopes stored on their own ([H] or [1, H, 1, 1]): r, r², ..., r^H with
+// 0 < r < 1, the geometric sequence 2^(-8(i+1)/H) of the ALiBi paper when H is a power of two.
+std::string alibi_slopes(const Weight& w) {
+  uint64_t longest = 0;
+  for (int64_t d : w.dims) longest = std::max<uint64_t>(longest, static_cast<uint64_t>(d));
+  if (w.elements < 2 || longest != w.elements) return "";  // one axis holds them all
+  double first = 0, prev = 0;
+  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+    if (!(v > 0 && v < 1)) return false;
+    if (index == 0) first = v;
+    // Each is the one before times the first: r^(i+1) = r^i · r.
+    else if (std::fabs(v - prev * first) > 1e-5 * v) return false;
+    prev = v;
+    return true;
+  });
+  if (!ok || first <= 0) return "";
+  return "ALiBi slopes for " + std::to_string(w.elements) + " heads: r, r², r³ ... with r = " + number(first) +
+         " (a geometric series)";
+}
+
+// Relative distances between positions, j - i (or i - j, or |j - i|) over the last two axes of
+// an n x n tensor whose other axes are 1: what ALiBi multiplies by its slopes.
+std::string relative_distances(const Weight& w) {
+  int64_t n = square_side(w);
+  if (n < 2 || static_cast<uint64_t>(n) * static_cast<uint64_t>(n) != w.elements) return "";
+  uint64_t side = static_cast<uint64_t>(n);
+  bool forward = true, backward = true, absolute = true, negative_absolute = true;
+  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+    double i = static_cast<double>(index / side), j = static_cast<double>(index % side);
+    forward = forward && v == j - i;
+    backward = backward && v == i - j;
+    absolute = absolute && v == std::fabs(j - i);
+    negative_absolute = negative_absolute && v == -std::fabs(j - i);
+    return forward || backward || absolute || negative_absolute;
+  });
+  if (!ok) return "";
+  const char* form = forward ? "j - i" : backward ? "i - j" : absolute ? "|j - i|" : "-|j - i|";
+  return std::string("relative distances ") + form + " between " + std::to_string(n) + " positions (what ALiBi scales by its slopes)";
+}
+
 // A rotary cos or sin table: every value in [-1, 1], the first row all 1 (cos 0) or all 0 (sin 0).
 std::string rotary_table(const Weight& w) {
   if (w.dims.size() < 2 || w.dims.back() < 1) return "";
@@ -223,9 +263,56 @@ std::string scatter_target(const Model& m, const Weight& w) {
   return ok ? "a constant of " + number(first) + "s that a Scatter writes into (an accumulator the exporter folded)" : "";
 }
 
+// Whether a value is one that a graph's arithmetic uses as a constant, not one that training
+// leaves: a whole number, a whole number's reciprocal, square root or reciprocal square root
+// (2 as an exponent, 0.5, √2 of GELU, 8 = √64 or 1/√64 scaling scores), an epsilon (a power of
+// ten below 1), the tanh GELU's 0.044715 and √(2/π), or the fill value of a mask. Zero is not:
+// adding or multiplying by it does nothing, so a stored zero is more likely a learned gate at
+// its start.
+bool arithmetic_constant(double v) {
+  if (std::isinf(v)) return true;
+  if (!std::isfinite(v) || v == 0) return false;
+  double a = std::fabs(v);
+  // A positive whole number to float32's precision (a relative 1e-6, and never more than 1e-3
+  // off), not merely something that rounds to 0: a trained value is almost never one.
+  auto whole = [](double x) {
+    return x >= 0.5 && x <= (1 << 24) && std::fabs(x - std::round(x)) <= std::min(1e-6 * x, 1e-3);
+  };
+  if (whole(a) || whole(1 / a) || whole(a * a) || whole(1 / (a * a))) return true;
+  if (v <= -1e4) return true;  // a mask's large negative fill
+  // An epsilon: a power of ten below 1 (1e-05, 1e-06, 1e-12), as float32 stores it.
+  if (a < 1 && std::fabs(std::log10(a) - std::round(std::log10(a))) <= 1e-6) return true;
+  for (double c : {0.044715, 0.7978845608028654}) {
+    if (std::fabs(a - c) <= 1e-6 * c) return true;
+  }
+  return false;
+}
+
+// A one-element float tensor that only arithmetic reads, holding an arithmetic constant: the
+// reason, or "".
+std::string scalar_constant(const Model& m, const Weight& w) {
+  if (w.elements != 1 || w.consumers.empty()) return "";
+  if (!one_of(dtype_name(w.dtype), {"float32", "float16", "bfloat16", "float64"})) return "";
+  for (int ni : w.consumers) {
+    if (!one_of(m.nodes[ni].rec->op_type(), {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Where"})) return "";
+  }
+  double value = 0;
+  bool ok = for_each_value(w, [&](uint64_t, double v) {
+    value = v;
+    return true;
+  });
+  if (!ok || !arithmetic_constant(value)) return "";
+  const auto& first = *m.nodes[static_cast<size_t>(w.consumers[0])].rec;
+  std::string role = first.op_type() == "Pow"sv && input_of(first, 1) == w.name ? "the exponent of " + node_label(first)
+                                                                               : "an operand of " + node_label(first);
+  if (w.consumers.size() > 1) role += " and " + std::to_string(w.consumers.size() - 1) + " more";
+  return "a scalar constant " + number(value) + ", " + role;
+}
+
 std::string by_values(const Weight& w) {
   if (w.elements > kMostValues) return "";
-  for (auto check : {additive_mask, triangle_mask, alibi, rotary_table, inverse_frequencies, arange}) {
+  for (auto check : {additive_mask, triangle_mask, alibi, alibi_slopes, relative_distances, rotary_table,
+                     inverse_frequencies, arange}) {
     std::string why = check(w);
     if (!why.empty()) return why;
   }
@@ -249,10 +336,17 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
 
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
-    if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 2) continue;
+    if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 1) continue;
     std::string why = cache_slot(model, w);
     if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w);
     if (why.empty() && read_values) why = scatter_target(model, w);
+    if (why.empty() && read_values && w.elements == 1) {
+      if (std::string c = scalar_constant(model, w); !c.empty()) {
+        v.constants.push_back({static_cast<int>(i), c});
+        v.constant_elements += w.elements;
+        continue;
+      }
+    }
     if (why.empty()) continue;
     v.buffers.push_back({static_cast<int>(i), why});
     v.buffer_elements += w.elements;  // each a parameter tensor: their sum is at most stored
@@ -262,6 +356,7 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
   // parameter in the framework (the exporter stored equal tensors once).
   std::set<int> buffer_set;
   for (const auto& b : v.buffers) buffer_set.insert(b.weight);
+  for (const auto& c : v.constants) buffer_set.insert(c.weight);
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || buffer_set.count(static_cast<int>(i))) continue;
@@ -279,7 +374,8 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
       }
     }
   }
-  uint64_t without_buffers = unique >= v.buffer_elements ? unique - v.buffer_elements : 0;
+  uint64_t set_aside = v.buffer_elements + v.constant_elements;  // each at most stored: no overflow
+  uint64_t without_buffers = unique >= set_aside ? unique - set_aside : 0;
   if (add_overflows(without_buffers, v.merged_elements, &v.parameters)) {
     throw InputError("the framework's parameter count overflows 64 bits");
   }

@@ -156,7 +156,7 @@ bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth =
 }  // namespace
 
 Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const std::vector<DuplicatePair>& duplicates, const std::vector<BufferTensor>& buffers) {
+                    const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework) {
   // Categories by their Part names, kept short for the classification below.
   constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
                  FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
@@ -188,9 +188,13 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
   }
   // Classification walks share one budget: a model built to make them expensive gets "other".
   VisitBudget budget(model);
-  for (const auto& b : buffers) {
+  for (const auto& b : framework.buffers) {
     category[static_cast<size_t>(b.weight)] = Buffer;
     decided[static_cast<size_t>(b.weight)] = true;
+  }
+  for (const auto& c : framework.constants) {
+    category[static_cast<size_t>(c.weight)] = Part::Constants;
+    decided[static_cast<size_t>(c.weight)] = true;
   }
   std::vector<bool> ffn = feed_forward_tensors(model, budget);
   for (size_t i = 0; i < model.weights.size(); ++i) {
@@ -237,6 +241,7 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       case Part::RoutedExperts: c.routed_experts += w.elements; break;
       case Part::Routers: c.routers += w.elements; break;
       case Part::Buffers: c.buffers += w.elements; break;
+      case Part::Constants: c.constants += w.elements; break;
       case Part::Other: c.other += w.elements; break;
     }
   }

@@ -42,7 +42,7 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   if (!a.experts.layers.empty() && a.experts.idle && *a.experts.idle <= a.framework.parameters) {
     a.active_parameters = a.framework.parameters - *a.experts.idle;
   }
-  a.composition = compose(a.model, a.attention, a.experts, a.duplicates, a.framework.buffers);
+  a.composition = compose(a.model, a.attention, a.experts, a.duplicates, a.framework);
   a.cost = estimate_cost(a.model, a.attention, a.experts, a.composition, options.cost);
   if (!options.model_config.empty()) {
     a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit

@@ -36,9 +36,15 @@ struct MergedCopy {
 struct FrameworkView {
   std::vector<BufferTensor> buffers;
   uint64_t buffer_elements = 0;
+  // One-element tensors that are constants of arithmetic, not parameters: older exporters store
+  // a decomposed LayerNorm's exponent and epsilon, GELU's constants and the score scale as 0-d or
+  // [1] initializers. Each is set aside only when every consumer is arithmetic and its value is
+  // one that arithmetic uses (see scalar_constant in buffers.cpp), with the reason.
+  std::vector<BufferTensor> constants;
+  uint64_t constant_elements = 0;
   std::vector<MergedCopy> merged;
   uint64_t merged_elements = 0;
-  // unique - buffers + merged copies: the number the framework's own count gives.
+  // unique - buffers - constants + merged copies: the number the framework's own count gives.
   uint64_t parameters = 0;
   // False with --no-content: no value was read, so only buffers proven by their use were found.
   bool values_read = false;

@@ -37,7 +37,7 @@ Inventory take_inventory(const Model& model);
 
 // Where the stored parameters go, each tensor in one category: attention projections first,
 // then embeddings (Gather tables and their duplicates), norms, feed-forward, everything else.
-enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Other };
+enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, Other };
 
 struct Composition {
   std::vector<Part> part_of;  // per weight index (non-parameters are Other)
@@ -48,11 +48,12 @@ struct Composition {
   uint64_t routers = 0;
   uint64_t norms = 0;
   uint64_t buffers = 0;  // masks, rotary tables and the like (buffers.h)
+  uint64_t constants = 0;  // scalar constants of arithmetic stored as tensors (buffers.h)
   uint64_t other = 0;
 };
 
 // Sorts each parameter tensor into one Composition category.
 Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const std::vector<DuplicatePair>& duplicates, const std::vector<BufferTensor>& buffers);
+                    const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework);
 
 }  // namespace headcount

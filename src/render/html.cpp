@@ -140,6 +140,7 @@ std::vector<Part> parts_of(const Audit& a) {
   }
   parts.push_back({"norm", "norms", c.norms});
   parts.push_back({"buf", "buffers", c.buffers});
+  if (c.constants) parts.push_back({"const", "scalar constants", c.constants});
   parts.push_back({"other", "everything else", c.other});
   return parts;
 }

@@ -157,6 +157,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.field("tensors", inv.tensors);
   j.field(F::kUnique, a.unique);
   j.field("buffers", a.framework.buffer_elements);
+  j.field("constants", a.framework.constant_elements);
   j.field("merged", a.framework.merged_elements);
   j.field(F::kFramework, a.framework.parameters);
   j.field(F::kContentCompared, a.content_compared);
@@ -169,6 +170,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.field("routers", a.composition.routers);
   j.field("norms", a.composition.norms);
   j.field("buffers", a.composition.buffers);
+  j.field("constants", a.composition.constants);
   j.field("other", a.composition.other);
   j.end_object();
   j.end_object();
@@ -177,6 +179,12 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   for (const auto& b : a.framework.buffers) {
     const Weight& w = m.weights[static_cast<size_t>(b.weight)];
     j.begin_object().field("name", w.name).field("elements", w.elements).field("reason", b.reason).end_object();
+  }
+  j.end_array();
+  j.key("constants").begin_array();
+  for (const auto& c : a.framework.constants) {
+    const Weight& w = m.weights[static_cast<size_t>(c.weight)];
+    j.begin_object().field("name", w.name).field("elements", w.elements).field("reason", c.reason).end_object();
   }
   j.end_array();
   j.key("merged").begin_array();

@@ -166,6 +166,10 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
       how += " - " + with_commas(fw.buffer_elements) + " in " + std::to_string(fw.buffers.size()) +
              (fw.buffers.size() == 1 ? " buffer" : " buffers");
     }
+    if (fw.constant_elements) {
+      how += " - " + with_commas(fw.constant_elements) + " in " +
+             count_of(fw.constants.size(), "scalar constant", "scalar constants");
+    }
     if (fw.merged_elements) {
       how += " + " + with_commas(fw.merged_elements) + " stored once for " +
              count_of(fw.merged.size(), "more parameter", "more parameters") + " (Identity copies)";
@@ -293,9 +297,11 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   for (auto [label, v] : {std::pair<const char*, uint64_t>{"attention (Q/K/V/O)", comp.attention},
                           {"embeddings", comp.embeddings}, {"feed-forward", comp.feed_forward},
                           {"routed experts", comp.routed_experts}, {"routers", comp.routers},
-                          {"norms", comp.norms}, {"buffers", comp.buffers}, {"everything else", comp.other}}) {
+                          {"norms", comp.norms}, {"buffers", comp.buffers}, {"scalar constants", comp.constants},
+                          {"everything else", comp.other}}) {
     bool moe_row = std::string(label) == "routed experts" || std::string(label) == "routers";
     if (moe_row && a.experts.layers.empty()) continue;  // only a mixture of experts has them
+    if (std::string(label) == "scalar constants" && fw.constants.empty()) continue;  // only older exports store them
     c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
   }
   c.print(out, "  ");
@@ -306,6 +312,14 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
       const Weight& w = m.weights[static_cast<size_t>(b.weight)];
       std::string head = "  " + std::string(w.name) + " " + shape_string(w.dims) + " " + with_commas(w.elements) + ":";
       out << head << " " << wrap(b.reason, head.size() + 1, 4) << "\n";
+    }
+  }
+  if (!fw.constants.empty()) {
+    out << "\nscalar constants (one-element tensors only arithmetic reads: not parameters)\n";
+    for (const auto& c : fw.constants) {
+      const Weight& w = m.weights[static_cast<size_t>(c.weight)];
+      std::string head = "  " + std::string(w.name) + " " + shape_string(w.dims) + ":";
+      out << head << " " << wrap(c.reason, head.size() + 1, 4) << "\n";
     }
   }
   if (!fw.values_read) out << "  (--no-content: buffers found by their use only, no value was read)\n";
