@@ -604,10 +604,16 @@ TEST_CASE("duplicate-weights: a large transposed copy is compared band by band i
 // ---------------------------------------------------------------------------------------------
 // unmatched-softmax
 
-TEST_CASE("unmatched-softmax: an attention core whose Q weight is a graph input", "[findings]") {
+TEST_CASE("unmatched-softmax: an attention core whose Q weight is a graph input of unknown shape", "[findings]") {
+  // The Q weight is a graph input whose first dim is symbolic: nothing proves it is an [in, out]
+  // weight fed at run time (tests/edges_test.cpp has the declared case, which is a block).
   LayerSpec s;
   s.q_weight_is_input = true;
-  auto r = audited(layers_model({s}));
+  onnx::ModelProto m = layers_model({s});
+  for (auto& in : *m.mutable_graph()->mutable_input()) {
+    if (in.name() == "layer0.q.weight") in.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("n");
+  }
+  auto r = audited(m);
   const Audit& a = r->audit;
   CHECK(a.attention.blocks.empty());
   REQUIRE(a.attention.unmatched.size() == 1);
@@ -618,6 +624,28 @@ TEST_CASE("unmatched-softmax: an attention core whose Q weight is a graph input"
   CHECK(f.message ==
         "Softmax 'layer0/Softmax' looks like attention, but its Q comes from MatMul 'layer0.q/MatMul', a product of "
         "two activations: its projections are missing from the attention total");
+}
+
+TEST_CASE("an attention core whose Q weight is a graph input declared [64, 64] is a block", "[findings]") {
+  // One layer of width 64, 4 heads of 16; the Q projection is MatMul(x, 'layer0.q.weight') with
+  // the weight a graph input [64, 64] and no bias; K, V and O are stored with biases:
+  // 3 x (64 x 64 + 64) = 12,480, all the block holds.
+  LayerSpec s;
+  s.q_weight_is_input = true;
+  auto r = audited(layers_model({s}));
+  const Audit& a = r->audit;
+  REQUIRE(a.attention.blocks.size() == 1);
+  CHECK(a.attention.unmatched.empty());
+  CHECK(with_rule(a, "unmatched-softmax").empty());
+  const AttentionBlock& b = a.attention.blocks[0];
+  CHECK(b.heads == 4);
+  CHECK(b.q.weight_input == "layer0.q.weight");
+  CHECK(b.q.weight == 0);
+  CHECK(b.q.bias == 0);
+  CHECK(b.q.out_width == 64);
+  CHECK(b.total == 12480);
+  // Q has no bias and K, V, O have: the bias rule says so, as for a stored Q without one.
+  CHECK(with_rule(a, "bias-inconsistent").size() == 1);
 }
 
 TEST_CASE("unmatched-softmax: a classifier Softmax is listed but not flagged", "[findings]") {

@@ -342,10 +342,10 @@ TEST_CASE("com.microsoft LongformerAttention counts both packed Q/K/V sets", "[f
 }
 
 TEST_CASE("fused op whose weights are not constants: the block is kept and the notes say why", "[fused]") {
-  SECTION("com.microsoft Attention with the packed weight as a graph input") {
+  SECTION("com.microsoft Attention with the packed weight as a graph input of unknown shape") {
     GraphBuilder n;
     n.input("x", {1, 8, 64});
-    n.input("w", {64, 192});
+    n.input("w", {64, -1});  // a symbolic dim: nothing proves it is the packed [64, 192] weight
     auto* a = n.op("Attention", {"x", "w", n.init("attn.qkv.bias", {192})}, "attn_out", "com.microsoft");
     a->set_name("attn");
     testutil::attr_int(a, "num_heads", 4);
@@ -363,6 +363,33 @@ TEST_CASE("fused op whose weights are not constants: the block is kept and the n
     CHECK(b.notes[0] == "Attention weight input 'w' is not a constant");
     CHECK(b.total == 4160);  // only O: 64 x 64 + 64
     CHECK(r->result.parameters == 4160);
+  }
+  SECTION("com.microsoft Attention with the packed weight as a graph input declared [64, 192]") {
+    // The packed weight is fed at run time: Q, K and V are found, a third of it each (64 -> 64),
+    // nothing of it stored. The bias [192] is stored, a third each: 64. Total: 3 x 64 + O
+    // (64 x 64 + 64 = 4,160) = 4,352.
+    GraphBuilder n;
+    n.input("x", {1, 8, 64});
+    n.input("w", {64, 192});
+    auto* a = n.op("Attention", {"x", "w", n.init("attn.qkv.bias", {192})}, "attn_out", "com.microsoft");
+    a->set_name("attn");
+    testutil::attr_int(a, "num_heads", 4);
+    n.linear("attn_out", "attn.o", 64, 64);
+    auto r = testutil::matched(n.m);
+    REQUIRE(r->result.blocks.size() == 1);
+    const AttentionBlock& b = r->result.blocks[0];
+    CHECK(b.head_dim == 16);  // 64 / 4
+    for (const Projection* p : {&b.q, &b.k, &b.v}) {
+      CHECK(p->found);
+      CHECK(p->weight_input == "w");
+      CHECK(p->weight == 0);
+      CHECK(p->bias == 64);
+      CHECK(p->out_width == 64);
+    }
+    REQUIRE(b.notes.size() == 1);
+    CHECK(b.notes[0] == "Q, K and V weights are fed at run time as the graph input 'w' (Q 64 → 64, K 64 → 64, V 64 → 64): "
+                        "nothing of them is stored, so they add 0 here (12,288 weights by the declared shape)");
+    CHECK(b.total == 4352);
   }
   SECTION("MultiHeadAttention whose query is a graph input") {
     GraphBuilder n;
