@@ -443,7 +443,7 @@ std::string explain_block(const Audit& a, int index) {
       if (!t.slice.empty()) out << ", " << t.slice;
       out << ": " << with_commas(t.elements) << "\n";
     }
-    out << "     = " << with_commas(p.weight) << (p.bias ? " + " + with_commas(p.bias) : "") << " = " << with_commas(p.total())
+    out << "     = " << (p.bias ? with_commas(p.weight) + " + " + with_commas(p.bias) + " = " : std::string()) << with_commas(p.total())
         << "\n";
   }
   uint64_t extras = 0;

@@ -38,6 +38,13 @@ const std::vector<Rule>& rules() {
        "grows with heads (keras#18373). MATLAB selfAttentionLayer's NumKeyChannels is the TOTAL over heads: a "
        "per-head number typed there shrinks the block, and the count falls as heads grow (4 heads x 784 on a "
        "3136 input: 9.8M; 8 x 392: 4.9M). The message gives the numbers and what the author probably meant."},
+      {"decoupled-head-size", Severity::Info, "heads x head_dim differs from the width, as the model's config declares",
+       "Some models choose a head size apart from width / heads: Gemma's head_dim is 256 over widths of 1152 to "
+       "3840, Qwen3's 128 at every size (the 0.6B model: 16 heads x 128 = 2,048 over a width of 1,024). Their "
+       "config.json states head_dim. When the config beside the model (or --model-config) states head_dim and "
+       "the graph's head size agrees, heads x head_dim != width is the design, not a mix-up: this finding says "
+       "so in place of width-mismatch, with what it does to the count (Q/K/V/O project width -> heads x "
+       "head_dim, so the block is not 4 x width^2)."},
       {"heads-not-divisor", Severity::Error, "the model width is not divisible by the number of heads",
        "No per-head split of the width exists, so the heads cannot each see width/heads features. PyTorch's "
        "nn.MultiheadAttention refuses such a configuration; an exported model that has one was built with a "
@@ -141,7 +148,7 @@ std::string standard_formula(int64_t w, bool bias) {
 
 std::string n(Int v) { return v ? n(*v) : std::string("unknown"); }
 
-void width_rules(const AttentionBlock& b, std::vector<Finding>& out) {
+void width_rules(const AttentionBlock& b, Int declared_head_dim, std::vector<Finding>& out) {
   // Every product and remainder below is checked: a hostile width or head count makes the
   // number unknown, and a rule only fires on what is known.
   Int h = b.heads, w = b.width, d = b.head_dim;
@@ -161,7 +168,13 @@ void width_rules(const AttentionBlock& b, std::vector<Finding>& out) {
                        (b.standard ? percent(b.total, b.standard) + " of the standard " + n(b.standard)
                                    : std::string("and the standard")) +
                        " (" + standard_formula(*w, b.has_bias) + ")" + (b.standard ? "" : " does not fit in 64 bits");
-  if (Int t = h * d; differ(t, w)) {
+  if (Int t = h * d; differ(t, w) && same(d, declared_head_dim)) {
+    // The config states this head size: a decoupled head size by design (Gemma, Qwen3).
+    out.push_back(make("decoupled-head-size", b.index,
+                       "Q/K project " + n(w) + " → " + n(t) + " (" + n(h) + " heads × " + n(d) + "), as the config's head_dim = " +
+                           n(d) + " declares: a head size chosen apart from width / heads (" + n(w) + " / " + n(h) +
+                           (exact_div(w, h) ? " = " + n(exact_div(w, h)) : std::string()) + "), not a mix-up; " + versus + "."));
+  } else if (Int t = h * d; differ(t, w)) {
     std::string msg = "Q/K project " + n(w) + " → " + n(t) + " (" + n(h) + " heads × " + n(d) + ") instead of " +
                       n(w) + ": " + versus + ". ";
     if (*t < *w) {
@@ -178,6 +191,8 @@ void width_rules(const AttentionBlock& b, std::vector<Finding>& out) {
              ". (MATLAB's NumKeyChannels is the total over heads: " + n(t) +
              " channels give this same block whatever the heads.)";
     }
+    msg += " Or it is a head size chosen on purpose, as Gemma (256) and Qwen3 (128) do: with the model's config.json "
+           "beside it (or --model-config) stating head_dim = " + n(d) + ", headcount reports it as that design instead.";
     out.push_back(make("width-mismatch", b.index, msg));
   }
   Int kv = b.kv_heads ? Int(b.kv_heads) : h, dv = b.v_head_dim;
@@ -206,11 +221,11 @@ void latent_rules(const AttentionBlock& b, std::vector<Finding>& out) {
   out.push_back(make("latent-attention", b.index, msg));
 }
 
-void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
+void block_rules(const AttentionBlock& b, Int declared_head_dim, std::vector<Finding>& out) {
   if (b.latent) {
     latent_rules(b, out);
   } else {
-    width_rules(b, out);
+    width_rules(b, declared_head_dim, out);
   }
   std::vector<std::string> with, without;
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
@@ -239,7 +254,10 @@ void block_rules(const AttentionBlock& b, std::vector<Finding>& out) {
     // The widths only when the projections are in the graph: an unknown is never shown as 0.
     if (b.q.found && b.k.found && b.k.in_width > 0 && b.k.out_width > 0 && b.q.out_width > 0) {
       msg += ": K and V project " + n(b.k.in_width) + " → " + n(b.k.out_width) + " instead of " + n(b.q.out_width);
-      if (b.standard) msg += ", so this block has " + n(b.total) + " parameters instead of the " + n(b.standard) + " of full multi-head attention";
+      // With h K/V heads, K and V (weights and biases) would be h / h_kv times as large.
+      Int kv_total = Int::of_unsigned(b.k.total()) + Int::of_unsigned(b.v.total());
+      Int full = Int::of_unsigned(b.total) + kv_total * (exact_div(h, kv) - 1);
+      if (full.positive()) msg += ", so this block has " + n(b.total) + " parameters instead of the " + n(full) + " of full multi-head attention";
     } else {
       msg += ": K and V have fewer heads than Q; their projections are not in this graph";
     }
@@ -474,7 +492,12 @@ std::vector<Finding> run_rules(const Model& model, const AttentionResult& attent
   std::vector<Finding> out;
   if (declared) declared_rules(*declared, out);
   external_data(model, out);
-  for (const auto& b : attention.blocks) block_rules(b, out);
+  // A head size the config states (not one its family derives from width / heads).
+  Int head_dim;
+  if (declared && declared->config.key_of.count("head_dim") && !declared->config.derived_from.count("head_dim")) {
+    head_dim = declared->config.head_dim;
+  }
+  for (const auto& b : attention.blocks) block_rules(b, head_dim, out);
   unmatched(attention, out);
   shared_weights(model, attention, out);
   duplicates(model, pairs, out);

@@ -164,7 +164,40 @@ TEST_CASE("width-mismatch: Q/K/V project a width of 64 to 4 heads x 8 = 32", "[f
         "16,640 (4·64² + 4·64). This is what MATLAB's selfAttentionLayer builds when a per-head size is typed as "
         "NumKeyChannels, which is the total over heads: the count then falls as heads grow. If 32 was meant per "
         "head, use 4 × 32 = 128 channels. (Keras' key_dim is per head: key_dim = 8 gives this same block, and its "
-        "count grows with heads.)");
+        "count grows with heads.) Or it is a head size chosen on purpose, as Gemma (256) and Qwen3 (128) do: with the "
+        "model's config.json beside it (or --model-config) stating head_dim = 8, headcount reports it as that design "
+        "instead.");
+}
+
+TEST_CASE("decoupled-head-size: a config that states head_dim turns the width rule into the design", "[findings]") {
+  // The same block as above (4 heads x 8 on a width of 64, 8,352 parameters) with a config.json
+  // that states head_dim 8, as Gemma and Qwen3 configs state theirs: an info finding in place of
+  // the warning. A config whose head_dim is derived (64 / 4 = 16) does not state one.
+  LayerSpec s;
+  s.head_dim = 8;
+  testutil::TempDir dir;
+  std::string config = dir.file("config.json");
+  for (bool states : {true, false}) {
+    INFO((states ? "head_dim 8 stated" : "no head_dim"));
+    testutil::write_bytes(config, std::string("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, ") +
+                                      (states ? "\"head_dim\": 8, " : "") + "\"num_hidden_layers\": 1}");
+    AuditOptions o;
+    o.model_config = config;
+    auto r = audited(layers_model({s}), o);
+    const Audit& a = r->audit;
+    if (!states) {
+      CHECK(with_rule(a, "width-mismatch").size() == 1);
+      CHECK(with_rule(a, "decoupled-head-size").empty());
+      continue;
+    }
+    CHECK(with_rule(a, "width-mismatch").empty());
+    Finding f = only(a, "decoupled-head-size");
+    CHECK(f.block == 0);
+    // 64 / 4 = 16 would be the standard split; the block: 8,352 of 16,640 = 50.2%.
+    CHECK(f.message == "Q/K project 64 → 32 (4 heads × 8), as the config's head_dim = 8 declares: a head size chosen "
+                       "apart from width / heads (64 / 4 = 16), not a mix-up; this block has 8,352 parameters, 50.2% of "
+                       "the standard 16,640 (4·64² + 4·64).");
+  }
 }
 
 TEST_CASE("width-mismatch: key_dim = width in Keras style (4 heads x 64 on a width of 64)", "[findings]") {
@@ -878,7 +911,8 @@ TEST_CASE("every rule in the table has a test (in this file, or where named)", "
       "shared-weights",        "duplicate-weights",           "unmatched-softmax",
       "external-data-missing", "external-data-size-mismatch", "external-data-outside-model-dir",
       "quantized-weights",     "config-mismatch" /* declared_test.cpp */,
-      "latent-attention" /* samples_test.cpp */, "mixture-of-experts" /* experts_test.cpp */};
+      "latent-attention" /* samples_test.cpp */, "mixture-of-experts" /* experts_test.cpp */,
+      "decoupled-head-size"};
   std::set<std::string> ids;
   for (const auto& r : rules()) {
     INFO(r.id);

@@ -51,8 +51,10 @@ enum class ExtraRole {
   Sink,          // learned attention sinks: one logit per head, a column of the scores
   HeadScale,     // a per-head temperature or gate multiplying the scores
   LatentNorm,    // the norm (scale, bias) on a latent attention block's Q or K/V latent
+  QNorm,         // a norm on Q between its projection and the scores (QK-norm: Qwen3, Gemma 3, OLMo 2)
+  KNorm,         // ... and on K
 };
-// "bias_k", "bias_v", "relative_bias", "sink", "head_scale", "latent_norm"
+// "bias_k", "bias_v", "relative_bias", "sink", "head_scale", "latent_norm", "q_norm", "k_norm"
 const char* extra_role_name(ExtraRole r);
 
 // One such parameter tensor of a block: counted in the block's total and in the attention total.

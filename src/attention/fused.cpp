@@ -202,6 +202,7 @@ AttentionBlock Matcher::fused(int g, int ni) {
   RoleHit o{walker_.forward(g, output_of(n, 0)), true};
   if (desc.causal) b.kind = "self";
   assemble(g, b, q, k, v, o);
+  add_norm_extras(b, q, k);
   for (auto& [role, range] : unprojected_bias) {
     const Weight& w = m_.weights[static_cast<size_t>(bias_weight)];
     uint64_t len = static_cast<uint64_t>(range.second - range.first);

@@ -31,6 +31,8 @@ const char* extra_role_name(ExtraRole r) {
     case ExtraRole::Sink: return "sink";
     case ExtraRole::HeadScale: return "head_scale";
     case ExtraRole::LatentNorm: return "latent_norm";
+    case ExtraRole::QNorm: return "q_norm";
+    case ExtraRole::KNorm: return "k_norm";
   }
   return "?";
 }
@@ -207,6 +209,13 @@ void Matcher::note_weight_inputs(AttentionBlock& b) const {
                     (one ? "it" : "them") + " is stored, so " + (one ? "it adds" : "they add") + " 0 here (" +
                     (elements ? with_commas(static_cast<uint64_t>(*elements)) : std::string("?")) + " weights by the " +
                     plural(inputs, "declared shape)", "declared shapes)"));
+}
+
+void Matcher::add_norm_extras(AttentionBlock& b, const RoleHit& q, const RoleHit& k) const {
+  for (auto [r, role] : {std::pair<const RoleHit*, ExtraRole>{&q, ExtraRole::QNorm}, {&k, ExtraRole::KNorm}}) {
+    if (!r->present || !r->hit.found()) continue;
+    for (int wi : r->hit.norm_weights) add_extra(b, wi, role);
+  }
 }
 
 void Matcher::add_extra(AttentionBlock& b, int weight, ExtraRole role) const {

@@ -133,6 +133,8 @@ class Matcher {
   void assemble(int g, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit& v, RoleHit& o);
   // Turns one hit into a Projection with its tensor shares.
   void fill(Projection& p, const ProjectionHit& hit);
+  // The norms the walks passed on Q and K between projection and core (QK-norm): extras.
+  void add_norm_extras(AttentionBlock& b, const RoleHit& q, const RoleHit& k) const;
   // A learned non-Q/K/V/O parameter of the block (once per tensor; integer constants are not).
   void add_extra(AttentionBlock& b, int weight, ExtraRole role) const;
   // A note naming the projections whose weights are graph inputs (fed at run time, not stored).

@@ -205,6 +205,30 @@ bool ProjectionWalker::is_graph_input(int g, std::string_view name) {
   return inputs_->count(name) > 0 && m_.defining_value(g, Name(name)) < 0;
 }
 
+bool ProjectionWalker::normalized(int g, Name value) {
+  int p = m_.producer_of(g, value);
+  if (p < 0) return false;
+  const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
+  if (n.op_type() != "Mul"sv && n.op_type() != "Div"sv) return false;
+  // One operand reaches a ReduceMean through Sqrt or Reciprocal within a few steps.
+  for (const auto& in : n.input()) {
+    Name v = in;
+    bool root = false;
+    for (int step = 0; step < 6 && budget_.spend(); ++step) {
+      int q = m_.producer_of(g, v);
+      if (q < 0) break;
+      const auto& qn = *m_.nodes[static_cast<size_t>(q)].rec;
+      std::string_view op = qn.op_type();
+      if (op == "ReduceMean"sv && root) return true;
+      if (one_of(op, {"Sqrt", "Reciprocal", "Rsqrt"})) root = true;
+      else if (!one_of(op, {"Add", "Div", "Cast", "Max"})) break;
+      // Div(1, Sqrt(..)) and Add(mean, eps): follow the operand that is not a constant.
+      v = qn.input_size() > 1 && weight_of(g, input_of(qn, 0)) ? input_of(qn, 1) : input_of(qn, 0);
+    }
+  }
+  return false;
+}
+
 // Einsum(x, W) with a constant W, as tf2onnx writes Keras' EinsumDense ("abc,cde->abde" with a
 // kernel [d, h, k]). The weight's letters shared with x and absent from the output are its inputs;
 // the letters kept in the output are its outputs (heads and head size stay separate axes).
@@ -299,6 +323,16 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
     return r;
   }
   if (is_pass_through(op)) return back_impl(g, input_of(n, 0), depth + 1);
+  if (one_of(op, {"LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization"})) {
+    // A norm between projection and core (QK-norm): its scale and bias are the block's.
+    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+    if (r.found() && r.per_head.empty()) {
+      for (int i = 1; i < n.input_size() && i < 3; ++i) {
+        if (auto w = weight_of(g, input_of(n, i)); w && !w->rows) r.norm_weights.push_back(w->weight);
+      }
+    }
+    return r;
+  }
 
   if (op == "Split"sv || op == "Slice"sv) {
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
@@ -395,6 +429,22 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
       if (b.elements == hits[0].out.count() || bias_range) {
         hits[0].bias = bias;
         hits[0].bias_range = bias_range;
+      }
+    }
+    // A norm written out on the way: Mul(normalized, scale) and then Add(·, bias), 1-D tensors of
+    // the feature axis (QK-norm over head_dim or over the projection's width).
+    if (hits.size() == 1 && hits[0].per_head.empty() && constants.size() == 1 && (op == "Mul"sv || op == "Add"sv)) {
+      const Weight& w = m_.weights[static_cast<size_t>(constants[0])];
+      Name other = weight_of(g, input_of(n, 0)) ? input_of(n, 1) : input_of(n, 0);
+      bool vector = w.dims.size() == 1 && w.elements > 1 && w.parameter && dtype_is_parameter_type(w.dtype);
+      int producer = m_.producer_of(g, other);
+      bool scaled = op == "Mul"sv && normalized(g, other);
+      bool shifted = op == "Add"sv && !hits[0].norm_weights.empty() && producer >= 0 &&
+                     m_.nodes[static_cast<size_t>(producer)].rec->op_type() == "Mul"sv &&
+                     m_.weights[static_cast<size_t>(hits[0].norm_weights.back())].elements == w.elements;
+      if (vector && (scaled || shifted) && same(s_.dims(g, other).last(), Int::of_unsigned(w.elements))) {
+        hits[0].norm_weights.push_back(constants[0]);
+        return hits[0];
       }
     }
     if (op == "Add"sv && hits.size() == 1 && hits[0].bias < 0 && hits[0].bias_input.empty() && from_inputs.size() == 1 &&

@@ -47,6 +47,9 @@ struct ProjectionHit {
   // the sizes of the output letters, first the heads axis.
   std::vector<int64_t> einsum_out_dims;
   std::vector<int> extra_weights;  // weights concatenated onto it: add_bias_kv tokens
+  // The scale (and bias) of a norm the walk passed between the projection and the core: a
+  // LayerNormalization-like op, or RMSNorm/LayerNorm written out (QK-norm).
+  std::vector<int> norm_weights;
   // The weight is this graph input (fed at run time, weight.weight is -1): nothing of it is
   // stored; in and out come from its declared shape.
   std::string weight_input;
@@ -82,6 +85,9 @@ class ProjectionWalker {
   std::optional<std::set<std::string_view>> inputs_;  // the main graph's declared inputs, once asked
   ProjectionHit back_impl(int g, Name value, int depth);
   bool is_graph_input(int g, std::string_view name);
+  // Whether `value` is a value scaled by a statistic of itself: Mul or Div by something computed
+  // through Sqrt or Reciprocal from a ReduceMean (a norm written out).
+  bool normalized(int g, Name value);
   std::optional<ProjectionHit> einsum_projection(int g, int node, Name activation);
 };
 

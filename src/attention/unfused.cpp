@@ -228,6 +228,7 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   }
   assemble(g, b, q, k, v, o);
   for (auto [weight, role] : path.learned) add_extra(b, weight, role);
+  add_norm_extras(b, q, k);
   for (auto [name, r, p] : {std::tuple<const char*, RoleHit*, Projection*>{"K", &k, &b.k}, {"V", &v, &b.v}}) {
     if (r->present) continue;
     p->from_input = r->hit.from_input;
