@@ -84,6 +84,10 @@ std::string additive_mask(const Weight& w) {
     return true;
   });
   if (!ok || zeros + negatives != w.elements || !zeros || !negatives) return "";
+  if (auto window = mask_window(w, true)) {
+    return "a sliding-window mask: 0 where 0 ≤ i − j < " + std::to_string(*window) + ", " + number(low) +
+           " elsewhere (each query sees its last " + std::to_string(*window) + " tokens)";
+  }
   return "an additive mask: 0 and " + number(low);
 }
 

@@ -221,9 +221,13 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       if (saved_per && *saved_per > 0 && b.k.found && b.v.found) add_to(c.kv_parameters_saved, static_cast<uint64_t>(*saved_per), overflow);
     }
 
-    // Scores and the weighted sum: heads x d_k x context, and heads x d_v x context.
+    // Scores and the weighted sum: heads x d_k x context, and heads x d_v x context; a sliding
+    // window caps the tokens at min(context, window).
+    bc.window = b.window;
+    uint64_t tokens = std::min<uint64_t>(options.context, INT64_MAX);
+    if (b.window && *b.window > 0) tokens = std::min<uint64_t>(tokens, static_cast<uint64_t>(*b.window));
     if (b.heads && dk && dv) {
-      Int per = Int(*b.heads) * (Int(*dk) + Int(*dv)) * Int(static_cast<int64_t>(std::min<uint64_t>(options.context, INT64_MAX)));
+      Int per = Int(*b.heads) * (Int(*dk) + Int(*dv)) * Int(static_cast<int64_t>(tokens));
       if (per && *per >= 0) bc.score_macs = static_cast<uint64_t>(*per);
     }
     if (!bc.score_macs) {
@@ -303,10 +307,31 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
                      c.macs_lm_head, c.macs_other}) {
     add_to(c.macs_per_token, v, overflow);
   }
-  if (auto kv = times(c.kv_bytes_per_token, options.context)) c.kv_bytes_at_context = times(*kv, options.batch);
+  // The cache at the context: each block keeps min(context, window) tokens of K/V.
+  {
+    bool fits = true, windowed = false;
+    uint64_t kept = 0, full = 0;
+    for (const auto& bc : c.blocks) {
+      if (bc.shared_with >= 0 || bc.cross || !bc.kv_bytes_per_token) continue;
+      uint64_t tokens = options.context;
+      if (bc.window && *bc.window > 0 && static_cast<uint64_t>(*bc.window) < tokens) {
+        tokens = static_cast<uint64_t>(*bc.window);
+        windowed = true;
+      }
+      auto k = times(*bc.kv_bytes_per_token, tokens), f = times(*bc.kv_bytes_per_token, options.context);
+      fits = fits && k && f && !add_overflows(kept, *k, &kept) && !add_overflows(full, *f, &full);
+    }
+    if (fits) {
+      c.kv_bytes_at_context = times(kept, options.batch);
+      if (windowed && c.kv_bytes_at_context) {
+        if (auto all = times(full, options.batch)) c.kv_window_saved_bytes = *all - *c.kv_bytes_at_context;
+      }
+    }
+  }
   if (auto p = times(c.macs_per_token, options.context)) c.prefill_macs = times(*p, options.batch);
   if (overflow) {
     c.kv_bytes_at_context.reset();
+    c.kv_window_saved_bytes.reset();
     c.prefill_macs.reset();
     c.notes.push_back("a total does not fit in 64 bits");
   }

@@ -409,6 +409,7 @@ std::string explain_block(const Audit& a, int index) {
   out << ": " << b.heads_from << "\n";
   out << "  width      " << (b.width > 0 ? std::to_string(b.width) : std::string("unknown"))
       << (b.q.found || b.width <= 0 ? " (input of the Q projection)\n" : " (the query's width: no Q projection in this graph)\n");
+  if (b.window) out << "  window     " << *b.window << " tokens: " << b.window_from << "\n";
   if (!b.score_path.empty()) {
     std::string path;
     for (const auto& step : b.score_path) path += (path.empty() ? "" : " → ") + step;

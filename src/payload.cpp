@@ -143,7 +143,7 @@ bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>
     case T::FLOAT: es = 4; break;
     case T::FLOAT16: es = 2; break;
     case T::DOUBLE: es = 8; break;
-    case T::INT8: case T::UINT8: es = 1; break;
+    case T::INT8: case T::UINT8: case T::BOOL: es = 1; break;
     default: return false;
   }
   PayloadReader r;

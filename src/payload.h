@@ -102,7 +102,7 @@ class PayloadReader {
   bool owns_fd_ = false;
 };
 
-// Calls visit(index, value) for every element of a float32/float16/float64/int8/uint8 tensor in
+// Calls visit(index, value) for every element of a float32/float16/float64/int8/uint8/bool tensor in
 // order, reading in bounded chunks. True when every element was visited and accepted; false when
 // visit returned false (it stops there), the payload cannot be read or the type is not one of those.
 bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit);

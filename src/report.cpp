@@ -38,6 +38,7 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   a.unique = a.inventory.stored;
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
+  find_windows(a.model, a.attention, options.compare_content);  // a stored band mask is read here
   t.content = ms_since(clock);
   if (!a.experts.layers.empty() && a.experts.idle && *a.experts.idle <= a.framework.parameters) {
     a.active_parameters = a.framework.parameters - *a.experts.idle;

@@ -93,8 +93,14 @@ struct AttentionBlock {
   std::optional<LatentAttention> latent;  // set only when the whole latent structure is proven
   std::vector<AttentionExtra> extras;
   // The steps from MatMul(Q, Kᵀ) to the Softmax, e.g. MatMul, Div, Tanh, Mul, Add(mask), Softmax
-  // (unfused blocks; empty for fused operators, which do it inside).
+  // (unfused blocks; empty for fused operators, which do it inside), and their nodes.
   std::vector<std::string> score_path;
+  std::vector<int> score_nodes;  // indices into Model::nodes, in the same order
+  // Sliding-window attention: each query attends to its last `window` tokens (itself included),
+  // so a decoder keeps min(context, window) of them. Set only on evidence (find_windows), which
+  // window_from names; null for full attention or when nothing says.
+  std::optional<int64_t> window;
+  std::string window_from;
   uint64_t total = 0;         // q + k + v + o totals, plus the extras
   uint64_t standard = 0;      // 4*width^2 (+ 4*width with biases): the textbook count; 0 when the
                               // width is unknown or its square does not fit in 64 bits
@@ -122,5 +128,16 @@ struct AttentionResult {
 // Finds the attention blocks of a loaded model. Never throws for unusual graphs: what it cannot
 // read becomes an unmatched entry or a note.
 AttentionResult match_attention(const Model& model, double* shapes_ms = nullptr);
+
+// The window of a stored causal mask: W when its last two axes (a T x T grid, the other axes 1)
+// allow a query i to see key j exactly when 0 <= i - j < W, with W < T (a grid that allows every
+// j <= i is a causal mask, not a window). `additive`: 0 allows and large negatives (<= -1e4,
+// -inf) forbid; else a boolean (or 0/1) grid whose true allows, or forbids when `inverted`.
+// nullopt when the values are not read, or are not such a band.
+std::optional<int64_t> mask_window(const Weight& w, bool additive, bool inverted = false);
+
+// Sets each block's window from what the graph states: GroupQueryAttention's local_window_size,
+// or a band-shaped mask on the score path (stored, read only when `read_values`).
+void find_windows(const Model& model, AttentionResult& attention, bool read_values);
 
 }  // namespace headcount

@@ -44,6 +44,8 @@ struct BlockCost {
   std::optional<uint64_t> expanded_kv_bytes_per_token;
   uint64_t projection_macs = 0;                     // per token: one per Q/K/V/O weight element
   std::optional<uint64_t> score_macs;               // per token at the context: heads x (d_k + d_v) x context
+  // A sliding window: the block keeps and scores min(context, window) tokens, not the context.
+  std::optional<int64_t> window;
   std::string unknown;      // why a figure of this block is unknown, or ""
 };
 
@@ -53,7 +55,10 @@ struct Cost {
   // Self-attention K/V per token (what a decoder caches), each cache once.
   uint64_t kv_bytes_per_token = 0;
   bool kv_lower_bound = false;                 // a block's size is unknown: at least this much
-  std::optional<uint64_t> kv_bytes_at_context;  // per token x context x batch; null on overflow
+  std::optional<uint64_t> kv_bytes_at_context;  // per token x context x batch (windows capped); null on overflow
+  // What sliding windows save at the context: the same blocks' K/V at the whole context less what
+  // they keep (null when no block has a window, or on overflow).
+  std::optional<uint64_t> kv_window_saved_bytes;
   uint64_t cross_kv_bytes_per_encoder_token = 0;  // cross-attention K/V, per encoder token
   // Grouped K/V heads: the same blocks with full multi-head attention, when any block is grouped.
   std::optional<uint64_t> full_mha_kv_bytes_per_token;

@@ -37,6 +37,7 @@ struct CoreSizes {
 struct ScorePath {
   int scores = -1;                 // the MatMul, FusedMatMul or Einsum of Q and Kᵀ
   std::vector<std::string> steps;  // the ops after it, in order: "Div", "Tanh", "Add(mask)", ...
+  std::vector<int> nodes;          // the nodes of those steps
   std::vector<std::pair<int, ExtraRole>> learned;  // learned tensors on the path (weight index, role)
   std::string why;                 // where and why the walk stopped, when it found no scores
 };

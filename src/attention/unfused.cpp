@@ -41,7 +41,10 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
   if (one_of(op, {"Cast", "CastLike", "Identity", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Tanh", "Clip",
                   "Dropout", "Neg"})) {
     r = walk_scores(g, input_of(n, 0), depth + 1);
-    if (r.scores >= 0) r.steps.push_back(std::string(op));
+    if (r.scores >= 0) {
+      r.steps.push_back(std::string(op));
+      r.nodes.push_back(p);
+    }
     return r;
   }
   if (!one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Max", "Min", "Concat"})) {
@@ -91,6 +94,7 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     }
   }
   r.steps.push_back(what.empty() ? std::string(op) : std::string(op) + "(" + what + ")");
+  r.nodes.push_back(p);
   return r;
 }
 
@@ -217,6 +221,9 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   b.score_path.push_back(std::string(m_.nodes[qk].rec->op_type()));
   b.score_path.insert(b.score_path.end(), path.steps.begin(), path.steps.end());
   b.score_path.push_back("Softmax");
+  b.score_nodes.push_back(qk);
+  b.score_nodes.insert(b.score_nodes.end(), path.nodes.begin(), path.nodes.end());
+  b.score_nodes.push_back(softmax);
   if (!o.hit.found()) {
     // Attention computed head by head: each core's output joins the others in a Concat, and the
     // output projection follows the Concat. The cores become one block after matching.

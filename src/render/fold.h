@@ -138,7 +138,8 @@ inline std::string block_key(const AttentionBlock& b) {
   put(k, b.k_head_dim);
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
     const Projection& p = b.projection(r);
-    put(k, std::string(p.found ? "found" : "-") + (p.from_input.empty() ? "" : " input"));
+    put(k, std::string(p.found ? "found" : "-") + (p.from_input.empty() ? "" : " input") +
+               (p.weight_input.empty() ? "" : " weight input") + (p.bias_input.empty() ? "" : " bias input"));
     put(k, p.weight);
     put(k, p.bias);
     put(k, p.in_width);
@@ -147,6 +148,7 @@ inline std::string block_key(const AttentionBlock& b) {
   }
   put(k, "extras");
   for (const auto& e : b.extras) put(k, std::string(extra_role_name(e.role)) + " " + std::to_string(e.elements));
+  put(k, b.window);
   put(k, b.total);
   put(k, b.standard);
   put(k, std::string(b.has_bias ? "bias" : "no bias"));
@@ -225,17 +227,22 @@ inline std::vector<FindingFold> finding_folds(const std::vector<Finding>& findin
   return out;
 }
 
-// "block 7", "each of blocks 0–31", "each of blocks 0–4, 6–9".
-inline std::string blocks_text(const std::vector<int>& blocks) {
-  if (blocks.size() == 1) return "block " + std::to_string(blocks[0]);
-  std::string s = "each of blocks ";
-  for (size_t i = 0; i < blocks.size();) {
+// "7", "0–31", "0–4, 6–9": ascending indices with their runs as ranges.
+inline std::string index_ranges(const std::vector<int>& indices) {
+  std::string s;
+  for (size_t i = 0; i < indices.size();) {
     size_t j = i;
-    while (j + 1 < blocks.size() && blocks[j + 1] == blocks[j] + 1) ++j;
-    s += (i ? ", " : "") + index_range(blocks[i], blocks[j]);
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    s += (i ? ", " : "") + index_range(indices[i], indices[j]);
     i = j + 1;
   }
   return s;
+}
+
+// "block 7", "each of blocks 0–31", "each of blocks 0–4, 6–9".
+inline std::string blocks_text(const std::vector<int>& blocks) {
+  if (blocks.size() == 1) return "block " + std::to_string(blocks[0]);
+  return "each of blocks " + index_ranges(blocks);
 }
 
 }  // namespace headcount::renderers

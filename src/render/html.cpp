@@ -327,7 +327,9 @@ void block_section(std::ostream& out, const Audit& a, const Fold& r, const std::
   out << esc(r.name) << "</h4>\n<p class='facts'>" << (r.folded() ? "each: " : "") << esc(b.form) << ", " << esc(b.kind)
       << "-attention; heads " << (b.heads ? std::to_string(*b.heads) : "unknown");
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " (" << *b.kv_heads << " K/V)";
-  out << ", width " << (b.width > 0 ? std::to_string(b.width) : "unknown") << "; " << count_of(b.total, "parameter", "parameters");
+  out << ", width " << (b.width > 0 ? std::to_string(b.width) : "unknown");
+  if (b.window) out << ", a sliding window of " << count_of(static_cast<uint64_t>(*b.window), "token", "tokens");
+  out << "; " << count_of(b.total, "parameter", "parameters");
   if (b.standard) out << " (" << share(b.total, b.standard) << " of the standard " << with_commas(b.standard) << ")";
   out << ". <small>" << (r.folded() ? "block " + std::to_string(r.from) + ": " : std::string()) << esc(b.heads_from)
       << "</small></p>\n";

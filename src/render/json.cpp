@@ -85,6 +85,7 @@ void write_cost(JsonWriter& j, const Cost& c) {
   j.field("bytes_per_token", c.kv_bytes_per_token);
   j.field("lower_bound", c.kv_lower_bound);
   write_optional_count(j, "bytes_at_context", c.kv_bytes_at_context);
+  write_optional_count(j, "window_saved_bytes", c.kv_window_saved_bytes);
   write_optional_count(j, "full_mha_bytes_per_token", c.full_mha_kv_bytes_per_token);
   j.field("parameters_saved", c.kv_parameters_saved);
   j.field("cross_bytes_per_encoder_token", c.cross_kv_bytes_per_encoder_token);
@@ -110,6 +111,7 @@ void write_cost(JsonWriter& j, const Cost& c) {
     else j.null();
     write_optional(j, "k_width", b.k_width);
     write_optional(j, "v_width", b.v_width);
+    write_optional(j, "window", b.window);
     j.key("dtype");
     if (b.bits) j.value(b.dtype);
     else j.null();
@@ -278,6 +280,10 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
       write_projection(j, m, b.projection(r));
     }
     j.end_object();
+    write_optional(j, "window", b.window);
+    j.key("window_from");
+    if (b.window_from.empty()) j.null();
+    else j.value(b.window_from);
     j.key("score_path").begin_array();
     for (const auto& step : b.score_path) j.value(step);
     j.end_array();

@@ -2,6 +2,7 @@
 // summary table after a run over several models.
 #include <algorithm>
 
+#include <map>
 #include <set>
 
 #include "fold.h"
@@ -122,6 +123,21 @@ void cost_text(const Cost& c, std::ostream& out) {
                               " with full multi-head attention: " + ratio + "x smaller" +
                               (c.kv_parameters_saved ? ", and " + with_commas(c.kv_parameters_saved) + " fewer K/V projection weights" : ""));
     }
+    if (c.kv_window_saved_bytes) {
+      // Which blocks slide, over how many tokens.
+      std::map<int64_t, std::vector<int>> by_window;
+      for (const auto& bc : c.blocks) {
+        if (bc.window && !bc.cross && bc.shared_with < 0) by_window[*bc.window].push_back(bc.block);
+      }
+      std::string which;
+      for (const auto& [w, blocks] : by_window) {
+        which += (which.empty() ? "" : "; ") + std::string(blocks.size() == 1 ? "block " : "blocks ") + index_ranges(blocks) +
+                 " over " + with_commas(static_cast<uint64_t>(w)) + (w == 1 ? " token" : " tokens");
+      }
+      line("windows", which + ": each keeps min(context, window) tokens, so the cache at " + with_commas(c.context) +
+                          " tokens holds " + with_commas(*c.kv_bytes_at_context) + " bytes, " +
+                          with_commas(*c.kv_window_saved_bytes) + " fewer than without windows");
+    }
     if (c.cross_kv_bytes_per_encoder_token) {
       line("cross K/V", with_commas(c.cross_kv_bytes_per_encoder_token) +
                             " bytes per encoder token, computed once per sequence from the encoder's output");
@@ -186,18 +202,23 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   bool told = false;  // the reader was told how to list every block
   if (!att.blocks.empty()) {
     out << "\nattention blocks\n";
+    // A window column only when some block slides: "4" for a window of 4 tokens, "full" else.
+    bool windows = std::any_of(att.blocks.begin(), att.blocks.end(), [](const AttentionBlock& b) { return b.window.has_value(); });
     Table t;
-    t.right = {true, false, false, false, true, true, true, true, true};
+    t.right = {true, false, false, false, true, true, true, true, true, true};
     t.rows.push_back({"#", "name", "form", "kind", "heads", "width", "d_k", "parameters", "of std"});
+    if (windows) t.rows.back().push_back("window");
     for (const auto& r : runs) {
       const AttentionBlock& b = att.blocks[r.first];
       std::string heads = optional_int(b.heads);
       if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) heads += "/" + std::to_string(*b.kv_heads);
       t.rows.push_back({fold_cell(r), truncate(r.name, 24), b.form, b.kind, heads, b.width > 0 ? std::to_string(b.width) : "?",
                         optional_int(b.head_dim), with_commas(b.total), percent(b.total, b.standard)});
+      if (windows) t.rows.back().push_back(b.window ? with_commas(static_cast<uint64_t>(*b.window)) : "full");
     }
     t.print(out, "  ");
     out << "  heads a/b: a query heads, b key/value heads. of std: share of the standard 4·width² (+4·width).\n";
+    if (windows) out << "  window: the tokens each query attends to (a sliding window); full: no window found.\n";
     told = fold_legend(runs, "blocks", "block", out);
     for (const auto& r : runs) {
       const AttentionBlock& b = att.blocks[r.first];

@@ -1,0 +1,118 @@
+"""Attention as 2025-26 models write it, exported by torch 1.13 and audited with the module: sliding
+windows, QK-norm and a head size apart from width / heads, declared in a config.json beside the
+model. Counts are torch's own sum(p.numel()) or worked by hand in the comments.
+"""
+import io
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import headcount
+
+REPO = os.environ.get("HEADCOUNT_REPO", os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "samples"))
+from make_samples import RMSNorm, repeat_kv, rotate_half  # noqa: E402
+
+D, H, KV, HD, S = 64, 4, 2, 32, 8  # width 64; 4 query heads, 2 K/V heads, head_dim 32 (4 x 32 = 128 != 64)
+
+
+class Qwen3StyleAttention(nn.Module):
+    """Qwen3/Gemma-3-style attention: q/k/v/o without biases, RMSNorm over head_dim on q and k after
+    the head split (q_norm, k_norm), rotary, grouped K/V, and a causal mask buffer that is a band
+    of `window` tokens (0 where 0 <= i - j < window, -1e9 elsewhere) or plain causal (window 0)."""
+
+    def __init__(self, window):
+        super().__init__()
+        self.q_proj = nn.Linear(D, H * HD, bias=False)
+        self.k_proj = nn.Linear(D, KV * HD, bias=False)
+        self.v_proj = nn.Linear(D, KV * HD, bias=False)
+        self.o_proj = nn.Linear(H * HD, D, bias=False)
+        self.q_norm, self.k_norm = RMSNorm(HD), RMSNorm(HD)
+        i, j = torch.arange(S)[:, None], torch.arange(S)[None, :]
+        allowed = (j <= i) & (i - j < window) if window else (j <= i)
+        self.register_buffer("mask", torch.where(allowed, 0.0, -1e9).view(1, 1, S, S))
+        inv = 1.0 / (10000 ** (torch.arange(0, HD, 2).float() / HD))
+        emb = torch.cat([torch.outer(torch.arange(S).float(), inv)] * 2, -1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.q_norm(self.q_proj(x).view(b, s, H, HD)).transpose(1, 2)
+        k = self.k_norm(self.k_proj(x).view(b, s, KV, HD)).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, KV, HD).transpose(1, 2)
+        q = q * self.cos + rotate_half(q) * self.sin
+        k = k * self.cos + rotate_half(k) * self.sin
+        k, v = repeat_kv(k, H // KV), repeat_kv(v, H // KV)
+        w = F.softmax(q @ k.transpose(2, 3) / math.sqrt(HD) + self.mask, -1)
+        return self.o_proj((w @ v).transpose(1, 2).reshape(b, s, H * HD))
+
+
+class Decoder(nn.Module):
+    """Two sliding layers of 4 tokens and one full layer, as Gemma 3 interleaves them."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Qwen3StyleAttention(4), Qwen3StyleAttention(4), Qwen3StyleAttention(0)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = x + layer(x)
+        return x
+
+
+def exported(module, *inputs):
+    g = torch.Generator().manual_seed(1234)
+    module.eval()
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.02)
+    buf = io.BytesIO()
+    torch.onnx.export(module, tuple(inputs), buf, opset_version=14)
+    return buf.getvalue()
+
+
+def test_windowed_gqa_decoder_with_qk_norm_and_a_declared_head_dim(tmp_path):
+    model = Decoder()
+    data = exported(model, torch.randn(1, S, D))
+    (tmp_path / "model.onnx").write_bytes(data)
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_size": D, "num_attention_heads": H,
+        "num_key_value_heads": KV, "head_dim": HD, "num_hidden_layers": 3, "sliding_window": 4}))
+    r = headcount.audit(tmp_path / "model.onnx")
+    per_layer = sum(p.numel() for p in model.layers[0].parameters())
+    # q 64·128 + k 64·64 + v 64·64 + o 128·64 = 24,576, and q_norm, k_norm 32 each: 24,640.
+    assert per_layer == 24_640
+    assert r.parameters.framework == sum(p.numel() for p in model.parameters()) == 3 * 24_640
+    blocks = r.attention_blocks
+    assert [b.total for b in blocks] == [per_layer] * 3  # the norms are in the block
+    assert [sorted(e.role for e in b.extras) for b in blocks] == [["k_norm", "q_norm"]] * 3
+    assert [(b.heads, b.kv_heads, b.head_dim) for b in blocks] == [(4, 2, 32)] * 3
+    assert [b.window for b in blocks] == [4, 4, None]
+    assert r.parameters.composition.norms == 0
+    # The cache at 4,096 tokens: per token and block 2 K/V heads x (32 + 32) x 4 bytes = 512; the
+    # two sliding blocks keep 4 tokens, the full one 4,096: 2 x 512 x 4 + 512 x 4,096 = 2,101,248;
+    # without windows 3 x 512 x 4,096 = 6,291,456, so 4,190,208 saved.
+    assert r.cost.kv.bytes_per_token == 3 * 512
+    assert r.cost.kv.bytes_at_context == 2_101_248
+    assert r.cost.kv.window_saved_bytes == 4_190_208
+    # The config states head_dim 32: 4 x 32 != 64 is the design, an info finding, no warning.
+    rules = [f.rule for f in r.findings]
+    assert "width-mismatch" not in rules
+    assert "decoupled-head-size" in rules
+    assert all(f.severity != "warning" for f in r.findings)
+    (head,) = [f for f in r.declared.fields if f.field == "head size"]
+    assert (head.declared, head.found, head.agreement) == (32, 32, "agrees")
+
+
+def test_without_a_config_the_warning_names_both_readings(tmp_path):
+    data = exported(Decoder(), torch.randn(1, S, D))
+    r = headcount.audit(data)
+    (w,) = [f for f in r.findings if f.rule == "width-mismatch"][:1]
+    assert "Keras' MultiHeadAttention" in w.message
+    assert "a head size chosen on purpose, as Gemma (256) and Qwen3 (128) do" in w.message
