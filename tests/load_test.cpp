@@ -595,6 +595,23 @@ TEST_CASE("external data locations outside the model's folder are refused", "[lo
     CHECK_THROWS_MATCHES(load_model(external_model(dir, "rel.bin")), InputError,
                          Message(refused("rel.bin", via_link)));
   }
+  SECTION("a symlink out, reached through a missing folder and '..' in a link's target") {
+    // link.bin -> "none/../out.bin": the resolver stops asking the file system below the missing
+    // "none", and must ask again once '..' comes back above it, or it would not see out.bin
+    // leading outside.
+    fs::create_symlink("none/../out.bin", dir.file("link.bin"));
+    fs::create_symlink(outside.file("outside.bin"), dir.file("out.bin"));
+    CHECK_THROWS_MATCHES(load_model(external_model(dir, "link.bin")), InputError,
+                         Message(refused("link.bin", via_link)));
+  }
+  SECTION("a deep location below a missing folder is not escaping") {
+    // 16,000 components (the regression file external-location-16000-components.onnx): missing,
+    // not refused, and cheap.
+    std::string deep;
+    for (int i = 0; i < 16000; ++i) deep += "a/";
+    Model model = load_model(external_model(dir, deep + "w.bin"));
+    CHECK(weight(model, "w").external_status() == ExternalStatus::Missing);
+  }
   SECTION("a symlinked folder leading outside") {
     fs::create_directory_symlink(outside.path, dir.file("sub"));
     CHECK_THROWS_MATCHES(load_model(external_model(dir, "sub/outside.bin")), InputError,

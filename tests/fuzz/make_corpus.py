@@ -146,6 +146,18 @@ def regressions():
     # from each, 1.9 s in all.
     nodes = nodes[:40] + [h.make_node("MatMul", [v, "w"], [f"m{i}"]) for i in range(30000)]
     save(model(nodes, [zeros("w", [32, 32])]), "regressions", "matmul-fan-doubling-chain.onnx")
+    hostile_shapes()
+
+
+def hostile_shapes():
+    """Small files that cost time or memory out of proportion to their size (issue 30): each is
+    linear in the file now, and the README's bound is measured over them."""
+    # An external-data location of 16,000 components (32 kB of "a/"): the path was rebuilt from
+    # the folder component by component, 7.6 s.
+    w = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[32, 32], data_location=T.EXTERNAL)
+    w.external_data.add(key="location", value="a/" * 16000 + "w.bin")
+    save(model([h.make_node("MatMul", ["x", "w"], ["y"])], [w]), "regressions",
+         "external-location-16000-components.onnx")
 
 
 def corpus():
