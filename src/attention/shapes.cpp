@@ -10,27 +10,50 @@ namespace {
 
 constexpr int kMaxEvalDepth = 48;
 constexpr size_t kMaxVector = 64;  // shape vectors are short; anything longer is not a shape
+// The largest rank a dims record keeps: a shape vector's length, as above. A longer shape keeps
+// only its last dim (the feature width), so no record grows with a rank the file states (a
+// declared rank of 20,000, or a chain of Gathers that doubles it) and every record is small.
+constexpr int kMaxRank = static_cast<int>(kMaxVector);
 
 using Outputs = std::vector<Dims>;  // one entry per output; missing entries stay unknown
 using DimsFn = Outputs (*)(const NodeView&);
 using ValueFn = std::optional<IntVector> (*)(const NodeView&);
 
+Int from_dim(const onnx::TensorShapeProto::Dimension& dim) {
+  return dim.has_dim_value() && dim.dim_value() >= 0 ? Int(dim.dim_value()) : Int();
+}
+
 Dims from_type(const onnx::TypeProto& t) {
   Dims d;
   if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return d;
   const auto& shape = t.tensor_type().shape();
-  d.rank = shape.dim_size();
-  for (const auto& dim : shape.dim()) {
-    d.d.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? Int(dim.dim_value()) : Int());
+  if (shape.dim_size() > kMaxRank) {
+    d.tail = from_dim(shape.dim(shape.dim_size() - 1));
+    return d;
   }
+  d.rank = shape.dim_size();
+  for (const auto& dim : shape.dim()) d.d.push_back(from_dim(dim));
   return d;
 }
 
 Dims from_dims(Span<int64_t> v) {
   Dims d;
+  if (v.size() > static_cast<size_t>(kMaxRank)) {
+    d.tail = v[v.size() - 1];
+    return d;
+  }
   d.rank = static_cast<int>(v.size());
   for (auto x : v) d.d.push_back(x);
   return d;
+}
+
+// Keeps an evaluator's output within kMaxRank (its inputs are, but a Gather or an Unsqueeze adds
+// to them).
+void cap_rank(Dims& d) {
+  if (d.rank <= kMaxRank) return;
+  Int last = d.last();
+  d = Dims();
+  d.tail = last;
 }
 
 Dims known_rank(int rank) {
@@ -570,6 +593,7 @@ void ShapeOracle::propagate(int g, const NodeRec& n) {
     int& at = dims_at_[static_cast<size_t>(m_.value_id(g, name))];  // a node's output always has an id
     if (at >= 0) continue;
     at = static_cast<int>(known_.size());
+    cap_rank(out[i]);
     known_.push_back(std::move(out[i]));
   }
 }

@@ -158,6 +158,31 @@ def hostile_shapes():
     w.external_data.add(key="location", value="a/" * 16000 + "w.bin")
     save(model([h.make_node("MatMul", ["x", "w"], ["y"])], [w]), "regressions",
          "external-location-16000-components.onnx")
+    # A graph input of rank 20,000 (dims without values) read by 2,000 Relus (75 kB): each
+    # output's dims record was a copy of the input's, 621 MiB.
+    x = h.make_tensor_value_info("x", T.FLOAT, None)
+    x.type.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension()] * 20000)
+    save(model([h.make_node("Relu", ["x"], [f"r{i}"]) for i in range(2000)], [], inputs=[x]), "regressions",
+         "rank-20000-input-2000-readers.onnx")
+    # A weight of rank 20,000 read by 5,000 Relus (130 kB): its dims were rebuilt for every
+    # reader and copied into every output's record, 1.5 GiB.
+    save(model([h.make_node("Relu", ["w"], [f"r{i}"]) for i in range(5000)],
+               [onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[1] * 20000)]), "regressions",
+         "weight-rank-20000-5000-readers.onnx")
+    # Gather(g, g) 40 times from a [2, 2] input (1 kB): each step doubled the rank, toward 2^40
+    # dims, until memory ran out.
+    nodes, v = [], "x"
+    for i in range(40):
+        nodes.append(h.make_node("Gather", [v, v], [f"g{i}"]))
+        v = f"g{i}"
+    save(model(nodes, [], inputs=[h.make_tensor_value_info("x", T.FLOAT, [2, 2])]), "regressions",
+         "gather-rank-doubling-chain.onnx")
+    # 3,000 Unsqueezes in a chain, each adding 64 axes (90 kB): ranks up to 192,000, 7.5 GiB.
+    nodes, v = [], "x"
+    for i in range(3000):
+        nodes.append(h.make_node("Unsqueeze", [v, "ax"], [f"u{i}"]))
+        v = f"u{i}"
+    save(model(nodes, [ints("ax", list(range(64)))]), "regressions", "unsqueeze-rank-growth-chain.onnx")
 
 
 def corpus():
