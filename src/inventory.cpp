@@ -80,6 +80,10 @@ struct UpstreamScan {
   bool activation = false;
   std::vector<int> matmuls;
   VisitBudget& budget;  // wide fan-ins (a Concat of thousands) and doubling chains stay cheap
+  // By value id: the visit that last looked at the value, so a value one node lists many times
+  // (an Add of one MatMul output 30,000 times) is followed once.
+  std::vector<uint32_t>& seen;
+  uint32_t visits = 0;
 };
 
 void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& scan) {
@@ -97,26 +101,41 @@ void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& s
                         "Dropout", "Squeeze", "Unsqueeze", "QuantizeLinear", "DequantizeLinear"})) {
     return;  // norms, reductions, Softmax, Concat...: not inside an MLP
   }
-  for (const auto& in : n.input()) {
-    if (!in.empty() && !m.weight_for(g, in)) scan_upstream(m, g, in, depth + 1, scan);
+  const uint32_t visit = ++scan.visits;
+  for (Name in : n.input()) {
+    if (in.empty()) continue;
+    // Each input looked at is spent too: a node listing thousands (weights among them, which are
+    // not followed) costs a walk its allowance, not thousands of lookups per walk.
+    if (!scan.budget.spend()) return;
+    if (in.id >= 0 && static_cast<size_t>(in.id) < scan.seen.size()) {
+      uint32_t& last = scan.seen[static_cast<size_t>(in.id)];
+      if (last == visit) continue;
+      last = visit;
+    }
+    if (!m.weight_for(g, in)) scan_upstream(m, g, in, depth + 1, scan);
   }
 }
 
 // Feed-forward tensors: down-projections (an activation upstream), the up/gate projections that
-// feed them, and the biases added right after any of them.
+// feed them, and the biases added right after any of them. Each value and each consumer is looked
+// at once, however many feed-forward nodes share it or a node lists it.
 std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
   std::vector<bool> ffn(m.weights.size(), false);
   std::vector<bool> ffn_node(m.nodes.size(), false);
+  std::vector<uint32_t> seen(m.values.size(), 0);
+  UpstreamScan scan{false, {}, budget, seen};
   for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
     const auto& n = *m.nodes[ni].rec;
     if (!is_matmul(n.op_type()) || n.input_size() < 2) continue;
-    UpstreamScan scan{false, {}, budget};
+    scan.activation = false;
+    scan.matmuls.clear();
     budget.start_walk(256);
     scan_upstream(m, m.nodes[ni].graph, input_of(n, 0), 0, scan);
     if (!scan.activation || scan.matmuls.empty()) continue;
     ffn_node[ni] = true;
     for (int up : scan.matmuls) ffn_node[up] = true;
   }
+  std::vector<bool> value_done(m.values.size(), false), consumer_done(m.nodes.size(), false);
   for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
     if (!ffn_node[ni]) continue;
     const auto& n = *m.nodes[ni].rec;
@@ -124,8 +143,13 @@ std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
     for (int i = 1; i < n.input_size(); ++i) {
       if (const Weight* w = m.weight_for(g, input_of(n, i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
     }
-    for (const auto& out : n.output()) {
-      for (int c : m.consumers_of(g, out)) {
+    for (Name out : n.output()) {
+      int id = m.value_id(g, out);
+      if (id < 0 || value_done[static_cast<size_t>(id)]) continue;
+      value_done[static_cast<size_t>(id)] = true;
+      for (int c : m.consumers(id)) {
+        if (consumer_done[static_cast<size_t>(c)]) continue;
+        consumer_done[static_cast<size_t>(c)] = true;
         const auto& cn = *m.nodes[c].rec;
         if (!one_of(cn.op_type(), {"Add", "FastGelu", "BiasGelu"})) continue;
         for (const auto& in : cn.input()) {

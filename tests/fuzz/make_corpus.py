@@ -183,6 +183,22 @@ def hostile_shapes():
         nodes.append(h.make_node("Unsqueeze", [v, "ax"], [f"u{i}"]))
         v = f"u{i}"
     save(model(nodes, [ints("ax", list(range(64)))]), "regressions", "unsqueeze-rank-growth-chain.onnx")
+    # A feed-forward MatMul whose output an Add lists 30,000 times (90 kB): the bias search read
+    # the Add's 30,000 inputs once for each time it is listed, 2.3 s.
+    ffn = [h.make_node("MatMul", ["x", "w1"], ["u"]), h.make_node("Relu", ["u"], ["r"]),
+           h.make_node("MatMul", ["r", "w2"], ["m"])]
+    save(model(ffn + [h.make_node("Add", ["m"] * 30000, ["y"])], [zeros("w1", [32, 64]), zeros("w2", [64, 32])]),
+         "regressions", "add-lists-matmul-output-30000-times.onnx")
+    # 20,000 feed-forward MatMuls summed by one Add that also lists the input 100,000 times
+    # (870 kB): the same search read the Add's 120,000 inputs once for each of them.
+    downs = [h.make_node("MatMul", ["r", "w2"], [f"{i:x}"]) for i in range(20000)]
+    save(model(ffn[:2] + downs + [h.make_node("Add", [f"{i:x}" for i in range(20000)] + ["x"] * 100000, ["y"])],
+               [zeros("w1", [32, 64]), zeros("w2", [64, 32])]), "regressions", "add-of-20000-feed-forward-outputs.onnx")
+    # An Add that lists one weight 100,000 times, read by 20,000 MatMuls (760 kB): each MatMul's
+    # upstream walk looked at all 100,000 inputs (weights are not followed, so they cost no visits).
+    wide = [h.make_node("Add", ["b"] * 100000, ["a"])]
+    wide += [h.make_node("MatMul", ["a", "w"], [f"m{i:x}"]) for i in range(20000)]
+    save(model(wide, [zeros("b", [32]), zeros("w", [32, 32])]), "regressions", "add-lists-weight-100000-times.onnx")
 
 
 def corpus():
