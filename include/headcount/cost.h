@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "headcount/attention.h"
-#include "headcount/inventory.h"
+#include "headcount/parts.h"
 #include "headcount/model.h"
 
 namespace headcount {

@@ -1,15 +1,11 @@
-// headcount/inventory.h: what a model holds: its parameter tensors by dtype and storage, and
-// where they go (attention, embeddings, feed-forward, norms, buffers, everything else).
+// headcount/inventory.h: what a model holds: its parameter tensors by dtype and storage, counted
+// from dims alone (where they go is parts.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "headcount/attention.h"
-#include "headcount/experts.h"
-#include "headcount/buffers.h"
-#include "headcount/findings.h"
 #include "headcount/model.h"
 
 namespace headcount {
@@ -34,26 +30,5 @@ struct Inventory {
 
 // Counts the parameter tensors of a model. Throws InputError if a total overflows.
 Inventory take_inventory(const Model& model);
-
-// Where the stored parameters go, each tensor in one category: attention projections first,
-// then embeddings (Gather tables and their duplicates), norms, feed-forward, everything else.
-enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, Other };
-
-struct Composition {
-  std::vector<Part> part_of;  // per weight index (non-parameters are Other)
-  uint64_t attention = 0;
-  uint64_t embeddings = 0;
-  uint64_t feed_forward = 0;    // dense feed-forward and shared experts
-  uint64_t routed_experts = 0;  // experts a router chooses among (experts.h)
-  uint64_t routers = 0;
-  uint64_t norms = 0;
-  uint64_t buffers = 0;  // masks, rotary tables and the like (buffers.h)
-  uint64_t constants = 0;  // scalar constants of arithmetic stored as tensors (buffers.h)
-  uint64_t other = 0;
-};
-
-// Sorts each parameter tensor into one Composition category.
-Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework);
 
 }  // namespace headcount

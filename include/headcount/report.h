@@ -19,6 +19,7 @@
 #include "headcount/gate.h"
 #include "headcount/load.h"
 #include "headcount/model.h"
+#include "headcount/parts.h"
 
 namespace headcount {
 

@@ -1,0 +1,48 @@
+// headcount/parts.h: where the stored parameters go. Each part of a model claims the tensors it
+// proves: the attention blocks their projections and extras, the expert layers their routed
+// experts and routers, the buffers and scalar constants theirs, then the feed-forward (products
+// around an activation), embeddings (tables a Gather reads), the LM head and norms. A tensor
+// belongs to the first part that claims it; the composition is the union of the claims, and what
+// no part claims is "everything else", each tensor with why (unclaimed_reason).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headcount/attention.h"
+#include "headcount/buffers.h"
+#include "headcount/experts.h"
+#include "headcount/findings.h"
+#include "headcount/model.h"
+
+namespace headcount {
+
+enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, Other };
+// "attention", "embeddings", "norms", "feed_forward", "routed_experts", "routers", "buffers",
+// "constants", "other": the JSON names.
+const char* part_name(Part p);
+
+struct Composition {
+  std::vector<Part> part_of;  // per weight index (non-parameters are Other)
+  uint64_t attention = 0;
+  uint64_t embeddings = 0;
+  uint64_t feed_forward = 0;    // dense feed-forward and shared experts
+  uint64_t routed_experts = 0;  // experts a router chooses among (experts.h)
+  uint64_t routers = 0;
+  uint64_t norms = 0;
+  uint64_t buffers = 0;    // masks, rotary tables and the like (buffers.h)
+  uint64_t constants = 0;  // scalar constants of arithmetic stored as tensors (buffers.h)
+  uint64_t other = 0;
+  std::vector<int> unclaimed;  // parameter tensors no part claimed (weight indices, most elements first)
+};
+
+// The claims of every part, in order; a tied copy (duplicates) goes with its original.
+Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                    const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework);
+
+// Why no part claimed a tensor, in words: what reads it ("read by Conv 'stem', which no part
+// reads as attention, experts, feed-forward, an embedding, the LM head or a norm").
+std::string unclaimed_reason(const Model& model, int weight);
+
+}  // namespace headcount

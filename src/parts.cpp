@@ -1,0 +1,255 @@
+// parts.cpp: the parts of a model and the tensors each claims (see headcount/parts.h).
+#include "headcount/parts.h"
+
+#include <algorithm>
+
+#include "headcount/error.h"
+
+namespace headcount {
+
+const char* part_name(Part p) {
+  switch (p) {
+    case Part::Attention: return "attention";
+    case Part::Embeddings: return "embeddings";
+    case Part::Norms: return "norms";
+    case Part::FeedForward: return "feed_forward";
+    case Part::RoutedExperts: return "routed_experts";
+    case Part::Routers: return "routers";
+    case Part::Buffers: return "buffers";
+    case Part::Constants: return "constants";
+    case Part::Other: return "other";
+  }
+  return "other";
+}
+
+namespace {
+
+bool is_activation(std::string_view op) {
+  return one_of(op, {"Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Tanh", "Sigmoid", "QuickGelu", "Silu", "Swish", "Mish",
+                     "Softplus", "Elu", "LeakyRelu", "Selu", "HardSigmoid", "HardSwish"});
+}
+
+bool is_norm(std::string_view op) {
+  return one_of(op, {"LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
+                     "SkipSimplifiedLayerNormalization", "BatchNormalization", "GroupNormalization",
+                     "InstanceNormalization", "RMSNormalization", "EmbedLayerNormalization"});
+}
+
+bool is_matmul(std::string_view op) {
+  return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "FusedMatMul", "MatMulInteger", "QLinearMatMul"});
+}
+
+// Walks upstream from a MatMul's activation input through elementwise ops, stopping at other
+// MatMuls, norms and reductions. A feed-forward down-projection sees an activation on the way, and
+// the MatMuls where the walk stops are its up (and gate) projections.
+struct UpstreamScan {
+  bool activation = false;
+  std::vector<int> matmuls;
+  VisitBudget& budget;  // wide fan-ins (a Concat of thousands) and doubling chains stay cheap
+  // By value id: the visit that last looked at the value, so a value one node lists many times
+  // (an Add of one MatMul output 30,000 times) is followed once.
+  std::vector<uint32_t>& seen;
+  uint32_t visits = 0;
+};
+
+void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& scan) {
+  if (depth > 8 || !scan.budget.spend()) return;
+  int p = m.producer_of(g, value);
+  if (p < 0) return;
+  const auto& n = *m.nodes[p].rec;
+  std::string_view op = n.op_type();
+  if (is_matmul(op)) {
+    scan.matmuls.push_back(p);
+    return;
+  }
+  if (is_activation(op)) scan.activation = true;
+  else if (!one_of(op, {"Mul", "Add", "Sub", "Div", "Pow", "Cast", "Reshape", "Transpose", "Identity", "Where",
+                        "Dropout", "Squeeze", "Unsqueeze", "QuantizeLinear", "DequantizeLinear"})) {
+    return;  // norms, reductions, Softmax, Concat...: not inside an MLP
+  }
+  const uint32_t visit = ++scan.visits;
+  for (Name in : n.input()) {
+    if (in.empty()) continue;
+    // Each input looked at is spent too: a node listing thousands (weights among them, which are
+    // not followed) costs a walk its allowance, not thousands of lookups per walk.
+    if (!scan.budget.spend()) return;
+    if (in.id >= 0 && static_cast<size_t>(in.id) < scan.seen.size()) {
+      uint32_t& last = scan.seen[static_cast<size_t>(in.id)];
+      if (last == visit) continue;
+      last = visit;
+    }
+    if (!m.weight_for(g, in)) scan_upstream(m, g, in, depth + 1, scan);
+  }
+}
+
+// Feed-forward tensors: down-projections (an activation upstream), the up/gate projections that
+// feed them, and the biases added right after any of them. Each value and each consumer is looked
+// at once, however many feed-forward nodes share it or a node lists it.
+std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
+  std::vector<bool> ffn(m.weights.size(), false);
+  std::vector<bool> ffn_node(m.nodes.size(), false);
+  std::vector<uint32_t> seen(m.values.size(), 0);
+  UpstreamScan scan{false, {}, budget, seen};
+  for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+    const auto& n = *m.nodes[ni].rec;
+    if (!is_matmul(n.op_type()) || n.input_size() < 2) continue;
+    scan.activation = false;
+    scan.matmuls.clear();
+    budget.start_walk(256);
+    scan_upstream(m, m.nodes[ni].graph, input_of(n, 0), 0, scan);
+    if (!scan.activation || scan.matmuls.empty()) continue;
+    ffn_node[ni] = true;
+    for (int up : scan.matmuls) ffn_node[up] = true;
+  }
+  std::vector<bool> value_done(m.values.size(), false), consumer_done(m.nodes.size(), false);
+  for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+    if (!ffn_node[ni]) continue;
+    const auto& n = *m.nodes[ni].rec;
+    int g = m.nodes[ni].graph;
+    for (int i = 1; i < n.input_size(); ++i) {
+      if (const Weight* w = m.weight_for(g, input_of(n, i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+    }
+    for (Name out : n.output()) {
+      int id = m.value_id(g, out);
+      if (id < 0 || value_done[static_cast<size_t>(id)]) continue;
+      value_done[static_cast<size_t>(id)] = true;
+      for (int c : m.consumers(id)) {
+        if (consumer_done[static_cast<size_t>(c)]) continue;
+        consumer_done[static_cast<size_t>(c)] = true;
+        const auto& cn = *m.nodes[c].rec;
+        if (!one_of(cn.op_type(), {"Add", "FastGelu", "BiasGelu"})) continue;
+        for (const auto& in : cn.input()) {
+          const Weight* w = m.weight_for(g, in);
+          if (w && w->dims.size() == 1) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+        }
+      }
+    }
+  }
+  return ffn;
+}
+
+// A decomposed LayerNorm/RMSNorm ends in Mul(normalized, gamma) [+ beta]: the normalized value
+// comes from a Div or Mul whose divisor passes through Sqrt/Reciprocal.
+bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth = 0) {
+  if (depth > 3 || !budget.spend()) return false;
+  const auto& n = *m.nodes[ni].rec;
+  for (const auto& in : n.input()) {
+    int p = m.producer_of(m.nodes[ni].graph, in);
+    if (p < 0) continue;
+    std::string_view op = m.nodes[p].rec->op_type();
+    if (op == "Sqrt"sv || op == "Reciprocal"sv || op == "Rsqrt"sv || is_norm(op)) return true;
+    if ((op == "Div"sv || op == "Mul"sv) && is_decomposed_norm(m, p, budget, depth + 1)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                    const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework) {
+  // Categories by their Part names, kept short for the classification below.
+  constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
+                 FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
+  std::vector<Part> category(model.weights.size(), Other);
+  std::vector<bool> decided(model.weights.size(), false);
+  for (const auto& b : attention.blocks) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(r).tensors) {
+        category[t.weight] = Attention;
+        decided[t.weight] = true;
+      }
+    }
+    for (const auto& e : b.extras) {
+      category[e.weight] = Attention;
+      decided[e.weight] = true;
+    }
+  }
+  for (const auto& l : experts.layers) {
+    for (int wi : l.routed_weights) {
+      if (decided[static_cast<size_t>(wi)]) continue;
+      category[static_cast<size_t>(wi)] = Part::RoutedExperts;
+      decided[static_cast<size_t>(wi)] = true;
+    }
+    for (int wi : l.router_weights) {
+      if (decided[static_cast<size_t>(wi)]) continue;
+      category[static_cast<size_t>(wi)] = Part::Routers;
+      decided[static_cast<size_t>(wi)] = true;
+    }
+  }
+  // Classification walks share one budget: a model built to make them expensive gets "other".
+  VisitBudget budget(model);
+  for (const auto& b : framework.buffers) {
+    category[static_cast<size_t>(b.weight)] = Buffer;
+    decided[static_cast<size_t>(b.weight)] = true;
+  }
+  for (const auto& c : framework.constants) {
+    category[static_cast<size_t>(c.weight)] = Part::Constants;
+    decided[static_cast<size_t>(c.weight)] = true;
+  }
+  std::vector<bool> ffn = feed_forward_tensors(model, budget);
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    if (decided[i]) continue;
+    if (ffn[i]) {
+      category[i] = FeedForward;
+      continue;
+    }
+    const Weight& w = model.weights[i];
+    for (int ni : w.consumers) {
+      const auto& n = *model.nodes[ni].rec;
+      std::string_view op = n.op_type();
+      if (op == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) {
+        category[i] = Embedding;
+      } else if (op == "EmbedLayerNormalization"sv && w.dims.size() == 2) {
+        category[i] = Embedding;
+      } else if (is_norm(op) && w.dims.size() == 1) {
+        category[i] = Norm;
+      } else if ((op == "Mul"sv || op == "Add"sv) && w.dims.size() == 1 && [&] {
+                   budget.start_walk(64);
+                   return is_decomposed_norm(model, ni, budget);
+                 }()) {
+        category[i] = Norm;
+      } else {
+        continue;
+      }
+      break;
+    }
+  }
+  for (const auto& d : duplicates) {  // a tied copy belongs with its original
+    if (!decided[d.copy]) category[d.copy] = category[d.original];
+  }
+  Composition c;
+  c.part_of.assign(model.weights.size(), Other);
+  for (size_t i = 0; i < model.weights.size(); ++i) {
+    const Weight& w = model.weights[i];
+    if (!w.parameter) continue;
+    c.part_of[i] = category[i];
+    switch (category[i]) {
+      case Part::Attention: c.attention += w.elements; break;
+      case Part::Embeddings: c.embeddings += w.elements; break;
+      case Part::Norms: c.norms += w.elements; break;
+      case Part::FeedForward: c.feed_forward += w.elements; break;
+      case Part::RoutedExperts: c.routed_experts += w.elements; break;
+      case Part::Routers: c.routers += w.elements; break;
+      case Part::Buffers: c.buffers += w.elements; break;
+      case Part::Constants: c.constants += w.elements; break;
+      case Part::Other:
+        c.other += w.elements;
+        c.unclaimed.push_back(static_cast<int>(i));
+        break;
+    }
+  }
+  std::stable_sort(c.unclaimed.begin(), c.unclaimed.end(),
+                   [&](int a, int b) { return model.weights[static_cast<size_t>(a)].elements > model.weights[static_cast<size_t>(b)].elements; });
+  return c;
+}
+
+std::string unclaimed_reason(const Model& model, int weight) {
+  const Weight& w = model.weights[static_cast<size_t>(weight)];
+  if (w.consumers.empty()) return "no node reads it";
+  const auto& n = *model.nodes[static_cast<size_t>(w.consumers[0])].rec;
+  std::string who = std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
+  if (w.consumers.size() > 1) who += " and " + std::to_string(w.consumers.size() - 1) + " more";
+  return "read by " + who + ", which no part reads as attention, experts, feed-forward, an embedding or a norm";
+}
+
+}  // namespace headcount
