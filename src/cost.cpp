@@ -276,7 +276,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       size_t wi = static_cast<size_t>(w - model.weights.data());
       if (projection_weights[wi]) continue;
       Part part = composition.part_of[wi];
-      bool lm_head = part == Part::Embeddings ||
+      bool lm_head = part == Part::Embeddings || part == Part::LMHead ||
                      (w->dims.size() == 2 && embedding_shapes.count({w->dims[0], w->dims[1]}));
       if (part == Part::RoutedExperts) continue;  // counted per layer below: only the k a token runs
       if (lm_head) add_to(c.macs_lm_head, w->elements, overflow);

@@ -2,6 +2,7 @@
 #include "headcount/parts.h"
 
 #include <algorithm>
+#include <set>
 
 #include "headcount/error.h"
 
@@ -17,6 +18,7 @@ const char* part_name(Part p) {
     case Part::Routers: return "routers";
     case Part::Buffers: return "buffers";
     case Part::Constants: return "constants";
+    case Part::LMHead: return "lm_head";
     case Part::Other: return "other";
   }
   return "other";
@@ -39,6 +41,20 @@ bool is_matmul(std::string_view op) {
   return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "FusedMatMul", "MatMulInteger", "QLinearMatMul"});
 }
 
+// The stored tensor a product reads as its weight: itself, or through the casts, transposes and
+// DequantizeLinear that exporters put between them (an int8 QDQ weight).
+const Weight* weight_behind(const Model& m, int g, Name value) {
+  for (int step = 0; step < 8 && !value.empty(); ++step) {
+    if (const Weight* w = m.weight_for(g, value)) return w;
+    int p = m.producer_of(g, value);
+    if (p < 0) return nullptr;
+    const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
+    if (!one_of(n.op_type(), {"DequantizeLinear", "Cast", "Transpose", "Identity", "Reshape"})) return nullptr;
+    value = input_of(n, 0);
+  }
+  return nullptr;
+}
+
 // Walks upstream from a MatMul's activation input through elementwise ops, stopping at other
 // MatMuls, norms and reductions. A feed-forward down-projection sees an activation on the way, and
 // the MatMuls where the walk stops are its up (and gate) projections.
@@ -53,7 +69,7 @@ struct UpstreamScan {
 };
 
 void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& scan) {
-  if (depth > 8 || !scan.budget.spend()) return;
+  if (depth > 12 || !scan.budget.spend()) return;  // a QDQ-wrapped GELU MLP is 10 steps deep
   int p = m.producer_of(g, value);
   if (p < 0) return;
   const auto& n = *m.nodes[p].rec;
@@ -107,7 +123,7 @@ std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
     const auto& n = *m.nodes[ni].rec;
     int g = m.nodes[ni].graph;
     for (int i = 1; i < n.input_size(); ++i) {
-      if (const Weight* w = m.weight_for(g, input_of(n, i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
+      if (const Weight* w = weight_behind(m, g, input_of(n, i))) ffn[static_cast<size_t>(w - m.weights.data())] = true;
     }
     for (Name out : n.output()) {
       int id = m.value_id(g, out);
@@ -119,7 +135,7 @@ std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
         const auto& cn = *m.nodes[c].rec;
         if (!one_of(cn.op_type(), {"Add", "FastGelu", "BiasGelu"})) continue;
         for (const auto& in : cn.input()) {
-          const Weight* w = m.weight_for(g, in);
+          const Weight* w = weight_behind(m, g, in);
           if (w && w->dims.size() == 1) ffn[static_cast<size_t>(w - m.weights.data())] = true;
         }
       }
@@ -141,6 +157,26 @@ bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth =
     if ((op == "Div"sv || op == "Mul"sv) && is_decomposed_norm(m, p, budget, depth + 1)) return true;
   }
   return false;
+}
+
+// An untied LM head: the weight of a MatMul (or Gemm) that projects the width of an embedding
+// table to its vocabulary, [width, vocabulary] (or [vocabulary, width] under Gemm's transB).
+Part lm_head(const Model& m, const Weight& w, const std::set<std::pair<int64_t, int64_t>>& tables) {
+  if (w.dims.size() != 2 || tables.empty()) return Part::Other;
+  for (int ni : w.consumers) {
+    const auto& n = *m.nodes[ni].rec;
+    if (n.input_size() < 2 || input_of(n, 1) != w.name) continue;
+    bool out_first = n.op_type() == "Gemm"sv && [&] {
+      for (const Attribute& a : n.attribute()) {
+        if (a.name == "transB"sv) return a.i != 0;
+      }
+      return false;
+    }();
+    if (n.op_type() != "MatMul"sv && n.op_type() != "Gemm"sv) continue;
+    int64_t in = out_first ? w.dims[1] : w.dims[0], out = out_first ? w.dims[0] : w.dims[1];
+    if (tables.count({out, in})) return Part::LMHead;
+  }
+  return Part::Other;
 }
 
 }  // namespace
@@ -187,6 +223,15 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
     decided[static_cast<size_t>(c.weight)] = true;
   }
   std::vector<bool> ffn = feed_forward_tensors(model, budget);
+  // The vocabularies and widths of the embedding tables, for the LM head below.
+  std::set<std::pair<int64_t, int64_t>> tables;  // (vocabulary, width)
+  for (const Weight& w : model.weights) {
+    if (w.dims.size() != 2 || !w.parameter) continue;
+    for (int ni : w.consumers) {
+      const auto& n = *model.nodes[ni].rec;
+      if (n.op_type() == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name) tables.insert({w.dims[0], w.dims[1]});
+    }
+  }
   for (size_t i = 0; i < model.weights.size(); ++i) {
     if (decided[i]) continue;
     if (ffn[i]) {
@@ -194,6 +239,10 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       continue;
     }
     const Weight& w = model.weights[i];
+    if (Part head = lm_head(model, w, tables); head == Part::LMHead) {
+      category[i] = head;
+      continue;
+    }
     for (int ni : w.consumers) {
       const auto& n = *model.nodes[ni].rec;
       std::string_view op = n.op_type();
@@ -217,6 +266,21 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
   for (const auto& d : duplicates) {  // a tied copy belongs with its original
     if (!decided[d.copy]) category[d.copy] = category[d.original];
   }
+  // A quantized weight's scale and zero point go with the weight (DequantizeLinear's inputs 1, 2).
+  for (size_t ni = 0; ni < model.nodes.size(); ++ni) {
+    const auto& n = *model.nodes[ni].rec;
+    if (n.op_type() != "DequantizeLinear"sv || n.input_size() < 2) continue;
+    int g = model.nodes[ni].graph;
+    const Weight* data = model.weight_for(g, input_of(n, 0));
+    if (!data) continue;
+    Part part = category[static_cast<size_t>(data - model.weights.data())];
+    if (part == Other) continue;
+    for (int i = 1; i < n.input_size() && i < 3; ++i) {
+      const Weight* q = model.weight_for(g, input_of(n, i));
+      size_t qi = q ? static_cast<size_t>(q - model.weights.data()) : 0;
+      if (q && !decided[qi] && category[qi] == Other) category[qi] = part;
+    }
+  }
   Composition c;
   c.part_of.assign(model.weights.size(), Other);
   for (size_t i = 0; i < model.weights.size(); ++i) {
@@ -232,6 +296,7 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       case Part::Routers: c.routers += w.elements; break;
       case Part::Buffers: c.buffers += w.elements; break;
       case Part::Constants: c.constants += w.elements; break;
+      case Part::LMHead: c.lm_head += w.elements; break;
       case Part::Other:
         c.other += w.elements;
         c.unclaimed.push_back(static_cast<int>(i));
@@ -249,7 +314,7 @@ std::string unclaimed_reason(const Model& model, int weight) {
   const auto& n = *model.nodes[static_cast<size_t>(w.consumers[0])].rec;
   std::string who = std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
   if (w.consumers.size() > 1) who += " and " + std::to_string(w.consumers.size() - 1) + " more";
-  return "read by " + who + ", which no part reads as attention, experts, feed-forward, an embedding or a norm";
+  return "read by " + who;
 }
 
 }  // namespace headcount

@@ -73,7 +73,13 @@ void check_invariants(const Audit& a) {
   }
   for (const auto& u : a.attention.unmatched) cores.insert(u.node);
   const Composition& c = a.composition;
-  CHECK(c.attention + c.embeddings + c.feed_forward + c.norms + c.buffers + c.other == a.inventory.stored);
+  // Every parameter tensor is in one part, so the parts add up to what is stored.
+  CHECK(c.attention + c.embeddings + c.feed_forward + c.routed_experts + c.routers + c.norms + c.buffers + c.constants +
+            c.lm_head + c.other ==
+        a.inventory.stored);
+  uint64_t unclaimed = 0;
+  for (int wi : c.unclaimed) unclaimed += a.model.weights[static_cast<size_t>(wi)].elements;
+  CHECK(unclaimed == c.other);
   size_t softmaxes = 0;
   for (const auto& n : a.model.nodes) softmaxes += n.rec->op_type() == "Softmax";
   size_t fused = 0;

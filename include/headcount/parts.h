@@ -1,7 +1,8 @@
 // headcount/parts.h: where the stored parameters go. Each part of a model claims the tensors it
 // proves: the attention blocks their projections and extras, the expert layers their routed
 // experts and routers, the buffers and scalar constants theirs, then the feed-forward (products
-// around an activation), embeddings (tables a Gather reads), the LM head and norms. A tensor
+// around an activation), embeddings (tables a Gather reads), the LM head (a product of the width
+// to an embedding's vocabulary) and norms. A tensor
 // belongs to the first part that claims it; the composition is the union of the claims, and what
 // no part claims is "everything else", each tensor with why (unclaimed_reason).
 #pragma once
@@ -18,9 +19,9 @@
 
 namespace headcount {
 
-enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, Other };
+enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, LMHead, Other };
 // "attention", "embeddings", "norms", "feed_forward", "routed_experts", "routers", "buffers",
-// "constants", "other": the JSON names.
+// "constants", "lm_head", "other": the JSON names.
 const char* part_name(Part p);
 
 struct Composition {
@@ -33,6 +34,9 @@ struct Composition {
   uint64_t norms = 0;
   uint64_t buffers = 0;    // masks, rotary tables and the like (buffers.h)
   uint64_t constants = 0;  // scalar constants of arithmetic stored as tensors (buffers.h)
+  // An LM head with a weight of its own (untied): a product of the width to the vocabulary of an
+  // embedding table. A tied head is the table itself, or a copy of it that goes with the table.
+  uint64_t lm_head = 0;
   uint64_t other = 0;
   std::vector<int> unclaimed;  // parameter tensors no part claimed (weight indices, most elements first)
 };
@@ -41,8 +45,8 @@ struct Composition {
 Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
                     const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework);
 
-// Why no part claimed a tensor, in words: what reads it ("read by Conv 'stem', which no part
-// reads as attention, experts, feed-forward, an embedding, the LM head or a norm").
+// Why no part claimed a tensor, in words: what reads it ("read by Conv 'stem'", "no node reads
+// it"), a node that none of the parts above reads as theirs.
 std::string unclaimed_reason(const Model& model, int weight);
 
 }  // namespace headcount

@@ -58,7 +58,7 @@ struct Part {
 
 constexpr const char* kStyle = R"(
 :root{--q:#0072B2;--k:#E69F00;--v:#009E73;--o:#CC79A7;--x:#56B4E9;--emb:#D55E00;--ffn:#F0E442;--exp:#999933;
---rt:#882255;--norm:#44AA99;--buf:#BBBBBB;--other:#666666}
+--rt:#882255;--norm:#44AA99;--buf:#BBBBBB;--const:#DDDDDD;--lm:#AA4499;--other:#666666}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#111;background:#fff;max-width:1100px;
 margin:0 auto;padding:0 12px 40px}
 h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:2px solid #111;padding-bottom:2px;word-break:break-all}
@@ -96,6 +96,8 @@ void patterns(std::ostream& out) {
       {"rt", "var(--rt)", "<path d='M0 1H6M0 4H6' stroke='#fff' stroke-width='1'/>"},
       {"norm", "var(--norm)", "<path d='M1 0V6M4 0V6' stroke='#111' stroke-width='.8'/>"},
       {"buf", "var(--buf)", "<circle cx='1.5' cy='1.5' r='.8' fill='#111'/><circle cx='4.5' cy='4.5' r='.8' fill='#111'/>"},
+      {"const", "var(--const)", "<circle cx='3' cy='3' r='.8' fill='#111'/>"},
+      {"lm", "var(--lm)", "<path d='M0 3H6M3 0V6' stroke='#fff' stroke-width='.8'/>"},
       {"other", "var(--other)", "<path d='M0 6L6 0' stroke='#fff' stroke-width='1'/>"},
   };
   out << "<svg width='0' height='0' style='position:absolute' aria-hidden='true'><defs>";
@@ -138,6 +140,7 @@ std::vector<Part> parts_of(const Audit& a) {
     parts.push_back({"exp", "routed experts", c.routed_experts});
     parts.push_back({"rt", "routers", c.routers});
   }
+  if (c.lm_head) parts.push_back({"lm", "LM head", c.lm_head});
   parts.push_back({"norm", "norms", c.norms});
   parts.push_back({"buf", "buffers", c.buffers});
   if (c.constants) parts.push_back({"const", "scalar constants", c.constants});

@@ -173,6 +173,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.field("norms", a.composition.norms);
   j.field("buffers", a.composition.buffers);
   j.field("constants", a.composition.constants);
+  j.field("lm_head", a.composition.lm_head);
   j.field("other", a.composition.other);
   j.end_object();
   j.end_object();
@@ -187,6 +188,12 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   for (const auto& c : a.framework.constants) {
     const Weight& w = m.weights[static_cast<size_t>(c.weight)];
     j.begin_object().field("name", w.name).field("elements", w.elements).field("reason", c.reason).end_object();
+  }
+  j.end_array();
+  j.key("everything_else").begin_array();
+  for (int wi : a.composition.unclaimed) {
+    const Weight& w = m.weights[static_cast<size_t>(wi)];
+    j.begin_object().field("name", w.name).field("elements", w.elements).field("reason", unclaimed_reason(m, wi)).end_object();
   }
   j.end_array();
   j.key("merged").begin_array();

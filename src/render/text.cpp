@@ -318,14 +318,28 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   for (auto [label, v] : {std::pair<const char*, uint64_t>{"attention (Q/K/V/O)", comp.attention},
                           {"embeddings", comp.embeddings}, {"feed-forward", comp.feed_forward},
                           {"routed experts", comp.routed_experts}, {"routers", comp.routers},
-                          {"norms", comp.norms}, {"buffers", comp.buffers}, {"scalar constants", comp.constants},
-                          {"everything else", comp.other}}) {
+                          {"LM head", comp.lm_head}, {"norms", comp.norms}, {"buffers", comp.buffers},
+                          {"scalar constants", comp.constants}, {"everything else", comp.other}}) {
     bool moe_row = std::string(label) == "routed experts" || std::string(label) == "routers";
     if (moe_row && a.experts.layers.empty()) continue;  // only a mixture of experts has them
     if (std::string(label) == "scalar constants" && fw.constants.empty()) continue;  // only older exports store them
+    if (std::string(label) == "LM head" && !comp.lm_head) continue;                  // only an untied head
     c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
   }
   c.print(out, "  ");
+  if (!comp.unclaimed.empty() && options.top > 0) {
+    // What no part claimed, largest first, each with why.
+    out << "  everything else: what no part (attention, experts, feed-forward, embeddings, LM head, norms) claimed\n";
+    size_t n = std::min(comp.unclaimed.size(), static_cast<size_t>(options.top));
+    for (size_t i = 0; i < n; ++i) {
+      const Weight& w = m.weights[static_cast<size_t>(comp.unclaimed[i])];
+      std::string head = "    " + truncate(std::string(w.name), 40) + " " + shape_string(w.dims) + " " + with_commas(w.elements) + ":";
+      out << head << " " << wrap(unclaimed_reason(m, comp.unclaimed[i]), head.size() + 1, 6) << "\n";
+    }
+    if (comp.unclaimed.size() > n) {
+      out << "    ... and " << with_commas(comp.unclaimed.size() - n) << " more (--top N, or --format json for all)\n";
+    }
+  }
   experts_text(a, options.all_blocks, out);
   if (!fw.buffers.empty()) {
     out << "\nbuffers (stored, not learned: the framework does not count them)\n";

@@ -26,7 +26,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 COMPOSITION = {"emb": "embeddings", "ffn": "feed_forward", "exp": "routed_experts", "rt": "routers", "norm": "norms",
-               "buf": "buffers", "other": "other"}
+               "buf": "buffers", "const": "constants", "lm": "lm_head", "other": "other"}
 ROLES = {"q": "q", "k": "k", "v": "v", "o": "o"}
 
 
