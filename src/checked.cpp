@@ -50,6 +50,11 @@ Int floor_div(Int a, Int b) {
   return Int(q);
 }
 
+Int trunc_div(Int a, Int b) {
+  if (!a.known_ || !b.known_ || b.v_ == 0 || (a.v_ == INT64_MIN && b.v_ == -1)) return {};
+  return Int(a.v_ / b.v_);  // C++ division truncates toward zero
+}
+
 Int exact_div(Int a, Int b) {
   if (!a.known_ || !b.known_ || b.v_ == 0 || (a.v_ == INT64_MIN && b.v_ == -1) || a.v_ % b.v_ != 0) return {};
   return Int(a.v_ / b.v_);

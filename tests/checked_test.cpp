@@ -3,8 +3,9 @@
 // Each expected value is the exact integer result worked in the comment beside it, or unknown where
 // that result does not fit in int64 (2^63 - 1 = 9,223,372,036,854,775,807 at most, -2^63 at least),
 // where the divisor is zero, or where an operand is unknown. floor_div rounds toward negative
-// infinity (NumPy's //); floor_mod takes the sign of the divisor, as ONNX Mod with fmod = 0 and
-// NumPy's %.
+// infinity (NumPy's //); trunc_div rounds toward zero, as ONNX integer Div does (the onnx reference
+// implementation and onnxruntime both truncate: Div(-7, 2) = -3); floor_mod takes the sign of the
+// divisor, as ONNX Mod with fmod = 0 and NumPy's %.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -179,6 +180,32 @@ TEST_CASE("Int: floor_div rounds toward negative infinity; zero divisors and -2^
   is_unknown(floor_div(unknown, 1));
   is_unknown(floor_div(1, unknown));
   is_unknown(floor_div(0, unknown));
+}
+
+TEST_CASE("Int: trunc_div rounds toward zero (ONNX integer Div); zero divisors and -2^63 / -1 are unknown", "[checked]") {
+  is(trunc_div(7, 2), 3);      // 3.5 -> 3
+  is(trunc_div(-7, 2), -3);    // -3.5 -> -3 (floor would give -4)
+  is(trunc_div(7, -2), -3);    // -3.5 -> -3
+  is(trunc_div(-7, -2), 3);    // 3.5 -> 3
+  is(trunc_div(-8, 2), -4);    // exact
+  is(trunc_div(-1, 2), 0);     // -0.5 -> 0
+  is(trunc_div(0, -1), 0);
+  is(trunc_div(-1, kMax), 0);        // -1.08e-19 -> 0
+  is(trunc_div(1, kMin), 0);         // -1.08e-19 -> 0
+  is(trunc_div(kMin, 1), kMin);
+  is(trunc_div(kMin, 2), -4611686018427387904);  // -2^62
+  is(trunc_div(kMin, kMin), 1);
+  is(trunc_div(kMin, kMax), -1);     // -1.000000000000000000108 -> -1
+  is(trunc_div(kMax, kMin), 0);      // -0.99999999999999999989 -> 0
+  is(trunc_div(kMax, -1), kMin + 1);
+  is(trunc_div(kMin + 1, -1), kMax);
+  is_unknown(trunc_div(kMin, -1));   // 2^63 does not fit
+  is_unknown(trunc_div(5, 0));
+  is_unknown(trunc_div(0, 0));
+  is_unknown(trunc_div(kMin, 0));
+  is_unknown(trunc_div(unknown, 1));
+  is_unknown(trunc_div(1, unknown));
+  is_unknown(trunc_div(0, unknown));
 }
 
 TEST_CASE("Int: exact_div only when the divisor divides exactly", "[checked]") {

@@ -571,6 +571,20 @@ TEST_CASE("shapes: Identity, Cast, Floor, Ceil and Round pass integer values thr
   CHECK(oracle(n)->value("y") == "none");
 }
 
+TEST_CASE("shapes: Div of negative integers truncates toward zero (ONNX Div)", "[shapes]") {
+  // ONNX integer Div rounds toward zero: the onnx reference implementation (reference/ops/
+  // op_div.py, "Truncate toward zero for integer division (C++-style)") and onnxruntime agree.
+  // -7 / 2 = -3.5 -> -3; 7 / -2 -> -3; -7 / -2 = 3.5 -> 3; -1 / 2 = -0.5 -> 0.
+  GraphBuilder n;
+  n.op("Div", {n.ints({-7, 7, -7, -1, 7}), n.ints({2, -2, -2, 2, 2})}, "q");
+  // A value computed before the division: (0 - 50) / 4 = -12.5 -> -12 (floor would give -13).
+  n.op("Sub", {n.ints({0}), n.ints({50})}, "minus50");
+  n.op("Div", {"minus50", n.ints({4})}, "t");
+  auto o = oracle(n);
+  CHECK(o->value("q") == "[-3, -3, 3, 0, 3]");
+  CHECK(o->value("t") == "[-12]");
+}
+
 TEST_CASE("shapes: Add, Sub, Mul and Div of integer values, checked", "[shapes]") {
   GraphBuilder n;
   auto binary = [&](const char* op, std::vector<int64_t> a, std::vector<int64_t> b) {

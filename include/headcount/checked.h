@@ -43,8 +43,11 @@ class Int {
   friend Int operator-(Int a, Int b);
   friend Int operator*(Int a, Int b);
   friend Int operator-(Int a);
-  // Floor division (ONNX and NumPy integer Div): unknown for a zero divisor and INT64_MIN / -1.
+  // Floor division (NumPy's //, Python's //): unknown for a zero divisor and INT64_MIN / -1.
   friend Int floor_div(Int a, Int b);
+  // Division rounding toward zero (ONNX integer Div, C++ /): unknown for a zero divisor and
+  // INT64_MIN / -1.
+  friend Int trunc_div(Int a, Int b);
   // a / b only when b divides a exactly (a head size from a width, say); unknown otherwise.
   friend Int exact_div(Int a, Int b);
   // a mod b with the sign of b (ONNX Mod with fmod = 0); unknown for a zero divisor.
@@ -62,6 +65,7 @@ Int operator-(Int a, Int b);
 Int operator*(Int a, Int b);
 Int operator-(Int a);
 Int floor_div(Int a, Int b);
+Int trunc_div(Int a, Int b);
 Int exact_div(Int a, Int b);
 Int floor_mod(Int a, Int b);
 

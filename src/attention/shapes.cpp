@@ -391,7 +391,7 @@ std::optional<IntVector> value_binary(const NodeView& v) {
 Int add(Int a, Int b) { return a + b; }
 Int sub(Int a, Int b) { return a - b; }
 Int mul(Int a, Int b) { return a * b; }
-Int div(Int a, Int b) { return floor_div(a, b); }
+Int div(Int a, Int b) { return trunc_div(a, b); }  // ONNX integer Div truncates toward zero
 
 std::optional<IntVector> value_slice(const NodeView& v) {
   auto data = v.value(0), starts = v.value(1), ends = v.value(2);
