@@ -512,6 +512,29 @@ TEST_CASE("shapes: Tile multiplies each dim by its repeat", "[shapes]") {
   CHECK(tile({2, 3}, {2}) == "unknown");                      // one repeat per dim, or nothing
 }
 
+TEST_CASE("shapes: Expand and Tile by negative constants give no dims", "[shapes]") {
+  // Expand: "two corresponding dimensions must have the same value, or one of them is equal to
+  // 1"; a shape entry of -1 is neither. Tile: repeats are counts of copies. A file can hold both;
+  // no shape has a negative dim, so the output's shape is unknown.
+  auto expand = [](std::vector<int64_t> x, std::vector<int64_t> shape) {
+    OneOp t("Expand", std::move(x));
+    t.node->add_input(t.n.ints(std::move(shape)));
+    return t.dims();
+  };
+  auto tile = [](std::vector<int64_t> x, std::vector<int64_t> repeats) {
+    OneOp t("Tile", std::move(x));
+    t.node->add_input(t.n.ints(std::move(repeats)));
+    return t.dims();
+  };
+  CHECK(expand({3, 4}, {-1, 4}) == "unknown");
+  CHECK(expand({1, 4}, {-1, 4}) == "unknown");
+  CHECK(expand({3, 1}, {kMin, 1}) == "unknown");
+  CHECK(expand({3, 1}, {4, 1}) == "[?, 1]");  // 3 and 4 do not broadcast: that dim is not known
+  CHECK(tile({2, 3}, {-1, 1}) == "unknown");
+  CHECK(tile({2, 3}, {1, kMin}) == "unknown");
+  CHECK(tile({-1, 3}, {-1, 1}) == "unknown");
+}
+
 TEST_CASE("shapes: Shape is a 1-D tensor of the selected dims", "[shapes]") {
   auto shape = [](std::vector<int64_t> x, std::optional<int64_t> start, std::optional<int64_t> end) {
     OneOp t("Shape", std::move(x));

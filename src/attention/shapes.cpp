@@ -56,6 +56,15 @@ void cap_rank(Dims& d) {
   d.tail = last;
 }
 
+// No shape has a dim below 0: whatever an evaluator computed from hostile constants that is
+// negative is unknown, so no stage reads a negative dim as known.
+void drop_negative(Dims& d) {
+  for (Int& x : d.d) {
+    if (x && *x < 0) x = Int();
+  }
+  if (d.tail && *d.tail < 0) d.tail = Int();
+}
+
 Dims known_rank(int rank) {
   Dims d;
   d.rank = rank;
@@ -71,7 +80,8 @@ std::optional<size_t> norm_axis(Int axis, int rank) {
   return static_cast<size_t>(a);
 }
 
-// Broadcast of elementwise inputs: a known dim > 1 wins, 1 yields to the other side.
+// Broadcast of elementwise inputs: a known dim > 1 wins, 1 yields to the other side. Two known
+// dims that differ and are not 1 do not broadcast (the node is an error): that dim is unknown.
 Dims broadcast(const std::vector<Dims>& in) {
   Dims out;
   if (in.empty()) return out;
@@ -82,24 +92,34 @@ Dims broadcast(const std::vector<Dims>& in) {
     rank = std::max(rank, d.rank);
   }
   if (!all_ranks || rank < 0) {
+    bool conflict = false;
     for (const auto& d : in) {  // rank unknown: still carry the feature width when some input knows it
-      if (Int l = d.last(); l && *l > 1) out.tail = l;
+      if (Int l = d.last(); l && *l > 1) {
+        conflict = conflict || differ(out.tail, l);
+        out.tail = l;
+      }
     }
+    if (conflict) out.tail = Int();
     return out;
   }
   out = known_rank(rank);
   for (int i = 0; i < rank; ++i) {
     Int v;
-    bool unknown = false;
+    bool unknown = false, conflict = false;
     for (const auto& d : in) {
       int j = i - (rank - d.rank);
       if (j < 0) continue;
       Int x = d.d[static_cast<size_t>(j)];
-      if (!x) unknown = true;
-      else if (*x != 1) v = x;
-      else if (!v) v = 1;
+      if (!x) {
+        unknown = true;
+      } else if (*x != 1) {
+        conflict = conflict || (v && *v != 1 && *v != *x);
+        v = x;
+      } else if (!v) {
+        v = 1;
+      }
     }
-    if (v && (*v != 1 || !unknown)) out.d[static_cast<size_t>(i)] = v;
+    if (v && !conflict && (*v != 1 || !unknown)) out.d[static_cast<size_t>(i)] = v;
   }
   return out;
 }
@@ -292,7 +312,8 @@ Outputs dims_gather(const NodeView& v) {
 
 Outputs dims_expand(const NodeView& v) {
   auto shape = v.value(1);
-  if (!shape) return {Dims{}};
+  // A shape entry below 0 broadcasts with nothing: the node is an error, its output unknown.
+  if (!shape || std::any_of(shape->begin(), shape->end(), [](Int x) { return x && *x < 0; })) return {Dims{}};
   Dims target;
   target.rank = static_cast<int>(shape->size());
   target.d = *shape;
@@ -303,6 +324,8 @@ Outputs dims_tile(const NodeView& v) {
   Dims a = v.dims(0);
   auto repeats = v.value(1);
   if (!repeats || a.rank != static_cast<int>(repeats->size())) return {Dims{}};
+  // A repeat is a count of copies: one below 0 makes the node an error, its output unknown.
+  if (std::any_of(repeats->begin(), repeats->end(), [](Int x) { return x && *x < 0; })) return {Dims{}};
   for (size_t i = 0; i < repeats->size(); ++i) a.d[i] = a.d[i] * (*repeats)[i];
   return {a};
 }
@@ -594,6 +617,7 @@ void ShapeOracle::propagate(int g, const NodeRec& n) {
     if (at >= 0) continue;
     at = static_cast<int>(known_.size());
     cap_rank(out[i]);
+    drop_negative(out[i]);
     known_.push_back(std::move(out[i]));
   }
 }
