@@ -205,6 +205,38 @@ TEST_CASE("unfused: packed QKV [64, 192] + Split with sizes as an input", "[unfu
   CHECK(r->result.parameters == 16640);
 }
 
+TEST_CASE("unfused: packed QKV Split with negative sizes [-64, 64, 192] takes no more than its tensors", "[unfused]") {
+  // The ONNX Split spec: "split: length of each output. Values should be >= 0. Sum of the values
+  // must be equal to the dim value at 'axis' specified." [-64, 64, 192] sums to 192 but is no
+  // split at all (onnxruntime refuses it). Read as offsets it gave Q -64:0, K -64:0 and V 0:192
+  // of the packed [64, 192] weight: Q 0, K 4,160, V 12,480, a block of 20,800 from tensors that
+  // hold 64 x 192 + 192 = 12,480 plus the O projection's 64 x 64 + 64 = 4,160.
+  GraphBuilder n;
+  n.input("x", {1, 8, 64});
+  std::string qkv = n.linear("x", "attn.c_attn", 64, 192);
+  testutil::attr_int(testutil::node(n.g, "Split", {qkv, n.ints({-64, 64, 192})}, {"q", "k", "v"}, "split"), "axis", -1);
+  std::string q = n.split_heads("q", "q", 4, 16, {0, 2, 1, 3});
+  std::string k = n.split_heads("k", "k", 4, 16, {0, 2, 3, 1});
+  std::string v = n.split_heads("v", "v", 4, 16, {0, 2, 1, 3});
+  n.linear(n.core(q, k, v, "attn", 64), "attn.c_proj", 64, 64);
+  auto r = testutil::matched(n.m);
+  REQUIRE(r->result.blocks.size() == 1);
+  const AttentionBlock& b = r->result.blocks[0];
+  uint64_t packed = 0;  // what Q, K and V take of the packed weight and bias together
+  for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+    INFO("role " << role_name(role));
+    for (const TensorShare& t : b.projection(role).tensors) {
+      INFO(wname(*r, t));
+      CHECK(t.elements <= r->model.weights[t.weight].elements);  // no share larger than its tensor
+      if (role != Role::O) packed += t.elements;
+    }
+  }
+  CHECK(packed <= 12480);                // 64 x 192 + 192
+  CHECK(b.o.total() == 4160);            // 64 x 64 + 64
+  CHECK(b.total <= 12480 + 4160);        // 16,640
+  CHECK(r->result.parameters == 16640);  // each tensor once
+}
+
 TEST_CASE("unfused: Paddle-style packed QKV, Reshape [0,0,3,4,16] + Transpose + Gather", "[unfused]") {
   GraphBuilder n;
   n.input("x", {1, 8, 64});

@@ -351,21 +351,20 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
     Dims d = s_.dims(g, input_of(n, 0));
     auto last_axis = [&](Int axis) { return axis.is(-1) || (d.rank > 0 && axis.is(d.rank - 1)); };
     if (op == "Split"sv) {
-      Int axis = attr_int(n, "axis").value_or(0);
-      auto sizes = NodeView(s_, g, n, 0).list("split", 1);
       int which = 0;
       for (int o = 0; o < n.output_size(); ++o) {
         if (output_of(n, o) == value) which = o;
       }
-      Int each = exact_div(r.out, n.output_size());
-      if (!sizes && each) sizes = std::vector<int64_t>(static_cast<size_t>(n.output_size()), *each);
-      if (!sizes || which >= static_cast<int>(sizes->size())) return r;
+      // The parts as the spec has them, of an axis as wide as the projection's output: lengths
+      // that are negative or do not add up to it ([-64, 64, 192] of 192) take no part of it.
+      auto sizes = split_sizes(NodeView(s_, g, n, 0), r.out);
+      if (!sizes || !all_known(*sizes) || which >= static_cast<int>(sizes->size())) return r;
       Int offset = 0, total = 0;
       for (size_t i = 0; i < sizes->size(); ++i) {
         if (i < static_cast<size_t>(which)) offset += (*sizes)[i];
         total += (*sizes)[i];
       }
-      if ((last_axis(axis) || same(total, r.out)) && offset) {
+      if (same(total, r.out) && offset) {
         r.part.offset = offset;
         r.part.length = (*sizes)[static_cast<size_t>(which)];
       }

@@ -256,17 +256,14 @@ Outputs dims_concat(const NodeView& v) {
 Outputs dims_split(const NodeView& v) {
   Dims a = v.dims(0);
   auto axis = norm_axis(attr_int(v.n, "axis").value_or(0), a.rank);
-  auto sizes = v.list("split", 1);
+  if (!axis) return {};
+  auto sizes = split_sizes(v, a.d[*axis]);
+  if (!sizes) return {};  // the node is an error: none of its outputs has a known shape
   Outputs out;
-  for (int o = 0; o < v.outputs(); ++o) {
-    if (!axis) {
-      out.push_back(Dims{});
-      continue;
-    }
+  for (Int size : *sizes) {
     Dims d = a;
-    if (sizes) d.d[*axis] = o < static_cast<int>(sizes->size()) ? Int((*sizes)[static_cast<size_t>(o)]) : Int();
-    else d.d[*axis] = floor_div(a.d[*axis], v.outputs());
-    out.push_back(d);
+    d.d[*axis] = size;
+    out.push_back(std::move(d));
   }
   return out;
 }
@@ -519,6 +516,43 @@ std::optional<std::vector<int64_t>> NodeView::list(const char* attr, int input) 
   if (!v || !all_known(*v)) return std::nullopt;
   std::vector<int64_t> out;
   for (Int x : *v) out.push_back(*x);
+  return out;
+}
+
+std::optional<IntVector> split_sizes(const NodeView& v, Int axis_size) {
+  const int64_t n = v.outputs();
+  const Int num_outputs = attr_int(v.n, "num_outputs");  // opset 18
+  if (n <= 0) return std::nullopt;
+  if (find_attr(v.n, "split") || v.has(1)) {
+    if (num_outputs) return std::nullopt;  // "Either input 'split' or the attribute 'num_outputs'"
+    auto sizes = v.list("split", 1);
+    if (!sizes) return IntVector(static_cast<size_t>(n), Int());  // computed at run time
+    if (static_cast<int64_t>(sizes->size()) > n) return std::nullopt;
+    Int sum = 0;
+    for (int64_t x : *sizes) {
+      if (x < 0) return std::nullopt;
+      sum = sum + x;
+    }
+    // A sum past INT64_MAX is no axis; a full list adds up to the axis, a short one stays within it.
+    if (!sum) return std::nullopt;
+    if (axis_size && (static_cast<int64_t>(sizes->size()) == n ? *sum != *axis_size : *sum > *axis_size)) {
+      return std::nullopt;
+    }
+    IntVector out(sizes->begin(), sizes->end());
+    out.resize(static_cast<size_t>(n), Int());
+    return out;
+  }
+  if (num_outputs && !num_outputs.is(n)) return std::nullopt;
+  if (!axis_size) return IntVector(static_cast<size_t>(n), Int());
+  if (Int each = exact_div(axis_size, n); each.non_negative()) return IntVector(static_cast<size_t>(n), each);
+  if (!num_outputs || *axis_size < 0) return std::nullopt;  // before opset 18 the parts are equal or an error
+  // Not divisible: parts of ceil(axis / n) = floor(axis / n) + 1, the last one what remains. That
+  // can be below 0 (5 in 4: 2, 2, 2, -1, onnx/onnx#5766): no split then.
+  Int chunk = floor_div(axis_size, n) + 1;
+  Int last = axis_size - chunk * (n - 1);
+  if (!last.non_negative()) return std::nullopt;
+  IntVector out(static_cast<size_t>(n), chunk);
+  out.back() = last;
   return out;
 }
 

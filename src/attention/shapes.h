@@ -94,6 +94,15 @@ class NodeView {
   const NodeRec& n;
 };
 
+// The lengths a Split gives its outputs along an axis of `axis_size`, as the ONNX spec has them:
+// its `split` list (input 1, or the attribute before opset 13), each length >= 0 and all adding
+// up to the axis; else equal parts, which opset 18's `num_outputs` allows to be uneven
+// (ceil(axis / n) each and a smaller last one). One entry per output, unknown where the list
+// stops short or where the axis size is needed and unknown. nullopt when the node breaks the
+// spec (a negative length, lengths that do not add up, a list and num_outputs both, parts that
+// cannot be equal), so that it splits nothing.
+std::optional<IntVector> split_sizes(const NodeView& v, Int axis_size);
+
 // The op table's rows by op type: whether each has a dims and a value evaluator (for the test
 // that every row is tested, tests/shapes_test.cpp).
 struct OpRow {

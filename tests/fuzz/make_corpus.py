@@ -90,6 +90,10 @@ def regressions():
                             kv_num_heads=I64MAX)], [zeros("w", [32, 96])]), "regressions", "gqa-kv-heads-int64-max.onnx")
     # A Split that gives Q no features: the head size worked out to 0 and divided K's width.
     save(attention_layer([0, 48, 48], [0, 0, 4, -1], [0, 0, 4, -1]), "regressions", "head-size-zero.onnx")
+    # A packed QKV Split with sizes [-32, 32, 96]: they add up to the axis, but read as offsets
+    # they gave Q -32:0, K -32:0 and V 0:96 of the packed [32, 96] weight, shares that added up to
+    # more than the tensor holds.
+    save(attention_layer([-32, 32, 96], [0, 0, 4, 8], [0, 0, 4, 8]), "regressions", "split-sizes-negative.onnx")
     # Float shape constants far outside int64: the float-to-int cast was undefined behaviour.
     save(model([h.make_node("Reshape", ["x", "t"], ["y"])], [h.make_tensor("t", T.FLOAT, [2], [1e30, -1e30])]),
          "regressions", "float-shape-out-of-range.onnx")
