@@ -84,8 +84,8 @@ std::unique_ptr<Oracle> oracle(const GraphBuilder& n) {
 }
 
 // One node `op` on x, a float input of `x_dims` (-1 symbolic), and `more_inputs`, with output y.
-// y is not declared as a graph output: a declaration without a shape would stand in for what the
-// op gives (ShapeOracle::declare).
+// y is not declared as a graph output: a declaration with a shape would stand in for what the op
+// gives (ShapeOracle::declare).
 struct OneOp {
   GraphBuilder n;
   onnx::NodeProto* node = nullptr;
@@ -140,6 +140,31 @@ TEST_CASE("shapes: a declared input, value_info and a weight give their dims", "
   CHECK(o->dims("bare") == "unknown");
   CHECK(o->dims("no_such_value") == "unknown");
   CHECK(o->value("x") == "none");      // a graph input is a run-time value
+}
+
+TEST_CASE("shapes: a declared output or value_info without a shape hides nothing propagation finds", "[shapes]") {
+  // A ValueInfoProto's TypeProto.Tensor may leave out `shape`: it then states the element type
+  // and nothing of the dims. Relu's output has its input's shape, [2, ?, 5]; a declaration that
+  // does state a shape still wins (the test above).
+  GraphBuilder n;
+  n.input("x", {2, -1, 5});
+  auto typed = [&](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name) {
+    auto* vi = list->Add();
+    vi->set_name(name);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(testutil::kFloat);  // no shape
+  };
+  for (const char* y : {"typed_output", "untyped_output", "typed_value_info", "shaped_output"}) n.op("Relu", {"x"}, y);
+  typed(n.g->mutable_output(), "typed_output");
+  n.output("untyped_output");  // no type at all
+  typed(n.g->mutable_value_info(), "typed_value_info");
+  n.declare("shaped_output", {2, 4, 5});
+  typed(n.g->mutable_value_info(), "x");  // a second declaration of the input, without a shape
+  auto o = oracle(n);
+  CHECK(o->dims("typed_output") == "[2, ?, 5]");
+  CHECK(o->dims("untyped_output") == "[2, ?, 5]");
+  CHECK(o->dims("typed_value_info") == "[2, ?, 5]");
+  CHECK(o->dims("shaped_output") == "[2, 4, 5]");  // declared with a shape: it wins
+  CHECK(o->dims("x") == "[2, ?, 5]");              // the input's own shape stays
 }
 
 TEST_CASE("shapes: ops whose output has their first input's shape", "[shapes]") {

@@ -598,11 +598,15 @@ ShapeOracle::ShapeOracle(const Model& model)
   // Nearly every value that is not a weight is a node's output with dims to keep: reserved once,
   // not doubled (a value has one entry at most, so this stays in proportion to the graph).
   known_.reserve(model.values.size() - std::min(model.values.size(), model.weights.size()));
-  // Declared types of the main graph; subgraph and function types are rarely present.
+  // Declared shapes of the main graph; subgraph and function types are rarely present. A type
+  // without a shape (or no type) states no dims, so it neither hides what propagation finds nor
+  // replaces an earlier declaration's shape.
   const auto& gp = m_.proto->graph();
-  for (const auto& vi : gp.input()) declare(vi.name(), from_type(vi.type()));
-  for (const auto& vi : gp.value_info()) declare(vi.name(), from_type(vi.type()));
-  for (const auto& vi : gp.output()) declare(vi.name(), from_type(vi.type()));
+  for (const auto* list : {&gp.input(), &gp.value_info(), &gp.output()}) {
+    for (const auto& vi : *list) {
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) declare(vi.name(), from_type(vi.type()));
+    }
+  }
   for (size_t g = 0; g < m_.graphs.size(); ++g) {
     for (int ni : m_.graphs[g].nodes) propagate(static_cast<int>(g), *m_.nodes[ni].rec);
   }
@@ -637,8 +641,8 @@ Dims ShapeOracle::dims(int g, Name value) const {
   return Dims{};
 }
 
-// Computes the output dims of one node from its inputs' (already computed) dims. Declared
-// value_info wins over what propagation finds.
+// Computes the output dims of one node from its inputs' (already computed) dims. A declared
+// shape (value_info or a graph output's) wins over what propagation finds.
 void ShapeOracle::propagate(int g, const NodeRec& n) {
   if (n.output_size() == 0 || n.op_type() == "Constant"sv) return;  // a Constant is a weight: dims() answers
   const OpShapes* op = op_shapes(n.op_type());
