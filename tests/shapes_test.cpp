@@ -236,6 +236,43 @@ TEST_CASE("shapes: MatMul and its quantized and fused forms (NumPy matmul)", "[s
   CHECK(t.dims() == "unknown");
 }
 
+TEST_CASE("shapes: MatMul by a 1-D B, or a B of unknown rank, does not end in B's last dim", "[shapes]") {
+  // NumPy matmul (the ONNX MatMul spec defers to it): a 1-D B [K] is promoted to [K, 1] and the
+  // appended 1 removed afterwards, so [2, 3, 4] x [4] = [2, 3]: the last dim is A's second last.
+  GraphBuilder n;
+  n.input("a", {2, 3, 4});
+  n.input("b", {4});
+  n.op("MatMul", {"a", "b"}, "by_vector");
+  // A B whose rank is unknown may be that 1-D B: [2, 3, 6] x [6] = [2, 3], [2, 3, 6] x [6, 6] =
+  // [2, 3, 6]. Its last dim alone (6 here, from bare x [.., 4] times w [4, 6]) does not say which.
+  input_without_shape(n, "bare");
+  n.init("w", {4, 6});
+  n.op("MatMul", {"bare", "w"}, "rank_unknown");
+  n.input("a6", {2, 3, 6});
+  n.op("MatMul", {"a6", "rank_unknown"}, "by_rank_unknown");
+  auto o = oracle(n);
+  CHECK(o->dims("by_vector") == "[..., 3]");  // the rank is not derived; the last dim is
+  CHECK(o->dims("rank_unknown") == "[..., 6]");
+  CHECK(o->dims("by_rank_unknown") == "unknown");
+}
+
+TEST_CASE("shapes: FusedMatMul with transA or a batch transpose gives nothing", "[shapes]") {
+  // com.microsoft FusedMatMul: transA multiplies by Aᵀ, so [2, 4, 3] x [4, 5] = [2, 3, 5] (M is
+  // A's last dim, not its second last); transBatchA and transBatchB move the batch dims. The
+  // oracle reads none of them, so it knows nothing rather than a wrong dim.
+  for (const char* flag : {"transA", "transBatchA", "transBatchB"}) {
+    INFO(flag);
+    OneOp t("FusedMatMul", {2, 4, 3}, {"b"}, "com.microsoft");
+    t.n.input("b", {4, 5});
+    attr_int(t.node, flag, 1);
+    CHECK(t.dims() == "unknown");
+  }
+  OneOp t("FusedMatMul", {2, 4, 3}, {"b"}, "com.microsoft");  // the flags stated as 0 change nothing
+  t.n.input("b", {3, 5});
+  for (const char* flag : {"transA", "transB", "transBatchA", "transBatchB"}) attr_int(t.node, flag, 0);
+  CHECK(t.dims() == "[2, 4, 5]");
+}
+
 TEST_CASE("shapes: MatMulNBits gives the last dim N", "[shapes]") {
   // com.microsoft MatMulNBits: A [..., K] -> Y [..., N] with N an attribute.
   auto nbits = [](std::optional<int64_t> n_attr) {
@@ -338,6 +375,25 @@ TEST_CASE("shapes: Unsqueeze inserts 1s at the axes; values pass through", "[sha
   GraphBuilder n;
   n.op("Unsqueeze", {n.ints({8}, true), n.ints({0})}, "y");
   CHECK(oracle(n)->value("y") == "[8]");
+}
+
+TEST_CASE("shapes: Unsqueeze of unknown rank keeps the last dim only when every axis comes before it", "[shapes]") {
+  // Unsqueeze's axes index the output, of rank r + len(axes). With r unknown, axis 1 is the last
+  // axis when r = 1 (x [6] -> [6, 1]: the last dim is 1, not 6); axes [0, 1] are the first two
+  // of a rank of at least 3 whatever r is, so the last dim stays x's.
+  auto unsqueeze = [](std::vector<int64_t> axes) {
+    GraphBuilder n;
+    n.init("w", {4, 6});
+    input_without_shape(n, "b");
+    n.op("MatMul", {"b", "w"}, "x");  // rank unknown, last dim 6
+    n.op("Unsqueeze", {"x", n.ints(axes)}, "y");
+    return oracle(n)->dims("y");
+  };
+  CHECK(unsqueeze({1}) == "unknown");
+  CHECK(unsqueeze({2, 0}) == "unknown");  // x [6] -> [1, 6, 1]
+  CHECK(unsqueeze({0, 1}) == "[..., 6]");
+  CHECK(unsqueeze({1, 0}) == "[..., 6]");
+  CHECK(unsqueeze({0, 0}) == "unknown");  // a repeated axis: the spec's error; nothing is known
 }
 
 TEST_CASE("shapes: Squeeze removes the axes named; values pass through", "[shapes]") {
@@ -650,6 +706,27 @@ TEST_CASE("shapes: Reduce ops keep a 1 at each reduced axis (keepdims)", "[shape
   }
 }
 
+TEST_CASE("shapes: Reduce ops with empty axes reduce every axis, or none with noop_with_empty_axes", "[shapes]") {
+  // ReduceSum-13 and the others from 18: "noop_with_empty_axes: Defines behavior if 'axes' is
+  // empty. Default behavior with 'false' is to reduce all axes. When axes is empty and this
+  // attribute is set to true, input tensor will not be reduced". Reducing all axes with keepdims
+  // gives [1, 1, 1], which the oracle leaves unknown (as for absent axes); the empty list does
+  // not leave the shape as it is.
+  for (const char* op : kReduces) {
+    INFO(op);
+    auto reduce = [&](bool empty_list, std::optional<int64_t> noop) {
+      OneOp t(op, {2, 3, 5});
+      if (empty_list) t.node->add_input(t.n.ints({}));
+      if (noop) attr_int(t.node, "noop_with_empty_axes", *noop);
+      return t.dims();
+    };
+    CHECK(reduce(true, std::nullopt) == "unknown");
+    CHECK(reduce(true, 0) == "unknown");
+    CHECK(reduce(true, 1) == "[2, 3, 5]");
+    CHECK(reduce(false, 1) == "[2, 3, 5]");  // absent axes are empty
+  }
+}
+
 TEST_CASE("shapes: Identity, Cast, Floor, Ceil and Round pass integer values through", "[shapes]") {
   for (const char* op : kValuePass) {
     INFO(op);
@@ -660,6 +737,32 @@ TEST_CASE("shapes: Identity, Cast, Floor, Ceil and Round pass integer values thr
   GraphBuilder n;  // an op without a value evaluator gives none
   n.op("Relu", {n.ints({2})}, "y");
   CHECK(oracle(n)->value("y") == "none");
+}
+
+TEST_CASE("shapes: Cast's values are what the target type holds", "[shapes]") {
+  // Cast: "converting an integer 36 to Boolean may produce 1", and a value outside a narrower
+  // type's range changes ("precision loss and value change caused by range difference"). Values
+  // the target type holds exactly pass; the others are unknown, as is a cast to string.
+  auto cast = [](std::vector<int64_t> v, int32_t to) {
+    GraphBuilder n;
+    attr_int(n.op("Cast", {n.ints(std::move(v))}, "y"), "to", to);
+    return oracle(n)->value("y");
+  };
+  using T = onnx::TensorProto;
+  CHECK(cast({2, -3, kMin, kMax}, T::INT64) == "[2, -3, -9223372036854775808, 9223372036854775807]");
+  CHECK(cast({36, 0, -1}, T::BOOL) == "[1, 0, 1]");
+  CHECK(cast({2147483647, -2147483648, 2147483648}, T::INT32) == "[2147483647, -2147483648, ?]");
+  CHECK(cast({127, 128, -128, -129}, T::INT8) == "[127, ?, -128, ?]");
+  CHECK(cast({255, 256, -1}, T::UINT8) == "[255, ?, ?]");
+  CHECK(cast({65535, 65536}, T::UINT16) == "[65535, ?]");
+  CHECK(cast({4294967295, -1}, T::UINT32) == "[4294967295, ?]");
+  CHECK(cast({kMax, -1}, T::UINT64) == "[9223372036854775807, ?]");
+  CHECK(cast({16777216, 16777217, -16777216}, T::FLOAT) == "[16777216, ?, -16777216]");  // 2^24 + 1 has no float
+  CHECK(cast({9007199254740992, 9007199254740993}, T::DOUBLE) == "[9007199254740992, ?]");  // 2^53 + 1
+  CHECK(cast({2048, 2049}, T::FLOAT16) == "[2048, ?]");  // 11 significant bits
+  CHECK(cast({256, 257}, T::BFLOAT16) == "[256, ?]");    // 8 significant bits
+  CHECK(cast({1}, T::STRING) == "none");
+  CHECK(cast({1}, 999) == "none");  // no such type
 }
 
 TEST_CASE("shapes: Div of negative integers truncates toward zero (ONNX Div)", "[shapes]") {

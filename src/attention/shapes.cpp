@@ -135,9 +135,17 @@ Outputs dims_broadcast(const NodeView& v) {
 }
 
 Outputs dims_matmul(const NodeView& v) {
-  Dims a = v.dims(0), b = attr_flag(v.n, "transB") ? Dims{} : v.dims(1), out;  // FusedMatMul with transposed B
+  // FusedMatMul's transposes of A, B or their batch dims move dims the oracle does not follow.
+  for (const char* flag : {"transA", "transB", "transBatchA", "transBatchB"}) {
+    if (attr_flag(v.n, flag)) return {Dims{}};
+  }
+  Dims a = v.dims(0), b = v.dims(1), out;
+  if (b.rank == 1) {  // NumPy: a 1-D B is [K, 1] with the 1 removed after: the last dim is A's second last
+    if (a.rank >= 2) out.tail = a.d[static_cast<size_t>(a.rank - 2)];
+    return {out};
+  }
   if (a.rank < 2 || b.rank < 2) {
-    out.tail = b.last();
+    if (b.rank >= 2) out.tail = b.last();  // a B of unknown rank may be 1-D: its last dim says nothing
     return {out};
   }
   Dims batch_a = a, batch_b = b;
@@ -199,15 +207,27 @@ Outputs dims_unsqueeze(const NodeView& v) {
   Dims a = v.dims(0), out;
   auto axes = v.list("axes", 1);
   if (a.rank < 0 || !axes) {
-    // Unsqueeze at an axis other than the last keeps the feature width.
-    if (axes && std::all_of(axes->begin(), axes->end(), [](int64_t x) { return x >= 0; })) out.tail = a.last();
+    // Rank unknown: the axes index an output of rank r + len(axes), so an axis past the first
+    // len(axes) can be the last one (axis 1 of x [6] gives [6, 1]). When every axis is one of the
+    // first len(axes), each once, they are all before the input's dims: its last dim stays last.
+    if (axes) {
+      std::vector<bool> seen(axes->size(), false);
+      bool front = std::all_of(axes->begin(), axes->end(), [&](int64_t x) {
+        if (x < 0 || static_cast<uint64_t>(x) >= seen.size() || seen[static_cast<size_t>(x)]) return false;
+        seen[static_cast<size_t>(x)] = true;
+        return true;
+      });
+      if (front) out.tail = a.last();
+    }
     return {out};
   }
   if (axes->size() > kMaxVector) return {out};
   int rank = a.rank + static_cast<int>(axes->size());
   std::vector<bool> inserted(static_cast<size_t>(rank), false);
   for (auto x : *axes) {
-    if (auto ax = norm_axis(x, rank)) inserted[*ax] = true;
+    auto ax = norm_axis(x, rank);
+    if (ax && inserted[*ax]) return {Dims{}};  // a repeated axis: the spec's error
+    if (ax) inserted[*ax] = true;
   }
   out.rank = rank;
   size_t j = 0;
@@ -339,6 +359,11 @@ Outputs dims_shape(const NodeView& v) {  // a 1-D tensor of the selected dims
 Outputs dims_reduce(const NodeView& v) {
   Dims a = v.dims(0);
   auto axes = v.list("axes", 1);
+  // Empty or absent axes reduce every axis ([1, 1, 1] with keepdims, not derived here), or none
+  // with noop_with_empty_axes (ReduceSum from opset 13, the others from 18).
+  if ((axes && axes->empty()) || (!find_attr(v.n, "axes") && !v.has(1))) {
+    return {attr_flag(v.n, "noop_with_empty_axes") ? a : Dims{}};
+  }
   if (!attr_int(v.n, "keepdims").value_or(1) || a.rank < 0 || !axes) return {Dims{}};
   for (auto x : *axes) {
     if (auto ax = norm_axis(x, a.rank)) a.d[*ax] = 1;
@@ -348,7 +373,51 @@ Outputs dims_reduce(const NodeView& v) {
 
 // ---- values: integer tensors computed from shapes and constants ----
 
-std::optional<IntVector> value_pass(const NodeView& v) { return v.value(0); }  // Cast, Squeeze...: same values
+std::optional<IntVector> value_pass(const NodeView& v) { return v.value(0); }  // Squeeze, Floor...: same values
+
+// Whether the floating-point type with `digits` significant bits and largest finite value `max`
+// holds x exactly.
+bool float_holds(int64_t x, int digits, uint64_t max) {
+  uint64_t m = x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);  // |INT64_MIN| fits
+  if (m > max) return false;
+  while (m != 0 && m % 2 == 0) m /= 2;
+  return m < (uint64_t{1} << digits);
+}
+
+// Cast's values as the target type `to` holds them. Cast "may produce 1" from 36 to bool, and a
+// value outside a narrower type's range changes: only what the type holds exactly is known; a
+// string or another type gives nothing. Without `to` (required) the values pass as they are.
+std::optional<IntVector> value_cast(const NodeView& v) {
+  auto in = v.value(0);
+  Int to = attr_int(v.n, "to");
+  if (!in || !to) return in;
+  using T = onnx::TensorProto;
+  int64_t lo = INT64_MIN, hi = INT64_MAX;  // an integer type: its range
+  int digits = 0;                          // a floating-point type: its significant bits ...
+  uint64_t max = UINT64_MAX;               // ... and its largest finite value
+  switch (*to) {
+    case T::INT64: return in;
+    case T::BOOL:
+      for (Int& x : *in) x = x ? Int(*x != 0) : Int();
+      return in;
+    case T::INT32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case T::INT16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case T::INT8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case T::UINT64: lo = 0; break;
+    case T::UINT32: lo = 0, hi = UINT32_MAX; break;
+    case T::UINT16: lo = 0, hi = UINT16_MAX; break;
+    case T::UINT8: lo = 0, hi = UINT8_MAX; break;
+    case T::DOUBLE: digits = 53; break;
+    case T::FLOAT: digits = 24; break;
+    case T::BFLOAT16: digits = 8; break;
+    case T::FLOAT16: digits = 11, max = 65504; break;
+    default: return std::nullopt;
+  }
+  for (Int& x : *in) {
+    if (x && !(digits ? float_holds(*x, digits, max) : *x >= lo && *x <= hi)) x = Int();
+  }
+  return in;
+}
 
 std::optional<IntVector> value_shape(const NodeView& v) {
   Dims d = v.dims(0);
@@ -457,7 +526,8 @@ const std::unordered_map<std::string_view, OpShapes>& op_table() {
                            "Mean"}) {
       t[op].dims = dims_broadcast;
     }
-    for (const char* op : {"Identity", "Cast", "Floor", "Ceil", "Round"}) t[op].value = value_pass;
+    for (const char* op : {"Identity", "Floor", "Ceil", "Round"}) t[op].value = value_pass;
+    t["Cast"].value = value_cast;
     t["Add"].value = value_binary<add>;
     t["Sub"].value = value_binary<sub>;
     t["Mul"].value = value_binary<mul>;
