@@ -18,6 +18,14 @@ using detail::ShapeOracle;
 
 bool is_product(std::string_view op) { return op == "MatMul"sv || op == "Gemm"sv; }
 
+// What leads to a TopK's scores: the router's product, the score function before the choice,
+// and the tensors added on the way (a router's bias, DeepSeek-V3's correction bias).
+struct Router {
+  int node = -1;
+  int score = -1;
+  std::vector<int> added;  // indices into Model::weights
+};
+
 class ExpertMatcher {
  public:
   explicit ExpertMatcher(const Model& m, const AttentionResult& attention)
@@ -31,26 +39,66 @@ class ExpertMatcher {
 
   ExpertResult run() {
     ExpertResult r;
+    // First the router behind every TopK, then the layers in graph order. A TopK whose choice
+    // feeds another TopK over the same router (DeepSeek-V3's group-limited choice: the best
+    // experts of each group, then the best groups) is a step of that layer's routing, not a layer.
+    struct Candidate {
+      int g, node;
+      bool fused;
+      Router router;  // of a TopK
+    };
+    std::vector<Candidate> candidates;
+    std::map<int, std::vector<int>> by_router;  // router node -> indices into candidates
     for (size_t g = 0; g < m_.graphs.size(); ++g) {
       for (int ni : m_.graphs[g].nodes) {
         const auto& n = *m_.nodes[ni].rec;
         if ((n.op_type() == "MoE"sv || n.op_type() == "QMoE"sv) && n.domain() == "com.microsoft") {
-          r.layers.push_back(fused(static_cast<int>(g), ni));
+          candidates.push_back({static_cast<int>(g), ni, true, {}});
         } else if (n.op_type() == "TopK"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
           if (budget_.exhausted()) {
             ++r.unexamined;
             continue;
           }
-          if (auto layer = routed(static_cast<int>(g), ni)) {
-            if (layer->found > 0) {
-              r.layers.push_back(std::move(*layer));
-            } else {
-              r.notes.push_back(label(ni) + " picks among the " +
-                                (layer->experts ? std::to_string(*layer->experts) : std::string("?")) + " outputs of " +
-                                label(layer->router_node) + ", but no expert MLP weighted by it reads that projection's "
-                                "input: not read as a mixture of experts");
-            }
-          }
+          budget_.start_walk(256);
+          Router router = router_of(static_cast<int>(g), input_of(n, 0));
+          if (router.node < 0) continue;  // a TopK over something else: not routing
+          by_router[router.node].push_back(static_cast<int>(candidates.size()));
+          candidates.push_back({static_cast<int>(g), ni, false, std::move(router)});
+        }
+      }
+    }
+    std::vector<bool> preselection(candidates.size(), false);
+    for (const auto& [router, topks] : by_router) {
+      if (topks.size() < 2) continue;
+      std::set<int> nodes;
+      for (int c : topks) nodes.insert(candidates[static_cast<size_t>(c)].node);
+      for (int c : topks) {
+        const Candidate& t = candidates[static_cast<size_t>(c)];
+        budget_.start_walk(512);
+        nodes.erase(t.node);
+        preselection[static_cast<size_t>(c)] = reaches(t.g, t.node, nodes);
+        nodes.insert(t.node);
+      }
+    }
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const Candidate& t = candidates[c];
+      if (t.fused) {
+        r.layers.push_back(fused(t.g, t.node));
+        continue;
+      }
+      if (preselection[c]) continue;
+      if (budget_.exhausted()) {
+        ++r.unexamined;
+        continue;
+      }
+      if (auto layer = routed(t.g, t.node, t.router)) {
+        if (layer->found > 0) {
+          r.layers.push_back(std::move(*layer));
+        } else {
+          r.notes.push_back(label(t.node) + " picks among the " +
+                            (layer->experts ? std::to_string(*layer->experts) : std::string("?")) + " outputs of " +
+                            label(layer->router_node) + ", but no expert MLP weighted by it reads that projection's "
+                            "input: not read as a mixture of experts");
         }
       }
     }
@@ -103,58 +151,139 @@ class ExpertMatcher {
     return down_[up] = down_of(g, up);
   }
 
-  int weight_index(int g, Name value) const {
+  // The stored tensor a value is read from, and whether the value is one expert's slice of it: a
+  // tensor stacked [experts, ...] read by Gather at a constant index on its first axis (a traced
+  // loop over stacked experts, exported without folding).
+  struct Use {
+    int weight = -1;
+    bool slice = false;
+    bool operator<(const Use& o) const { return weight != o.weight ? weight < o.weight : slice < o.slice; }
+  };
+
+  Use weight_use(int g, Name value) const {
+    bool slice = false;
     for (int step = 0; step < 8; ++step) {
-      if (const Weight* w = m_.weight_for(g, value)) return static_cast<int>(w - m_.weights.data());
+      if (const Weight* w = m_.weight_for(g, value)) {
+        if (slice && (w->dims.size() < 2 || w->dims[0] <= 0)) return {};
+        return {static_cast<int>(w - m_.weights.data()), slice};
+      }
       int p = m_.producer_of(g, value);
-      if (p < 0) return -1;
+      if (p < 0) return {};
       const auto& n = *m_.nodes[p].rec;
-      if (!one_of(n.op_type(), {"Identity", "Cast", "Transpose", "DequantizeLinear", "Reshape"})) return -1;
+      std::string_view op = n.op_type();
+      if (op == "Gather"sv && !slice) {
+        Int axis = detail::attr_int(n, "axis");
+        const Weight* index = m_.weight_for(g, input_of(n, 1));
+        if ((axis && !axis.is(0)) || !index || index->elements != 1 || index->dims.size() > 1) return {};
+        slice = true;
+      } else if (!one_of(op, {"Identity", "Cast", "Transpose", "DequantizeLinear", "Reshape", "Unsqueeze", "Squeeze"})) {
+        return {};
+      }
       value = input_of(n, 0);
     }
-    return -1;
+    return {};
   }
+
+  int weight_index(int g, Name value) const { return weight_use(g, value).weight; }
 
   uint64_t params(int wi) const {
     const Weight& w = m_.weights[static_cast<size_t>(wi)];
     return w.parameter ? w.elements : 0;
   }
 
+  // The parameters a use reads: the whole tensor, or one expert's slice of a stacked one.
+  uint64_t params(const Use& u) const {
+    return u.slice ? params(u.weight) / static_cast<uint64_t>(m_.weights[static_cast<size_t>(u.weight)].dims[0])
+                   : params(u.weight);
+  }
+
   // The router behind a TopK's (or a fused node's) scores: through the score function (Softmax,
-  // Sigmoid), shape steps and a constant added or multiplied (DeepSeek-V3's correction bias), to
-  // a product with a weight. -1 when there is none.
-  int router_of(int g, Name value, int* score) {
+  // Sigmoid), shape steps, a constant added or multiplied (DeepSeek-V3's correction bias) and a
+  // masked_fill (Where with a constant: the groups a group-limited choice leaves out), to a product
+  // with a weight. node -1 when there is none.
+  Router router_of(int g, Name value) {
+    Router r;
     for (int step = 0; step < 12; ++step) {
       int p = m_.producer_of(g, value);
-      if (p < 0 || !budget_.spend()) return -1;
+      if (p < 0 || !budget_.spend()) return {};
       const auto& n = *m_.nodes[p].rec;
       std::string_view op = n.op_type();
-      if (is_product(op)) return weight_index(g, input_of(n, 1)) >= 0 ? p : -1;
+      if (is_product(op)) {
+        if (weight_index(g, input_of(n, 1)) < 0) return {};
+        r.node = p;
+        return r;
+      }
       if (one_of(op, {"Softmax", "Sigmoid", "LogSoftmax"})) {
-        if (*score < 0) *score = p;
+        if (r.score < 0) r.score = p;
         value = input_of(n, 0);
       } else if (one_of(op, {"Cast", "Reshape", "Identity", "Flatten", "Squeeze", "Unsqueeze", "Transpose"})) {
         value = input_of(n, 0);
       } else if (one_of(op, {"Add", "Mul", "Div", "Sub"}) && n.input_size() == 2) {
-        bool c0 = weight_index(g, input_of(n, 0)) >= 0, c1 = weight_index(g, input_of(n, 1)) >= 0;
-        if (c0 == c1) return -1;
-        value = input_of(n, c0 ? 1 : 0);
+        int w0 = weight_index(g, input_of(n, 0)), w1 = weight_index(g, input_of(n, 1));
+        if ((w0 >= 0) == (w1 >= 0)) return {};
+        if (op == "Add"sv || op == "Sub"sv) r.added.push_back(w0 >= 0 ? w0 : w1);
+        value = input_of(n, w0 >= 0 ? 1 : 0);
+      } else if (op == "Where"sv && n.input_size() == 3) {
+        bool c1 = weight_index(g, input_of(n, 1)) >= 0, c2 = weight_index(g, input_of(n, 2)) >= 0;
+        if (c1 == c2) return {};
+        value = input_of(n, c1 ? 2 : 1);
       } else {
-        return -1;
+        return {};
       }
+    }
+    return {};
+  }
+
+  // Whether a node's outputs reach one of `targets` through nodes that are not products (a choice
+  // feeding a later choice), within the walk's allowance.
+  bool reaches(int g, int from, const std::set<int>& targets) {
+    std::deque<std::string_view> queue;
+    for (const auto& o : m_.nodes[from].rec->output()) queue.push_back(o);
+    std::set<std::string_view> seen;
+    while (!queue.empty()) {
+      std::string_view v = queue.front();
+      queue.pop_front();
+      if (v.empty() || !seen.insert(v).second) continue;
+      for (int c : m_.consumers_of(g, v)) {
+        if (!budget_.spend()) return false;
+        if (targets.count(c)) return true;
+        const auto& n = *m_.nodes[c].rec;
+        if (is_product(n.op_type())) continue;
+        for (const auto& o : n.output()) queue.push_back(o);
+      }
+    }
+    return false;
+  }
+
+  // The Softmax (or Sigmoid) over the k values a TopK chose from the raw logits (gpt-oss), a few
+  // shape steps after it, or -1.
+  int score_after(int g, int topk) {
+    std::string_view v = output_of(*m_.nodes[topk].rec, 0);
+    for (int step = 0; step < 4 && !v.empty(); ++step) {
+      std::string_view next;
+      for (int c : m_.consumers_of(g, v)) {
+        if (!budget_.spend()) return -1;
+        const auto& n = *m_.nodes[c].rec;
+        if (one_of(n.op_type(), {"Softmax", "Sigmoid"})) return c;
+        if (one_of(n.op_type(), {"Cast", "Reshape", "Identity", "Squeeze", "Unsqueeze"}) && next.empty()) {
+          next = output_of(n, 0);
+        }
+      }
+      v = next;
     }
     return -1;
   }
 
   // The value a projection's input is taken from: through reshapes and row selections (Gather of
-  // tokens by index, as sparse routing does), to the layer's input.
+  // tokens by index, as sparse routing does; Tile of every token for each expert, as gpt-oss's
+  // batched experts do), to the layer's input.
   std::string_view base_of(int g, Name value) const {
     for (int step = 0; step < 8; ++step) {
       int p = m_.producer_of(g, value);
       if (p < 0) break;
       const auto& n = *m_.nodes[p].rec;
       if (!one_of(n.op_type(), {"Reshape", "Flatten", "Cast", "Identity", "Squeeze", "Unsqueeze", "Gather",
-                                "GatherElements", "Slice", "Expand"})) {
+                                "GatherElements", "Slice", "Expand", "Tile"})) {
         break;
       }
       value = input_of(n, 0);
@@ -163,7 +292,9 @@ class ExpertMatcher {
   }
 
   // The down projection an up (or gate) projection feeds through element-wise steps and an
-  // activation: the first product with a weight its output reaches. -1 when none.
+  // activation: the first product with a weight its output reaches. -1 when none. A fused gate_up
+  // projection reaches it through its two halves (Split, Slice; gpt-oss's strided [..., ::2] and
+  // [..., 1::2]) and their clamps (Clip).
   int down_of(int g, int up) {
     std::deque<std::string_view> queue;
     for (const auto& o : m_.nodes[up].rec->output()) queue.push_back(o);
@@ -183,7 +314,7 @@ class ExpertMatcher {
         }
         if (one_of(op, {"Mul", "Add", "Sub", "Div", "Pow", "Cast", "Identity", "Sigmoid", "Tanh", "Relu", "Gelu", "Erf",
                         "Silu", "Swish", "FastGelu", "BiasGelu", "QuickGelu", "Softplus", "Mish", "HardSigmoid",
-                        "HardSwish", "Elu", "LeakyRelu", "Selu"})) {
+                        "HardSwish", "Elu", "LeakyRelu", "Selu", "Split", "Slice", "Clip", "Min", "Max", "Neg"})) {
           for (const auto& o : n.output()) queue.push_back(o);
         }
       }
@@ -248,22 +379,39 @@ class ExpertMatcher {
     }
   }
 
-  // A product's weight and bias tensors: its weight input, a Gemm's bias, a bias added right after.
-  std::vector<int> tensors_of(int g, int node) const {
-    std::vector<int> out;
+  // A product's weight and bias tensors: its weight input, a Gemm's bias, a bias added right after
+  // (one per output; a stacked weight [experts, in, out] has stacked biases [experts, (1,) out], and
+  // one expert's slice of it the slice of a stacked bias [experts, out]).
+  std::vector<Use> uses_of(int g, int node) const {
+    std::vector<Use> out;
     const auto& n = *m_.nodes[node].rec;
     for (int i = 1; i < n.input_size() && i < 3; ++i) {
-      int wi = weight_index(g, input_of(n, i));
-      if (wi >= 0) out.push_back(wi);
+      Use u = weight_use(g, input_of(n, i));
+      if (u.weight >= 0) out.push_back(u);
+    }
+    Use weight = weight_use(g, input_of(n, 1));
+    Span<int64_t> stacked;
+    if (weight.weight >= 0 && !weight.slice && m_.weights[static_cast<size_t>(weight.weight)].dims.size() == 3) {
+      stacked = m_.weights[static_cast<size_t>(weight.weight)].dims;
     }
     for (int c : m_.consumers_of(g, output_of(n, 0))) {
       const auto& cn = *m_.nodes[c].rec;
       if (cn.op_type() != "Add"sv) continue;
       for (const auto& in : cn.input()) {
-        int wi = weight_index(g, in);
-        if (wi >= 0 && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) out.push_back(wi);
+        Use u = weight_use(g, in);
+        if (u.weight < 0) continue;
+        const auto& d = m_.weights[static_cast<size_t>(u.weight)].dims;
+        bool bias = u.slice ? d.size() == 2 && weight.slice
+                            : d.size() == 1 || (!stacked.empty() && d.size() >= 2 && d.size() <= 3 && d[0] == stacked[0]);
+        if (bias) out.push_back(u);
       }
     }
+    return out;
+  }
+
+  std::vector<int> tensors_of(int g, int node) const {
+    std::vector<int> out;
+    for (const Use& u : uses_of(g, node)) out.push_back(u.weight);
     return out;
   }
 
@@ -333,23 +481,34 @@ class ExpertMatcher {
       else l.notes.push_back("the expert tensors are not stacked [experts, ...] alike: no size of one expert");
     }
     if (l.top_k && l.experts && *l.top_k > *l.experts) l.notes.push_back("k is larger than the number of experts");
-    int score = -1;
     budget_.start_walk(256);
-    int router = router_of(g, input_of(n, 1), &score);
-    l.score_node = score;
-    if (router >= 0) add_router(g, l, router);
+    Router router = router_of(g, input_of(n, 1));
+    l.score_node = router.score;
+    if (router.node >= 0) add_router(g, l, router.node);
     else l.notes.push_back("the router producing router_probs was not found");
     l.name = name_of(l.routed_weights.empty() ? -1 : l.routed_weights[0], ni);
     return l;
   }
 
-  std::optional<ExpertLayer> routed(int g, int topk) {
+  // Whether a group of expert tensors holds every expert at once, stacked [experts, ...] as the
+  // fused operators read them (gpt-oss's batched experts): a 3-D product weight, and every tensor's
+  // first axis the router's count.
+  bool stacked(const std::vector<Use>& uses, int64_t experts) const {
+    if (experts <= 0) return false;
+    bool three = false;
+    for (const Use& u : uses) {
+      if (u.slice) return false;
+      const auto& d = m_.weights[static_cast<size_t>(u.weight)].dims;
+      if (d.size() < 2 || d[0] != experts) return false;
+      three = three || d.size() == 3;
+    }
+    return three;
+  }
+
+  std::optional<ExpertLayer> routed(int g, int topk, const Router& router) {
     const auto& t = *m_.nodes[topk].rec;
     budget_.start_walk(2048);
-    int score = -1;
-    int router = router_of(g, input_of(t, 0), &score);
-    if (router < 0) return std::nullopt;  // a TopK over something else: not routing
-    const auto& rn = *m_.nodes[router].rec;
+    const auto& rn = *m_.nodes[router.node].rec;
     int rw = weight_index(g, input_of(rn, 1));
     const Weight& w = m_.weights[static_cast<size_t>(rw)];
     if (w.dims.size() != 2 || in_attention_[static_cast<size_t>(rw)]) return std::nullopt;
@@ -359,13 +518,24 @@ class ExpertMatcher {
     ExpertLayer l;
     l.form = "routed";
     l.node = topk;
-    l.score_node = score;
+    // The score function: before the choice (Softmax or Sigmoid over every expert), or over the k
+    // chosen from the raw logits (gpt-oss).
+    l.score_node = router.score >= 0 ? router.score : score_after(g, topk);
     l.experts = out_first ? w.dims[0] : w.dims[1];
     if (!shapes_) shapes_.emplace(m_);
     auto kv = shapes_->eval(g, input_of(t, 1));
     if (kv && kv->size() == 1 && (*kv)[0].positive()) l.top_k = *(*kv)[0];
     else l.notes.push_back("top-k is computed at run time");
-    add_router(g, l, router);
+    add_router(g, l, router.node);
+    // A tensor added to the logits or scores on the way, one value per expert (the router's bias,
+    // DeepSeek-V3's e_score_correction_bias), is the router's.
+    for (int wi : router.added) {
+      const Weight& a = m_.weights[static_cast<size_t>(wi)];
+      if (!a.parameter || a.elements != static_cast<uint64_t>(*l.experts)) continue;
+      if (std::find(l.router_weights.begin(), l.router_weights.end(), wi) != l.router_weights.end()) continue;
+      l.router_weights.push_back(wi);
+      l.router += params(wi);
+    }
 
     // The experts: MLPs reading the router's input, grouped by their down projection.
     std::string_view input = base_of(g, input_of(rn, 0));
@@ -373,34 +543,46 @@ class ExpertMatcher {
     // Each candidate, expert and shared expert gets a walk allowance of its own: a layer of 256
     // experts is 256 times the walking of a layer of one (the model's own budget still bounds it).
     for (int ni : products_reading(g, input)) {
-      if (ni == router) continue;
+      if (ni == router.node) continue;
       budget_.start_walk(256);
       int down = cached_down_of(g, ni);
       if (down >= 0) groups[down].insert(ni);
     }
     std::set<int> routing{topk};
-    if (score >= 0) routing.insert(score);
-    std::vector<uint64_t> sizes;
+    if (l.score_node >= 0) routing.insert(l.score_node);
+    std::set<uint64_t> sizes;  // one expert's parameters, as each group holds them
+    Int found = 0;
     std::set<int> routed_tensors, shared_tensors;
     std::set<std::string_view> routed_flow;  // where the routed experts' outputs go
     std::vector<std::pair<int, std::vector<int>>> unrouted;  // down, its tensors
     for (const auto& [down, ups] : groups) {
-      std::vector<int> tensors;
+      std::vector<Use> uses;
       for (int node : ups) {
-        for (int wi : tensors_of(g, node)) tensors.push_back(wi);
+        for (const Use& u : uses_of(g, node)) uses.push_back(u);
       }
-      for (int wi : tensors_of(g, down)) tensors.push_back(wi);
+      for (const Use& u : uses_of(g, down)) uses.push_back(u);
       budget_.start_walk(512);
       if (!weighted_by_router(g, down, routing)) {
+        std::vector<int> tensors;
+        for (const Use& u : uses) tensors.push_back(u.weight);
         unrouted.push_back({down, tensors});
         continue;
       }
-      uint64_t size = 0;
-      for (int wi : std::set<int>(tensors.begin(), tensors.end())) size += params(wi);
-      for (int wi : tensors) {
-        if (routed_tensors.insert(wi).second) l.routed += params(wi);
+      std::set<Use> mine(uses.begin(), uses.end());
+      uint64_t size = 0;  // the group's share: whole tensors, and one expert's slice of stacked ones
+      for (const Use& u : mine) size += params(u);
+      for (const Use& u : mine) {
+        if (routed_tensors.insert(u.weight).second) l.routed += params(u.weight);
       }
-      sizes.push_back(size);
+      if (stacked(uses, *l.experts)) {
+        // Every expert in one group: each tensor's first axis is the experts, so one expert is
+        // exactly 1/E of the group.
+        sizes.insert(size / static_cast<uint64_t>(*l.experts));
+        found = found + Int(*l.experts);
+      } else {
+        sizes.insert(size);
+        found = found + Int(1);
+      }
       flows_into(g, down, routed_flow);
     }
     // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
@@ -418,17 +600,17 @@ class ExpertMatcher {
     }
     l.routed_weights.assign(routed_tensors.begin(), routed_tensors.end());
     l.shared_weights.assign(shared_tensors.begin(), shared_tensors.end());
-    l.found = static_cast<int64_t>(sizes.size());
+    l.found = found.opt().value_or(0);
     if (l.experts && l.found != *l.experts) {
       l.notes.push_back("found " + std::to_string(l.found) + " of the " + std::to_string(*l.experts) +
                         " experts the router scores: the size of one expert and the active count are unknown");
-    } else if (!sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [&](uint64_t s) { return s == sizes[0]; })) {
-      l.expert = sizes[0];
+    } else if (sizes.size() == 1) {
+      l.expert = *sizes.begin();
     } else if (!sizes.empty()) {
       l.notes.push_back("the routed experts differ in size: no size of one expert");
     }
     l.name = name_of(rw, topk);  // the router's module, else the TopK's path
-    l.router_node = router;
+    l.router_node = router.node;
     return l;
   }
 };

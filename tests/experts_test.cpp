@@ -97,6 +97,40 @@ GraphBuilder fused_moe(bool quantized, int64_t k) {
   return n;
 }
 
+// gpt-oss's MoE layer on x [6, 16]: a router Gemm with a bias, TopK on the raw logits, a Softmax
+// over the k chosen scattered into a [6, 4] routing matrix; the experts stacked, gate_up
+// [4, 16, 16] and down [4, 8, 16] with biases [4, 1, ·], run over every expert at once (x tiled
+// per expert), gate and up read as the strided halves [..., ::2] and [..., 1::2].
+GraphBuilder gpt_oss_layer() {
+  GraphBuilder n;
+  n.input("x", {6, 16});
+  auto* gemm = n.op("Gemm", {"x", n.init("router.weight", {4, 16}), n.init("router.bias", {4})}, "logits");
+  testutil::attr_int(gemm, "transB", 1);
+  testutil::node(n.g, "TopK", {"logits", n.ints({2})}, {"top", "chosen"}, "topk");
+  testutil::attr_int(n.op("Softmax", {"top"}, "weights"), "axis", 1);
+  n.op("ConstantOfShape", {n.ints({6, 4})}, "zeros");
+  testutil::attr_int(n.op("ScatterElements", {"zeros", "chosen", "weights"}, "scores"), "axis", 1);
+  n.op("Tile", {"x", n.ints({4, 1})}, "tiled");
+  n.reshape("tiled", {4, -1, 16}, "per_expert");
+  n.op("MatMul", {"per_expert", n.init("experts.gate_up_proj", {4, 16, 16})}, "gate_up");
+  n.op("Add", {"gate_up", n.init("experts.gate_up_proj_bias", {4, 1, 16})}, "gate_up_b");
+  n.op("Slice", {"gate_up_b", n.ints({0}), n.ints({16}), n.ints({2}), n.ints({2})}, "gate");
+  n.op("Slice", {"gate_up_b", n.ints({1}), n.ints({16}), n.ints({2}), n.ints({2})}, "up");
+  n.op("Clip", {"gate"}, "gate_c");
+  n.op("Clip", {"up"}, "up_c");
+  n.op("Sigmoid", {"gate_c"}, "gate_s");
+  n.op("Mul", {"gate_c", "gate_s"}, "glu");
+  n.op("Mul", {"up_c", "glu"}, "act");
+  n.op("MatMul", {"act", n.init("experts.down_proj", {4, 8, 16})}, "down");
+  n.op("Add", {"down", n.init("experts.down_proj_bias", {4, 1, 16})}, "down_b");
+  n.transpose("scores", {1, 0}, "scores_t");
+  n.op("Unsqueeze", {"scores_t", n.ints({2})}, "scores_u");
+  n.op("Mul", {"down_b", "scores_u"}, "weighted");
+  testutil::attr_int(n.op("ReduceSum", {"weighted", n.ints({0})}, "y"), "keepdims", 0);
+  n.output("y");
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("experts: Mixtral-style dense routing, every count as PyTorch's", "[experts]") { check_sample("moe_dense"); }
@@ -241,4 +275,175 @@ TEST_CASE("experts: the --max-active-params gate", "[experts][gate]") {
   CHECK(u.code == 1);
   CHECK(u.err.find("active parameters cannot be checked against the budget of 50,687") != std::string::npos);
   CHECK(testutil::cli({"audit", unknown, "--max-active-params", "50688"}).code == 0);
+}
+
+TEST_CASE("experts: gpt-oss's stacked experts, chosen by a TopK on the raw logits", "[experts]") {
+  auto r = testutil::audited(gpt_oss_layer().m);
+  const Audit& a = r->audit;
+  REQUIRE(a.experts.layers.size() == 1);
+  const ExpertLayer& l = a.experts.layers[0];
+  // The stacked tensors hold every expert: gate_up 4·16·16 = 1,024 + bias 4·16 = 64, down
+  // 4·8·16 = 512 + bias 64: 1,664, one expert a quarter, 416 (16·16 + 16 + 8·16 + 16).
+  CHECK(l.form == "routed");
+  CHECK(l.experts == std::optional<int64_t>(4));
+  CHECK(l.top_k == std::optional<int64_t>(2));
+  CHECK(l.found == 4);
+  CHECK(l.expert == std::optional<uint64_t>(416));
+  CHECK(l.routed == 1664u);
+  CHECK(l.router == 68u);  // 4·16 + 4
+  CHECK(l.notes.empty());
+  // 1,664 + 68 = 1,732 stored; a token runs 2 of 4: 1,732 − 2·416 = 900.
+  CHECK(a.framework.parameters == 1732u);
+  CHECK(a.active_parameters == std::optional<uint64_t>(900));
+  CHECK(a.composition.routed_experts == 1664u);
+  CHECK(a.composition.routers == 68u);
+  // The Softmax over the k chosen is the router's, not an unmatched attention Softmax.
+  CHECK(a.attention.unmatched.empty());
+  for (const auto& f : a.findings) CHECK(f.severity == Severity::Info);
+}
+
+TEST_CASE("experts: stacked tensors whose first axis is not the router's count are not all the experts", "[experts]") {
+  // The same layer with a router of 8 outputs: the stacked [4, ...] tensors are one group of
+  // unknown share, so only one expert is found of 8, and nothing is guessed.
+  GraphBuilder n = gpt_oss_layer();
+  for (auto& t : *n.g->mutable_initializer()) {
+    if (t.name() == "router.weight") t = testutil::tensor("router.weight", {8, 16});
+    if (t.name() == "router.bias") t = testutil::tensor("router.bias", {8});
+  }
+  auto r = testutil::audited(n.m);
+  REQUIRE(r->audit.experts.layers.size() == 1);
+  const ExpertLayer& l = r->audit.experts.layers[0];
+  CHECK(l.experts == std::optional<int64_t>(8));
+  CHECK(l.found == 1);
+  CHECK_FALSE(l.expert.has_value());
+  REQUIRE(l.notes.size() == 1);
+  CHECK(l.notes[0] == "found 1 of the 8 experts the router scores: the size of one expert and the active count are unknown");
+  CHECK_FALSE(r->audit.active_parameters.has_value());
+}
+
+TEST_CASE("experts: DeepSeek-V3's group-limited choice is one layer, its k the last TopK's", "[experts]") {
+  // x [6, 16] · gate [16, 8], Sigmoid, + a correction bias [8] for the choice. The groups: the
+  // scores as [6, 4, 2], the top 2 of each group summed, the best 2 groups (TopK k = 2) kept by
+  // masking the others (Where with 0), then TopK k = 3 over the 8 experts. The weights are
+  // gathered from the un-biased scores. 8 dense experts (16 → 8 → 16, no bias), each weighted by
+  // its column of the routing matrix.
+  GraphBuilder n;
+  n.input("x", {6, 16});
+  n.op("MatMul", {"x", n.init("gate.weight", {16, 8})}, "logits");
+  n.op("Sigmoid", {"logits"}, "scores");
+  n.op("Add", {"scores", n.init("gate.e_score_correction_bias", {8})}, "for_choice");
+  n.reshape("for_choice", {6, 4, 2}, "grouped");
+  testutil::node(n.g, "TopK", {"grouped", n.ints({2})}, {"group_top", "group_top_i"}, "group_topk");
+  testutil::attr_int(n.op("ReduceSum", {"group_top", n.ints({2})}, "group_scores"), "keepdims", 0);
+  testutil::node(n.g, "TopK", {"group_scores", n.ints({2})}, {"best", "best_groups"}, "best_topk");
+  n.op("ConstantOfShape", {n.ints({6, 4})}, "no_groups");
+  testutil::attr_int(n.op("ScatterElements", {"no_groups", "best_groups", "best"}, "group_mask"), "axis", 1);
+  n.op("Unsqueeze", {"group_mask", n.ints({2})}, "group_mask_u");
+  n.op("Expand", {"group_mask_u", n.ints({6, 4, 2})}, "expert_mask_3");
+  n.reshape("expert_mask_3", {6, 8}, "expert_mask");
+  testutil::attr_int(n.op("Cast", {"expert_mask"}, "keep"), "to", onnx::TensorProto::BOOL);
+  testutil::constant(n.g, "zero", testutil::tensor("zero", {}));
+  n.op("Where", {"keep", "for_choice", "zero"}, "masked");
+  testutil::node(n.g, "TopK", {"masked", n.ints({3})}, {"chosen_v", "chosen"}, "topk");
+  testutil::attr_int(n.op("GatherElements", {"scores", "chosen"}, "weights"), "axis", 1);
+  n.op("ConstantOfShape", {n.ints({6, 8})}, "zeros");
+  testutil::attr_int(n.op("ScatterElements", {"zeros", "chosen", "weights"}, "routing"), "axis", 1);
+  std::string y;
+  for (int e = 0; e < 8; ++e) {
+    std::string p = "experts." + std::to_string(e);
+    n.op("MatMul", {"x", n.init(p + ".up", {16, 8})}, p + "/up");
+    n.op("Relu", {p + "/up"}, p + "/act");
+    n.op("MatMul", {p + "/act", n.init(p + ".down", {8, 16})}, p + "/down");
+    n.op("Slice", {"routing", n.ints({e}), n.ints({e + 1}), n.ints({1})}, p + "/w");
+    n.op("Mul", {p + "/down", p + "/w"}, p + "/out");
+    if (y.empty()) {
+      y = p + "/out";
+    } else {
+      n.op("Add", {y, p + "/out"}, p + "/sum");
+      y = p + "/sum";
+    }
+  }
+  n.output(y);
+  auto r = testutil::audited(n.m);
+  const Audit& a = r->audit;
+  // The TopKs over the groups feed the last one: not layers of their own.
+  REQUIRE(a.experts.layers.size() == 1);
+  const ExpertLayer& l = a.experts.layers[0];
+  CHECK(a.model.nodes[static_cast<size_t>(l.node)].rec->name() == "topk");
+  CHECK(l.experts == std::optional<int64_t>(8));
+  CHECK(l.top_k == std::optional<int64_t>(3));
+  CHECK(l.found == 8);
+  CHECK(l.expert == std::optional<uint64_t>(256));  // 16·8 + 8·16
+  CHECK(l.routed == 2048u);
+  CHECK(l.router == 136u);  // the weight 16·8 and the correction bias 8
+  CHECK(l.notes.empty());
+  CHECK(a.experts.notes.empty());
+  // 2,048 + 136 = 2,184; a token runs 3 of 8: 2,184 − 5·256 = 904.
+  CHECK(a.framework.parameters == 2184u);
+  CHECK(a.active_parameters == std::optional<uint64_t>(904));
+  CHECK(a.composition.routers == 136u);
+}
+
+TEST_CASE("experts: one expert's slice of stacked tensors, a traced loop exported without folding", "[experts]") {
+  // x [6, 16] · router [16, 4], Softmax, TopK k = 2. Each expert e runs on its tokens (Equal,
+  // NonZero, Gather) with Gather(stacked, e) of gate_up [4, 16, 16] and its bias [4, 16] (split
+  // in two halves), down [4, 8, 16] and its bias [4, 16]; its output is weighted by the TopK's
+  // values for e and put back by ScatterND.
+  GraphBuilder n;
+  n.input("x", {6, 16});
+  n.op("MatMul", {"x", n.init("router.weight", {16, 4})}, "logits");
+  n.op("Softmax", {"logits"}, "probs");
+  testutil::node(n.g, "TopK", {"probs", n.ints({2})}, {"top", "chosen"}, "topk");
+  n.init("experts.gate_up_proj", {4, 16, 16});
+  n.init("experts.gate_up_proj_bias", {4, 16});
+  n.init("experts.down_proj", {4, 8, 16});
+  n.init("experts.down_proj_bias", {4, 16});
+  n.op("ConstantOfShape", {n.ints({6, 16})}, "y0");
+  std::string y = "y0";
+  for (int e = 0; e < 4; ++e) {
+    std::string p = "e" + std::to_string(e) + "/", index = n.ints({e}, true);
+    n.op("Equal", {"chosen", index}, p + "mine");
+    n.op("NonZero", {p + "mine"}, p + "where");
+    testutil::node(n.g, "Split", {p + "where"}, {p + "rows", p + "slots"}, p + "split");
+    n.op("Squeeze", {p + "rows", n.ints({0})}, p + "tokens");
+    n.op("Gather", {"x", p + "tokens"}, p + "x");
+    n.op("Gather", {"experts.gate_up_proj", index}, p + "gate_up_w");
+    n.op("Gather", {"experts.gate_up_proj_bias", index}, p + "gate_up_b");
+    n.op("Gather", {"experts.down_proj", index}, p + "down_w");
+    n.op("Gather", {"experts.down_proj_bias", index}, p + "down_b");
+    n.op("MatMul", {p + "x", p + "gate_up_w"}, p + "gate_up");
+    n.op("Add", {p + "gate_up", p + "gate_up_b"}, p + "gate_up_biased");
+    testutil::node(n.g, "Split", {p + "gate_up_biased", n.ints({8, 8})}, {p + "gate", p + "up"}, p + "halves");
+    n.op("Sigmoid", {p + "gate"}, p + "gate_s");
+    n.op("Mul", {p + "gate", p + "gate_s"}, p + "silu");
+    n.op("Mul", {p + "silu", p + "up"}, p + "act");
+    n.op("MatMul", {p + "act", p + "down_w"}, p + "down");
+    n.op("Add", {p + "down", p + "down_b"}, p + "out");
+    testutil::attr_int(n.op("Cast", {p + "mine"}, p + "mine_f"), "to", onnx::TensorProto::FLOAT);
+    n.op("Mul", {"top", p + "mine_f"}, p + "top_mine");
+    n.op("ReduceSum", {p + "top_mine", n.ints({1})}, p + "weight");
+    n.op("Gather", {p + "weight", p + "tokens"}, p + "weight_rows");
+    n.op("Mul", {p + "out", p + "weight_rows"}, p + "weighted");
+    n.op("Unsqueeze", {p + "tokens", n.ints({1})}, p + "at");
+    n.op("ScatterND", {y, p + "at", p + "weighted"}, p + "y");
+    y = p + "y";
+  }
+  n.output(y);
+  auto r = testutil::audited(n.m);
+  const Audit& a = r->audit;
+  REQUIRE(a.experts.layers.size() == 1);
+  const ExpertLayer& l = a.experts.layers[0];
+  // Each expert reads a quarter of every stacked tensor: gate_up 16·16 + 16, down 8·16 + 16 =
+  // 416; the four tensors, 1,664, are counted once.
+  CHECK(l.experts == std::optional<int64_t>(4));
+  CHECK(l.top_k == std::optional<int64_t>(2));
+  CHECK(l.found == 4);
+  CHECK(l.expert == std::optional<uint64_t>(416));
+  CHECK(l.routed == 1664u);
+  CHECK(l.router == 64u);
+  CHECK(l.notes.empty());
+  // 1,664 + 64 = 1,728; a token runs 2 of 4: 1,728 − 2·416 = 896.
+  CHECK(a.framework.parameters == 1728u);
+  CHECK(a.active_parameters == std::optional<uint64_t>(896));
+  CHECK(a.composition.routed_experts == 1664u);
 }

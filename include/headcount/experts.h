@@ -4,10 +4,14 @@
 // A matcher stage of its own beside attention (src/experts.cpp). Forms read:
 //   - onnxruntime's fused com.microsoft MoE and QMoE: stacked expert weights [experts, ...],
 //     attribute k; QMoE's 4-bit weights hold two parameters per byte (counted by the loader);
-//   - routing written out: a TopK over the scores of a router projection (through Softmax or
-//     Sigmoid). Every expert is an MLP reading the router's input (whole: dense routing; its
-//     rows picked by Gather: sparse routing) whose output is multiplied by a weight derived from
-//     the TopK. MLPs reading that input without such a weight are shared experts.
+//   - routing written out: a TopK over the scores of a router projection: through Softmax or
+//     Sigmoid, on the raw logits with a Softmax over the k after it (gpt-oss), or with a
+//     correction bias and a group-limited choice before it (DeepSeek-V3: the TopKs that choose
+//     groups are steps of the layer's routing). Every expert is an MLP reading the router's input
+//     (whole: dense routing; its rows picked by Gather: sparse routing; tiled per expert) whose
+//     output is multiplied by a weight derived from the TopK; its gate and up may be one
+//     projection split in two, and tensors stacked [experts, ...] hold every expert at once. MLPs
+//     reading that input without such a weight are shared experts.
 // A layer whose experts cannot all be found says so; the active count is then unknown.
 #pragma once
 
@@ -32,10 +36,12 @@ struct ExpertLayer {
   int64_t found = 0;                  // routed experts found (all of them in a fused node)
   uint64_t routed = 0;                // parameters of all routed experts found
   std::optional<uint64_t> expert;     // one routed expert, when all are found and equal
-  uint64_t router = 0;                // the router's weight and bias
+  uint64_t router = 0;                // the router's weight and bias, and a bias added to its
+                                      // scores for the choice (DeepSeek-V3's correction bias)
   uint64_t shared = 0;                // shared experts: run for every token
   int64_t shared_experts = 0;
-  int score_node = -1;                // the Softmax or Sigmoid over the router's logits, or -1
+  int score_node = -1;                // the Softmax or Sigmoid over the router's logits (or over
+                                      // the k a TopK chose from them), or -1
   std::vector<int> routed_weights, router_weights, shared_weights;  // indices into Model::weights
   std::vector<std::string> notes;     // what could not be read, in words
 };
