@@ -19,6 +19,11 @@
 
 namespace headcount {
 
+// One key's value in a config, as the family table reads it: a number (unknown for anything else).
+struct ConfigValue {
+  Int number;
+};
+
 // The fields of a config that describe the architecture, with the family's defaults applied
 // (GPT-2's n_inner = 4·n_embd, LLaMA's K/V heads = heads ...). Unknown means not declared.
 struct ModelConfig {
@@ -47,6 +52,8 @@ struct ModelConfig {
   // num_attention_heads").
   std::map<std::string, std::string> key_of;
   std::map<std::string, std::string> derived_from;
+  // Every key of a config.json, for the keys a family's row names.
+  std::map<std::string, ConfigValue> values;
 };
 
 // Reads config.json or genai_config.json. Throws InputError (message with the file) when the file
