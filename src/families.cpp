@@ -1,6 +1,6 @@
 // families.cpp: reading model configs (nlohmann-json, exact 64-bit integers) and the parameter
 // counts of the families whose modules are known. Each family is one row of families(): what a
-// layer of it holds and which config keys say so; count() reads a row and a config.
+// layer of it holds and which config keys say so; Counter reads a row and a config.
 #include "headcount/families.h"
 
 #include <algorithm>
@@ -27,48 +27,89 @@ std::string commas(uint64_t n) {
 
 // ---- the family table ----
 
-// How a layer's Q/K/V/O weights are laid out.
+// How an attention layer's Q/K/V/O weights are laid out.
 enum class Attention {
   Square,       // BERT: Q, K, V and O each width × width, whatever the heads
   SquareFused,  // GPT-2: c_attn width × 3·width, then c_proj width × width
   Heads,        // LLaMA: Q width → H·d, K and V width → KV·d, O H·d → width
+  HeadsFused,   // Phi-3: one qkv_proj width → (H + 2·KV)·d, then O
   Latent,       // DeepSeek: multi-head latent attention (low-rank Q, a shared K/V latent, a RoPE key)
 };
 
-// The feed-forward of a dense layer (and of one expert).
+// What mixes the tokens in a layer.
+enum class Mixer {
+  Full,     // softmax attention over the whole context
+  Sliding,  // softmax attention over the last `sliding_window` tokens
+  Chunked,  // softmax attention within fixed chunks of `attention_chunk_size` tokens (Llama 4)
+  Linear,   // Gated DeltaNet (Qwen3-Next): a recurrent state, no K/V
+  Mamba,    // a selective state space (Mamba-1, Jamba): a recurrent state, no K/V
+};
+
+// The feed-forward of a dense layer and of one expert.
 enum class Mlp {
   Plain,  // up and down: 2·h·f (+ f + h with biases)
-  Gated,  // gate, up and down: 3·h·f (+ 2·f + h with biases)
+  Gated,  // gate, up and down (or gate_up fused): 3·h·f (+ 2·f + h with biases)
 };
 
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
 
-// Layers l with l % P == 0 (or P − 1 when `last`), P the config's value of `period` (1 when it is
-// absent or not positive).
+// A router's bias: DeepSeek's e_score_correction_bias when topk_method is noaux_tc, or always
+// (gpt-oss).
+enum class RouterBias { FromTopk, Always };
+
+// Layers l with l % P == O: P the config's value of `period` (`period_default` when it is absent
+// or not positive), O = 0, P − 1, or the value of `offset` (`offset_default`).
 struct EveryNth {
   const char* period = nullptr;
-  bool last = false;
+  int64_t period_default = 1;
+  enum class At { First, Last, Key } at = At::First;
+  const char* offset = nullptr;
+  int64_t offset_default = 0;
+  bool used() const { return period || period_default != 1 || at == At::Key; }
 };
 
-// Which layers hold a mixture of experts, when the config declares experts (all by default).
+// Which layers hold a mixture of experts when the config declares experts (all by default).
 struct ExpertLayers {
   EveryNth every;
   const char* first = nullptr;       // the layers before this many stay dense
   const char* dense_list = nullptr;  // the layers listed here stay dense
+  const char* moe_list = nullptr;    // when given, exactly the layers listed here are MoE layers
+};
+
+// What mixes the tokens in each layer.
+struct MixerLayers {
+  Mixer base = Mixer::Full;     // every layer's, but for the ones below
+  Mixer special = Mixer::Full;  // the layers `every` picks
+  EveryNth every;
+  const char* flags = nullptr;        // a per-layer list: nonzero keeps `base`, 0 makes `special`
+  const char* enabled_by = nullptr;   // a boolean key; unless true, every layer is Full
+  const char* full_before = nullptr;  // the layers before this many are Full
+  bool layer_types = false;           // the config's layer_types, when given, names each layer
 };
 
 // One family: what a layer holds, which config keys say it, and what the config may leave out.
 struct Family {
-  std::vector<std::string> types;  // model_type names
-  std::string name;                // as shown
+  std::vector<std::string> types;     // model_type names
+  std::vector<std::string> classes;   // Hugging Face classes (`architectures`) that build it
+  std::vector<std::string> wrappers;  // model_types whose text_config is this family (llama4)
+  std::string name;                   // as shown
   // Embeddings: tokens always; learned positions (max_position_embeddings) and token types.
   bool positions = false, token_types = false;
-  // A layer.
+  // Attention layers.
   Attention attention = Attention::Heads;
   Bias qkv_bias = Bias::FromConfig, o_bias = Bias::FromConfig, mlp_bias = Bias::FromConfig;
-  bool qk_norm = false;  // q_norm and k_norm of head_dim in every attention layer
+  bool qk_norm = false;      // q_norm and k_norm of head_dim in every attention layer
+  bool gated_query = false;  // Q projects twice the width: the query and a sigmoid gate on the output
+  bool sinks = false;        // one learned logit per head, beside the scores
+  bool derive_head_dim = true;  // head_dim, when absent, is width / heads (else it must be given)
+  // Which layers attend, slide, chunk or recur, and the windows.
+  MixerLayers layers;
+  const char* window = nullptr;  // the sliding layers' window
+  const char* chunk = nullptr;   // the chunked layers' chunk
+  // Feed-forward.
   Mlp mlp = Mlp::Gated;
+  const char* dense_size = nullptr;  // the dense layers' size, when not intermediate_size
   // Norms: weights per norm (RMSNorm 1, LayerNorm 2 with its bias), per layer, and where else.
   int norm_weights = 1, norms_per_layer = 2;
   bool embedding_norm = false, final_norm = true;
@@ -84,13 +125,25 @@ struct Family {
   // Mixtures of experts, when the config declares experts.
   bool experts = false;
   const char* expert_size = "moe_intermediate_size";
+  bool expert_bias = false;  // gate_up and down biases in every expert
+  RouterBias router_bias = RouterBias::FromTopk;
   ExpertLayers expert_layers;
-  const char* mtp = nullptr;  // the key that gives multi-token-prediction modules
+  const char* shared_count = nullptr;  // shared experts per MoE layer (n_shared_experts) ...
+  int64_t shared_fixed = 0;            // ... or always this many
+  const char* shared_size = nullptr;   // a shared expert's size, when not a routed expert's
+  bool shared_gate = false;            // a sigmoid gate width → 1 on the shared expert
+  // Multi-token-prediction modules: the key, its default and what the default rests on, the name
+  // of the projection of [normed embedding; normed hidden].
+  const char* mtp = nullptr;
+  int64_t mtp_default = 0;
+  std::string mtp_note;
+  std::string mtp_proj = "eh_proj";
   // The config keys that change a count somewhere and that this row's formula reads.
   std::vector<std::string> reads;
 };
 
-// Config keys whose values change a parameter count somewhere in Hugging Face's families.
+// Config keys whose values change a parameter count, or the K/V cache or recurrent state,
+// somewhere in Hugging Face's families.
 const std::vector<std::string> kCountKeys = {
     "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
     "n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq",
@@ -98,9 +151,17 @@ const std::vector<std::string> kCountKeys = {
     "v_head_dim", "num_nextn_predict_layers", "topk_method", "attention_bias", "mlp_bias", "use_qk_norm",
     "head_dim", "num_key_value_heads", "tie_word_embeddings", "n_inner", "intermediate_size", "type_vocab_size",
     "max_position_embeddings", "n_positions", "is_encoder_decoder", "num_shared_experts",
-    "moe_num_experts", "moe_k", "expert_interval", "qkv_bias", "use_bias", "linear_bias"};
+    "moe_num_experts", "moe_k", "expert_interval", "qkv_bias", "use_bias", "linear_bias",
+    // which layers slide, chunk, recur or hold experts, and their sizes
+    "layer_types", "sliding_window", "sliding_window_pattern", "use_sliding_window", "max_window_layers",
+    "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "moe_layers", "interleave_moe_layer_step",
+    "intermediate_size_mlp", "full_attention_interval", "linear_num_key_heads", "linear_num_value_heads",
+    "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "attn_layer_period",
+    "attn_layer_offset", "expert_layer_period", "expert_layer_offset", "mamba_d_state", "mamba_d_conv",
+    "mamba_expand", "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms",
+    "hybrid_override_pattern", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "layers_block_type"};
 
-// The keys every row reads (sizes, biases, positions), then each row's own.
+// The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
   std::vector<std::string> r = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size",
                                 "attention_bias", "mlp_bias", "max_position_embeddings", "is_encoder_decoder",
@@ -109,9 +170,10 @@ std::vector<std::string> reads(std::initializer_list<const char*> own) {
   return r;
 }
 
-Family encoder(std::vector<std::string> types, std::string name) {
+Family encoder(std::vector<std::string> types, std::string name, std::vector<std::string> classes) {
   Family f;
   f.types = std::move(types);
+  f.classes = std::move(classes);
   f.name = std::move(name);
   f.positions = f.token_types = true;
   f.attention = Attention::Square;
@@ -129,9 +191,10 @@ Family encoder(std::vector<std::string> types, std::string name) {
 }
 
 // A LLaMA-style decoder: RMSNorms, gated feed-forward, grouped K/V, untied LM head by default.
-Family decoder(std::string type, std::string name) {
+Family decoder(std::string type, std::string name, std::string cls) {
   Family f;
   f.types = {type};
+  f.classes = {std::move(cls)};
   f.name = std::move(name);
   f.kv_heads_default = true;
   f.experts = true;
@@ -141,14 +204,34 @@ Family decoder(std::string type, std::string name) {
   return f;
 }
 
+// Every layer slides over `sliding_window` when the config gives one (Mistral, Mixtral, Phi-3).
+void all_slide(Family& f) {
+  f.layers.base = Mixer::Sliding;
+  f.window = "sliding_window";
+  f.reads.push_back("sliding_window");
+}
+
+// Qwen2's rule: with use_sliding_window, the layers from max_window_layers on slide; layer_types,
+// when given, says it per layer.
+void qwen_windows(Family& f) {
+  f.layers.base = Mixer::Sliding;
+  f.layers.enabled_by = "use_sliding_window";
+  f.layers.full_before = "max_window_layers";
+  f.layers.layer_types = true;
+  f.window = "sliding_window";
+  f.reads.insert(f.reads.end(), {"sliding_window", "use_sliding_window", "max_window_layers", "layer_types"});
+}
+
 const std::vector<Family>& families() {
   static const std::vector<Family> table = [] {
     std::vector<Family> t;
-    t.push_back(encoder({"bert"}, "BERT"));
-    t.push_back(encoder({"roberta", "xlm-roberta"}, "RoBERTa"));
+    t.push_back(encoder({"bert"}, "BERT", {"BertModel", "BertForMaskedLM", "BertForPreTraining"}));
+    t.push_back(encoder({"roberta", "xlm-roberta"}, "RoBERTa",
+                        {"RobertaModel", "RobertaForMaskedLM", "XLMRobertaModel", "XLMRobertaForMaskedLM"}));
     {
       Family f;
       f.types = {"gpt2"};
+      f.classes = {"GPT2LMHeadModel"};
       f.name = "GPT-2";
       f.positions = true;
       f.attention = Attention::SquareFused;
@@ -163,45 +246,178 @@ const std::vector<Family>& families() {
       f.reads = reads({});
       t.push_back(f);
     }
-    t.push_back(decoder("llama", "LLaMA"));
-    t.push_back(decoder("mistral", "Mistral"));
+    t.push_back(decoder("llama", "LLaMA", "LlamaForCausalLM"));
     {
-      Family f = decoder("qwen2", "Qwen2");
+      Family f = decoder("mistral", "Mistral", "MistralForCausalLM");
+      all_slide(f);
+      t.push_back(f);
+    }
+    {
+      Family f = decoder("qwen2", "Qwen2", "Qwen2ForCausalLM");
       f.qkv_bias = Bias::Always;  // Qwen2's q/k/v projections always have biases
+      qwen_windows(f);
       t.push_back(f);
     }
     {
-      Family f = decoder("qwen3", "Qwen3");
+      Family f = decoder("qwen3", "Qwen3", "Qwen3ForCausalLM");
       f.qk_norm = true;
+      qwen_windows(f);
       t.push_back(f);
     }
     {
-      Family f = decoder("mixtral", "Mixtral");
+      Family f = decoder("mixtral", "Mixtral", "MixtralForCausalLM");
       f.expert_size = "intermediate_size";
       f.reads = reads({"num_local_experts", "num_experts_per_tok"});
+      all_slide(f);
       t.push_back(f);
     }
     {
-      Family f = decoder("qwen3_moe", "Qwen3-MoE");
+      Family f = decoder("qwen3_moe", "Qwen3-MoE", "Qwen3MoeForCausalLM");
       f.qk_norm = true;
-      f.expert_layers.every = {"decoder_sparse_step", true};
+      f.expert_layers.every = {"decoder_sparse_step", 1, EveryNth::At::Last};
       f.expert_layers.dense_list = "mlp_only_layers";
       f.reads = reads({"num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step",
                        "mlp_only_layers"});
+      qwen_windows(f);
       t.push_back(f);
     }
     for (const char* v : {"deepseek_v2", "deepseek_v3"}) {
-      Family f = decoder(v, v == std::string("deepseek_v2") ? "DeepSeek-V2" : "DeepSeek-V3");
+      const bool v3 = v == std::string("deepseek_v3");
+      Family f = decoder(v, v3 ? "DeepSeek-V3" : "DeepSeek-V2", v3 ? "DeepseekV3ForCausalLM" : "DeepseekV2ForCausalLM");
       f.attention = Attention::Latent;
-      f.expert_layers.every = {"moe_layer_freq", false};
+      f.expert_layers.every = {"moe_layer_freq"};
       f.expert_layers.first = "first_k_dense_replace";
+      f.shared_count = "n_shared_experts";
       f.reads = reads({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
                        "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                        "qk_rope_head_dim", "v_head_dim", "topk_method"});
-      if (f.types[0] == "deepseek_v3") {
+      if (v3) {
         f.mtp = "num_nextn_predict_layers";
         f.reads.push_back("num_nextn_predict_layers");
       }
+      t.push_back(f);
+    }
+    {
+      // gpt-oss: every layer a mixture of experts whose experts and router have biases; attention
+      // with biases and a learned sink per head, sliding over 128 tokens in every other layer.
+      Family f = decoder("gpt_oss", "gpt-oss", "GptOssForCausalLM");
+      f.sinks = true;
+      f.derive_head_dim = false;
+      f.layers.base = Mixer::Sliding;
+      f.layers.special = Mixer::Full;
+      f.layers.every = {nullptr, 2, EveryNth::At::Last};
+      f.layers.layer_types = true;
+      f.window = "sliding_window";
+      f.expert_size = "intermediate_size";
+      f.expert_bias = true;
+      f.router_bias = RouterBias::Always;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim",     "intermediate_size", "attention_bias",
+                 "max_position_embeddings", "num_local_experts", "num_experts_per_tok", "layer_types", "sliding_window"};
+      t.push_back(f);
+    }
+    for (const char* v : {"gemma2", "gemma3_text"}) {
+      // Gemma 2 and 3: four norms per layer, a decoupled head size, tied embeddings, sliding layers
+      // (every other one in Gemma 2, five of six in Gemma 3); Gemma 3 normalizes q and k.
+      const bool g3 = v == std::string("gemma3_text");
+      Family f = decoder(v, g3 ? "Gemma 3" : "Gemma 2", g3 ? "Gemma3ForCausalLM" : "Gemma2ForCausalLM");
+      f.norms_per_layer = 4;
+      f.qk_norm = g3;
+      f.mlp_bias = Bias::None;
+      f.derive_head_dim = false;
+      f.experts = false;
+      f.tied = true;
+      f.tied_note = std::string(g3 ? "Gemma 3" : "Gemma 2") + "'s default";
+      f.layers.base = Mixer::Sliding;
+      f.layers.special = Mixer::Full;
+      f.layers.every = g3 ? EveryNth{"sliding_window_pattern", 6, EveryNth::At::Last} : EveryNth{nullptr, 2, EveryNth::At::Last};
+      f.layers.layer_types = true;
+      f.window = "sliding_window";
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+                 "max_position_embeddings", "layer_types", "sliding_window"};
+      if (g3) {
+        f.wrappers = {"gemma3"};
+        f.reads.push_back("sliding_window_pattern");
+      }
+      t.push_back(f);
+    }
+    {
+      // Qwen3-Next: three Gated DeltaNet layers, then one gated attention layer (its Q projection
+      // doubled for a sigmoid gate, q and k normed); experts with a gated shared expert; one
+      // multi-token-prediction layer in the releases, which the config does not declare.
+      Family f = decoder("qwen3_next", "Qwen3-Next", "Qwen3NextForCausalLM");
+      f.gated_query = true;
+      f.qk_norm = true;
+      f.derive_head_dim = false;
+      f.mlp_bias = Bias::None;
+      f.layers.base = Mixer::Linear;
+      f.layers.special = Mixer::Full;
+      f.layers.every = {"full_attention_interval", 4, EveryNth::At::Last};
+      f.layers.layer_types = true;
+      f.expert_layers.every = {"decoder_sparse_step", 1, EveryNth::At::Last};
+      f.expert_layers.dense_list = "mlp_only_layers";
+      f.shared_fixed = 1;
+      f.shared_size = "shared_expert_intermediate_size";
+      f.shared_gate = true;
+      f.mtp = "num_nextn_predict_layers";
+      f.mtp_default = 1;
+      f.mtp_note =
+          "the config does not declare num_nextn_predict_layers; Qwen3-Next's releases hold one multi-token-prediction "
+          "layer (mtp.*), which vLLM assumes too";
+      f.mtp_proj = "fc";
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+                 "max_position_embeddings", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                 "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "layer_types",
+                 "full_attention_interval", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                 "linear_value_head_dim", "linear_conv_kernel_dim", "num_nextn_predict_layers"};
+      t.push_back(f);
+    }
+    {
+      // Llama 4 (the text model): chunked attention in three of four layers (the RoPE ones; the
+      // others attend to everything without RoPE), experts with a shared expert in every layer or
+      // every other one, dense layers of intermediate_size_mlp between; its q/k norm has no weights.
+      Family f = decoder("llama4_text", "Llama 4", "Llama4ForCausalLM");
+      f.wrappers = {"llama4"};
+      f.mlp_bias = Bias::None;
+      f.layers.base = Mixer::Chunked;
+      f.layers.special = Mixer::Full;
+      f.layers.every = {"no_rope_layer_interval", 4, EveryNth::At::Last};
+      f.layers.flags = "no_rope_layers";
+      f.layers.layer_types = true;
+      f.chunk = "attention_chunk_size";
+      f.dense_size = "intermediate_size_mlp";
+      f.expert_size = "intermediate_size";
+      f.expert_layers.every = {"interleave_moe_layer_step", 1, EveryNth::At::Last};
+      f.expert_layers.moe_list = "moe_layers";
+      f.shared_fixed = 1;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "intermediate_size_mlp",
+                 "attention_bias", "max_position_embeddings", "num_local_experts", "num_experts_per_tok",
+                 "interleave_moe_layer_step", "moe_layers", "no_rope_layers", "no_rope_layer_interval",
+                 "attention_chunk_size", "layer_types", "use_qk_norm"};
+      t.push_back(f);
+    }
+    {
+      // Jamba: Mamba layers with one attention layer in eight, experts in every other layer.
+      Family f = decoder("jamba", "Jamba", "JambaForCausalLM");
+      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+      f.layers.base = Mixer::Mamba;
+      f.layers.special = Mixer::Full;
+      f.layers.every = {"attn_layer_period", 8, EveryNth::At::Key, "attn_layer_offset", 4};
+      f.expert_size = "intermediate_size";
+      f.expert_layers.every = {"expert_layer_period", 2, EveryNth::At::Key, "expert_layer_offset", 1};
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+                 "num_experts", "num_experts_per_tok", "attn_layer_period", "attn_layer_offset", "expert_layer_period",
+                 "expert_layer_offset", "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank",
+                 "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms"};
+      t.push_back(f);
+    }
+    {
+      // Phi-3: one fused qkv_proj and one fused gate_up_proj, no biases, every layer sliding.
+      Family f = decoder("phi3", "Phi-3", "Phi3ForCausalLM");
+      f.attention = Attention::HeadsFused;
+      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+      f.experts = false;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings"};
+      all_slide(f);
       t.push_back(f);
     }
     return t;
@@ -249,20 +465,36 @@ bool active_value(const json& v) {
   return true;
 }
 
-// A key's value as the count reads it: a number (Int), or unknown for anything else.
-ConfigValue value_of(const json& v) {
+// A key's value as the table reads it; a list holds scalars (a nested value is Other).
+ConfigValue value_of(const json& v, bool nested = false) {
   ConfigValue out;
+  using K = ConfigValue::Kind;
+  if (v.is_null()) return out;
   if (v.is_number_integer()) {
+    out.kind = K::Number;
     out.number = v.is_number_unsigned() ? Int::of_unsigned(v.get<uint64_t>()) : Int(v.get<int64_t>());
   } else if (v.is_number_float()) {
+    out.kind = K::Number;
     out.number = Int::of_double(v.get<double>());
+  } else if (v.is_boolean()) {
+    out.kind = K::Boolean;
+    out.flag = v.get<bool>();
+  } else if (v.is_string()) {
+    out.kind = K::String;
+    out.text = v.get<std::string>();
+  } else if (v.is_array() && !nested) {
+    out.kind = K::List;
+    out.items.reserve(v.size());
+    for (const auto& x : v) out.items.push_back(value_of(x, true));
+  } else {
+    out.kind = K::Other;
   }
   return out;
 }
 
 // The family's defaults for what a config may leave out, each noted.
 void apply_defaults(ModelConfig& c) {
-  const Family* f = find_family(c.model_type);
+  const Family* f = find_family(c.family);
   if (f) {
     if (f->intermediate_per_hidden && !c.intermediate && c.hidden) {
       c.intermediate = f->intermediate_per_hidden * c.hidden;
@@ -280,13 +512,42 @@ void apply_defaults(ModelConfig& c) {
     if (f->qkv_bias == Bias::Always) c.qkv_bias = true;
     if (f->o_bias == Bias::Always) c.o_bias = true;
     if (f->mlp_bias == Bias::Always) c.mlp_bias = true;
+    if (f->qkv_bias == Bias::None) c.qkv_bias = false;
+    if (f->o_bias == Bias::None) c.o_bias = false;
+    if (f->mlp_bias == Bias::None) c.mlp_bias = false;
     if (f->qk_norm) c.qk_norm = true;
   }
-  const bool latent = f && f->attention == Attention::Latent;
-  if (!c.head_dim && c.hidden && c.heads && !latent) {  // latent attention has no single head size
+  // Latent attention has no single head size; some families' head size is their own.
+  const bool derive = !f || (f->attention != Attention::Latent && f->derive_head_dim);
+  if (!c.head_dim && c.hidden && c.heads && derive) {
     c.head_dim = exact_div(c.hidden, c.heads);
     if (c.head_dim) c.derived_from["head_dim"] = c.key_of["hidden"] + " / " + c.key_of["heads"];
   }
+}
+
+// The model_type the table counts a config as, and how it got there.
+void resolve_family(ModelConfig& c) {
+  if (find_family(c.model_type)) {
+    c.family = c.model_type;
+    return;
+  }
+  for (const auto& cls : c.architectures) {
+    for (const auto& f : families()) {
+      if (std::find(f.classes.begin(), f.classes.end(), cls) != f.classes.end()) {
+        c.family = f.types[0];
+        c.read_as = "read as " + c.family + " by its architectures " + cls;
+        return;
+      }
+    }
+  }
+}
+
+// The wrapper row whose text_config this model_type holds (llama4's is llama4_text), if any.
+const Family* wrapped_by(const std::string& type) {
+  for (const auto& f : families()) {
+    if (std::find(f.wrappers.begin(), f.wrappers.end(), type) != f.wrappers.end()) return &f;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -314,51 +575,80 @@ ModelConfig read_model_config(const std::string& path) {
     c.kv_heads = integer(c, "kv_heads", d, {"num_key_value_heads"});
     c.head_dim = integer(c, "head_dim", d, {"head_size"});
     c.vocab = integer(c, "vocab", m, {"vocab_size"});
+    if (find_family(c.model_type)) c.family = c.model_type;
   } else {
     c.format = "config.json";
     if (!j.contains("model_type") || !j["model_type"].is_string()) {
       throw InputError("model config '" + path + "' has no model_type: not a Hugging Face config.json");
     }
     c.model_type = j["model_type"].get<std::string>();
-    c.layers = integer(c, "layers", j, {"num_hidden_layers", "n_layer", "num_layers"});
-    c.hidden = integer(c, "hidden", j, {"hidden_size", "n_embd", "d_model"});
-    c.heads = integer(c, "heads", j, {"num_attention_heads", "n_head", "num_heads"});
-    c.kv_heads = integer(c, "kv_heads", j, {"num_key_value_heads"});
-    c.head_dim = integer(c, "head_dim", j, {"head_dim"});
-    c.intermediate = integer(c, "intermediate", j, {"intermediate_size", "n_inner", "d_ff"});
-    c.vocab = integer(c, "vocab", j, {"vocab_size"});
-    c.max_positions = integer(c, "max_positions", j, {"max_position_embeddings", "n_positions"});
-    c.type_vocab = integer(c, "type_vocab", j, {"type_vocab_size"});
-    c.tied = boolean(j, "tie_word_embeddings");
-    c.key_of["tied"] = "tie_word_embeddings";
-    c.encoder_decoder = boolean(j, "is_encoder_decoder").value_or(false);
-    c.qkv_bias = c.o_bias = boolean(j, "attention_bias").value_or(false);
-    c.mlp_bias = boolean(j, "mlp_bias").value_or(false);
-    c.experts = integer(c, "experts", j, {"num_local_experts", "num_experts", "n_routed_experts"});
-    c.experts_per_token = integer(c, "experts_per_token", j, {"num_experts_per_tok"});
-    c.moe_intermediate = integer(c, "moe_intermediate", j, {"moe_intermediate_size"});
-    c.shared_experts = integer(c, "shared_experts", j, {"n_shared_experts"});
-    c.first_dense_layers = integer(c, "first_dense_layers", j, {"first_k_dense_replace"});
-    c.moe_layer_freq = integer(c, "moe_layer_freq", j, {"moe_layer_freq"});
-    c.sparse_step = integer(c, "sparse_step", j, {"decoder_sparse_step"});
-    if (auto it = j.find("mlp_only_layers"); it != j.end() && it->is_array()) {
-      for (const auto& x : *it) {
-        if (!x.is_number_integer()) throw InputError("model config '" + path + "': mlp_only_layers holds a non-integer");
-        c.dense_layers.push_back(x.get<int64_t>());
+    if (auto it = j.find("architectures"); it != j.end() && it->is_array()) {
+      for (const auto& a : *it) {
+        if (a.is_string()) c.architectures.push_back(a.get<std::string>());
       }
     }
-    if (auto it = j.find("topk_method"); it != j.end() && it->is_string()) c.router_bias = it->get<std::string>() == "noaux_tc";
-    c.q_lora_rank = integer(c, "q_lora_rank", j, {"q_lora_rank"});
-    c.kv_lora_rank = integer(c, "kv_lora_rank", j, {"kv_lora_rank"});
-    c.qk_nope_dim = integer(c, "qk_nope_dim", j, {"qk_nope_head_dim"});
-    c.qk_rope_dim = integer(c, "qk_rope_dim", j, {"qk_rope_head_dim"});
-    c.v_head_dim = integer(c, "v_head_dim", j, {"v_head_dim"});
-    c.mtp_layers = integer(c, "mtp_layers", j, {"num_nextn_predict_layers"});
-    if (auto it = j.find("torch_dtype"); it != j.end() && it->is_string()) c.dtype = it->get<std::string>();
-    for (const auto& k : kCountKeys) {
-      if (auto it = j.find(k); it != j.end() && active_value(*it)) c.count_keys.push_back(k);
+    // A multimodal wrapper (Llama 4, Gemma 3): its text_config is the language model counted.
+    const json* t = &j;
+    if (const Family* inner = wrapped_by(c.model_type)) {
+      auto it = j.find("text_config");
+      if (it == j.end() || !it->is_object()) {
+        throw InputError("model config '" + path + "': a " + c.model_type + " config without a text_config object");
+      }
+      t = &*it;
+      std::string type = inner->types[0];
+      if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
+      if (type != inner->types[0]) {
+        throw InputError("model config '" + path + "': text_config's model_type is '" + type + "', not " + inner->types[0]);
+      }
+      c.family = type;
+      c.read_as = "its text_config counted (" + type + "); the vision encoder is not";
     }
-    for (const auto& [k, v] : j.items()) c.values[k] = value_of(v);
+    const json& x = *t;
+    c.layers = integer(c, "layers", x, {"num_hidden_layers", "n_layer", "num_layers"});
+    c.hidden = integer(c, "hidden", x, {"hidden_size", "n_embd", "d_model"});
+    c.heads = integer(c, "heads", x, {"num_attention_heads", "n_head", "num_heads"});
+    c.kv_heads = integer(c, "kv_heads", x, {"num_key_value_heads"});
+    c.head_dim = integer(c, "head_dim", x, {"head_dim"});
+    c.intermediate = integer(c, "intermediate", x, {"intermediate_size", "n_inner", "d_ff"});
+    c.vocab = integer(c, "vocab", x, {"vocab_size"});
+    c.max_positions = integer(c, "max_positions", x, {"max_position_embeddings", "n_positions"});
+    c.type_vocab = integer(c, "type_vocab", x, {"type_vocab_size"});
+    c.tied = boolean(x, "tie_word_embeddings");
+    if (!c.tied) c.tied = boolean(j, "tie_word_embeddings");  // a wrapper's own
+    c.key_of["tied"] = "tie_word_embeddings";
+    c.encoder_decoder = boolean(x, "is_encoder_decoder").value_or(false);
+    c.qkv_bias = c.o_bias = boolean(x, "attention_bias").value_or(false);
+    c.mlp_bias = boolean(x, "mlp_bias").value_or(false);
+    c.experts = integer(c, "experts", x, {"num_local_experts", "num_experts", "n_routed_experts"});
+    c.experts_per_token = integer(c, "experts_per_token", x, {"num_experts_per_tok"});
+    c.moe_intermediate = integer(c, "moe_intermediate", x, {"moe_intermediate_size"});
+    c.shared_experts = integer(c, "shared_experts", x, {"n_shared_experts"});
+    c.first_dense_layers = integer(c, "first_dense_layers", x, {"first_k_dense_replace"});
+    c.moe_layer_freq = integer(c, "moe_layer_freq", x, {"moe_layer_freq"});
+    c.sparse_step = integer(c, "sparse_step", x, {"decoder_sparse_step"});
+    if (auto it = x.find("mlp_only_layers"); it != x.end() && it->is_array()) {
+      for (const auto& n : *it) {
+        if (!n.is_number_integer()) throw InputError("model config '" + path + "': mlp_only_layers holds a non-integer");
+        c.dense_layers.push_back(n.get<int64_t>());
+      }
+    }
+    if (auto it = x.find("topk_method"); it != x.end() && it->is_string()) c.router_bias = it->get<std::string>() == "noaux_tc";
+    c.q_lora_rank = integer(c, "q_lora_rank", x, {"q_lora_rank"});
+    c.kv_lora_rank = integer(c, "kv_lora_rank", x, {"kv_lora_rank"});
+    c.qk_nope_dim = integer(c, "qk_nope_dim", x, {"qk_nope_head_dim"});
+    c.qk_rope_dim = integer(c, "qk_rope_dim", x, {"qk_rope_head_dim"});
+    c.v_head_dim = integer(c, "v_head_dim", x, {"v_head_dim"});
+    c.mtp_layers = integer(c, "mtp_layers", x, {"num_nextn_predict_layers"});
+    for (const json* o : {&x, static_cast<const json*>(&j)}) {  // a wrapper's text_config, then the wrapper
+      for (const char* k : {"torch_dtype", "dtype"}) {
+        if (auto it = o->find(k); c.dtype.empty() && it != o->end() && it->is_string()) c.dtype = it->get<std::string>();
+      }
+    }
+    for (const auto& k : kCountKeys) {
+      if (auto it = x.find(k); it != x.end() && active_value(*it)) c.count_keys.push_back(k);
+    }
+    for (const auto& [k, v] : x.items()) c.values[k] = value_of(v);
+    if (c.family.empty()) resolve_family(c);
   }
 
   apply_defaults(c);
@@ -369,12 +659,38 @@ namespace {
 
 // ---- counting a row ----
 
-// The count of one config by its family's row.
+const char* mixer_name(Mixer m) {
+  switch (m) {
+    case Mixer::Full: return "full";
+    case Mixer::Sliding: return "sliding";
+    case Mixer::Chunked: return "chunked";
+    case Mixer::Linear: return "linear";
+    case Mixer::Mamba: return "mamba";
+  }
+  return "";
+}
+
+// layer_types' names.
+std::optional<Mixer> mixer_of(const std::string& name) {
+  if (name == "full_attention") return Mixer::Full;
+  if (name == "sliding_attention") return Mixer::Sliding;
+  if (name == "chunked_attention") return Mixer::Chunked;
+  if (name == "linear_attention") return Mixer::Linear;
+  return std::nullopt;
+}
+
+constexpr int64_t kMaxLayers = int64_t{1} << 20;
+
+// The count of one config by its family's row. run() returns nullopt when a number is missing
+// (named in missing()) or does not fit in 64 bits, or when the config says something the row
+// cannot read (error()).
 class Counter {
  public:
   Counter(const Family& f, const ModelConfig& c) : f_(f), c_(c) {}
 
   std::optional<FamilyCount> run();
+  const std::vector<std::string>& missing() const { return missing_; }
+  const std::string& error() const { return error_; }
 
  private:
   bool part(const char* name, Int n, const std::string& formula) {
@@ -382,37 +698,129 @@ class Counter {
     total_ += n;
     return n.non_negative();
   }
-  Int value(const char* key) const {
-    if (!key) return {};
+  const ConfigValue* value(const char* key) const {
+    if (!key) return nullptr;
     auto it = c_.values.find(key);
-    return it == c_.values.end() ? Int() : it->second.number;
+    return it == c_.values.end() || it->second.kind == ConfigValue::Kind::Null ? nullptr : &it->second;
   }
-  // The period of an EveryNth (1 when the config does not give a positive one).
-  int64_t period(const EveryNth& e) const {
-    Int p = value(e.period);
-    return p.positive() ? *p : 1;
+  Int number(const char* key) const {
+    const ConfigValue* v = value(key);
+    return v ? v->number : Int();
   }
+  std::optional<bool> flag(const char* key) const {
+    const ConfigValue* v = value(key);
+    if (!v || v->kind != ConfigValue::Kind::Boolean) return std::nullopt;
+    return v->flag;
+  }
+  // A number the formula needs: positive, else its key is noted as missing.
+  Int need(const char* key) {
+    Int v = number(key);
+    if (!v.positive() && std::find(missing_.begin(), missing_.end(), key) == missing_.end()) missing_.push_back(key);
+    return v;
+  }
+  bool fail(const std::string& why) {
+    if (error_.empty()) error_ = why;
+    return false;
+  }
+  bool picks(const EveryNth& e, int64_t l) const;
   bool expert_layer(int64_t l) const;
   bool bias(Bias b, bool from_config) const { return b == Bias::Always || (b == Bias::FromConfig && from_config); }
-  // One layer's attention and its formula.
-  bool attention(Int& n, std::string& formula) const;
+  bool read_layer_types();
+  bool read_list(const char* key, std::vector<Int>& out);
+  Mixer mixer(int64_t l) const;
+  bool attention(Int& n, std::string& formula);
+  bool linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  std::string expert_formula(Int size) const;
 
   const Family& f_;
   const ModelConfig& c_;
   FamilyCount out_;
   Int total_ = 0;
+  std::vector<std::string> missing_;
+  std::string error_;
+  std::vector<Mixer> layer_types_;       // from the config, when given
+  std::vector<Int> flags_, moe_list_;    // per-layer flags and MoE layers, when given
+  bool has_flags_ = false, has_moe_list_ = false;
 };
+
+bool Counter::picks(const EveryNth& e, int64_t l) const {
+  Int p = number(e.period);
+  int64_t period = p.positive() ? *p : e.period_default;
+  if (period <= 0) return false;
+  int64_t offset = e.at == EveryNth::At::First ? 0 : e.at == EveryNth::At::Last ? period - 1 : e.offset_default;
+  if (e.at == EveryNth::At::Key) {
+    Int o = number(e.offset);
+    if (o.non_negative()) offset = *o;
+  }
+  return l % period == offset;
+}
 
 bool Counter::expert_layer(int64_t l) const {
   const ExpertLayers& e = f_.expert_layers;
+  if (has_moe_list_) {
+    return std::any_of(moe_list_.begin(), moe_list_.end(), [&](Int x) { return x.is(l); });
+  }
   if (e.dense_list && std::find(c_.dense_layers.begin(), c_.dense_layers.end(), l) != c_.dense_layers.end()) return false;
-  if (e.first && l < static_cast<int64_t>(value(e.first).count().value_or(0))) return false;
-  if (!e.every.period) return true;
-  int64_t p = period(e.every);
-  return l % p == (e.every.last ? p - 1 : 0);
+  if (e.first && l < static_cast<int64_t>(number(e.first).count().value_or(0))) return false;
+  if (!e.every.used()) return true;
+  return picks(e.every, l);
 }
 
-bool Counter::attention(Int& n, std::string& formula) const {
+bool Counter::read_list(const char* key, std::vector<Int>& out) {
+  const ConfigValue* v = value(key);
+  if (!v) return false;
+  if (v->kind != ConfigValue::Kind::List) return fail(std::string(key) + " is not a list");
+  for (const auto& x : v->items) {
+    if (x.kind != ConfigValue::Kind::Number || !x.number.non_negative()) return fail(std::string(key) + " holds a value that is not a layer number");
+    out.push_back(x.number);
+  }
+  return true;
+}
+
+bool Counter::read_layer_types() {
+  const ConfigValue* v = f_.layers.layer_types ? value("layer_types") : nullptr;
+  if (!v) return true;
+  if (v->kind != ConfigValue::Kind::List) return fail("layer_types is not a list");
+  if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
+    return fail("layer_types names " + std::to_string(v->items.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
+                c_.layers.str());
+  }
+  const MixerLayers& m = f_.layers;
+  for (size_t l = 0; l < v->items.size(); ++l) {
+    const ConfigValue& x = v->items[l];
+    auto kind = x.kind == ConfigValue::Kind::String ? mixer_of(x.text) : std::nullopt;
+    // The kinds a layer of this family can be: the base, the special, and full attention.
+    if (!kind || (*kind != m.base && *kind != m.special && *kind != Mixer::Full)) {
+      return fail("layer_types[" + std::to_string(l) + "] is " + (x.kind == ConfigValue::Kind::String ? "'" + x.text + "'" : "not a name") +
+                  ", a layer headcount's " + f_.types[0] + " formula does not know");
+    }
+    layer_types_.push_back(*kind);
+  }
+  return true;
+}
+
+Mixer Counter::mixer(int64_t l) const {
+  const MixerLayers& m = f_.layers;
+  Mixer kind = m.base;
+  if (!layer_types_.empty()) {
+    kind = layer_types_[static_cast<size_t>(l)];
+  } else if (m.enabled_by && !flag(m.enabled_by).value_or(false)) {
+    kind = Mixer::Full;
+  } else if (m.full_before && l < static_cast<int64_t>(number(m.full_before).count().value_or(0))) {
+    kind = Mixer::Full;
+  } else if (has_flags_) {
+    kind = flags_[static_cast<size_t>(l)].is(0) ? m.special : m.base;
+  } else if (m.every.used() && picks(m.every, l)) {
+    kind = m.special;
+  }
+  // A sliding layer without a window, or a chunked one without a chunk, attends to everything.
+  if (kind == Mixer::Sliding && !number(f_.window).positive()) kind = Mixer::Full;
+  if (kind == Mixer::Chunked && !number(f_.chunk).positive()) kind = Mixer::Full;
+  return kind;
+}
+
+bool Counter::attention(Int& n, std::string& formula) {
   Int h = c_.hidden, H = c_.heads, KV = c_.kv_heads, d = c_.head_dim;
   std::string hs = h.str(), Hs = H.str(), KVs = KV.str(), ds = d.str();
   const bool qkv_b = bias(f_.qkv_bias, c_.qkv_bias), o_b = bias(f_.o_bias, c_.o_bias);
@@ -426,23 +834,36 @@ bool Counter::attention(Int& n, std::string& formula) const {
       formula = "(" + hs + "·3·" + hs + (qkv_b ? " + 3·" + hs : "") + " + " + hs + "²" + (o_b ? " + " + hs : "") + ")";
       return true;
     case Attention::Heads:
+    case Attention::HeadsFused: {
+      if (!KV.positive()) missing_.push_back(c_.key_of.at("kv_heads"));
+      if (!d.positive()) missing_.push_back(c_.key_of.at("head_dim"));
       if (!KV.positive() || !d.positive()) return false;
-      n = h * H * d + 2 * h * KV * d + H * d * h;
-      formula = hs + "·" + Hs + "·" + ds + " + 2·" + hs + "·" + KVs + "·" + ds + " + " + Hs + "·" + ds + "·" + hs;
+      const int q = f_.gated_query ? 2 : 1;
+      const std::string qs = f_.gated_query ? "2·" : "";
+      n = q * h * H * d + 2 * h * KV * d + H * d * h;
+      formula = f_.attention == Attention::HeadsFused
+                    ? hs + "·(" + Hs + " + 2·" + KVs + ")·" + ds + " + " + Hs + "·" + ds + "·" + hs
+                    : hs + "·" + qs + Hs + "·" + ds + " + 2·" + hs + "·" + KVs + "·" + ds + " + " + Hs + "·" + ds + "·" + hs;
       if (qkv_b) {
-        n += H * d + 2 * KV * d;
-        formula += " + " + Hs + "·" + ds + " + 2·" + KVs + "·" + ds;
+        n += q * H * d + 2 * KV * d;
+        formula += " + " + qs + Hs + "·" + ds + " + 2·" + KVs + "·" + ds;
       }
       if (o_b) {
         n += h;
         formula += " + " + hs;
       }
+      if (f_.sinks) {
+        n += H;
+        formula += " + " + Hs + " (sinks)";
+      }
       formula = "(" + formula + ")";
       return true;
+    }
     case Attention::Latent: {
       // Q through a low-rank factor (or straight), K/V through a shared latent with a decoupled
       // RoPE key; the latent norms belong to the block.
       Int qr = c_.q_lora_rank, kr = c_.kv_lora_rank, nope = c_.qk_nope_dim, rope = c_.qk_rope_dim, vd = c_.v_head_dim;
+      for (const char* k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) need(k);
       if (!kr.positive() || !nope.positive() || !rope.positive() || !vd.positive()) return false;
       std::string qk = "(" + nope.str() + " + " + rope.str() + ")";
       if (qr.positive()) {
@@ -462,37 +883,146 @@ bool Counter::attention(Int& n, std::string& formula) const {
   return false;
 }
 
+// Gated DeltaNet (Qwen3-Next): in_proj_qkvz width → 2·key + 2·value, in_proj_ba width → 2·value
+// heads, a depthwise conv1d over q, k and v (no bias), dt_bias and A_log per value head, a gated
+// RMSNorm of the value head size, out_proj value → width. Its state: the conv's last k − 1 inputs
+// and a key × value matrix per value head.
+bool Counter::linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula) {
+  Int kh = need("linear_num_key_heads"), vh = need("linear_num_value_heads"), kd = need("linear_key_head_dim"),
+      vd = need("linear_value_head_dim"), k = need("linear_conv_kernel_dim");
+  if (!kh.positive() || !vh.positive() || !kd.positive() || !vd.positive() || !k.positive()) return false;
+  Int h = c_.hidden;
+  std::string hs = h.str(), khs = kh.str(), vhs = vh.str(), kds = kd.str(), vds = vd.str();
+  Int conv = 2 * kh * kd + vh * vd;
+  std::string convs = "(2·" + khs + "·" + kds + " + " + vhs + "·" + vds + ")";
+  n = h * (2 * kh * kd + 2 * vh * vd) + h * 2 * vh + conv * k + 2 * vh + vd + vh * vd * h;
+  formula = "(" + hs + "·(2·" + khs + "·" + kds + " + 2·" + vhs + "·" + vds + ") + " + hs + "·2·" + vhs + " + " + convs + "·" +
+            k.str() + " + 2·" + vhs + " + " + vds + " + " + vhs + "·" + vds + "·" + hs + ")";
+  state = (k - 1) * conv + vh * kd * vd;
+  state_formula = "(conv " + (k - 1).str() + "·" + convs + " + state " + vhs + "·" + kds + "·" + vds + ")";
+  return true;
+}
+
+// A Mamba-1 mixer (Jamba): in_proj width → 2·inner, a depthwise conv1d over inner, x_proj inner →
+// dt_rank + 2·N, dt_proj dt_rank → inner with its bias, A_log inner × N, D inner, out_proj inner →
+// width, and Jamba's RMSNorms on dt, B and C. Its state: the conv's last k − 1 inputs and inner × N.
+bool Counter::mamba(Int& n, std::string& formula, Int& state, std::string& state_formula) {
+  Int N = need("mamba_d_state"), k = need("mamba_d_conv"), e = need("mamba_expand"), h = c_.hidden;
+  Int r;
+  if (const ConfigValue* v = value("mamba_dt_rank"); v && v->kind == ConfigValue::Kind::String && v->text == "auto") {
+    r = floor_div(h + 15, Int(16));  // Hugging Face's "auto": ceil(width / 16)
+    out_.notes.push_back("mamba_dt_rank \"auto\" is ceil(" + h.str() + " / 16) = " + r.str());
+  } else {
+    r = need("mamba_dt_rank");
+  }
+  if (!N.positive() || !k.positive() || !e.positive() || !r.positive()) return false;
+  const bool conv_bias = flag("mamba_conv_bias").value_or(true), proj_bias = flag("mamba_proj_bias").value_or(false),
+             inner_norms = flag("mamba_inner_layernorms").value_or(true);
+  Int di = e * h;
+  std::string hs = h.str(), dis = di.str(), Ns = N.str(), rs = r.str();
+  n = h * 2 * di + di * k + di * (r + 2 * N) + r * di + di + di * N + di + di * h;
+  formula = hs + "·2·" + dis + " + " + dis + "·" + k.str() + " + " + dis + "·(" + rs + " + 2·" + Ns + ") + " + rs + "·" + dis +
+            " + " + dis + " + " + dis + "·" + Ns + " + " + dis + " + " + dis + "·" + hs;
+  if (conv_bias) {
+    n += di;
+    formula += " + " + dis + " (conv bias)";
+  }
+  if (proj_bias) {
+    n += 2 * di + h;
+    formula += " + 2·" + dis + " + " + hs + " (projection biases)";
+  }
+  if (inner_norms) {
+    n += r + 2 * N;
+    formula += " + " + rs + " + 2·" + Ns + " (dt, B, C norms)";
+  }
+  formula = "(" + formula + ")";
+  state = (k - 1) * di + di * N;
+  state_formula = "(conv " + (k - 1).str() + "·" + dis + " + state " + dis + "·" + Ns + ")";
+  return true;
+}
+
+std::string Counter::expert_formula(Int size) const {
+  std::string hs = c_.hidden.str(), fs = size.str();
+  if (f_.expert_bias) return "(3·" + hs + "·" + fs + " + 2·" + fs + " + " + hs + ")";
+  return "3·" + hs + "·" + fs;
+}
+
 std::optional<FamilyCount> Counter::run() {
   const ModelConfig& c = c_;
-  Int L = c.layers, h = c.hidden, V = c.vocab, i = c.intermediate, H = c.heads;
-  auto known = [](std::initializer_list<Int> v) {
-    for (Int x : v) {
-      if (!x.positive()) return false;
-    }
-    return true;
-  };
-  if (!known({L, h, V})) return std::nullopt;
-  if (f_.attention != Attention::Square && f_.attention != Attention::SquareFused && !H.positive()) return std::nullopt;
-  if (f_.positions && !c.max_positions.positive()) return std::nullopt;
-  if (f_.token_types && !c.type_vocab.positive()) return std::nullopt;
-  out_.family = f_.name;
-  std::string Ls = L.str(), hs = h.str(), Vs = V.str(), is = i.str();
-
-  Int attn;
-  std::string attn_formula;
-  if (!attention(attn, attn_formula)) return std::nullopt;
-
-  // Which layers are mixtures of experts.
-  const bool moe = f_.experts && c.experts.positive();
-  int64_t moe_layers = 0;
-  if (moe) {
-    if (!c.experts_per_token.positive() || *L > (int64_t{1} << 20)) return std::nullopt;
-    for (int64_t l = 0; l < *L; ++l) moe_layers += expert_layer(l) ? 1 : 0;
+  Int L = c.layers, h = c.hidden, V = c.vocab, H = c.heads;
+  for (auto [field, v] : {std::pair<const char*, Int>{"layers", L}, {"hidden", h}, {"vocab", V}}) {
+    if (!v.positive()) missing_.push_back(c.key_of.count(field) ? c.key_of.at(field) : field);
   }
-  Int M = Int(moe_layers), dense_layers = L - M;
-  Int mi = moe ? (f_.expert_size == std::string("intermediate_size") ? i : c.moe_intermediate) : Int(0);
-  if (moe && !mi.positive()) return std::nullopt;
-  if (dense_layers.positive() && !i.positive()) return std::nullopt;
+  if (f_.attention != Attention::Square && f_.attention != Attention::SquareFused && !H.positive()) {
+    missing_.push_back(c.key_of.count("heads") ? c.key_of.at("heads") : "num_attention_heads");
+  }
+  if (f_.positions && !c.max_positions.positive()) missing_.push_back(c.key_of.count("max_positions") ? c.key_of.at("max_positions") : "max_position_embeddings");
+  if (f_.token_types && !c.type_vocab.positive()) missing_.push_back("type_vocab_size");
+  if (!missing_.empty()) return std::nullopt;
+  out_.family = f_.name;
+  std::string Ls = L.str(), hs = h.str(), Vs = V.str();
+
+  // Which layers attend (fully, sliding, chunked), recur, or hold experts.
+  const bool moe = f_.experts && c.experts.positive();
+  const MixerLayers& ml = f_.layers;
+  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types;
+  const bool per_layer = moe || !uniform;
+  if (per_layer && *L > kMaxLayers) {
+    if (uniform) return std::nullopt;
+    fail(c.key_of.at("layers") + " is " + Ls + ", more layers than headcount reads (" + commas(kMaxLayers) + ")");
+    return std::nullopt;
+  }
+  if (moe && !c.experts_per_token.positive()) {
+    missing_.push_back("num_experts_per_tok");
+    return std::nullopt;
+  }
+  if (!read_layer_types()) return std::nullopt;
+  if (f_.layers.flags && value(f_.layers.flags)) {
+    if (!read_list(f_.layers.flags, flags_)) return std::nullopt;
+    has_flags_ = !flags_.empty();
+    if (has_flags_ && !L.is(static_cast<int64_t>(flags_.size()))) {
+      fail(std::string(f_.layers.flags) + " has " + std::to_string(flags_.size()) + " entries, and " + c.key_of.at("layers") +
+           " is " + Ls);
+      return std::nullopt;
+    }
+  }
+  if (moe && f_.expert_layers.moe_list && value(f_.expert_layers.moe_list)) {
+    if (!read_list(f_.expert_layers.moe_list, moe_list_)) return std::nullopt;
+    has_moe_list_ = true;
+  }
+  int64_t kinds[5] = {0, 0, 0, 0, 0}, moe_layers = 0;
+  if (per_layer) {
+    for (int64_t l = 0; l < *L; ++l) {
+      ++kinds[static_cast<int>(mixer(l))];
+      if (moe) moe_layers += expert_layer(l) ? 1 : 0;
+    }
+  } else {
+    kinds[static_cast<int>(mixer(0))] = *L;
+  }
+  const int64_t attention_layers = kinds[0] + kinds[1] + kinds[2];
+  Int A = Int(attention_layers), M = Int(moe_layers), dense_layers = L - M;
+
+  // Sizes: the dense layers' feed-forward, one expert's, a shared expert's.
+  Int i = f_.dense_size ? number(f_.dense_size) : c.intermediate;
+  Int mi = moe ? (f_.expert_size == std::string("intermediate_size") ? c.intermediate : c.moe_intermediate) : Int(0);
+  if (moe && !mi.positive()) missing_.push_back(f_.expert_size);
+  if (dense_layers.positive() && !i.positive()) {
+    missing_.push_back(f_.dense_size ? f_.dense_size : c.key_of.count("intermediate") ? c.key_of.at("intermediate") : "intermediate");
+  }
+  Int shared_n = f_.shared_count ? number(f_.shared_count) : Int(f_.shared_fixed);
+  Int shared_size = f_.shared_size ? number(f_.shared_size) : mi;
+  const bool shared = moe && shared_n.positive() && shared_size.positive();
+
+  Int attn, linear, ssm, linear_state, ssm_state;
+  std::string attn_formula, linear_formula, ssm_formula, linear_state_formula, ssm_state_formula;
+  if (attention_layers > 0 || f_.mtp) {
+    if (!attention(attn, attn_formula) && attention_layers > 0) return std::nullopt;
+  }
+  if (kinds[static_cast<int>(Mixer::Linear)] && !linear_attention(linear, linear_formula, linear_state, linear_state_formula)) {
+    return std::nullopt;
+  }
+  if (kinds[static_cast<int>(Mixer::Mamba)] && !mamba(ssm, ssm_formula, ssm_state, ssm_state_formula)) return std::nullopt;
+  if (!missing_.empty()) return std::nullopt;
 
   bool ok = true;
   std::string embeddings = Vs + "·" + hs;
@@ -506,9 +1036,17 @@ std::optional<FamilyCount> Counter::run() {
     embedding += c.type_vocab * h;
   }
   ok &= part("embeddings", embedding, embeddings);
-  ok &= part("attention", L * attn, Ls + " · " + attn_formula);
+  auto layers_of = [&](int64_t n, const char* what) {
+    return n == *L ? Ls : std::to_string(n) + " " + what + " layers";
+  };
+  if (attention_layers > 0) ok &= part("attention", A * attn, layers_of(attention_layers, "attention") + " · " + attn_formula);
+  if (int64_t g = kinds[static_cast<int>(Mixer::Linear)]) {
+    ok &= part("linear attention", Int(g) * linear, layers_of(g, "Gated DeltaNet") + " · " + linear_formula);
+  }
+  if (int64_t s = kinds[static_cast<int>(Mixer::Mamba)]) ok &= part("mamba", Int(s) * ssm, layers_of(s, "Mamba") + " · " + ssm_formula);
 
   const bool mlp_b = bias(f_.mlp_bias, c.mlp_bias);
+  std::string is = i.str();
   if (!moe || dense_layers.positive()) {
     std::string n = moe ? dense_layers.str() + " dense layers" : Ls;
     if (f_.mlp == Mlp::Plain) {
@@ -519,16 +1057,20 @@ std::optional<FamilyCount> Counter::run() {
                  n + " · 3·" + hs + "·" + is + (mlp_b ? " + biases" : ""));
     }
   }
-  Int expert = 3 * h * mi;
+  Int expert = 3 * h * mi + (f_.expert_bias ? 2 * mi + h : Int(0));
+  Int shared_params = shared ? shared_n * 3 * h * shared_size + (f_.shared_gate ? h : Int(0)) : Int(0);
+  const bool router_bias = f_.router_bias == RouterBias::Always || c.router_bias;
+  Int router = moe ? h * c.experts + (router_bias ? c.experts : Int(0)) : Int(0);
   if (moe) {
     Int E = c.experts, k = c.experts_per_token;
-    ok &= part("routed experts", M * E * expert, M.str() + " MoE layers · " + E.str() + " experts · 3·" + hs + "·" + mi.str());
-    if (c.shared_experts.positive()) {
-      ok &= part("shared experts", M * c.shared_experts * expert,
-                 M.str() + " · " + c.shared_experts.str() + " · 3·" + hs + "·" + mi.str());
+    ok &= part("routed experts", M * E * expert, M.str() + " MoE layers · " + E.str() + " experts · " + expert_formula(mi));
+    if (shared) {
+      std::string one = (f_.shared_count ? shared_n.str() + " · " : "") + expert_formula(shared_size);
+      ok &= part("shared experts", M * shared_params,
+                 M.str() + " · " + (f_.shared_gate ? "(" + one + " + " + hs + " (gate))" : one));
     }
-    Int router = h * E + (c.router_bias ? E : Int(0));
-    ok &= part("routers", M * router, M.str() + " · " + hs + "·" + E.str() + (c.router_bias ? " + " + E.str() + " (score bias)" : ""));
+    std::string bias_note = f_.router_bias == RouterBias::Always ? " (bias)" : " (score bias)";
+    ok &= part("routers", M * router, M.str() + " · " + hs + "·" + E.str() + (router_bias ? " + " + E.str() + bias_note : ""));
     out_.moe_layers = moe_layers;
     out_.experts = *E;
     out_.experts_per_token = *k;
@@ -548,16 +1090,14 @@ std::optional<FamilyCount> Counter::run() {
     norms += w * h;
     norms_formula += " + " + width(w);
   }
-  if (c.qk_norm) {
-    norms += L * 2 * c.head_dim;
-    norms_formula += " + " + Ls + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
+  if (c.qk_norm && attention_layers > 0) {
+    norms += A * 2 * c.head_dim;
+    norms_formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
   }
   ok &= part("norms", norms, norms_formula);
   if (f_.pooler) ok &= part("pooler", h * h + h, hs + "² + " + hs);
-  if (f_.lm_head) {
-    bool tied = c.tied.value_or(false);
-    ok &= part("lm head", tied ? Int(0) : V * h, tied ? std::string("tied to the token embedding") : Vs + "·" + hs);
-  }
+  const bool tied = c.tied.value_or(false);
+  if (f_.lm_head) ok &= part("lm head", tied ? Int(0) : V * h, tied ? std::string("tied to the token embedding") : Vs + "·" + hs);
 
   if (moe) {
     Int idle = M * (c.experts - c.experts_per_token) * expert;
@@ -567,34 +1107,74 @@ std::optional<FamilyCount> Counter::run() {
       out_.active_formula = "the total less " + M.str() + " MoE layers · (" + c.experts.str() + " − " +
                             c.experts_per_token.str() + ") idle experts · " + commas(expert.count().value_or(0)) + " = " +
                             commas(*active.count());
+      Int lookup = f_.lm_head && tied ? Int(0) : embedding;  // a tied table is the LM head's weights too
+      out_.active_without_embedding = (active - lookup).count();
     }
   }
-  // The K/V cache per token, at the config's dtype.
+
+  // The K/V cache per token, at the config's dtype, by what each attention layer keeps.
   const bool mla = f_.attention == Attention::Latent;
   static const std::map<std::string, int> bytes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8}};
   std::string dtype = c.dtype.empty() ? "float32" : c.dtype;
-  if (auto it = bytes.find(dtype); f_.kv_cache && it != bytes.end()) {
-    Int per = mla ? L * (c.kv_lora_rank + c.qk_rope_dim) * it->second : L * c.kv_heads * 2 * c.head_dim * it->second;
+  auto size = bytes.find(dtype);
+  if (size != bytes.end()) {
+    out_.kv_bits = size->second * 8;
+    out_.kv_dtype = dtype;
+  }
+  Int per_layer_kv = mla ? c.kv_lora_rank + c.qk_rope_dim : c.kv_heads * 2 * c.head_dim;
+  if (f_.kv_cache && attention_layers > 0 && per_layer_kv.positive()) {
+    const Mixer order[] = {Mixer::Full, Mixer::Sliding, Mixer::Chunked};
+    for (Mixer m : order) {
+      if (int64_t n = kinds[static_cast<int>(m)]) {
+        Int window = m == Mixer::Sliding ? number(f_.window) : m == Mixer::Chunked ? number(f_.chunk) : Int(0);
+        out_.kv_layers.push_back({mla ? "latent" : mixer_name(m), n, *per_layer_kv.count(), window.count().value_or(0)});
+      }
+    }
+  }
+  if (f_.kv_cache && size != bytes.end()) {
+    Int per = A * per_layer_kv * size->second;
     if (per.positive()) {
+      std::string As = attention_layers == *L ? Ls : A.str();
       out_.kv_bytes_per_token = per.count();
-      out_.kv_formula = mla ? Ls + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " +
-                                  std::to_string(it->second) + " bytes (" + dtype + ")"
-                            : Ls + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " +
-                                  std::to_string(it->second) + " bytes (" + dtype + ")";
+      out_.kv_formula = mla ? As + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " +
+                                  std::to_string(size->second) + " bytes (" + dtype + ")"
+                            : As + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " +
+                                  std::to_string(size->second) + " bytes (" + dtype + ")";
       if (c.dtype.empty()) out_.kv_formula += "; the config declares no torch_dtype";
     }
   }
-  // Multi-token-prediction modules: one more MoE layer each, with the projection of [normed hidden;
-  // normed embedding] and its norms; they share the embedding and LM head.
-  Int mtp_layers = value(f_.mtp);
+  // The recurrent state of linear-attention and state-space layers, per sequence.
+  for (auto [m, state, formula, what] : {std::tuple<Mixer, Int, std::string, const char*>{Mixer::Linear, linear_state, linear_state_formula, "Gated DeltaNet"},
+                                         {Mixer::Mamba, ssm_state, ssm_state_formula, "Mamba"}}) {
+    int64_t n = kinds[static_cast<int>(m)];
+    if (!n || !state.positive()) continue;
+    out_.state_layers = n;
+    out_.state_elements = *state.count();
+    if (size != bytes.end()) {
+      Int b = Int(n) * state * size->second;
+      if (b.positive()) {
+        out_.state_bytes = b.count();
+        out_.state_formula = std::to_string(n) + " " + what + " layers · " + formula + " · " + std::to_string(size->second) +
+                             " bytes (" + dtype + ")" + (c.dtype.empty() ? "; the config declares no torch_dtype" : "");
+      }
+    }
+  }
+
+  // Multi-token-prediction modules: one more decoder layer each (full attention, a MoE layer), with
+  // the projection of [normed embedding; normed hidden] and three norms; they share the embedding
+  // and the LM head.
+  Int mtp_layers = number(f_.mtp);
+  if (f_.mtp && !value(f_.mtp) && f_.mtp_default) {
+    mtp_layers = Int(f_.mtp_default);
+    out_.notes.push_back(f_.mtp_note);
+  }
   if (f_.mtp && mtp_layers.positive() && moe) {
-    Int E = c.experts;
-    Int layer = attn + E * expert + (c.shared_experts.positive() ? c.shared_experts * expert : Int(0)) + h * E +
-                (c.router_bias ? E : Int(0)) + 2 * h;
+    Int layer = attn + c.experts * expert + shared_params + router + f_.norms_per_layer * w * h +
+                (c.qk_norm ? 2 * c.head_dim : Int(0));
     Int mtp = mtp_layers * (layer + 2 * h * h + 3 * h);
     out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),
-                        mtp_layers.str() + " · (one MoE layer " + commas(layer.count().value_or(0)) + " + eh_proj 2·" + hs +
-                            "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
+                        mtp_layers.str() + " · (one MoE layer " + commas(layer.count().value_or(0)) + " + " + f_.mtp_proj +
+                            " 2·" + hs + "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
     out_.mtp_total = mtp.count().value_or(0);
   }
   if (!ok || !total_.non_negative()) return std::nullopt;  // a product that does not fit in 64 bits
@@ -605,7 +1185,7 @@ std::optional<FamilyCount> Counter::run() {
 }  // namespace
 
 std::optional<FamilyCount> family_count(const ModelConfig& c) {
-  const Family* f = find_family(c.model_type);
+  const Family* f = find_family(c.family);
   if (!f) return std::nullopt;
   return Counter(*f, c).run();
 }
@@ -613,37 +1193,70 @@ std::optional<FamilyCount> family_count(const ModelConfig& c) {
 const std::vector<std::string>& known_families() {
   static const std::vector<std::string> types = [] {
     std::vector<std::string> t;
-    for (const auto& f : families()) t.insert(t.end(), f.types.begin(), f.types.end());
+    for (const auto& f : families()) {
+      t.insert(t.end(), f.types.begin(), f.types.end());
+      t.insert(t.end(), f.wrappers.begin(), f.wrappers.end());
+    }
     return t;
   }();
   return types;
 }
 
+std::optional<KvAtContext> kv_at_context(const FamilyCount& f, uint64_t context, int bits) {
+  if (f.kv_layers.empty() || bits <= 0) return std::nullopt;
+  KvAtContext out;
+  uint64_t total_bits = 0;
+  for (const auto& g : f.kv_layers) {
+    uint64_t tokens = g.window && g.window < context ? g.window : context;
+    uint64_t b = 0;
+    if (mul_overflows(static_cast<uint64_t>(g.layers), g.elements, &b) || mul_overflows(b, static_cast<uint64_t>(bits), &b) ||
+        mul_overflows(b, tokens, &b) || add_overflows(total_bits, b, &total_bits)) {
+      return std::nullopt;
+    }
+    uint64_t per_layer_bits = 0;
+    mul_overflows(g.elements, static_cast<uint64_t>(bits), &per_layer_bits);
+    std::string per_layer = per_layer_bits % 8 == 0 ? commas(per_layer_bits / 8) + " bytes" : commas(per_layer_bits) + " bits";
+    out.formula += (out.formula.empty() ? "" : " + ") + std::to_string(g.layers) + " " + g.kind + " layers · " + per_layer +
+                   " · " + commas(tokens) + (g.window && g.window < context ? " (the window)" : "");
+  }
+  out.bytes = total_bits / 8 + (total_bits % 8 ? 1 : 0);
+  out.formula += " = " + commas(out.bytes) + " bytes";
+  return out;
+}
+
 FamilyCount family_count_or_explain(const ModelConfig& c) {
-  const Family* family = find_family(c.model_type);
+  const Family* family = find_family(c.family);
   if (!family) {
     std::string list;
     for (const auto& k : known_families()) list += (list.empty() ? "" : ", ") + k;
     throw InputError("model config '" + c.file + "': headcount does not know the model_type '" + c.model_type +
                      "' (it knows " + list + ")");
   }
+  const std::string name = c.family == c.model_type ? c.model_type : c.family + " (model_type " + c.model_type + ")";
   for (const auto& k : c.count_keys) {
     if (std::find(family->reads.begin(), family->reads.end(), k) == family->reads.end()) {
-      throw InputError("model config '" + c.file + "': '" + k + "' changes the parameter count, and headcount's " +
-                       c.model_type + " formula does not read it; counting without it would be a guess");
+      throw InputError("model config '" + c.file + "': '" + k + "' changes the parameter count, and headcount's " + name +
+                       " formula does not read it; counting without it would be a guess");
     }
   }
-  auto f = family_count(c);
+  Counter counter(*family, c);
+  auto f = counter.run();
   if (!f) {
+    if (!counter.error().empty()) throw InputError("model config '" + c.file + "': " + counter.error());
     std::string missing;
     std::vector<std::pair<const char*, Int>> fields = {{"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads},
                                                        {"vocab", c.vocab}, {"intermediate", c.intermediate}};
+    std::vector<std::string> keys;
     for (const auto& [field, v] : fields) {
       if (v.positive()) continue;
       auto it = c.key_of.find(field);
-      missing += (missing.empty() ? "" : ", ") + (it != c.key_of.end() ? it->second : std::string(field));
+      keys.push_back(it != c.key_of.end() ? it->second : std::string(field));
     }
-    throw InputError("model config '" + c.file + "': the " + c.model_type + " formula needs a number the config does not give" +
+    for (const auto& k : counter.missing()) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    for (const auto& k : keys) missing += (missing.empty() ? "" : ", ") + k;
+    throw InputError("model config '" + c.file + "': the " + name + " formula needs a number the config does not give" +
                      (missing.empty() ? std::string(" (or one that does not fit in 64 bits)") : " (" + missing + ")"));
   }
   return *f;

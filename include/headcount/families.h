@@ -3,10 +3,13 @@
 //
 // A Hugging Face config.json (Optimum writes one beside its exports) or onnxruntime-genai's
 // genai_config.json declares the architecture: layers, width, heads, K/V heads, head size,
-// feed-forward size, vocabulary, tied embeddings. For the families whose modules are known (BERT,
-// RoBERTa, GPT-2, LLaMA, Mistral, Qwen2, Qwen3) the framework's own parameter count follows from
-// those numbers, part by part. This module owns that knowledge: the audit's declared-vs-found
-// comparison and the explanations read it from here.
+// feed-forward size, vocabulary, tied embeddings, and which layers slide, chunk, recur or route to
+// experts. For the families whose modules are known (BERT, GPT-2, LLaMA and its kin, the mixtures
+// of experts, latent attention, Gemma 2 and 3, gpt-oss, Llama 4, Qwen3-Next, Jamba, Phi-3) the
+// framework's own parameter count follows from those numbers, part by part, and so do the K/V
+// cache and the recurrent state a decoder keeps. Each family is one row of a table (families.cpp).
+// This module owns that knowledge: the audit's declared-vs-found comparison and the explanations
+// read it from here.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +22,14 @@
 
 namespace headcount {
 
-// One key's value in a config, as the family table reads it: a number (unknown for anything else).
+// One key's value in a config, as the family table reads it: a number, a boolean, a string or a
+// list of those (nested values are Other).
 struct ConfigValue {
-  Int number;
+  enum class Kind { Null, Number, Boolean, String, List, Other } kind = Kind::Null;
+  Int number;  // unknown unless a whole number in int64's range
+  bool flag = false;
+  std::string text;
+  std::vector<ConfigValue> items;
 };
 
 // The fields of a config that describe the architecture, with the family's defaults applied
@@ -29,7 +37,12 @@ struct ConfigValue {
 struct ModelConfig {
   std::string file;
   std::string format;      // "config.json" (Hugging Face) or "genai_config.json" (onnxruntime-genai)
-  std::string model_type;  // "bert", "gpt2", "llama" ...
+  std::string model_type;  // "bert", "gpt2", "llama" ... as the file says
+  // The model_type the family table counts it as: model_type itself, a known architecture named by
+  // `architectures` (Kimi K2's kimi_k2 is DeepseekV3ForCausalLM), or a wrapper's text_config
+  // (llama4 -> llama4_text); "" when none is known. `read_as` says how, for messages.
+  std::string family, read_as;
+  std::vector<std::string> architectures;
   Int layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_positions, type_vocab;
   std::optional<bool> tied;  // tie_word_embeddings
   bool encoder_decoder = false;
@@ -43,7 +56,7 @@ struct ModelConfig {
   // Multi-head latent attention (DeepSeek): the low-rank Q and the shared K/V latent.
   Int q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
   Int mtp_layers;     // DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers)
-  std::string dtype;  // torch_dtype, "" when not declared
+  std::string dtype;  // torch_dtype (or dtype), "" when not declared
   // Keys present with a value that changes a parameter count (experts, latent ranks, biases ...):
   // a family whose formula does not read one of them cannot count the model.
   std::vector<std::string> count_keys;
@@ -52,7 +65,7 @@ struct ModelConfig {
   // num_attention_heads").
   std::map<std::string, std::string> key_of;
   std::map<std::string, std::string> derived_from;
-  // Every key of a config.json, for the keys a family's row names.
+  // Every key of a config.json (of its text_config for a wrapper), for the keys a family's row names.
   std::map<std::string, ConfigValue> values;
 };
 
@@ -67,6 +80,15 @@ struct CountPart {
   std::string formula;  // "12 · 4·(768² + 768) = 28,348,416"
 };
 
+// Attention layers that keep the same K/V per token: full (the whole context), sliding or chunked
+// (at most `window` tokens), or latent (MLA: the latent and the RoPE key).
+struct KvLayers {
+  std::string kind;  // "full", "sliding", "chunked", "latent"
+  int64_t layers = 0;
+  uint64_t elements = 0;  // K/V elements one layer keeps per token
+  uint64_t window = 0;    // the most tokens a sliding or chunked layer keeps; 0: the whole context
+};
+
 struct FamilyCount {
   std::string family;  // "BERT", "GPT-2", "LLaMA" ...
   std::vector<CountPart> parts;
@@ -75,17 +97,42 @@ struct FamilyCount {
   // stay idle in every MoE layer.
   std::optional<uint64_t> active;
   std::string active_formula;
+  // The same without the input embedding (a lookup, no multiply), as some publishers count; equal
+  // to `active` when the embedding is also the LM head.
+  std::optional<uint64_t> active_without_embedding;
   int64_t moe_layers = 0, experts = 0, experts_per_token = 0;
   uint64_t expert_size = 0;  // one routed expert's parameters
-  // DeepSeek-V3's multi-token-prediction modules, apart from the main total.
+  // Multi-token-prediction modules (DeepSeek-V3, Qwen3-Next), apart from the main total.
   std::vector<CountPart> mtp;
   uint64_t mtp_total = 0;
   // The K/V cache a decoder keeps per token at the config's dtype (MLA: the latent and the RoPE key).
   std::optional<uint64_t> kv_bytes_per_token;
   std::string kv_formula;
+  // The attention layers by what they keep, for the cache at a context, and the config's element
+  // size (0 when its dtype is not one headcount knows).
+  std::vector<KvLayers> kv_layers;
+  int kv_bits = 0;
+  std::string kv_dtype;
+  // Linear-attention and state-space layers keep a state per sequence whatever the context: the
+  // convolution's last k - 1 inputs and the recurrent state, at the config's dtype.
+  int64_t state_layers = 0;
+  uint64_t state_elements = 0;  // per layer
+  std::optional<uint64_t> state_bytes;
+  std::string state_formula;
+  // What the count assumed where the config is silent, in words.
+  std::vector<std::string> notes;
 };
 
-// The model_types family_count knows.
+// The K/V cache at `context` tokens (sliding and chunked layers keep at most their window), at
+// `bits` per element, and its formula with the numbers in; nullopt when a product does not fit in
+// 64 bits or no layer keeps K/V.
+struct KvAtContext {
+  uint64_t bytes = 0;
+  std::string formula;
+};
+std::optional<KvAtContext> kv_at_context(const FamilyCount& count, uint64_t context, int bits);
+
+// The model_types family_count knows, in the table's order.
 const std::vector<std::string>& known_families();
 
 // The framework's count of a config's model, for the families whose modules are known; nullopt for
@@ -93,8 +140,8 @@ const std::vector<std::string>& known_families();
 std::optional<FamilyCount> family_count(const ModelConfig& config);
 
 // The same for `headcount explain --config`: throws InputError naming what is not known: another
-// model_type, a missing number, or a field that changes the count and that the family's formula
-// does not read (a guess would be silent).
+// model_type, a missing number, a field that changes the count and that the family's formula does
+// not read, or a layer kind it does not know (a guess would be silent).
 FamilyCount family_count_or_explain(const ModelConfig& config);
 
 }  // namespace headcount
