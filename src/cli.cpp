@@ -119,6 +119,8 @@ struct ExplainArgs {
   std::string context = "4096", kv_dtype = "float16", config, format = "text";
   bool no_bias = false;
   int block = -1;
+  const CLI::Option* context_option = nullptr;  // given on the command line, not the default
+  const CLI::Option* kv_dtype_option = nullptr;
 };
 
 void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) {
@@ -201,17 +203,23 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e, detail::Choices& cho
   explain->add_option("--convention", e.convention, help)->check(CLI::IsMember(names))->capture_default_str();
   explain->add_option("--layers", e.layers, "calculator: L such blocks: adds the K/V cache and MACs per token")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  explain->add_option("--context", e.context, "calculator with --layers: tokens in the K/V cache")->capture_default_str();
+  e.context_option = explain->add_option("--context", e.context,
+                                         "with --layers or --config: tokens in the K/V cache (sliding and chunked "
+                                         "layers keep at most their window)")
+                         ->capture_default_str();
   std::vector<std::string> kv_names;
   for (const auto& [name, bits] : kv_dtypes()) kv_names.push_back(name);
   choices["explain --kv-dtype"] = kv_names;
-  explain->add_option("--kv-dtype", e.kv_dtype, "calculator with --layers: the K/V cache's element type")
-      ->check(CLI::IsMember(kv_names))
-      ->capture_default_str();
+  e.kv_dtype_option = explain->add_option("--kv-dtype", e.kv_dtype,
+                                          "with --layers: the K/V cache's element type; with --config: instead of "
+                                          "the config's torch_dtype")
+                          ->check(CLI::IsMember(kv_names))
+                          ->capture_default_str();
   explain->add_option("--block", e.block, "with MODEL: the block index to derive");
   explain->add_option("--config", e.config,
                       "a Hugging Face config.json: the whole model's parameters by part, the active ones per token "
-                      "(mixtures of experts) and the K/V cache per token");
+                      "(mixtures of experts), the K/V cache per token and at --context, and the recurrent state of "
+                      "linear-attention and state-space layers");
   choices["explain --format"] = {"text", "json"};
   explain->add_option("-f,--format", e.format, "with --config: text or json")->check(CLI::IsMember(choices["explain --format"]))
       ->capture_default_str();
@@ -339,7 +347,10 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
   try {
     if (!e.config.empty()) {
       if (!e.target.empty() || e.width || e.heads || e.layers) throw InputError("give --config alone, without TARGET or calculator options");
-      out << (e.format == "json" ? explain_config_json(e.config) : explain_config(e.config));
+      ConfigExplainOptions o;
+      if (e.context_option && e.context_option->count()) o.context = positive_count("--context", e.context);
+      if (e.kv_dtype_option && e.kv_dtype_option->count()) o.kv_dtype = e.kv_dtype;
+      out << (e.format == "json" ? explain_config_json(e.config, o) : explain_config(e.config, o));
       return kExitOk;
     }
     if (e.format != "text") throw InputError("--format json is for --config");

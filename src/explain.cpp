@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headcount/cost.h"
 #include "headcount/error.h"
 #include "headcount/families.h"
 #include "headcount/report.h"
@@ -174,12 +175,73 @@ std::string approx(uint64_t n) {
 
 }  // namespace
 
-std::string explain_config(const std::string& path) {
-  ModelConfig c = read_model_config(path);
-  FamilyCount f = family_count_or_explain(c);
+namespace {
+
+// A config's count with the K/V cache at the element type and context asked for.
+struct ConfigView {
+  ModelConfig config;
+  FamilyCount count;
+  int bits = 0;  // the K/V cache's element size (0: unknown)
+  std::optional<uint64_t> per_token;
+  std::string per_token_formula;
+  uint64_t context = 4096;
+  bool context_asked = false, windowed = false;
+  std::optional<KvAtContext> at_context;
+};
+
+ConfigView view_config(const std::string& path, const ConfigExplainOptions& o) {
+  ConfigView v;
+  v.config = read_model_config(path);
+  v.count = family_count_or_explain(v.config);
+  const FamilyCount& f = v.count;
+  v.bits = f.kv_bits;
+  v.per_token = f.kv_bytes_per_token;
+  v.per_token_formula = f.kv_formula;
+  if (o.kv_dtype) {
+    v.bits = kv_dtype_bits(*o.kv_dtype);
+    v.per_token.reset();
+    if (auto at = kv_at_context(f, 1, v.bits)) {
+      int64_t layers = 0;
+      for (const auto& g : f.kv_layers) layers += g.layers;
+      std::string size = v.bits % 8 == 0 ? std::to_string(v.bits / 8) + (v.bits == 8 ? " byte" : " bytes")
+                                         : std::to_string(v.bits) + " bits";
+      v.per_token = at->bytes;
+      v.per_token_formula = std::to_string(layers) + (layers == *v.config.layers ? " layers · " : " attention layers · ") +
+                            with_commas(f.kv_layers[0].elements) +
+                            " K/V elements · " + size + " (" + *o.kv_dtype + ", --kv-dtype)";
+    }
+  }
+  for (const auto& g : f.kv_layers) v.windowed |= g.window > 0;
+  v.context_asked = o.context.has_value();
+  if (o.context) v.context = *o.context;
+  v.at_context = kv_at_context(f, v.context, v.bits);
+  return v;
+}
+
+// "12 of the 24 attention layers slide over the last 128 tokens ...", one clause per window.
+std::string window_sentence(const FamilyCount& f) {
+  int64_t layers = 0;
+  for (const auto& g : f.kv_layers) layers += g.layers;
+  std::string out;
+  for (const auto& g : f.kv_layers) {
+    if (!g.window) continue;
+    std::string w = with_commas(g.window);
+    out += (out.empty() ? "" : " ") + std::to_string(g.layers) + " of the " + std::to_string(layers) + " attention layers " +
+           (g.kind == "chunked" ? "attend within chunks of " + w + " tokens" : "slide over the last " + w + " tokens") +
+           ": each keeps at most " + w + " tokens of K/V, and its scores cost at most " + w + " per token.";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string explain_config(const std::string& path, const ConfigExplainOptions& options) {
+  ConfigView v = view_config(path, options);
+  const ModelConfig& c = v.config;
+  const FamilyCount& f = v.count;
   std::ostringstream out;
-  out << f.family << " (model_type " << c.model_type << ", " << path << "): " << with_commas(f.total) << " parameters ("
-      << approx(f.total) << ")\n\n";
+  out << f.family << " (model_type " << c.model_type << (c.read_as.empty() ? "" : ", " + c.read_as) << ", " << path
+      << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << ")\n\n";
   size_t w = 0;
   for (const auto& p : f.parts) w = std::max(w, p.part.size());
   for (const auto& p : f.parts) {
@@ -188,9 +250,12 @@ std::string explain_config(const std::string& path) {
   }
   out << "  total" << std::string(w - 3, ' ') << with_commas(f.total) << " (" << approx(f.total) << ")\n";
   if (f.active) {
-    out << "\n  " << renderers::wrap("active per token " + with_commas(*f.active) + " (" + approx(*f.active) + "): " +
-                                       f.active_formula, 2, 4)
-        << "\n";
+    std::string line = "active per token " + with_commas(*f.active) + " (" + approx(*f.active) + "): " + f.active_formula;
+    if (f.active_without_embedding && *f.active_without_embedding != *f.active) {
+      line += "; without the input embedding (a lookup, no multiply) " + with_commas(*f.active_without_embedding) + " (" +
+              approx(*f.active_without_embedding) + ")";
+    }
+    out << "\n  " << renderers::wrap(line, 2, 4) << "\n";
     // One expert model: the total with a single routed expert per MoE layer.
     uint64_t one_expert = f.total - static_cast<uint64_t>(f.moe_layers) * static_cast<uint64_t>(f.experts - 1) * f.expert_size;
     std::string why = "Each MoE layer holds " + std::to_string(f.experts) + " routed experts of " + with_commas(f.expert_size) +
@@ -204,9 +269,20 @@ std::string explain_config(const std::string& path) {
     why += ".";
     out << "  " << renderers::wrap(why, 2, 2) << "\n";
   }
-  if (f.kv_bytes_per_token) {
-    out << "\n  " << renderers::wrap("K/V cache per token " + with_commas(*f.kv_bytes_per_token) + " bytes (" +
-                                       binary_bytes(*f.kv_bytes_per_token) + "): " + f.kv_formula, 2, 4)
+  if (v.per_token) {
+    out << "\n  " << renderers::wrap("K/V cache per token " + with_commas(*v.per_token) + " bytes (" + binary_bytes(*v.per_token) +
+                                       "): " + v.per_token_formula, 2, 4)
+        << "\n";
+    if (v.windowed) out << "  " << renderers::wrap(window_sentence(f), 2, 2) << "\n";
+    if (v.at_context && (v.context_asked || v.windowed)) {
+      out << "  " << renderers::wrap("K/V cache at " + with_commas(v.context) + " tokens " + with_commas(v.at_context->bytes) +
+                                         " bytes (" + binary_bytes(v.at_context->bytes) + "): " + v.at_context->formula, 2, 4)
+          << "\n";
+    }
+  }
+  if (f.state_bytes) {
+    out << "\n  " << renderers::wrap("recurrent state per sequence " + with_commas(*f.state_bytes) + " bytes (" +
+                                       binary_bytes(*f.state_bytes) + "), whatever the context: " + f.state_formula, 2, 4)
         << "\n";
   }
   if (!f.mtp.empty()) {
@@ -214,34 +290,57 @@ std::string explain_config(const std::string& path) {
                                        " (it shares the embedding and the LM head)", 2, 4)
         << "\n";
   }
+  for (const auto& n : f.notes) out << "  " << renderers::wrap("note: " + n, 2, 4) << "\n";
   return out.str();
 }
 
-std::string explain_config_json(const std::string& path) {
-  ModelConfig c = read_model_config(path);
-  FamilyCount f = family_count_or_explain(c);
-  nlohmann::ordered_json j;
+std::string explain_config_json(const std::string& path, const ConfigExplainOptions& options) {
+  ConfigView v = view_config(path, options);
+  const ModelConfig& c = v.config;
+  const FamilyCount& f = v.count;
+  using J = nlohmann::ordered_json;
+  auto or_null = [](const auto& x) { return x ? J(*x) : J(nullptr); };
+  J j;
   j["schema"] = kSchema;
   j["config"] = path;
   j["model_type"] = c.model_type;
+  j["read_as"] = c.read_as.empty() ? J(nullptr) : J(c.read_as);
   j["family"] = f.family;
-  j["parts"] = nlohmann::ordered_json::array();
+  j["parts"] = J::array();
   for (const auto& p : f.parts) j["parts"].push_back({{"part", p.part}, {"parameters", p.parameters}, {"formula", p.formula}});
   j["total"] = f.total;
-  j["active"] = f.active ? nlohmann::ordered_json(*f.active) : nlohmann::ordered_json(nullptr);
+  j["active"] = or_null(f.active);
+  j["active_without_embedding"] = or_null(f.active_without_embedding);
   if (f.active) {
     j["experts"] = {{"moe_layers", f.moe_layers}, {"experts", f.experts}, {"per_token", f.experts_per_token},
                     {"expert_size", f.expert_size}};
   } else {
     j["experts"] = nullptr;
   }
-  j["kv_bytes_per_token"] = f.kv_bytes_per_token ? nlohmann::ordered_json(*f.kv_bytes_per_token) : nlohmann::ordered_json(nullptr);
-  j["kv_formula"] = f.kv_formula;
+  j["kv_bytes_per_token"] = or_null(v.per_token);
+  j["kv_formula"] = v.per_token ? v.per_token_formula : std::string();
+  j["kv_layers"] = J::array();
+  for (const auto& g : f.kv_layers) {
+    j["kv_layers"].push_back({{"kind", g.kind}, {"layers", g.layers}, {"elements_per_token", g.elements},
+                              {"window", g.window ? J(g.window) : J(nullptr)}});
+  }
+  if (v.at_context) {
+    j["kv_at_context"] = {{"context", v.context}, {"bytes", v.at_context->bytes}, {"formula", v.at_context->formula}};
+  } else {
+    j["kv_at_context"] = nullptr;
+  }
+  if (f.state_layers) {
+    j["recurrent_state"] = {{"layers", f.state_layers}, {"elements_per_layer", f.state_elements},
+                            {"bytes", or_null(f.state_bytes)}, {"formula", f.state_formula}};
+  } else {
+    j["recurrent_state"] = nullptr;
+  }
   if (!f.mtp.empty()) {
     j["mtp"] = {{"parameters", f.mtp_total}, {"formula", f.mtp[0].formula}};
   } else {
     j["mtp"] = nullptr;
   }
+  j["notes"] = f.notes;
   return j.dump(2) + "\n";
 }
 

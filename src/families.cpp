@@ -1134,7 +1134,7 @@ std::optional<FamilyCount> Counter::run() {
   if (f_.kv_cache && size != bytes.end()) {
     Int per = A * per_layer_kv * size->second;
     if (per.positive()) {
-      std::string As = attention_layers == *L ? Ls : A.str();
+      std::string As = attention_layers == *L ? Ls : A.str() + " attention";
       out_.kv_bytes_per_token = per.count();
       out_.kv_formula = mla ? As + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " +
                                   std::to_string(size->second) + " bytes (" + dtype + ")"

@@ -522,3 +522,49 @@ TEST_CASE("explain --config: what a config leaves out, the family's defaults say
   // 32,768 = 3,221,225,472.
   CHECK(kv_at(count_of("qwen3-30b-a3b"), 32768, 16) == 3221225472u);
 }
+
+TEST_CASE("explain --config: --context caps the windows, --kv-dtype replaces the config's dtype", "[families]") {
+  // gpt-oss-20b in bfloat16: 24 · 1,024 · 2 = 49,152 bytes per token; at 32,768 tokens 12 full
+  // layers · 2,048 bytes · 32,768 + 12 sliding · 2,048 · 128 = 805,306,368 + 3,145,728.
+  CliResult r = cli({"explain", "--config", config("gpt-oss-20b"), "--context", "32768", "--kv-dtype", "bfloat16"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("K/V cache per token 49,152 bytes (48.0 KiB): 24 layers · 1,024 K/V elements · 2 bytes (bfloat16,\n"
+                   "    --kv-dtype)") != std::string::npos);
+  CHECK(r.out.find("12 of the 24 attention layers slide over the last 128 tokens") != std::string::npos);
+  CHECK(r.out.find("K/V cache at 32,768 tokens 808,452,096 bytes (771.0 MiB): 12 full layers · 2,048 bytes · 32,768 +\n"
+                   "    12 sliding layers · 2,048 bytes · 128 (the window) = 808,452,096 bytes") != std::string::npos);
+  CHECK(r.out.find("without the input embedding (a lookup, no multiply) 3,608,307,264") != std::string::npos);
+  // Without --context, a model with windows shows the cache at 4,096 tokens; one without shows none.
+  r = cli({"explain", "--config", config("gpt-oss-20b")});
+  CHECK(r.out.find("K/V cache at 4,096 tokens 207,618,048 bytes") != std::string::npos);
+  r = cli({"explain", "--config", config("llama-2-7b")});
+  CHECK(r.out.find("K/V cache at") == std::string::npos);
+  // With --context, every model: Llama-2-7B at 4,096 tokens 524,288 · 4,096 = 2 GiB.
+  r = cli({"explain", "--config", config("llama-2-7b"), "--context", "4096"});
+  CHECK(r.out.find("K/V cache at 4,096 tokens 2,147,483,648 bytes (2.0 GiB): 32 full layers · 16,384 bytes · 4,096 =") !=
+        std::string::npos);
+  // JSON: the hybrid's state, the alias, the windows.
+  r = cli({"explain", "--config", config("jamba-v0.1"), "-f", "json", "--context", "32768"});
+  CHECK(r.code == 0);
+  Json j = Json::parse(r.out);
+  CHECK(j["recurrent_state"]["layers"] == 28);
+  CHECK(j["recurrent_state"]["elements_per_layer"] == 155648);
+  CHECK(j["recurrent_state"]["bytes"] == 8716288);
+  CHECK(j["kv_at_context"]["bytes"] == 536870912);
+  CHECK(j["read_as"].is_null());
+  r = cli({"explain", "--config", config("kimi-k2-instruct"), "-f", "json"});
+  j = Json::parse(r.out);
+  CHECK(j["read_as"] == "read as deepseek_v3 by its architectures DeepseekV3ForCausalLM");
+  CHECK(j["kv_at_context"]["context"] == 4096);
+  CHECK(j["kv_at_context"]["bytes"] == 287834112);  // 70,272 · 4,096
+  CHECK(j["kv_layers"][0]["kind"] == "latent");
+  r = cli({"explain", "--config", config("llama-4-maverick-17b-128e-instruct"), "-f", "json"});
+  j = Json::parse(r.out);
+  CHECK(j["read_as"] == "its text_config counted (llama4_text); the vision encoder is not");
+  CHECK(j["kv_layers"][1]["window"] == 8192);
+  CHECK(j["active_without_embedding"] == 16150205440u);  // 17,184,691,200 − 202048·5120
+  // A context of 0 is refused as the calculator refuses it.
+  r = cli({"explain", "--config", config("gpt-oss-20b"), "--context", "0"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "headcount: error: --context: '0' is not a count of 1 or more (examples: 4096, 32k)\n");
+}

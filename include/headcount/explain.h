@@ -72,12 +72,22 @@ struct CostSpec {
 // overflow or impossible specs, as calculate() does.
 std::string explain_cost(const BlockSpec& spec, const CostSpec& cost);
 
+// What `explain --config` is asked beyond the config: the context for the K/V cache (when not
+// given, the text shows the cache at 4,096 tokens only for models whose layers slide or chunk),
+// and the cache's element type instead of the config's dtype (a kv_dtypes() name).
+struct ConfigExplainOptions {
+  std::optional<uint64_t> context;
+  std::optional<std::string> kv_dtype;
+};
+
 // `explain --config`: a whole model from its config.json alone: parameters by part, the total,
-// the parameters one token runs through (mixtures of experts), the K/V cache per token, and
-// DeepSeek-V3's multi-token-prediction modules apart. Throws InputError for a model_type or a
-// count-changing field headcount does not know (family_count_or_explain).
-std::string explain_config(const std::string& path);
-std::string explain_config_json(const std::string& path);
+// the parameters one token runs through (mixtures of experts, with and without the input
+// embedding), the K/V cache per token and at a context with sliding and chunked layers capped at
+// their window, the recurrent state of linear-attention and state-space layers, and
+// multi-token-prediction modules apart. Throws InputError for a model_type or a count-changing
+// field headcount does not know (family_count_or_explain).
+std::string explain_config(const std::string& path, const ConfigExplainOptions& options = {});
+std::string explain_config_json(const std::string& path, const ConfigExplainOptions& options = {});
 
 // A rule's documentation.
 std::string explain_rule(const Rule& rule);
