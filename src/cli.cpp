@@ -116,7 +116,7 @@ struct AuditArgs {
 struct ExplainArgs {
   std::string target, convention = "pytorch";
   int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0, layers = 0;
-  std::string context = "4096", kv_dtype = "float16", config, format = "text";
+  std::string context = "4096", kv_dtype = "float16", config, format = "text", window, sliding;
   bool no_bias = false;
   int block = -1;
   const CLI::Option* context_option = nullptr;  // given on the command line, not the default
@@ -207,6 +207,12 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e, detail::Choices& cho
                                          "with --layers or --config: tokens in the K/V cache (sliding and chunked "
                                          "layers keep at most their window)")
                          ->capture_default_str();
+  explain->add_option("--window", e.window,
+                      "calculator with --layers: sliding layers keep at most W tokens of K/V and score at most W per "
+                      "token (every layer slides unless --sliding says which)");
+  explain->add_option("--sliding", e.sliding,
+                      "calculator with --window: which layers slide, A:B = A sliding layers, then B full, repeating "
+                      "(5:1 is Gemma 3's pattern, 1:1 gpt-oss's)");
   std::vector<std::string> kv_names;
   for (const auto& [name, bits] : kv_dtypes()) kv_names.push_back(name);
   choices["explain --kv-dtype"] = kv_names;
@@ -239,6 +245,22 @@ uint64_t positive_count(const char* option, const std::string& text) {
   }
   if (n == 0) throw InputError(std::string(option) + ": '" + text + "' is not a count of 1 or more (examples: 4096, 32k)");
   return n;
+}
+
+// --sliding A:B: A sliding layers, then B full ones, each a count of 0 to 2^20, not both 0.
+std::pair<int64_t, int64_t> sliding_pattern(const std::string& text) {
+  const std::string why = "--sliding: '" + text + "' is not A:B, two counts of layers (examples: 5:1, 1:1, 3:1)";
+  size_t colon = text.find(':');
+  if (colon == std::string::npos) throw InputError(why);
+  auto count = [&](const std::string& part) {
+    if (part.empty() || part.size() > 7 || part.find_first_not_of("0123456789") != std::string::npos) throw InputError(why);
+    int64_t v = std::stoll(part);
+    if (v > (int64_t{1} << 20)) throw InputError(why);
+    return v;
+  };
+  int64_t a = count(text.substr(0, colon)), b = count(text.substr(colon + 1));
+  if (a + b == 0) throw InputError(why);
+  return {a, b};
 }
 
 // ---- explain ----
@@ -346,7 +368,9 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
   try {
     if (!e.config.empty()) {
-      if (!e.target.empty() || e.width || e.heads || e.layers) throw InputError("give --config alone, without TARGET or calculator options");
+      if (!e.target.empty() || e.width || e.heads || e.layers || !e.window.empty() || !e.sliding.empty()) {
+        throw InputError("give --config alone, without TARGET or calculator options");
+      }
       ConfigExplainOptions o;
       if (e.context_option && e.context_option->count()) o.context = positive_count("--context", e.context);
       if (e.kv_dtype_option && e.kv_dtype_option->count()) o.kv_dtype = e.kv_dtype;
@@ -354,6 +378,8 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
       return kExitOk;
     }
     if (e.format != "text") throw InputError("--format json is for --config");
+    if (!e.sliding.empty() && e.window.empty()) throw InputError("--sliding needs --window: the tokens a sliding layer keeps");
+    if (!e.window.empty() && !e.layers) throw InputError("--window needs --layers: the calculator's cost of L such blocks");
     if (e.width || e.heads || e.head_dim || e.key_channels || e.v_head_dim || e.kv_heads || e.layers) {
       if (!e.target.empty()) throw InputError("give either TARGET or calculator options, not both");
       BlockSpec spec;
@@ -371,6 +397,10 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
         cs.context = positive_count("--context", e.context);
         cs.kv_bits = kv_dtype_bits(e.kv_dtype);
         cs.kv_dtype = e.kv_dtype;
+        if (!e.window.empty()) cs.window = positive_count("--window", e.window);
+        if (!e.sliding.empty()) {
+          std::tie(cs.sliding, cs.full) = sliding_pattern(e.sliding);
+        }
         text += explain_cost(spec, cs);
       }
       out << text;

@@ -122,14 +122,27 @@ Calculation calculate(const BlockSpec& spec) {
   return c;
 }
 
+int64_t sliding_layers(const CostSpec& cost) {
+  if (!cost.window || cost.layers <= 0) return 0;
+  const int64_t period = cost.sliding + cost.full;
+  if (period <= 0) return cost.layers;
+  return cost.layers / period * cost.sliding + std::min(cost.layers % period, cost.sliding);
+}
+
 std::string explain_cost(const BlockSpec& spec, const CostSpec& cost) {
   Calculation c = calculate(spec);
   if (cost.layers <= 0) throw InputError("--layers must be 1 or more");
+  if (cost.sliding < 0 || cost.full < 0) throw InputError("--sliding takes two counts of layers, A:B");
   auto product = [](std::initializer_list<uint64_t> xs) {
     uint64_t r = 1;
     for (uint64_t x : xs) {
       if (mul_overflows(r, x, &r)) throw InputError("the cost does not fit in 64 bits");
     }
+    return r;
+  };
+  auto sum = [](uint64_t a, uint64_t b) {
+    uint64_t r = 0;
+    if (add_overflows(a, b, &r)) throw InputError("the cost does not fit in 64 bits");
     return r;
   };
   const uint64_t L = static_cast<uint64_t>(cost.layers), hkv = static_cast<uint64_t>(c.kv_heads),
@@ -138,15 +151,32 @@ std::string explain_cost(const BlockSpec& spec, const CostSpec& cost) {
   // bytes = layers x kv_heads x (d_k + d_v) x bits / 8, rounded up for 4-bit caches.
   uint64_t bits = product({L, hkv, dk + dv, static_cast<uint64_t>(cost.kv_bits)});
   uint64_t per_token = (bits + 7) / 8;
-  uint64_t at_context = product({per_token, N});
   std::string size = cost.kv_bits % 8 == 0 ? std::to_string(cost.kv_bits / 8) + " bytes" : std::to_string(cost.kv_bits) + " bits";
+  // Sliding layers keep, and score, at most the window.
+  const uint64_t S = static_cast<uint64_t>(sliding_layers(cost)), F = L - S;
+  const uint64_t kept = cost.window && cost.window < N ? cost.window : N;
+  const uint64_t layer_bits = product({hkv, dk + dv, static_cast<uint64_t>(cost.kv_bits)});
+  uint64_t at_context = S ? (sum(product({F, layer_bits, N}), product({S, layer_bits, kept})) + 7) / 8 : product({per_token, N});
   std::ostringstream out;
   out << "\ninference cost of " << n(cost.layers) << " such blocks (" << cost.kv_dtype << " K/V, context " << with_commas(N)
       << "):\n";
   out << "  K/V per token     " << L << " layers × " << hkv << " K/V heads × (" << dk << " + " << dv << ") × " << size
       << " = " << with_commas(per_token) << " bytes (" << binary_bytes(per_token) << ")\n";
-  out << "  at " << with_commas(N) << " tokens  " << with_commas(per_token) << " × " << with_commas(N) << " = "
-      << with_commas(at_context) << " bytes (" << binary_bytes(at_context) << ")\n";
+  if (S) {
+    std::string pattern = cost.sliding + cost.full > 0 && cost.full > 0
+                              ? " (" + n(cost.sliding) + " sliding, then " + n(cost.full) + " full, repeating)"
+                              : "";
+    out << "  sliding layers    " << S << " of " << L << pattern << " keep at most " << with_commas(cost.window)
+        << " tokens of K/V, and their scores cost at most " << with_commas(cost.window) << " per token\n";
+    std::string per_layer = layer_bits % 8 == 0 ? with_commas(layer_bits / 8) + " bytes" : with_commas(layer_bits) + " bits";
+    out << "  at " << with_commas(N) << " tokens  ";
+    if (F) out << F << " full × " << per_layer << " × " << with_commas(N) << " + ";
+    out << S << " sliding × " << per_layer << " × " << with_commas(kept) << " = " << with_commas(at_context) << " bytes ("
+        << binary_bytes(at_context) << ")\n";
+  } else {
+    out << "  at " << with_commas(N) << " tokens  " << with_commas(per_token) << " × " << with_commas(N) << " = "
+        << with_commas(at_context) << " bytes (" << binary_bytes(at_context) << ")\n";
+  }
   if (hkv < h) {
     uint64_t full = (product({L, h, dk + dv, static_cast<uint64_t>(cost.kv_bits)}) + 7) / 8;
     out << "  full multi-head   " << L << " × " << h << " × (" << dk << " + " << dv << ") × " << size << " = "
@@ -156,6 +186,20 @@ std::string explain_cost(const BlockSpec& spec, const CostSpec& cost) {
   uint64_t weights = 0;
   for (const auto& p : c.projections) weights += p.weight;
   uint64_t scores = product({h, dk + dv, N});
+  if (S) {
+    uint64_t window_scores = product({h, dk + dv, kept});
+    uint64_t total = sum(product({F, sum(weights, scores)}), product({S, sum(weights, window_scores)}));
+    out << "  MACs per token    ";
+    if (F) {
+      out << F << " × (Q/K/V/O weights " << with_commas(weights) << " + scores " << h << " × (" << dk << " + " << dv << ") × "
+          << with_commas(N) << " = " << with_commas(scores) << ") + ";
+    }
+    out << S << " × (" << (F ? "" : "Q/K/V/O weights ") << with_commas(weights) << " + " << (F ? "" : "scores ") << h << " × ("
+        << dk << " + " << dv << ") × " << with_commas(kept)
+        << " = " << with_commas(window_scores) << ") = " << with_commas(total)
+        << " (attention only; one MAC per weight per token)\n";
+    return out.str();
+  }
   uint64_t per_layer = weights + scores;
   out << "  MACs per token    " << L << " × (Q/K/V/O weights " << with_commas(weights) << " + scores " << h << " × (" << dk
       << " + " << dv << ") × " << with_commas(N) << " = " << with_commas(scores) << ") = " << with_commas(product({L, per_layer}))

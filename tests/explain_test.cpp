@@ -319,3 +319,77 @@ TEST_CASE("explain suggests rule ids for a mistyped one", "[explain]") {
   r = cli({"explain", "nonsense"});
   CHECK(r.err == "headcount: error: 'nonsense' is not a rule id; for a model give --block N\n");
 }
+
+TEST_CASE("calculator: --window and --sliding A:B cap the sliding layers' K/V and scores", "[explain]") {
+  CostSpec cost;
+  cost.layers = 32;
+  cost.window = 4096;
+  // A sliding layers, then B full, repeating from layer 0: 32 layers of 3:1 are 8 periods, 24
+  // sliding; 7 of 5:1 are one period (5) and a sliding remainder (1): 6; 3 of 1:1: layers 0 and 2.
+  cost.sliding = 3, cost.full = 1;
+  CHECK(sliding_layers(cost) == 24);
+  cost.layers = 7, cost.sliding = 5, cost.full = 1;
+  CHECK(sliding_layers(cost) == 6);
+  cost.layers = 3, cost.sliding = 1, cost.full = 1;
+  CHECK(sliding_layers(cost) == 2);
+  cost.sliding = 0, cost.full = 1;
+  CHECK(sliding_layers(cost) == 0);
+  cost.sliding = 0, cost.full = 0;  // a window without a pattern: every layer
+  CHECK(sliding_layers(cost) == 3);
+  cost.window = 0;  // no window: no layer slides, whatever the pattern
+  cost.sliding = 1, cost.full = 1;
+  CHECK(sliding_layers(cost) == 0);
+
+  // Gemma 3 1B's attention (width 1152, 4 heads and 1 K/V head of 256, no biases), 26 layers, 5:1
+  // over 512 tokens, bfloat16, 32,768 tokens of context. Sliding: 4 periods · 5 + min(2, 5) = 22,
+  // full 4. One layer keeps 1 · (256 + 256) · 2 = 1,024 bytes per token: 4 · 1,024 · 32,768 +
+  // 22 · 1,024 · 512 = 134,217,728 + 11,534,336 = 145,752,064 (the figure explain --config gives
+  // from gemma-3-1b-it's config). Weights per layer 1152·1024 + 2·1152·256 + 1024·1152 = 2,949,120;
+  // scores 4 · 512 · 32,768 = 67,108,864 in a full layer, 4 · 512 · 512 = 1,048,576 in a sliding
+  // one: 4 · 70,057,984 + 22 · 3,997,696 = 280,231,936 + 87,949,312 = 368,181,248 MACs.
+  BlockSpec s = spec(1152, 4, false);
+  s.head_dim = 256;
+  s.kv_heads = 1;
+  CostSpec gemma;
+  gemma.layers = 26;
+  gemma.context = 32768;
+  gemma.window = 512;
+  gemma.sliding = 5, gemma.full = 1;
+  gemma.kv_dtype = "bfloat16";
+  std::string text = explain_cost(s, gemma);
+  CHECK_THAT(text, Contains("  sliding layers    22 of 26 (5 sliding, then 1 full, repeating) keep at most 512 tokens of K/V"));
+  CHECK_THAT(text, Contains("  at 32,768 tokens  4 full × 1,024 bytes × 32,768 + 22 sliding × 1,024 bytes × 512 = 145,752,064 bytes"));
+  CHECK_THAT(text, Contains(" = 368,181,248 (attention only"));
+  // At 4,096 tokens: 4 · 1,024 · 4,096 + 22 · 1,024 · 512 = 16,777,216 + 11,534,336 = 28,311,552.
+  gemma.context = 4096;
+  CHECK_THAT(explain_cost(s, gemma), Contains("= 28,311,552 bytes"));
+  // A window wider than the context keeps the context: 26 · 1,024 · 4,096 = 109,051,904.
+  gemma.window = 8192;
+  CHECK_THAT(explain_cost(s, gemma), Contains("4 full × 1,024 bytes × 4,096 + 22 sliding × 1,024 bytes × 4,096 = 109,051,904 bytes"));
+}
+
+TEST_CASE("calculator: --window and --sliding on the command line, and what they refuse", "[explain]") {
+  // Every layer sliding over 4,096 tokens (no --sliding): 32 · 4,096 bytes · 4,096 = 536,870,912.
+  CliResult r = cli({"explain", "--width", "4096", "--heads", "32", "--kv-heads", "8", "--no-bias", "--layers", "32",
+                     "--window", "4k"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("  sliding layers    32 of 32 keep at most 4,000 tokens of K/V"));
+  CHECK_THAT(r.out, Contains("  at 4,096 tokens  32 sliding × 4,096 bytes × 4,000 = 524,288,000 bytes"));
+  auto error = [](std::vector<std::string> args) {
+    std::vector<std::string> all = {"explain", "--width", "512", "--heads", "8"};
+    all.insert(all.end(), args.begin(), args.end());
+    CliResult r = cli(all);
+    CHECK(r.code == 2);
+    return r.err;
+  };
+  CHECK(error({"--layers", "4", "--sliding", "1:1"}) == "headcount: error: --sliding needs --window: the tokens a sliding layer keeps\n");
+  CHECK(error({"--window", "128"}) == "headcount: error: --window needs --layers: the calculator's cost of L such blocks\n");
+  for (const char* bad : {"5", "a:1", "1:", "0:0", "-1:2", "1:2:3", "99999999:1"}) {
+    CHECK(error({"--layers", "4", "--window", "128", "--sliding", bad}) ==
+          "headcount: error: --sliding: '" + std::string(bad) + "' is not A:B, two counts of layers (examples: 5:1, 1:1, 3:1)\n");
+  }
+  CHECK(error({"--layers", "4", "--window", "0"}) ==
+        "headcount: error: --window: '0' is not a count of 1 or more (examples: 4096, 32k)\n");
+  CHECK(cli({"explain", "--config", "x.json", "--window", "128"}).err ==
+        "headcount: error: give --config alone, without TARGET or calculator options\n");
+}

@@ -65,11 +65,19 @@ struct CostSpec {
   uint64_t context = 4096;
   int kv_bits = 16;
   std::string kv_dtype = "float16";
+  // Sliding windows: a sliding layer keeps at most `window` tokens of K/V and its scores cost at
+  // most `window` per token (0: no layer slides). The layers slide in a pattern of `sliding`
+  // layers, then `full` layers, repeating from the first; 0:0 with a window: every layer slides.
+  uint64_t window = 0;
+  int64_t sliding = 0, full = 0;
 };
 
-// K/V cache per token and at the context (with the formula and the numbers plugged in), what
-// full multi-head attention would keep, and the attention MACs per token. Throws InputError on
-// overflow or impossible specs, as calculate() does.
+// The layers of `cost` that slide (all of them for the pattern 0:0).
+int64_t sliding_layers(const CostSpec& cost);
+
+// K/V cache per token and at the context (with the formula and the numbers plugged in; sliding
+// layers capped at their window), what full multi-head attention would keep, and the attention
+// MACs per token. Throws InputError on overflow or impossible specs, as calculate() does.
 std::string explain_cost(const BlockSpec& spec, const CostSpec& cost);
 
 // What `explain --config` is asked beyond the config: the context for the K/V cache (when not
