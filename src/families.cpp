@@ -601,7 +601,7 @@ ModelConfig read_model_config(const std::string& path) {
         throw InputError("model config '" + path + "': text_config's model_type is '" + type + "', not " + inner->types[0]);
       }
       c.family = type;
-      c.read_as = "its text_config counted (" + type + "); the vision encoder is not";
+      c.read_as = "its text_config (" + type + ") counted, not the vision encoder";
     }
     const json& x = *t;
     c.layers = integer(c, "layers", x, {"num_hidden_layers", "n_layer", "num_layers"});
@@ -740,7 +740,8 @@ class Counter {
   std::vector<std::string> missing_;
   std::string error_;
   std::vector<Mixer> layer_types_;       // from the config, when given
-  std::vector<Int> flags_, moe_list_;    // per-layer flags and MoE layers, when given
+  std::vector<Int> flags_;               // per-layer flags, when given
+  std::vector<int64_t> moe_list_, dense_list_;  // sorted, so a layer is found in log time
   bool has_flags_ = false, has_moe_list_ = false;
 };
 
@@ -758,10 +759,8 @@ bool Counter::picks(const EveryNth& e, int64_t l) const {
 
 bool Counter::expert_layer(int64_t l) const {
   const ExpertLayers& e = f_.expert_layers;
-  if (has_moe_list_) {
-    return std::any_of(moe_list_.begin(), moe_list_.end(), [&](Int x) { return x.is(l); });
-  }
-  if (e.dense_list && std::find(c_.dense_layers.begin(), c_.dense_layers.end(), l) != c_.dense_layers.end()) return false;
+  if (has_moe_list_) return std::binary_search(moe_list_.begin(), moe_list_.end(), l);
+  if (e.dense_list && std::binary_search(dense_list_.begin(), dense_list_.end(), l)) return false;
   if (e.first && l < static_cast<int64_t>(number(e.first).count().value_or(0))) return false;
   if (!e.every.used()) return true;
   return picks(e.every, l);
@@ -987,8 +986,15 @@ std::optional<FamilyCount> Counter::run() {
     }
   }
   if (moe && f_.expert_layers.moe_list && value(f_.expert_layers.moe_list)) {
-    if (!read_list(f_.expert_layers.moe_list, moe_list_)) return std::nullopt;
+    std::vector<Int> listed;
+    if (!read_list(f_.expert_layers.moe_list, listed)) return std::nullopt;
+    for (Int x : listed) moe_list_.push_back(*x);
+    std::sort(moe_list_.begin(), moe_list_.end());
     has_moe_list_ = true;
+  }
+  if (moe && f_.expert_layers.dense_list) {
+    dense_list_ = c.dense_layers;
+    std::sort(dense_list_.begin(), dense_list_.end());
   }
   int64_t kinds[5] = {0, 0, 0, 0, 0}, moe_layers = 0;
   if (per_layer) {

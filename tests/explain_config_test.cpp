@@ -502,6 +502,17 @@ TEST_CASE("explain --config: what a config leaves out, the family's defaults say
   });
   f = family_count_or_explain(read_model_config(p));
   CHECK(kv_at(f, 4096, 16) == 28311552u);
+  // Gemma 3's multimodal config holds the same text model in text_config: the same count, the
+  // vision tower not counted (and said so).
+  {
+    Json j = {{"architectures", {"Gemma3ForConditionalGeneration"}}, {"model_type", "gemma3"},
+              {"text_config", Json::parse(testutil::read_text(config("gemma-3-1b-it")))}};
+    p = dir.file("gemma3.config.json");
+    testutil::write_bytes(p, j.dump());
+    ModelConfig c = read_model_config(p);
+    CHECK(c.read_as == "its text_config (gemma3_text) counted, not the vision encoder");
+    CHECK(family_count_or_explain(c).total == 999885952u);
+  }
   // A sliding layer without a window attends to everything: Phi-3 with sliding_window null keeps
   // 32 · 12,288 · 4,096 = 1,610,612,736 bytes at 4,096 tokens.
   p = edited(dir, "phi-3-mini-4k-instruct", [](Json& j) { j["sliding_window"] = nullptr; });
@@ -560,7 +571,7 @@ TEST_CASE("explain --config: --context caps the windows, --kv-dtype replaces the
   CHECK(j["kv_layers"][0]["kind"] == "latent");
   r = cli({"explain", "--config", config("llama-4-maverick-17b-128e-instruct"), "-f", "json"});
   j = Json::parse(r.out);
-  CHECK(j["read_as"] == "its text_config counted (llama4_text); the vision encoder is not");
+  CHECK(j["read_as"] == "its text_config (llama4_text) counted, not the vision encoder");
   CHECK(j["kv_layers"][1]["window"] == 8192);
   CHECK(j["active_without_embedding"] == 16150205440u);  // 17,184,691,200 − 202048·5120
   // A context of 0 is refused as the calculator refuses it.
