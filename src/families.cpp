@@ -732,6 +732,16 @@ class Counter {
   bool linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
   std::string expert_formula(Int size) const;
+  // run()'s stages, in order.
+  bool required();
+  bool plan();
+  bool sizes();
+  bool mixer_parts();
+  bool feed_forward_parts();
+  bool closing_parts();
+  void active();
+  void caches();
+  void mtp();
 
   const Family& f_;
   const ModelConfig& c_;
@@ -743,6 +753,13 @@ class Counter {
   std::vector<Int> flags_;               // per-layer flags, when given
   std::vector<int64_t> moe_list_, dense_list_;  // sorted, so a layer is found in log time
   bool has_flags_ = false, has_moe_list_ = false;
+  // What the stages learn: the layers of each mixer kind and the MoE layers; the sizes; one layer
+  // of each mixer with its formula and state.
+  bool moe_ = false, router_bias_ = false;
+  int64_t kinds_[5] = {0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
+  Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
+  Int attn_, linear_, ssm_, linear_state_, ssm_state_;
+  std::string attn_formula_, linear_formula_, ssm_formula_, linear_state_formula_, ssm_state_formula_;
 };
 
 bool Counter::picks(const EveryNth& e, int64_t l) const {
@@ -946,115 +963,131 @@ std::string Counter::expert_formula(Int size) const {
   return "3·" + hs + "·" + fs;
 }
 
-std::optional<FamilyCount> Counter::run() {
+// The numbers every family needs: layers, width, vocabulary; heads unless the layout is square;
+// positions and token types where the family learns them.
+bool Counter::required() {
   const ModelConfig& c = c_;
-  Int L = c.layers, h = c.hidden, V = c.vocab, H = c.heads;
-  for (auto [field, v] : {std::pair<const char*, Int>{"layers", L}, {"hidden", h}, {"vocab", V}}) {
-    if (!v.positive()) missing_.push_back(c.key_of.count(field) ? c.key_of.at(field) : field);
+  auto key = [&](const char* field, const char* fallback) { return c.key_of.count(field) ? c.key_of.at(field) : fallback; };
+  if (!c.layers.positive()) missing_.push_back(key("layers", "num_hidden_layers"));
+  if (!c.hidden.positive()) missing_.push_back(key("hidden", "hidden_size"));
+  if (!c.vocab.positive()) missing_.push_back(key("vocab", "vocab_size"));
+  if (f_.attention != Attention::Square && f_.attention != Attention::SquareFused && !c.heads.positive()) {
+    missing_.push_back(key("heads", "num_attention_heads"));
   }
-  if (f_.attention != Attention::Square && f_.attention != Attention::SquareFused && !H.positive()) {
-    missing_.push_back(c.key_of.count("heads") ? c.key_of.at("heads") : "num_attention_heads");
-  }
-  if (f_.positions && !c.max_positions.positive()) missing_.push_back(c.key_of.count("max_positions") ? c.key_of.at("max_positions") : "max_position_embeddings");
+  if (f_.positions && !c.max_positions.positive()) missing_.push_back(key("max_positions", "max_position_embeddings"));
   if (f_.token_types && !c.type_vocab.positive()) missing_.push_back("type_vocab_size");
-  if (!missing_.empty()) return std::nullopt;
-  out_.family = f_.name;
-  std::string Ls = L.str(), hs = h.str(), Vs = V.str();
+  return missing_.empty();
+}
 
-  // Which layers attend (fully, sliding, chunked), recur, or hold experts.
-  const bool moe = f_.experts && c.experts.positive();
+// Which layers attend (fully, sliding, chunked), recur, or hold experts.
+bool Counter::plan() {
+  const ModelConfig& c = c_;
+  const int64_t L = *c.layers;
+  moe_ = f_.experts && c.experts.positive();
   const MixerLayers& ml = f_.layers;
   const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types;
-  const bool per_layer = moe || !uniform;
-  if (per_layer && *L > kMaxLayers) {
-    if (uniform) return std::nullopt;
-    fail(c.key_of.at("layers") + " is " + Ls + ", more layers than headcount reads (" + commas(kMaxLayers) + ")");
-    return std::nullopt;
+  if ((moe_ || !uniform) && L > kMaxLayers) {
+    if (uniform) return false;
+    return fail(c.key_of.at("layers") + " is " + c.layers.str() + ", more layers than headcount reads (" + commas(kMaxLayers) + ")");
   }
-  if (moe && !c.experts_per_token.positive()) {
+  if (moe_ && !c.experts_per_token.positive()) {
     missing_.push_back("num_experts_per_tok");
-    return std::nullopt;
+    return false;
   }
-  if (!read_layer_types()) return std::nullopt;
-  if (f_.layers.flags && value(f_.layers.flags)) {
-    if (!read_list(f_.layers.flags, flags_)) return std::nullopt;
+  if (!read_layer_types()) return false;
+  if (ml.flags && value(ml.flags)) {
+    if (!read_list(ml.flags, flags_)) return false;
     has_flags_ = !flags_.empty();
-    if (has_flags_ && !L.is(static_cast<int64_t>(flags_.size()))) {
-      fail(std::string(f_.layers.flags) + " has " + std::to_string(flags_.size()) + " entries, and " + c.key_of.at("layers") +
-           " is " + Ls);
-      return std::nullopt;
+    if (has_flags_ && !c.layers.is(static_cast<int64_t>(flags_.size()))) {
+      return fail(std::string(ml.flags) + " has " + std::to_string(flags_.size()) + " entries, and " + c.key_of.at("layers") +
+                  " is " + c.layers.str());
     }
   }
-  if (moe && f_.expert_layers.moe_list && value(f_.expert_layers.moe_list)) {
+  if (moe_ && f_.expert_layers.moe_list && value(f_.expert_layers.moe_list)) {
     std::vector<Int> listed;
-    if (!read_list(f_.expert_layers.moe_list, listed)) return std::nullopt;
+    if (!read_list(f_.expert_layers.moe_list, listed)) return false;
     for (Int x : listed) moe_list_.push_back(*x);
     std::sort(moe_list_.begin(), moe_list_.end());
     has_moe_list_ = true;
   }
-  if (moe && f_.expert_layers.dense_list) {
+  if (moe_ && f_.expert_layers.dense_list) {
     dense_list_ = c.dense_layers;
     std::sort(dense_list_.begin(), dense_list_.end());
   }
-  int64_t kinds[5] = {0, 0, 0, 0, 0}, moe_layers = 0;
-  if (per_layer) {
-    for (int64_t l = 0; l < *L; ++l) {
-      ++kinds[static_cast<int>(mixer(l))];
-      if (moe) moe_layers += expert_layer(l) ? 1 : 0;
+  if (moe_ || !uniform) {
+    for (int64_t l = 0; l < L; ++l) {
+      ++kinds_[static_cast<int>(mixer(l))];
+      if (moe_) moe_layers_ += expert_layer(l) ? 1 : 0;
     }
   } else {
-    kinds[static_cast<int>(mixer(0))] = *L;
+    kinds_[static_cast<int>(mixer(0))] = L;
   }
-  const int64_t attention_layers = kinds[0] + kinds[1] + kinds[2];
-  Int A = Int(attention_layers), M = Int(moe_layers), dense_layers = L - M;
+  attention_layers_ = kinds_[0] + kinds_[1] + kinds_[2];
+  return true;
+}
 
-  // Sizes: the dense layers' feed-forward, one expert's, a shared expert's.
-  Int i = f_.dense_size ? number(f_.dense_size) : c.intermediate;
-  Int mi = moe ? (f_.expert_size == std::string("intermediate_size") ? c.intermediate : c.moe_intermediate) : Int(0);
-  if (moe && !mi.positive()) missing_.push_back(f_.expert_size);
-  if (dense_layers.positive() && !i.positive()) {
+// The sizes of a dense feed-forward, an expert and a shared expert, and one layer of each mixer.
+bool Counter::sizes() {
+  const ModelConfig& c = c_;
+  Int h = c.hidden;
+  i_ = f_.dense_size ? number(f_.dense_size) : c.intermediate;
+  mi_ = moe_ ? (f_.expert_size == std::string("intermediate_size") ? c.intermediate : c.moe_intermediate) : Int(0);
+  if (moe_ && !mi_.positive()) missing_.push_back(f_.expert_size);
+  if ((c.layers - Int(moe_layers_)).positive() && !i_.positive()) {
     missing_.push_back(f_.dense_size ? f_.dense_size : c.key_of.count("intermediate") ? c.key_of.at("intermediate") : "intermediate");
   }
-  Int shared_n = f_.shared_count ? number(f_.shared_count) : Int(f_.shared_fixed);
-  Int shared_size = f_.shared_size ? number(f_.shared_size) : mi;
-  const bool shared = moe && shared_n.positive() && shared_size.positive();
+  shared_n_ = f_.shared_count ? number(f_.shared_count) : Int(f_.shared_fixed);
+  shared_size_ = f_.shared_size ? number(f_.shared_size) : mi_;
+  const bool shared = moe_ && shared_n_.positive() && shared_size_.positive();
+  expert_ = 3 * h * mi_ + (f_.expert_bias ? 2 * mi_ + h : Int(0));
+  shared_params_ = shared ? shared_n_ * 3 * h * shared_size_ + (f_.shared_gate ? h : Int(0)) : Int(0);
+  router_bias_ = f_.router_bias == RouterBias::Always || c.router_bias;
+  router_ = moe_ ? h * c.experts + (router_bias_ ? c.experts : Int(0)) : Int(0);
 
-  Int attn, linear, ssm, linear_state, ssm_state;
-  std::string attn_formula, linear_formula, ssm_formula, linear_state_formula, ssm_state_formula;
-  if (attention_layers > 0 || f_.mtp) {
-    if (!attention(attn, attn_formula) && attention_layers > 0) return std::nullopt;
+  if ((attention_layers_ > 0 || f_.mtp) && !attention(attn_, attn_formula_) && attention_layers_ > 0) return false;
+  if (kinds_[static_cast<int>(Mixer::Linear)] && !linear_attention(linear_, linear_formula_, linear_state_, linear_state_formula_)) {
+    return false;
   }
-  if (kinds[static_cast<int>(Mixer::Linear)] && !linear_attention(linear, linear_formula, linear_state, linear_state_formula)) {
-    return std::nullopt;
-  }
-  if (kinds[static_cast<int>(Mixer::Mamba)] && !mamba(ssm, ssm_formula, ssm_state, ssm_state_formula)) return std::nullopt;
-  if (!missing_.empty()) return std::nullopt;
+  if (kinds_[static_cast<int>(Mixer::Mamba)] && !mamba(ssm_, ssm_formula_, ssm_state_, ssm_state_formula_)) return false;
+  return missing_.empty();
+}
 
-  bool ok = true;
-  std::string embeddings = Vs + "·" + hs;
-  Int embedding = V * h;
+// Embeddings and the token mixers, each group of layers with its formula.
+bool Counter::mixer_parts() {
+  const ModelConfig& c = c_;
+  Int L = c.layers, h = c.hidden, V = c.vocab;
+  std::string hs = h.str();
+  std::string embeddings = V.str() + "·" + hs;
+  embedding_ = V * h;
   if (f_.positions) {
     embeddings += " + " + c.max_positions.str() + "·" + hs;
-    embedding += c.max_positions * h;
+    embedding_ += c.max_positions * h;
   }
   if (f_.token_types) {
     embeddings += " + " + c.type_vocab.str() + "·" + hs;
-    embedding += c.type_vocab * h;
+    embedding_ += c.type_vocab * h;
   }
-  ok &= part("embeddings", embedding, embeddings);
-  auto layers_of = [&](int64_t n, const char* what) {
-    return n == *L ? Ls : std::to_string(n) + " " + what + " layers";
-  };
-  if (attention_layers > 0) ok &= part("attention", A * attn, layers_of(attention_layers, "attention") + " · " + attn_formula);
-  if (int64_t g = kinds[static_cast<int>(Mixer::Linear)]) {
-    ok &= part("linear attention", Int(g) * linear, layers_of(g, "Gated DeltaNet") + " · " + linear_formula);
+  bool ok = part("embeddings", embedding_, embeddings);
+  auto layers_of = [&](int64_t n, const char* what) { return n == *L ? L.str() : std::to_string(n) + " " + what + " layers"; };
+  if (attention_layers_ > 0) {
+    ok &= part("attention", Int(attention_layers_) * attn_, layers_of(attention_layers_, "attention") + " · " + attn_formula_);
   }
-  if (int64_t s = kinds[static_cast<int>(Mixer::Mamba)]) ok &= part("mamba", Int(s) * ssm, layers_of(s, "Mamba") + " · " + ssm_formula);
+  if (int64_t g = kinds_[static_cast<int>(Mixer::Linear)]) {
+    ok &= part("linear attention", Int(g) * linear_, layers_of(g, "Gated DeltaNet") + " · " + linear_formula_);
+  }
+  if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba)]) ok &= part("mamba", Int(s) * ssm_, layers_of(s, "Mamba") + " · " + ssm_formula_);
+  return ok;
+}
 
+// The dense layers' feed-forward, then the experts, shared experts and routers of the MoE layers.
+bool Counter::feed_forward_parts() {
+  const ModelConfig& c = c_;
+  Int h = c.hidden, i = i_, M = Int(moe_layers_), dense_layers = c.layers - M;
+  std::string hs = h.str(), is = i.str();
   const bool mlp_b = bias(f_.mlp_bias, c.mlp_bias);
-  std::string is = i.str();
-  if (!moe || dense_layers.positive()) {
-    std::string n = moe ? dense_layers.str() + " dense layers" : Ls;
+  bool ok = true;
+  if (!moe_ || dense_layers.positive()) {
+    std::string n = moe_ ? dense_layers.str() + " dense layers" : c.layers.str();
     if (f_.mlp == Mlp::Plain) {
       ok &= part("feed-forward", dense_layers * (2 * h * i + (mlp_b ? i + h : Int(0))),
                  n + " · (2·" + hs + "·" + is + (mlp_b ? " + " + is + " + " + hs : "") + ")");
@@ -1063,126 +1096,154 @@ std::optional<FamilyCount> Counter::run() {
                  n + " · 3·" + hs + "·" + is + (mlp_b ? " + biases" : ""));
     }
   }
-  Int expert = 3 * h * mi + (f_.expert_bias ? 2 * mi + h : Int(0));
-  Int shared_params = shared ? shared_n * 3 * h * shared_size + (f_.shared_gate ? h : Int(0)) : Int(0);
-  const bool router_bias = f_.router_bias == RouterBias::Always || c.router_bias;
-  Int router = moe ? h * c.experts + (router_bias ? c.experts : Int(0)) : Int(0);
-  if (moe) {
-    Int E = c.experts, k = c.experts_per_token;
-    ok &= part("routed experts", M * E * expert, M.str() + " MoE layers · " + E.str() + " experts · " + expert_formula(mi));
-    if (shared) {
-      std::string one = (f_.shared_count ? shared_n.str() + " · " : "") + expert_formula(shared_size);
-      ok &= part("shared experts", M * shared_params,
-                 M.str() + " · " + (f_.shared_gate ? "(" + one + " + " + hs + " (gate))" : one));
-    }
-    std::string bias_note = f_.router_bias == RouterBias::Always ? " (bias)" : " (score bias)";
-    ok &= part("routers", M * router, M.str() + " · " + hs + "·" + E.str() + (router_bias ? " + " + E.str() + bias_note : ""));
-    out_.moe_layers = moe_layers;
-    out_.experts = *E;
-    out_.experts_per_token = *k;
-    out_.expert_size = expert.count().value_or(0);
+  if (!moe_) return ok;
+  Int E = c.experts;
+  ok &= part("routed experts", M * E * expert_, M.str() + " MoE layers · " + E.str() + " experts · " + expert_formula(mi_));
+  if (shared_params_.positive()) {
+    std::string one = (f_.shared_count ? shared_n_.str() + " · " : "") + expert_formula(shared_size_);
+    ok &= part("shared experts", M * shared_params_, M.str() + " · " + (f_.shared_gate ? "(" + one + " + " + hs + " (gate))" : one));
   }
+  std::string bias_note = f_.router_bias == RouterBias::Always ? " (bias)" : " (score bias)";
+  ok &= part("routers", M * router_, M.str() + " · " + hs + "·" + E.str() + (router_bias_ ? " + " + E.str() + bias_note : ""));
+  out_.moe_layers = moe_layers_;
+  out_.experts = *E;
+  out_.experts_per_token = *c.experts_per_token;
+  out_.expert_size = expert_.count().value_or(0);
+  return ok;
+}
 
-  // Norms: the embeddings' (BERT), every layer's, the final one; q_norm and k_norm of head_dim.
+// Norms (the embeddings' in BERT, every layer's, the final one, q_norm and k_norm of head_dim in
+// the attention layers), the pooler and the LM head.
+bool Counter::closing_parts() {
+  const ModelConfig& c = c_;
+  Int L = c.layers, h = c.hidden, A = Int(attention_layers_);
+  std::string hs = h.str(), Ls = L.str();
   const int w = f_.norm_weights;
   auto width = [&](int times) { return times == 1 ? hs : std::to_string(times) + "·" + hs; };
   Int norms = L * (f_.norms_per_layer * w) * h;
-  std::string norms_formula = Ls + " · " + width(f_.norms_per_layer * w);
+  std::string formula = Ls + " · " + width(f_.norms_per_layer * w);
   if (f_.embedding_norm) {
     norms = w * h + norms;
-    norms_formula = width(w) + " + " + norms_formula;
+    formula = width(w) + " + " + formula;
   }
   if (f_.final_norm) {
     norms += w * h;
-    norms_formula += " + " + width(w);
+    formula += " + " + width(w);
   }
-  if (c.qk_norm && attention_layers > 0) {
+  if (c.qk_norm && attention_layers_ > 0) {
     norms += A * 2 * c.head_dim;
-    norms_formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
+    formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
   }
-  ok &= part("norms", norms, norms_formula);
+  bool ok = part("norms", norms, formula);
   if (f_.pooler) ok &= part("pooler", h * h + h, hs + "² + " + hs);
   const bool tied = c.tied.value_or(false);
-  if (f_.lm_head) ok &= part("lm head", tied ? Int(0) : V * h, tied ? std::string("tied to the token embedding") : Vs + "·" + hs);
-
-  if (moe) {
-    Int idle = M * (c.experts - c.experts_per_token) * expert;
-    Int active = total_ - idle;
-    if (active.non_negative()) {
-      out_.active = active.count();
-      out_.active_formula = "the total less " + M.str() + " MoE layers · (" + c.experts.str() + " − " +
-                            c.experts_per_token.str() + ") idle experts · " + commas(expert.count().value_or(0)) + " = " +
-                            commas(*active.count());
-      Int lookup = f_.lm_head && tied ? Int(0) : embedding;  // a tied table is the LM head's weights too
-      out_.active_without_embedding = (active - lookup).count();
-    }
+  if (f_.lm_head) {
+    ok &= part("lm head", tied ? Int(0) : c.vocab * h, tied ? std::string("tied to the token embedding") : c.vocab.str() + "·" + hs);
   }
+  return ok;
+}
 
-  // The K/V cache per token, at the config's dtype, by what each attention layer keeps.
+// The parameters one token runs through: the total less each MoE layer's idle experts; and less
+// the input embedding, a lookup (unless it is the LM head's weights too).
+void Counter::active() {
+  const ModelConfig& c = c_;
+  if (!moe_) return;
+  Int M = Int(moe_layers_);
+  Int active = total_ - M * (c.experts - c.experts_per_token) * expert_;
+  if (!active.non_negative()) return;
+  out_.active = active.count();
+  out_.active_formula = "the total less " + M.str() + " MoE layers · (" + c.experts.str() + " − " + c.experts_per_token.str() +
+                        ") idle experts · " + commas(expert_.count().value_or(0)) + " = " + commas(*active.count());
+  Int lookup = f_.lm_head && c.tied.value_or(false) ? Int(0) : embedding_;
+  out_.active_without_embedding = (active - lookup).count();
+}
+
+// The K/V cache per token at the config's dtype, the attention layers by what they keep, and the
+// recurrent state of linear-attention and state-space layers per sequence.
+void Counter::caches() {
+  const ModelConfig& c = c_;
   const bool mla = f_.attention == Attention::Latent;
   static const std::map<std::string, int> bytes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8}};
-  std::string dtype = c.dtype.empty() ? "float32" : c.dtype;
+  const std::string dtype = c.dtype.empty() ? "float32" : c.dtype;
+  const std::string undeclared = c.dtype.empty() ? "; the config declares no torch_dtype" : "";
   auto size = bytes.find(dtype);
   if (size != bytes.end()) {
     out_.kv_bits = size->second * 8;
     out_.kv_dtype = dtype;
   }
-  Int per_layer_kv = mla ? c.kv_lora_rank + c.qk_rope_dim : c.kv_heads * 2 * c.head_dim;
-  if (f_.kv_cache && attention_layers > 0 && per_layer_kv.positive()) {
-    const Mixer order[] = {Mixer::Full, Mixer::Sliding, Mixer::Chunked};
-    for (Mixer m : order) {
-      if (int64_t n = kinds[static_cast<int>(m)]) {
+  Int A = Int(attention_layers_);
+  Int per_layer = mla ? c.kv_lora_rank + c.qk_rope_dim : c.kv_heads * 2 * c.head_dim;
+  if (f_.kv_cache && attention_layers_ > 0 && per_layer.positive()) {
+    for (Mixer m : {Mixer::Full, Mixer::Sliding, Mixer::Chunked}) {
+      if (int64_t n = kinds_[static_cast<int>(m)]) {
         Int window = m == Mixer::Sliding ? number(f_.window) : m == Mixer::Chunked ? number(f_.chunk) : Int(0);
-        out_.kv_layers.push_back({mla ? "latent" : mixer_name(m), n, *per_layer_kv.count(), window.count().value_or(0)});
+        out_.kv_layers.push_back({mla ? "latent" : mixer_name(m), n, *per_layer.count(), window.count().value_or(0)});
       }
     }
   }
   if (f_.kv_cache && size != bytes.end()) {
-    Int per = A * per_layer_kv * size->second;
+    Int per = A * per_layer * size->second;
     if (per.positive()) {
-      std::string As = attention_layers == *L ? Ls : A.str() + " attention";
+      std::string layers = attention_layers_ == *c.layers ? c.layers.str() : A.str() + " attention";
+      std::string each = std::to_string(size->second) + " bytes (" + dtype + ")";
       out_.kv_bytes_per_token = per.count();
-      out_.kv_formula = mla ? As + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " +
-                                  std::to_string(size->second) + " bytes (" + dtype + ")"
-                            : As + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " +
-                                  std::to_string(size->second) + " bytes (" + dtype + ")";
-      if (c.dtype.empty()) out_.kv_formula += "; the config declares no torch_dtype";
+      out_.kv_formula = mla ? layers + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " + each
+                            : layers + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " + each;
+      out_.kv_formula += undeclared;
     }
   }
-  // The recurrent state of linear-attention and state-space layers, per sequence.
-  for (auto [m, state, formula, what] : {std::tuple<Mixer, Int, std::string, const char*>{Mixer::Linear, linear_state, linear_state_formula, "Gated DeltaNet"},
-                                         {Mixer::Mamba, ssm_state, ssm_state_formula, "Mamba"}}) {
-    int64_t n = kinds[static_cast<int>(m)];
-    if (!n || !state.positive()) continue;
+  struct Recurrent {
+    Mixer mixer;
+    Int state;
+    const std::string& formula;
+    const char* what;
+  };
+  for (const Recurrent& r : {Recurrent{Mixer::Linear, linear_state_, linear_state_formula_, "Gated DeltaNet"},
+                             Recurrent{Mixer::Mamba, ssm_state_, ssm_state_formula_, "Mamba"}}) {
+    int64_t n = kinds_[static_cast<int>(r.mixer)];
+    if (!n || !r.state.positive()) continue;
     out_.state_layers = n;
-    out_.state_elements = *state.count();
-    if (size != bytes.end()) {
-      Int b = Int(n) * state * size->second;
-      if (b.positive()) {
-        out_.state_bytes = b.count();
-        out_.state_formula = std::to_string(n) + " " + what + " layers · " + formula + " · " + std::to_string(size->second) +
-                             " bytes (" + dtype + ")" + (c.dtype.empty() ? "; the config declares no torch_dtype" : "");
-      }
+    out_.state_elements = *r.state.count();
+    Int b = size != bytes.end() ? Int(n) * r.state * size->second : Int();
+    if (b.positive()) {
+      out_.state_bytes = b.count();
+      out_.state_formula = std::to_string(n) + " " + r.what + " layers · " + r.formula + " · " + std::to_string(size->second) +
+                           " bytes (" + dtype + ")" + undeclared;
     }
   }
+}
 
-  // Multi-token-prediction modules: one more decoder layer each (full attention, a MoE layer), with
-  // the projection of [normed embedding; normed hidden] and three norms; they share the embedding
-  // and the LM head.
-  Int mtp_layers = number(f_.mtp);
-  if (f_.mtp && !value(f_.mtp) && f_.mtp_default) {
-    mtp_layers = Int(f_.mtp_default);
+// Multi-token-prediction modules: one more decoder layer each (full attention, a MoE layer), with
+// the projection of [normed embedding; normed hidden] and three norms; they share the embedding
+// and the LM head.
+void Counter::mtp() {
+  const ModelConfig& c = c_;
+  if (!f_.mtp) return;
+  Int layers = number(f_.mtp), h = c.hidden;
+  if (!value(f_.mtp) && f_.mtp_default) {
+    layers = Int(f_.mtp_default);
     out_.notes.push_back(f_.mtp_note);
   }
-  if (f_.mtp && mtp_layers.positive() && moe) {
-    Int layer = attn + c.experts * expert + shared_params + router + f_.norms_per_layer * w * h +
-                (c.qk_norm ? 2 * c.head_dim : Int(0));
-    Int mtp = mtp_layers * (layer + 2 * h * h + 3 * h);
-    out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),
-                        mtp_layers.str() + " · (one MoE layer " + commas(layer.count().value_or(0)) + " + " + f_.mtp_proj +
-                            " 2·" + hs + "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
-    out_.mtp_total = mtp.count().value_or(0);
-  }
+  if (!layers.positive() || !moe_) return;
+  Int layer = attn_ + c.experts * expert_ + shared_params_ + router_ + f_.norms_per_layer * f_.norm_weights * h +
+              (c.qk_norm ? 2 * c.head_dim : Int(0));
+  Int mtp = layers * (layer + 2 * h * h + 3 * h);
+  std::string hs = h.str();
+  out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),
+                      layers.str() + " · (one MoE layer " + commas(layer.count().value_or(0)) + " + " + f_.mtp_proj + " 2·" + hs +
+                          "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
+  out_.mtp_total = mtp.count().value_or(0);
+}
+
+std::optional<FamilyCount> Counter::run() {
+  if (!required() || !plan() || !sizes()) return std::nullopt;
+  out_.family = f_.name;
+  bool ok = mixer_parts();
+  ok &= feed_forward_parts();
+  ok &= closing_parts();
+  active();
+  caches();
+  mtp();
   if (!ok || !total_.non_negative()) return std::nullopt;  // a product that does not fit in 64 bits
   out_.total = *total_.count();
   return out_;
