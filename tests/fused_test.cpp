@@ -141,6 +141,20 @@ TEST_CASE("com.microsoft Attention: qkv_hidden_sizes splits the packed weight un
     // 4,160 + 4,160 + 2,080 + (32 x 64 + 64 = 2,112) = 12,512
     CHECK(b.total == 12512);
   }
+  SECTION("qkv_hidden_sizes [-32, 32, 96] (a hostile file): not a split, and no share larger than its tensor") {
+    // The weight is [64, 96] (-32 + 32 + 96 = 96 columns): a negative size splits nothing, so
+    // Q, K and V are not found and the block holds only O, 96 x 64 + 64 = 6,208.
+    GraphBuilder n = packed_attention("Attention", {-32, 32, 96}, true);
+    auto r = testutil::matched(n.m);
+    REQUIRE(r->result.blocks.size() == 1);
+    const AttentionBlock& b = r->result.blocks[0];
+    CHECK_FALSE(b.q.found);
+    CHECK_FALSE(b.k.found);
+    CHECK_FALSE(b.v.found);
+    CHECK(b.total == 6208);
+    REQUIRE(b.notes.size() == 1);
+    CHECK(b.notes[0] == "qkv_hidden_sizes [-32, 32, 96] do not split the 96 outputs of the packed weight");
+  }
 }
 
 TEST_CASE("com.microsoft PackedAttention: weight and bias in inputs 1 and 2", "[fused]") {

@@ -113,8 +113,21 @@ AttentionBlock Matcher::fused(int g, int ni) {
       }
       if (auto bias = walker_.weight_of(g, input(desc.packed_bias))) packed.bias = bias->weight;
       std::vector<Int> sizes;
-      if (auto qkv = detail::attr_ints(n, "qkv_hidden_sizes"); qkv && qkv->size() == 3) sizes.assign(qkv->begin(), qkv->end());
-      else if (Int third = exact_div(packed.out, 3)) sizes = {third, third, third};
+      auto qkv = detail::attr_ints(n, "qkv_hidden_sizes");
+      if (qkv && qkv->size() == 3) {
+        // Only sizes that are not negative and add up to the packed weight's outputs split it.
+        Int sum = 0;
+        bool valid = true;
+        for (int64_t v : *qkv) {
+          valid = valid && v >= 0;
+          sum = sum + v;
+        }
+        if (valid && same(sum, packed.out)) sizes.assign(qkv->begin(), qkv->end());
+        else b.notes.push_back("qkv_hidden_sizes " + format_ints(IntVector(qkv->begin(), qkv->end())) + " do not split the " +
+                               packed.out.str("unknown") + " outputs of the packed weight");
+      } else if (Int third = exact_div(packed.out, 3)) {
+        sizes = {third, third, third};
+      }
       Int offset = 0;
       RoleHit* roles[] = {&q, &k, &v};
       for (size_t i = 0; i < 3 && sizes.size() == 3; ++i) {
@@ -124,7 +137,9 @@ AttentionBlock Matcher::fused(int g, int ni) {
         roles[i]->present = true;
         offset += sizes[i];
       }
-      if (sizes.empty()) b.notes.push_back("cannot split the packed weight of " + packed.out.str("unknown") + " outputs into Q, K and V");
+      if (sizes.empty() && !(qkv && qkv->size() == 3)) {
+        b.notes.push_back("cannot split the packed weight of " + packed.out.str("unknown") + " outputs into Q, K and V");
+      }
     }
     b.kind = "self";
   } else {
