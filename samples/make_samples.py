@@ -855,7 +855,7 @@ def export(model, inputs, path, input_names, output_names, dynamic_axes=None):
     return proto
 
 
-def write_counts(path, comments, total, params, buffers, blocks, moe=()):
+def write_counts(path, comments, total, params, buffers, blocks, moe=(), mixers=()):
     lines = ["# " + c for c in comments]
     lines.append("# made by torch %s, onnx %s, opset %d" % (torch.__version__, onnx.__version__,
                                                              OPSET))
@@ -869,6 +869,8 @@ def write_counts(path, comments, total, params, buffers, blocks, moe=()):
                      + "\textras=%d" % blk.get("extras", 0))
     for i, layer in enumerate(moe):
         lines.append("moe\t%d\t" % i + "\t".join("%s=%s" % (k, layer[k]) for k in MOE_KEYS))
+    for i, mixer in enumerate(mixers):
+        lines.append("mixer\t%d\t" % i + "\t".join("%s=%s" % (k, mixer[k]) for k in MIXER_KEYS))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -1482,7 +1484,8 @@ def build(spec):
         os.remove(data_path)
 
     moe = [m.moe_layer() for m in model.modules() if isinstance(m, MoELayer)]
-    write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks, moe)
+    mixers = [m.mixer() for m in model.modules() if isinstance(m, TokenMixer)]
+    write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks, moe, mixers)
     if hasattr(model, "config"):
         with open(os.path.join(HERE, name + ".config.json"), "w") as f:
             f.write(json.dumps(model.config(), indent=2, sort_keys=True) + "\n")
@@ -1597,6 +1600,120 @@ QDQ_NOTE = """eager-mode static quantization with torch.ao.quantization: every L
   `model.parameters()` no longer sees them: the sidecar's param lines and total are the float
   model's, checked equal to the converted model's remaining parameters plus the element counts of
   each quantized Linear's `weight()` and `bias()`."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Hybrids: token mixers that are not softmax attention beside attention layers.
+
+MIXER_KEYS = ("kind", "parameters", "state")
+
+
+class TokenMixer(nn.Module):
+    """Base of the mixers: mixer() reports its kind, parameters and recurrent state per sequence
+    (elements), read from the module itself."""
+
+    def mixer(self):
+        return dict(kind=self.kind, parameters=sum(p.numel() for p in self.parameters()), state=self.state())
+
+
+class LinearAttentionMixer(TokenMixer):
+    """Causal linear attention (Katharopoulos et al., 2020): q, k through the feature map elu + 1,
+    the state S_t = sum_{i <= t} phi(k_i) v_i^T (heads x d x d) and its normaliser z_t = sum phi(k_i)
+    (heads x d) as cumulative sums over the sequence; no Softmax."""
+    kind = "linear_attention"
+
+    def __init__(self, width=E, heads=H):
+        super().__init__()
+        self.h, self.d = heads, width // heads
+        self.q_proj, self.k_proj = nn.Linear(width, width, bias=False), nn.Linear(width, width, bias=False)
+        self.v_proj, self.o_proj = nn.Linear(width, width, bias=False), nn.Linear(width, width, bias=False)
+
+    def state(self):
+        return self.h * self.d * self.d + self.h * self.d
+
+    def forward(self, x):
+        b, s, w = x.shape
+        q = F.elu(self.q_proj(x).view(b, s, self.h, self.d)) + 1
+        k = F.elu(self.k_proj(x).view(b, s, self.h, self.d)) + 1
+        v = self.v_proj(x).view(b, s, self.h, self.d)
+        kv = torch.cumsum(k.unsqueeze(-1) * v.unsqueeze(-2), dim=1)
+        z = torch.cumsum(k, dim=1)
+        num = (q.unsqueeze(-1) * kv).sum(-2)
+        den = (q * z).sum(-1, keepdim=True) + 1e-6
+        return self.o_proj((num / den).reshape(b, s, w))
+
+
+class MambaMixer(TokenMixer):
+    """A Mamba selective-scan mixer as the reference writes it (expand 2, state N 16, conv 4,
+    dt rank 4): in_proj, a depthwise causal Conv1d, x_proj into dt, B and C, dt_proj, A = -exp(A_log),
+    D, out_proj gated by silu(z); the recurrence h = exp(dt A) h + dt B x unrolled over the
+    sequence from a zero state."""
+    kind = "state_space"
+
+    def __init__(self, width=E, expand=2, n=16, conv=4, dt_rank=4):
+        super().__init__()
+        self.di, self.n, self.r, self.k = expand * width, n, dt_rank, conv
+        self.in_proj = nn.Linear(width, 2 * self.di, bias=False)
+        self.conv1d = nn.Conv1d(self.di, self.di, conv, groups=self.di, padding=conv - 1)
+        self.x_proj = nn.Linear(self.di, dt_rank + 2 * n, bias=False)
+        self.dt_proj = nn.Linear(dt_rank, self.di)
+        self.A_log = nn.Parameter(torch.log(torch.arange(1, n + 1).float()).repeat(self.di, 1))
+        self.D = nn.Parameter(torch.ones(self.di))
+        self.out_proj = nn.Linear(self.di, width, bias=False)
+
+    def state(self):
+        return (self.k - 1) * self.di + self.di * self.n  # the conv state and the SSM state
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        xs, z = self.in_proj(x).chunk(2, dim=-1)
+        xs = F.silu(self.conv1d(xs.transpose(1, 2))[..., :s].transpose(1, 2))
+        dt, Bm, Cm = torch.split(self.x_proj(xs), [self.r, self.n, self.n], dim=-1)
+        dt = F.softplus(self.dt_proj(dt))
+        A = -torch.exp(self.A_log)
+        h = torch.zeros(b, self.di, self.n)
+        ys = []
+        for t in range(s):
+            h = torch.exp(dt[:, t, :, None] * A) * h + dt[:, t, :, None] * Bm[:, t, None, :] * xs[:, t, :, None]
+            ys.append((h * Cm[:, t, None, :]).sum(-1))
+        y = torch.stack(ys, 1) + xs * self.D
+        return self.out_proj(y * F.silu(z))
+
+
+class HybridDecoder(nn.Module):
+    """Pre-norm layers x + mixer(norm(x)) over an embedding, each layer's mixer made by the next
+    entry of `mixers` (a TokenMixer or an attention block), no feed-forward, and an untied LM head."""
+
+    def __init__(self, mixers):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, E)
+        self.layers = nn.ModuleList(nn.ModuleDict({"norm": RMSNorm(), "mixer": make()}) for make in mixers)
+        self.norm = RMSNorm()
+        self.lm_head = nn.Linear(E, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = x + layer["mixer"](layer["norm"](x))
+        return self.lm_head(self.norm(x))
+
+
+@sample("hybrid_linear", "four decoder layers: three causal linear-attention mixers (q/k/v/o Linear(32, 32), elu + 1, "
+        "4 heads of 8) and one GQA softmax attention layer; RMSNorms, no feed-forward, untied LM head",
+        "linear attention: no Softmax, cumulative sums of k·vᵀ and of k (CumSum) carry the state; a token "
+        "mixer of its own with its recurrent state (4 x 8 x 8 + 4 x 8 elements per layer)", "static")
+def make_hybrid_linear():
+    return HybridDecoder([LinearAttentionMixer] * 3 + [LlamaAttention]), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
+
+
+@sample("hybrid_mamba", "Jamba-style: four decoder layers alternating Mamba selective-scan mixers (d_inner 64, N 16, "
+        "conv 4, dt rank 4) and GQA softmax attention; RMSNorms, no feed-forward, untied LM head",
+        "a depthwise causal Conv1d and A_log through Exp prove a state-space mixer; the recurrence is "
+        "unrolled over the sequence from a zero state the exporter stores as a constant (a buffer, not "
+        "a parameter); state (4 - 1) x 64 + 64 x 16 elements per mixer", "static")
+def make_hybrid_mamba():
+    return (HybridDecoder([MambaMixer, LlamaAttention, MambaMixer, LlamaAttention]), [torch.randint(0, VOCAB, (B, S))],
+            ["ids"], ["logits"], None)
 
 
 def main():

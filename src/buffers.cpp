@@ -313,6 +313,54 @@ std::string scalar_constant(const Model& m, const Weight& w) {
   return "a scalar constant " + number(value) + ", " + role;
 }
 
+// Constants the exporter computed in forward from a parameter and stored beside it: a tensor of
+// a parameter's element count whose values are -exp (or exp) of that parameter's, as Mamba's
+// A = -exp(A_log) folds. By weight index, with the reason. Only parameters read by Exp are
+// sources, and only tensors of the same element count are compared.
+std::map<int, std::string> folded_from_parameters(const Model& m, const std::set<int>& claimed) {
+  std::map<int, std::string> out;
+  std::map<uint64_t, std::vector<int>> by_elements;
+  for (size_t i = 0; i < m.weights.size(); ++i) {
+    const Weight& w = m.weights[i];
+    if (w.parameter && w.elements >= 2 && w.elements <= kMostHeadSlice && !claimed.count(static_cast<int>(i))) {
+      by_elements[w.elements].push_back(static_cast<int>(i));
+    }
+  }
+  for (size_t si = 0; si < m.weights.size(); ++si) {
+    const Weight& src = m.weights[si];
+    if (!src.parameter || src.elements < 2 || src.elements > kMostHeadSlice) continue;
+    bool exp_read = std::any_of(src.consumers.begin(), src.consumers.end(), [&](int ni) {
+      return m.nodes[static_cast<size_t>(ni)].rec->op_type() == "Exp"sv;
+    });
+    auto candidates = by_elements.find(src.elements);
+    if (!exp_read || candidates == by_elements.end()) continue;
+    std::vector<double> values;
+    values.reserve(static_cast<size_t>(src.elements));
+    if (!for_each_value(src, [&](uint64_t, double v) {
+          values.push_back(v);
+          return true;
+        })) {
+      continue;
+    }
+    for (int ti : candidates->second) {
+      if (ti == static_cast<int>(si) || out.count(ti)) continue;
+      int sign = 0;  // -1: -exp, +1: exp, 0: not yet seen
+      bool ok = for_each_value(m.weights[static_cast<size_t>(ti)], [&](uint64_t index, double v) {
+        double e = std::exp(values[static_cast<size_t>(index)]);
+        int s = std::fabs(v + e) <= 1e-5 * e + 1e-30 ? -1 : std::fabs(v - e) <= 1e-5 * e + 1e-30 ? 1 : 0;
+        if (s == 0 || (sign != 0 && s != sign)) return false;
+        sign = s;
+        return true;
+      });
+      if (ok) {
+        out[ti] = std::string("a constant the exporter computed from the parameter '") + std::string(src.name) + "' (" +
+                  (sign < 0 ? "-exp" : "exp") + " of it, folded out of forward): not a second parameter";
+      }
+    }
+  }
+  return out;
+}
+
 std::string by_values(const Weight& w) {
   if (w.elements > kMostValues) return "";
   for (auto check : {additive_mask, triangle_mask, alibi, alibi_slopes, relative_distances, rotary_table,
@@ -324,6 +372,15 @@ std::string by_values(const Weight& w) {
 }
 
 }  // namespace
+
+void add_buffers(FrameworkView& view, const std::vector<BufferTensor>& more, const Model& model) {
+  for (const auto& b : more) {
+    uint64_t n = model.weights[static_cast<size_t>(b.weight)].elements;
+    view.buffers.push_back(b);
+    view.buffer_elements += n;
+    view.parameters = view.parameters >= n ? view.parameters - n : 0;
+  }
+}
 
 FrameworkView framework_view(const Model& model, const AttentionResult& attention,
                              const std::vector<DuplicatePair>& duplicates, uint64_t unique, bool read_values) {
@@ -338,11 +395,19 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
   }
   for (const auto& d : duplicates) claimed.insert(d.copy);
 
+  std::map<int, std::string> folded = read_values ? folded_from_parameters(model, claimed) : std::map<int, std::string>();
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 1) continue;
     std::string why = cache_slot(model, w);
     if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w);
+    // A 0/1 triangle is a cumulative sum written as a product (or a mask), whatever reads it: a
+    // learned weight is never exactly that.
+    if (why.empty() && read_values && w.elements <= kMostValues) why = triangle_mask(w);
+    if (why.empty()) {
+      auto it = folded.find(static_cast<int>(i));
+      if (it != folded.end()) why = it->second;
+    }
     if (why.empty() && read_values) why = scatter_target(model, w);
     if (why.empty() && read_values && w.elements == 1) {
       if (std::string c = scalar_constant(model, w); !c.empty()) {

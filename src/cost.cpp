@@ -91,7 +91,7 @@ int kv_dtype_bits(const std::string& name) {
   throw InputError("'" + name + "' is not a K/V cache type (float32, float16, bfloat16, float8, int8, int4)");
 }
 
-Cost estimate_cost(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+Cost estimate_cost(const Model& model, const AttentionResult& attention, const ExpertResult& experts, const MixerResult& mixers,
                    const Composition& composition, const CostOptions& options) {
   Cost c;
   c.context = options.context;
@@ -281,6 +281,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       if (part == Part::RoutedExperts) continue;  // counted per layer below: only the k a token runs
       if (lm_head) add_to(c.macs_lm_head, w->elements, overflow);
       else if (part == Part::FeedForward) add_to(c.macs_feed_forward, w->elements, overflow);
+      else if (part == Part::Mixers) add_to(c.macs_mixers, w->elements, overflow);
       else add_to(c.macs_other, w->elements, overflow);
     }
   }
@@ -304,8 +305,17 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
                       " are left out of the MACs: the size of one expert or k is unknown");
   }
   for (uint64_t v : {c.macs_attention_projections, c.macs_attention_scores, c.macs_feed_forward, c.macs_experts,
-                     c.macs_lm_head, c.macs_other}) {
+                     c.macs_lm_head, c.macs_mixers, c.macs_other}) {
     add_to(c.macs_per_token, v, overflow);
+  }
+  // The mixers' recurrent state per sequence: constant in the context.
+  for (const auto& mx : mixers.mixers) {
+    if (!mx.state_bytes) {
+      c.state_lower_bound = true;
+      continue;
+    }
+    auto b = times(*mx.state_bytes, options.batch);
+    if (!b || add_overflows(c.state_bytes, *b, &c.state_bytes)) overflow = true;
   }
   // The cache at the context: each block keeps min(context, window) tokens of K/V.
   {

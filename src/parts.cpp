@@ -19,6 +19,7 @@ const char* part_name(Part p) {
     case Part::Buffers: return "buffers";
     case Part::Constants: return "constants";
     case Part::LMHead: return "lm_head";
+    case Part::Mixers: return "mixers";
     case Part::Other: return "other";
   }
   return "other";
@@ -182,7 +183,7 @@ Part lm_head(const Model& m, const Weight& w, const std::set<std::pair<int64_t, 
 }  // namespace
 
 Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework) {
+                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework) {
   // Categories by their Part names, kept short for the classification below.
   constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
                  FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
@@ -221,6 +222,13 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
   for (const auto& c : framework.constants) {
     category[static_cast<size_t>(c.weight)] = Part::Constants;
     decided[static_cast<size_t>(c.weight)] = true;
+  }
+  for (const auto& mx : mixers.mixers) {
+    for (const auto& t : mx.tensors) {
+      if (decided[static_cast<size_t>(t.weight)]) continue;
+      category[static_cast<size_t>(t.weight)] = Part::Mixers;
+      decided[static_cast<size_t>(t.weight)] = true;
+    }
   }
   std::vector<bool> ffn = feed_forward_tensors(model, budget);
   // The vocabularies and widths of the embedding tables, for the LM head below.
@@ -297,6 +305,7 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       case Part::Buffers: c.buffers += w.elements; break;
       case Part::Constants: c.constants += w.elements; break;
       case Part::LMHead: c.lm_head += w.elements; break;
+      case Part::Mixers: c.mixers += w.elements; break;
       case Part::Other:
         c.other += w.elements;
         c.unclaimed.push_back(static_cast<int>(i));

@@ -27,7 +27,7 @@ namespace {
 // beside the model is looked for ("" for none).
 Audit audit_loaded(Model model, const std::string& path, const AuditOptions& options, StageTimes& t,
                    std::chrono::steady_clock::time_point clock) {
-  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}};
+  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
   a.attention = match_attention(a.model, &t.shapes);
@@ -40,11 +40,14 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
   find_windows(a.model, a.attention, options.compare_content);  // a stored band mask is read here
   t.content = ms_since(clock);
+  a.mixers = match_mixers(a.model, a.attention, a.experts, a.framework);  // after buffers: they are not a mixer's
+  add_buffers(a.framework, a.mixers.built, a.model);
+  t.match += ms_since(clock);
   if (!a.experts.layers.empty() && a.experts.idle && *a.experts.idle <= a.framework.parameters) {
     a.active_parameters = a.framework.parameters - *a.experts.idle;
   }
-  a.composition = compose(a.model, a.attention, a.experts, a.duplicates, a.framework);
-  a.cost = estimate_cost(a.model, a.attention, a.experts, a.composition, options.cost);
+  a.composition = compose(a.model, a.attention, a.experts, a.mixers, a.duplicates, a.framework);
+  a.cost = estimate_cost(a.model, a.attention, a.experts, a.mixers, a.composition, options.cost);
   if (!options.model_config.empty()) {
     a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
   } else if (std::string beside = options.find_model_config && !path.empty() ? find_model_config(path) : "";

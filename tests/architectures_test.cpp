@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -171,4 +172,43 @@ TEST_CASE("GroupQueryAttention's local_window_size is its window: the token and 
     CHECK(a.cost.kv_bytes_at_context == 2304);
     CHECK(a.cost.kv_window_saved_bytes == 1046272);
   }
+}
+
+TEST_CASE("constants the exporter computed in forward are not parameters: -exp(A_log), a 0/1 triangle", "[architectures][mixers]") {
+  // A_log [4, 3] (12 elements, a parameter read by Exp), and beside it the stored constant
+  // [1, 4, 3] holding -exp(A_log) element for element, as an exporter folds A = -exp(A_log); and
+  // a 0/1 lower-triangular [5, 5] read by MatMul (a cumulative sum written as a product). Neither
+  // constant is a second parameter: stored 12 + 12 + 25 + the projection 4 x 4 = 65, framework
+  // 12 + 16 = 28.
+  GraphBuilder n;
+  n.input("x", {1, 5, 4});
+  std::vector<float> a_log(12);
+  for (size_t i = 0; i < a_log.size(); ++i) a_log[i] = 0.1f * static_cast<float>(i) - 0.3f;
+  onnx::TensorProto a = testutil::tensor("A_log", {4, 3}, kFloat, true);
+  a.set_raw_data(std::string(reinterpret_cast<const char*>(a_log.data()), a_log.size() * 4));
+  *n.g->add_initializer() = a;
+  std::vector<float> folded(12);
+  for (size_t i = 0; i < folded.size(); ++i) folded[i] = -std::exp(a_log[i]);
+  onnx::TensorProto f = testutil::tensor("A_folded", {1, 4, 3}, kFloat, true);
+  f.set_raw_data(std::string(reinterpret_cast<const char*>(folded.data()), folded.size() * 4));
+  *n.g->add_initializer() = f;
+  *n.g->add_initializer() = grid("tri", 5, kFloat, [](int64_t i, int64_t j) { return j <= i ? 1.0 : 0.0; });
+  n.g->mutable_initializer(n.g->initializer_size() - 1)->clear_dims();
+  n.g->mutable_initializer(n.g->initializer_size() - 1)->add_dims(5);
+  n.g->mutable_initializer(n.g->initializer_size() - 1)->add_dims(5);
+  n.op("Exp", {"A_log"}, "A_exp");
+  n.op("Mul", {"A_exp", "A_folded"}, "decay");
+  std::string h = n.linear("x", "proj", 4, 4, false);
+  n.op("MatMul", {"tri", h}, "cumulative");  // [5, 5] x [1, 5, 4]: the running sum over positions
+  n.output("decay");
+  n.output("cumulative");
+  auto r = testutil::audited(n.m);
+  const Audit& a_ = r->audit;
+  CHECK(a_.inventory.stored == 65);
+  CHECK(a_.framework.parameters == 28);
+  std::map<std::string, std::string> reasons;
+  for (const auto& b : a_.framework.buffers) reasons[std::string(a_.model.weights[static_cast<size_t>(b.weight)].name)] = b.reason;
+  CHECK(reasons["A_folded"] == "a constant the exporter computed from the parameter 'A_log' (-exp of it, folded out of forward): "
+                               "not a second parameter");
+  CHECK(reasons["tri"] == "a causal mask: 0/1 lower-triangular over the last two axes");
 }

@@ -24,6 +24,7 @@ struct ExpectedBlock {
 struct Expected {
   uint64_t total = 0;
   std::vector<ExpectedBlock> blocks;
+  std::vector<ExpectedBlock> mixers;  // "mixer" lines: kind, parameters, state (elements)
 };
 
 Expected read_counts(const std::string& name) {
@@ -40,7 +41,7 @@ Expected read_counts(const std::string& name) {
       std::string v;
       std::getline(s, v, '\t');
       e.total = std::stoull(v);
-    } else if (kind == "block") {
+    } else if (kind == "block" || kind == "mixer") {
       ExpectedBlock b;
       std::string field;
       std::getline(s, field, '\t');  // index
@@ -48,7 +49,7 @@ Expected read_counts(const std::string& name) {
         auto eq = field.find('=');
         b.fields[field.substr(0, eq)] = field.substr(eq + 1);
       }
-      e.blocks.push_back(b);
+      (kind == "block" ? e.blocks : e.mixers).push_back(b);
     }
   }
   return e;
@@ -75,7 +76,7 @@ void check_invariants(const Audit& a) {
   const Composition& c = a.composition;
   // Every parameter tensor is in one part, so the parts add up to what is stored.
   CHECK(c.attention + c.embeddings + c.feed_forward + c.routed_experts + c.routers + c.norms + c.buffers + c.constants +
-            c.lm_head + c.other ==
+            c.lm_head + c.mixers + c.other ==
         a.inventory.stored);
   uint64_t unclaimed = 0;
   for (int wi : c.unclaimed) unclaimed += a.model.weights[static_cast<size_t>(wi)].elements;
@@ -438,4 +439,35 @@ TEST_CASE("latent attention in the absorbed form is reported as unmatched, with 
   size_t warnings = 0;
   for (const auto& f : a.findings) warnings += f.rule == "unmatched-softmax" ? 1 : 0;
   CHECK(warnings == 1);
+}
+
+TEST_CASE("hybrid samples: each token mixer's kind, parameters and recurrent state as PyTorch's module has them", "[samples][mixers]") {
+  // hybrid_linear: three linear-attention mixers of q/k/v/o Linear(32, 32), 4 x 1,024 = 4,096
+  // each, state 4 heads x 8 x 8 (k·vᵀ) + 4 x 8 (the normaliser) = 288 elements; hybrid_mamba: two
+  // Mamba mixers of 10,176 (in_proj 32·128, conv1d 64·4 + 64, x_proj 64·36, dt_proj 4·64 + 64,
+  // A_log 64·16, D 64, out_proj 64·32), state (4 − 1)·64 + 64·16 = 1,216. The counts files hold
+  // what the modules report (MambaMixer.state(), LinearAttentionMixer.state()).
+  for (const char* name : {"hybrid_linear", "hybrid_mamba"}) {
+    INFO(name);
+    Audit a = audit_sample(name);
+    check_invariants(a);
+    Expected e = read_counts(name);
+    REQUIRE(a.mixers.mixers.size() == e.mixers.size());
+    uint64_t state = 0;
+    for (size_t i = 0; i < e.mixers.size(); ++i) {
+      const Mixer& mx = a.mixers.mixers[i];
+      INFO("mixer " << i);
+      CHECK(mixer_kind_name(mx.kind) == e.mixers[i].fields.at("kind"));
+      CHECK(static_cast<int64_t>(mx.total) == e.mixers[i].get("parameters"));
+      REQUIRE(mx.state_elements);
+      CHECK(static_cast<int64_t>(*mx.state_elements) == e.mixers[i].get("state"));
+      state += *mx.state_elements * 4;  // float32
+    }
+    // Nothing of a mixer is feed-forward or left over, and the framework count is torch's.
+    CHECK(a.composition.feed_forward == 0);
+    CHECK(a.composition.other == 0);
+    CHECK(a.framework.parameters == e.total);
+    CHECK(a.cost.state_bytes == state);  // --batch 1
+    CHECK(a.attention.blocks.size() == e.blocks.size());
+  }
 }

@@ -50,6 +50,10 @@ struct FrameworkView {
   bool values_read = false;
 };
 
+// Adds buffers a later stage proved (the mixers' built tensors) and takes them out of the
+// framework count.
+void add_buffers(FrameworkView& view, const std::vector<BufferTensor>& more, const Model& model);
+
 // Classifies the buffers and merged copies of an audited model. `unique` is the stored count less
 // duplicate copies (find_duplicates); `read_values` allows reading candidate tensors' bytes.
 FrameworkView framework_view(const Model& model, const AttentionResult& attention,

@@ -69,14 +69,19 @@ struct Cost {
   uint64_t macs_feed_forward = 0;
   uint64_t macs_experts = 0;  // routed experts: k of them per token in each layer
   uint64_t macs_lm_head = 0;
+  uint64_t macs_mixers = 0;  // the token mixers' projections (mixers.h)
   uint64_t macs_other = 0;  // every other matrix product with a stored weight
   uint64_t macs_per_token = 0;
   bool macs_lower_bound = false;
   std::optional<uint64_t> prefill_macs;  // a whole prompt of `context` tokens; null on overflow
+  // The recurrent state the token mixers keep per sequence (constant in the context), x batch;
+  // 0 without mixers. A lower bound when a mixer's state is unknown.
+  uint64_t state_bytes = 0;
+  bool state_lower_bound = false;
   std::vector<std::string> notes;        // what the figures leave out, in words
 };
 
-Cost estimate_cost(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+Cost estimate_cost(const Model& model, const AttentionResult& attention, const ExpertResult& experts, const MixerResult& mixers,
                    const Composition& composition, const CostOptions& options);
 
 }  // namespace headcount

@@ -1,6 +1,7 @@
 // headcount/parts.h: where the stored parameters go. Each part of a model claims the tensors it
 // proves: the attention blocks their projections and extras, the expert layers their routed
-// experts and routers, the buffers and scalar constants theirs, then the feed-forward (products
+// experts and routers, the buffers and scalar constants theirs, the token mixers (linear
+// attention, state-space layers) theirs, then the feed-forward (products
 // around an activation), embeddings (tables a Gather reads), the LM head (a product of the width
 // to an embedding's vocabulary) and norms. A tensor
 // belongs to the first part that claims it; the composition is the union of the claims, and what
@@ -15,13 +16,14 @@
 #include "headcount/buffers.h"
 #include "headcount/experts.h"
 #include "headcount/findings.h"
+#include "headcount/mixers.h"
 #include "headcount/model.h"
 
 namespace headcount {
 
-enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, LMHead, Other };
+enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, LMHead, Mixers, Other };
 // "attention", "embeddings", "norms", "feed_forward", "routed_experts", "routers", "buffers",
-// "constants", "lm_head", "other": the JSON names.
+// "constants", "lm_head", "mixers", "other": the JSON names.
 const char* part_name(Part p);
 
 struct Composition {
@@ -37,13 +39,14 @@ struct Composition {
   // An LM head with a weight of its own (untied): a product of the width to the vocabulary of an
   // embedding table. A tied head is the table itself, or a copy of it that goes with the table.
   uint64_t lm_head = 0;
+  uint64_t mixers = 0;  // token mixers that are not softmax attention (mixers.h)
   uint64_t other = 0;
   std::vector<int> unclaimed;  // parameter tensors no part claimed (weight indices, most elements first)
 };
 
 // The claims of every part, in order; a tied copy (duplicates) goes with its original.
 Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework);
+                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework);
 
 // Why no part claimed a tensor, in words: what reads it ("read by Conv 'stem'", "no node reads
 // it"), a node that none of the parts above reads as theirs.

@@ -18,6 +18,7 @@
 #include "headcount/inventory.h"
 #include "headcount/gate.h"
 #include "headcount/load.h"
+#include "headcount/mixers.h"
 #include "headcount/model.h"
 #include "headcount/parts.h"
 
@@ -42,6 +43,7 @@ struct Audit {
   Cost cost;  // the K/V cache and MACs per token at options.cost's context
   std::vector<Finding> findings;
   ExpertResult experts;  // mixture-of-experts layers (experts.h)
+  MixerResult mixers;    // token mixers that are not softmax attention (mixers.h)
   // Parameters one token runs: framework.parameters less the idle experts; null without experts
   // or when a layer's size is unknown.
   std::optional<uint64_t> active_parameters;

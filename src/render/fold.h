@@ -16,6 +16,7 @@
 #include "headcount/attention.h"
 #include "headcount/experts.h"
 #include "headcount/findings.h"
+#include "headcount/mixers.h"
 #include "headcount/numbers.h"
 
 namespace headcount::renderers {
@@ -167,6 +168,28 @@ inline std::vector<Fold> block_folds(const std::vector<AttentionBlock>& blocks, 
       blocks.size(), !all, [&](size_t i) { return blocks[i].index; },
       [&](size_t i) -> const std::string& { return blocks[i].name; },
       [&](size_t i) { return block_key(blocks[i]) + (i < extra.size() ? std::to_string(extra[i]) : std::string()); });
+}
+
+// What a mixer's row and lines show, but its index and name.
+inline std::vector<Fold> mixer_folds(const std::vector<Mixer>& mixers, bool all) {
+  return fold_runs(
+      mixers.size(), !all, [&](size_t i) { return mixers[i].index; },
+      [&](size_t i) -> const std::string& { return mixers[i].name; },
+      [&](size_t i) {
+        using fold_detail::put;
+        const Mixer& m = mixers[i];
+        std::string k;
+        put(k, std::string(mixer_kind_name(m.kind)));
+        put(k, m.total);
+        put(k, m.state_bytes ? std::to_string(*m.state_bytes) : std::string("?"));
+        for (const auto& t : m.tensors) put(k, t.role + " " + std::to_string(t.elements));
+        return k;
+      });
+}
+
+// "linear attention", "state space (Mamba)": a mixer's kind in words.
+inline std::string mixer_kind_words(MixerKind k) {
+  return k == MixerKind::LinearAttention ? "linear attention" : "state space";
 }
 
 // What an expert layer's row and notes show, but its index and name.

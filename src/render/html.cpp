@@ -58,7 +58,7 @@ struct Part {
 
 constexpr const char* kStyle = R"(
 :root{--q:#0072B2;--k:#E69F00;--v:#009E73;--o:#CC79A7;--x:#56B4E9;--emb:#D55E00;--ffn:#F0E442;--exp:#999933;
---rt:#882255;--norm:#44AA99;--buf:#BBBBBB;--const:#DDDDDD;--lm:#AA4499;--other:#666666}
+--rt:#882255;--norm:#44AA99;--buf:#BBBBBB;--const:#DDDDDD;--lm:#AA4499;--mix:#117733;--other:#666666}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#111;background:#fff;max-width:1100px;
 margin:0 auto;padding:0 12px 40px}
 h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:2px solid #111;padding-bottom:2px;word-break:break-all}
@@ -98,6 +98,7 @@ void patterns(std::ostream& out) {
       {"buf", "var(--buf)", "<circle cx='1.5' cy='1.5' r='.8' fill='#111'/><circle cx='4.5' cy='4.5' r='.8' fill='#111'/>"},
       {"const", "var(--const)", "<circle cx='3' cy='3' r='.8' fill='#111'/>"},
       {"lm", "var(--lm)", "<path d='M0 3H6M3 0V6' stroke='#fff' stroke-width='.8'/>"},
+      {"mix", "var(--mix)", "<path d='M0 0L6 6M0 6L6 0' stroke='#fff' stroke-width='.6'/>"},
       {"other", "var(--other)", "<path d='M0 6L6 0' stroke='#fff' stroke-width='1'/>"},
   };
   out << "<svg width='0' height='0' style='position:absolute' aria-hidden='true'><defs>";
@@ -140,6 +141,7 @@ std::vector<Part> parts_of(const Audit& a) {
     parts.push_back({"exp", "routed experts", c.routed_experts});
     parts.push_back({"rt", "routers", c.routers});
   }
+  if (c.mixers) parts.push_back({"mix", "token mixers", c.mixers});
   if (c.lm_head) parts.push_back({"lm", "LM head", c.lm_head});
   parts.push_back({"norm", "norms", c.norms});
   parts.push_back({"buf", "buffers", c.buffers});
@@ -162,6 +164,43 @@ void bar(std::ostream& out, const std::vector<Part>& parts, uint64_t whole, cons
     x += w;
   }
   out << "</svg>\n";
+}
+
+// The token mixers beside the attention blocks: per run of identical mixers, its tensors by role
+// drawn to scale (one bar each, class mixer), and its kind, state and evidence.
+void mixers_section(std::ostream& out, const Audit& a, bool all_blocks) {
+  const MixerResult& x = a.mixers;
+  if (x.mixers.empty()) return;
+  uint64_t widest = 1;
+  for (const auto& mx : x.mixers) widest = std::max(widest, mx.total);
+  out << "<h3>Token mixers</h3>\n<p>Layers that mix tokens without a Softmax over the context: each mixer's tensors "
+         "by role " << swatch("mix") << ", to one scale; its state per sequence does not grow with the context.</p>\n";
+  for (const auto& r : mixer_folds(x.mixers, all_blocks)) {
+    const Mixer& mx = x.mixers[r.first];
+    out << "<section class='mixer' data-first='" << r.from << "' data-last='" << r.to << "' data-blocks='" << r.count
+        << "' data-parameters='" << mx.total << "'><h4>" << (r.folded() ? "mixers " : "mixer ") << index_range(r.from, r.to)
+        << (r.folded() ? " (" + with_commas(r.count) + " identical)" : std::string()) << ": " << esc(r.name) << "</h4>\n";
+    out << "<p class='facts'>" << (r.folded() ? "each: " : "") << esc(mixer_kind_words(mx.kind)) << "; "
+        << count_of(mx.total, "parameter", "parameters") << "; state "
+        << (mx.state_bytes ? with_commas(*mx.state_bytes) + " bytes per sequence" : std::string("unknown"))
+        << ". <small>" << esc(mx.evidence) << "</small></p>\n";
+    std::vector<Part> parts;
+    for (const auto& t : mx.tensors) parts.push_back({"mix", t.role, t.elements});
+    // Drawn to the widest mixer's scale: the bar's width is this mixer's share of it.
+    double height = 22;
+    out << "<svg class='mixer' viewBox='0 0 1000 " << num(height) << "' preserveAspectRatio='none' role='img' aria-label='"
+        << esc(r.name) << " by role' data-total='" << mx.total << "' data-widest='" << widest << "'>";
+    double xpos = 0;
+    for (const auto& p : parts) {
+      if (p.count == 0) continue;
+      double w = 1000.0 * static_cast<double>(p.count) / static_cast<double>(widest);
+      out << "<rect class='seg seg-mix' x='" << num(xpos) << "' y='0' width='" << num(w) << "' height='" << num(height)
+          << "' fill='url(#p-mix)' stroke='#fff' data-count='" << p.count << "'><title>" << esc(p.label) << ": "
+          << count_of(p.count, "parameter", "parameters") << "</title></rect>";
+      xpos += w;
+    }
+    out << "</svg>\n</section>\n";
+  }
 }
 
 // The feed-forward parameters that follow each block in the graph's order: a feed-forward tensor
@@ -409,6 +448,9 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
            bound + with_commas(*c.kv_bytes_at_context) + " bytes");
     }
     if (c.cross_kv_bytes_per_encoder_token) crow("cross-attention K/V per encoder token", with_commas(c.cross_kv_bytes_per_encoder_token) + " bytes");
+    if (c.state_bytes || c.state_lower_bound) {
+      crow("recurrent state per sequence (token mixers)", (c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes");
+    }
     crow("MACs per token at " + with_commas(c.context) + " tokens", (c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token));
     if (c.prefill_macs) crow("prefill of " + with_commas(c.context) + " tokens", with_commas(*c.prefill_macs) + " MACs");
     out << "</table></div>\n";
@@ -445,6 +487,7 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
     }
     for (size_t i = 0; i < runs.size(); ++i) block_section(out, a, runs[i], findings, mine[i], anchor);
   }
+  mixers_section(out, a, all_blocks);
   if (!a.findings.empty()) {
     out << "<h3>Findings</h3>\n<ol>";
     for (const auto& g : findings) {

@@ -51,6 +51,40 @@ void write_optional_count(JsonWriter& j, const std::string& k, const std::option
   else j.null();
 }
 
+void write_mixers(JsonWriter& j, const Audit& a) {
+  const Model& m = a.model;
+  j.key("mixers").begin_object();
+  j.key("notes").begin_array();
+  for (const auto& n : a.mixers.notes) j.value(n);
+  j.end_array();
+  j.key("layers").begin_array();
+  for (const auto& mx : a.mixers.mixers) {
+    j.begin_object();
+    j.field("index", static_cast<int64_t>(mx.index));
+    j.field("name", mx.name);
+    j.field("kind", mixer_kind_name(mx.kind));
+    j.field("evidence", mx.evidence);
+    j.field("parameters", mx.total);
+    j.key("tensors").begin_array();
+    for (const auto& t : mx.tensors) {
+      const Weight& w = m.weights[static_cast<size_t>(t.weight)];
+      j.begin_object().field("name", w.name).field("role", t.role);
+      j.key("shape").int_array(w.dims);
+      j.field("elements", t.elements).end_object();
+    }
+    j.end_array();
+    write_optional_count(j, "state_elements", mx.state_elements);
+    write_optional_count(j, "state_bytes", mx.state_bytes);
+    j.field("state_from", mx.state_from);
+    j.key("notes").begin_array();
+    for (const auto& n : mx.notes) j.value(n);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
 void write_experts(JsonWriter& j, const Audit& a) {
   j.key("experts").begin_object();
   write_optional_count(j, "active_parameters", a.active_parameters);
@@ -98,8 +132,13 @@ void write_cost(JsonWriter& j, const Cost& c) {
   j.field("feed_forward", c.macs_feed_forward);
   j.field("experts", c.macs_experts);
   j.field("lm_head", c.macs_lm_head);
+  j.field("mixers", c.macs_mixers);
   j.field("other", c.macs_other);
   write_optional_count(j, "prefill", c.prefill_macs);
+  j.end_object();
+  j.key("state").begin_object();
+  j.field("bytes_per_sequence", c.state_bytes);
+  j.field("lower_bound", c.state_lower_bound);
   j.end_object();
   j.key("blocks").begin_array();
   for (const auto& b : c.blocks) {
@@ -174,6 +213,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.field("buffers", a.composition.buffers);
   j.field("constants", a.composition.constants);
   j.field("lm_head", a.composition.lm_head);
+  j.field("mixers", a.composition.mixers);
   j.field("other", a.composition.other);
   j.end_object();
   j.end_object();
@@ -344,6 +384,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   }
 
   write_experts(j, a);
+  write_mixers(j, a);
   write_cost(j, a.cost);
 
   j.key("findings").begin_array();

@@ -25,6 +25,46 @@ bool fold_legend(const std::vector<Fold>& runs, const char* plural, const char* 
   return false;
 }
 
+// The token mixers that are not softmax attention: a table, each distinct mixer's tensors by
+// role, and what proves them.
+void mixers_text(const Audit& a, bool all_blocks, std::ostream& out) {
+  const MixerResult& x = a.mixers;
+  if (x.mixers.empty() && x.notes.empty()) return;
+  out << "\ntoken mixers (not softmax attention)\n";
+  if (!x.mixers.empty()) {
+    std::vector<Fold> runs = mixer_folds(x.mixers, all_blocks);
+    Table t;
+    t.right = {true, false, false, true, true};
+    t.rows.push_back({"#", "name", "kind", "parameters", "state/sequence"});
+    for (const auto& r : runs) {
+      const Mixer& mx = x.mixers[r.first];
+      t.rows.push_back({fold_cell(r), truncate(r.name, 24), mixer_kind_words(mx.kind), with_commas(mx.total),
+                        mx.state_bytes ? binary_bytes(*mx.state_bytes) : std::string("?")});
+    }
+    t.print(out, "  ");
+    out << "  state/sequence: the recurrent state a decoder keeps per sequence, whatever the context.\n";
+    fold_legend(runs, "mixers", "mixer", out);
+    for (const auto& r : runs) {
+      const Mixer& mx = x.mixers[r.first];
+      // Its tensors by role (a weight and its bias under one role), in the order they run.
+      std::vector<std::pair<std::string, uint64_t>> roles;
+      for (const auto& tn : mx.tensors) {
+        auto it = std::find_if(roles.begin(), roles.end(), [&](const auto& p) { return p.first == tn.role; });
+        if (it == roles.end()) roles.push_back({tn.role, tn.elements});
+        else it->second += tn.elements;
+      }
+      std::string list;
+      for (const auto& [role, n] : roles) list += (list.empty() ? "" : ", ") + role + " " + with_commas(n);
+      std::string which = std::string(r.folded() ? "mixers " : "mixer ") + index_range(r.from, r.to) + ": ";
+      out << "  " << wrap(which + list, 2, 4) << "\n";
+      out << "    " << wrap("evidence: " + mx.evidence, 4, 6) << "\n";
+      out << "    " << wrap("state: " + (mx.state_from.empty() ? std::string("unknown") : mx.state_from), 4, 6) << "\n";
+      for (const auto& note : mx.notes) out << "    " << wrap(note, 4, 6) << "\n";
+    }
+  }
+  for (const auto& note : x.notes) out << "  " << wrap(note, 2, 4) << "\n";
+}
+
 // The mixture-of-experts layers: a table, then the active count.
 void experts_text(const Audit& a, bool all_blocks, std::ostream& out) {
   const ExpertResult& x = a.experts;
@@ -143,6 +183,12 @@ void cost_text(const Cost& c, std::ostream& out) {
                             " bytes per encoder token, computed once per sequence from the encoder's output");
     }
   }
+  if (c.state_bytes || c.state_lower_bound) {
+    line("state", std::string(c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes (" +
+                      binary_bytes(c.state_bytes) + ") of recurrent state in the token mixers" +
+                      (c.batch > 1 ? " for " + with_commas(c.batch) + " sequences" : " per sequence") +
+                      ", whatever the context" + (c.state_lower_bound ? "; a mixer's state is unknown" : ""));
+  }
   std::string macs = std::string(c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token) + ": ";
   std::vector<std::string> parts;
   if (c.macs_attention_projections) parts.push_back("attention projections " + with_commas(c.macs_attention_projections));
@@ -150,6 +196,7 @@ void cost_text(const Cost& c, std::ostream& out) {
   if (c.macs_feed_forward) parts.push_back("feed-forward " + with_commas(c.macs_feed_forward));
   if (c.macs_experts) parts.push_back("routed experts " + with_commas(c.macs_experts) + " (the k each token runs)");
   if (c.macs_lm_head) parts.push_back("LM head " + with_commas(c.macs_lm_head));
+  if (c.macs_mixers) parts.push_back("token mixers " + with_commas(c.macs_mixers));
   if (c.macs_other) parts.push_back("other products " + with_commas(c.macs_other));
   for (size_t i = 0; i < parts.size(); ++i) macs += (i ? ", " : "") + parts[i];
   if (parts.empty()) macs += "no matrix product with a stored weight";
@@ -196,6 +243,11 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   const auto& att = a.attention;
   out << "  attention   " << with_commas(att.parameters) << " in " << count_of(att.blocks.size(), "block", "blocks") << " ("
       << percent(att.parameters, inv.stored) << " of stored)\n";
+  if (!a.mixers.mixers.empty()) {
+    out << "  mixers      " << with_commas(a.composition.mixers) << " in "
+        << count_of(a.mixers.mixers.size(), "token mixer", "token mixers") << " (" << percent(a.composition.mixers, inv.stored)
+        << " of stored), not softmax attention\n";
+  }
 
   // Runs of identical consecutive blocks, one row each (--all-blocks: one row per block).
   const std::vector<Fold> runs = block_folds(att.blocks, options.all_blocks);
@@ -269,6 +321,8 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     }
   }
 
+  mixers_text(a, options.all_blocks, out);
+
   if (!a.findings.empty()) {
     out << "\nfindings\n";
     bool folded = false;
@@ -318,12 +372,14 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   for (auto [label, v] : {std::pair<const char*, uint64_t>{"attention (Q/K/V/O)", comp.attention},
                           {"embeddings", comp.embeddings}, {"feed-forward", comp.feed_forward},
                           {"routed experts", comp.routed_experts}, {"routers", comp.routers},
-                          {"LM head", comp.lm_head}, {"norms", comp.norms}, {"buffers", comp.buffers},
+                          {"token mixers", comp.mixers}, {"LM head", comp.lm_head}, {"norms", comp.norms},
+                          {"buffers", comp.buffers},
                           {"scalar constants", comp.constants}, {"everything else", comp.other}}) {
     bool moe_row = std::string(label) == "routed experts" || std::string(label) == "routers";
     if (moe_row && a.experts.layers.empty()) continue;  // only a mixture of experts has them
     if (std::string(label) == "scalar constants" && fw.constants.empty()) continue;  // only older exports store them
     if (std::string(label) == "LM head" && !comp.lm_head) continue;                  // only an untied head
+    if (std::string(label) == "token mixers" && a.mixers.mixers.empty()) continue;   // only a hybrid has them
     c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
   }
   c.print(out, "  ");

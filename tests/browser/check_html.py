@@ -26,7 +26,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 COMPOSITION = {"emb": "embeddings", "ffn": "feed_forward", "exp": "routed_experts", "rt": "routers", "norm": "norms",
-               "buf": "buffers", "const": "constants", "lm": "lm_head", "other": "other"}
+               "buf": "buffers", "const": "constants", "lm": "lm_head", "mix": "mixers", "other": "other"}
 ROLES = {"q": "q", "k": "k", "v": "v", "o": "o"}
 
 
@@ -82,6 +82,13 @@ for (const fig of document.querySelectorAll('figure.packed')) {
                      total_width: outline.width, total_height: outline.height});
   }
 }
+out.mixers = [...document.querySelectorAll('section.mixer')].map(s => {
+  const svg = s.querySelector('svg.mixer');
+  return {first: Number(s.dataset.first), last: Number(s.dataset.last), blocks: Number(s.dataset.blocks),
+    parameters: Number(s.dataset.parameters), widest: Number(svg.dataset.widest), width: svg.getBoundingClientRect().width,
+    segs: [...svg.querySelectorAll('rect.seg')].map(r => ({count: Number(r.dataset.count),
+      width: r.getBoundingClientRect().width, title: r.querySelector('title').textContent}))};
+});
 out.overflow = document.documentElement.scrollWidth - window.innerWidth;
 return out;
 """
@@ -181,6 +188,26 @@ def check_page(driver, html_path, report, failures):
         got, want = (s["height"], s["total_height"] * share) if axis == "rows" else (s["width"], s["total_width"] * share)
         if abs(got - want) > 1:
             failures.append(f"{name}: packed share '{s['title']}' is {got:.2f} px, its share is {want:.2f} px")
+    # Token mixers: each run's drawing holds its mixers' parameters, its segments drawn to the
+    # widest mixer's scale; the runs cover the JSON's mixers once, in order.
+    mixers = report["mixers"]["layers"]
+    at = 0
+    for r in m["mixers"]:
+        if r["first"] != at or r["blocks"] != r["last"] - r["first"] + 1:
+            failures.append(f"{name}: mixer section {r['first']}–{r['last']} does not follow mixer {at - 1}")
+        at = r["last"] + 1
+        for i in range(r["first"], min(r["last"] + 1, len(mixers))):
+            if sum(seg["count"] for seg in r["segs"]) != mixers[i]["parameters"] or r["parameters"] != mixers[i]["parameters"]:
+                failures.append(f"{name}: mixers {r['first']}–{r['last']} are drawn with {r['parameters']}, "
+                                f"the JSON's mixer {i} holds {mixers[i]['parameters']}")
+        for seg in r["segs"]:
+            want = r["width"] * seg["count"] / r["widest"]
+            if abs(seg["width"] - want) > 1:
+                failures.append(f"{name}: a mixer segment is {seg['width']:.2f} px wide, its share is {want:.2f} px")
+            if commas(seg["count"]) not in seg["title"]:
+                failures.append(f"{name}: mixer segment title '{seg['title']}' lacks {commas(seg['count'])}")
+    if at != len(mixers):
+        failures.append(f"{name}: the mixer sections end at mixer {at - 1}, the JSON has {len(mixers)} mixers")
     if m["overflow"] > 1:
         failures.append(f"{name}: the page is {m['overflow']} px wider than the window")
     return len(bar["segs"]) + sum(len(l["segs"]) for l in m["layers"]) + len(m["matrices"]) + len(m["packed"])

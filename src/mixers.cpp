@@ -1,0 +1,512 @@
+// mixers.cpp: token mixers that are not softmax attention (see headcount/mixers.h).
+#include "headcount/mixers.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "attention/shapes.h"
+#include "payload.h"
+#include "headcount/checked.h"
+
+namespace headcount {
+
+const char* mixer_kind_name(MixerKind k) {
+  switch (k) {
+    case MixerKind::LinearAttention: return "linear_attention";
+    case MixerKind::StateSpace: return "state_space";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr size_t kMostRegionNodes = 8192;  // a sublayer larger than this is not bounded
+
+std::string label(const Model& m, int node) {
+  const auto& n = *m.nodes[static_cast<size_t>(node)].rec;
+  return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
+}
+
+bool is_product(std::string_view op) { return one_of(op, {"MatMul", "Gemm", "FusedMatMul", "MatMulNBits"}); }
+
+// The stored tensor behind a value: itself, or through the casts, transposes and
+// DequantizeLinear that exporters put before a product.
+int weight_behind(const Model& m, int g, Name value) {
+  for (int step = 0; step < 8 && !value.empty(); ++step) {
+    if (const Weight* w = m.weight_for(g, value)) return static_cast<int>(w - m.weights.data());
+    int p = m.producer_of(g, value);
+    if (p < 0) return -1;
+    const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
+    if (!one_of(n.op_type(), {"DequantizeLinear", "Cast", "Transpose", "Identity", "Reshape", "Unsqueeze", "Squeeze"})) return -1;
+    value = input_of(n, 0);
+  }
+  return -1;
+}
+
+// A product of an activation by a stored weight: the weight's index, else -1.
+int product_weight(const Model& m, int node) {
+  const auto& n = *m.nodes[static_cast<size_t>(node)].rec;
+  if (!is_product(n.op_type()) || n.input_size() < 2) return -1;
+  int g = m.nodes[static_cast<size_t>(node)].graph;
+  if (weight_behind(m, g, input_of(n, 0)) >= 0) return -1;  // both constant: not a projection
+  return weight_behind(m, g, input_of(n, 1));
+}
+
+// A depthwise convolution over one axis (Conv1d with groups = channels): weight [C, 1, k].
+bool depthwise_conv1d(const Model& m, int node) {
+  const auto& n = *m.nodes[static_cast<size_t>(node)].rec;
+  if (n.op_type() != "Conv"sv || n.input_size() < 2) return false;
+  const Weight* w = m.weight_for(m.nodes[static_cast<size_t>(node)].graph, input_of(n, 1));
+  if (!w || w->dims.size() != 3 || w->dims[1] != 1 || w->dims[0] < 2 || w->dims[2] < 2) return false;
+  for (const Attribute& a : n.attribute()) {
+    if (a.name == "group"sv) return a.has_i && a.i == w->dims[0];
+  }
+  return false;
+}
+
+class MixerMatcher {
+ public:
+  MixerMatcher(const Model& m, const AttentionResult& attention, const ExpertResult& experts, const FrameworkView& fw)
+      : m_(m), budget_(m), claimed_(m.weights.size(), false), core_(m.nodes.size(), false) {
+    for (const auto& b : attention.blocks) {
+      for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+        for (const auto& t : b.projection(r).tensors) claimed_[static_cast<size_t>(t.weight)] = true;
+      }
+      for (const auto& e : b.extras) claimed_[static_cast<size_t>(e.weight)] = true;
+      if (b.core_node >= 0) core_[static_cast<size_t>(b.core_node)] = true;
+      for (int c : b.merged_cores) core_[static_cast<size_t>(c)] = true;
+    }
+    for (const auto& l : experts.layers) {
+      for (const auto* list : {&l.routed_weights, &l.router_weights, &l.shared_weights}) {
+        for (int wi : *list) claimed_[static_cast<size_t>(wi)] = true;
+      }
+    }
+    for (const auto& b : fw.buffers) claimed_[static_cast<size_t>(b.weight)] = true;
+    for (const auto& c : fw.constants) claimed_[static_cast<size_t>(c.weight)] = true;
+    for (const auto& out : m_.proto->graph().output()) outputs_.insert(out.name());
+  }
+
+  MixerResult run() {
+    MixerResult r;
+    std::vector<bool> used(m_.nodes.size(), false);  // anchors already inside a mixer
+    for (size_t ni = 0; ni < m_.nodes.size(); ++ni) {
+      const auto& n = *m_.nodes[ni].rec;
+      bool cumsum = n.op_type() == "CumSum"sv;
+      if (used[ni] || !(cumsum || depthwise_conv1d(m_, static_cast<int>(ni)))) continue;
+      std::string why;
+      auto mixer = region(static_cast<int>(ni), used, &why);
+      if (mixer) r.mixers.push_back(std::move(*mixer));
+      else if (!why.empty()) r.notes.push_back(label(m_, static_cast<int>(ni)) + " " + why);
+    }
+    for (size_t i = 0; i < r.mixers.size(); ++i) r.mixers[i].index = static_cast<int>(i);
+    r.built = std::move(built_);
+    return r;
+  }
+
+ private:
+  const Model& m_;
+  VisitBudget budget_;
+  std::vector<bool> claimed_, core_;
+  std::set<std::string_view> outputs_;
+  std::optional<detail::ShapeOracle> shapes_;  // made on first use: most models have no mixer
+  std::vector<BufferTensor> built_;
+
+  static bool all_zero(const Weight& w) {
+    if (w.elements == 0 || w.elements > (uint64_t{1} << 24)) return false;
+    return for_each_value(w, [](uint64_t, double v) { return v == 0; });
+  }
+
+  // The value the anchor's input projections read: walking back from the anchor through
+  // anything but products, the products with a weight that it meets, and their common input.
+  // -1 (and why) when they read different values or there is none.
+  std::optional<std::pair<int, std::string>> entry(int anchor, std::string* why) {
+    int g = m_.nodes[static_cast<size_t>(anchor)].graph;
+    std::deque<std::string_view> queue{input_of(*m_.nodes[static_cast<size_t>(anchor)].rec, 0)};
+    std::set<std::string_view> seen;
+    std::set<std::string_view> reads;
+    budget_.start_walk(512);
+    while (!queue.empty()) {
+      std::string_view v = queue.front();
+      queue.pop_front();
+      if (v.empty() || !seen.insert(v).second || m_.weight_for(g, v)) continue;
+      if (!budget_.spend()) {
+        *why = "is not read as a mixer: the walk to its input projections gave up";
+        return std::nullopt;
+      }
+      int p = m_.producer_of(g, v);
+      if (p < 0) continue;
+      if (product_weight(m_, p) >= 0) {
+        reads.insert(input_of(*m_.nodes[static_cast<size_t>(p)].rec, 0));
+        continue;
+      }
+      if (core_[static_cast<size_t>(p)]) {
+        *why = "";  // inside an attention block: not a mixer of its own
+        return std::nullopt;
+      }
+      for (const auto& in : m_.nodes[static_cast<size_t>(p)].rec->input()) queue.push_back(in);
+    }
+    if (reads.size() != 1) {
+      *why = reads.empty() ? "is not read as a mixer: no projection with a stored weight feeds it"
+                           : "is not read as a mixer: its projections read " + std::to_string(reads.size()) + " different values";
+      return std::nullopt;
+    }
+    return std::make_pair(g, std::string(*reads.begin()));
+  }
+
+  // The values a sublayer's input may be joined to again by the residual Add: the input itself
+  // and, when a norm made it, the norm's own input.
+  std::set<std::string> residual_sources(int g, const std::string& input) {
+    std::set<std::string> out{input};
+    int p = m_.producer_of(g, input);
+    if (p < 0) return out;
+    const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
+    if (one_of(n.op_type(), {"LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization",
+                             "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})) {
+      out.insert(std::string(input_of(n, 0)));
+      return out;
+    }
+    // A norm written out: the values its arithmetic starts from (what ReduceMean and Pow read).
+    std::deque<std::string_view> queue{input};
+    std::set<std::string_view> seen;
+    for (int steps = 0; !queue.empty() && steps < 32 && budget_.spend(); ++steps) {
+      std::string_view v = queue.front();
+      queue.pop_front();
+      if (!seen.insert(v).second || m_.weight_for(g, v)) continue;
+      int q = m_.producer_of(g, v);
+      if (q < 0) continue;
+      const auto& qn = *m_.nodes[static_cast<size_t>(q)].rec;
+      if (!one_of(qn.op_type(), {"Mul", "Div", "Add", "Sub", "Sqrt", "Reciprocal", "ReduceMean", "Pow", "Cast"})) continue;
+      for (const auto& in : qn.input()) {
+        if (in.empty() || m_.weight_for(g, in)) continue;
+        if (one_of(qn.op_type(), {"ReduceMean", "Pow"})) out.insert(std::string(in));
+        queue.push_back(in);
+      }
+    }
+    return out;
+  }
+
+  std::optional<Mixer> region(int anchor, std::vector<bool>& used, std::string* why) {
+    auto in = entry(anchor, why);
+    if (!in) return std::nullopt;
+    auto [g, input] = *in;
+    std::set<std::string> sources = residual_sources(g, input);
+    // Forward from the input to the residual Add: the sublayer's nodes.
+    std::vector<int> nodes;
+    std::set<int> inside, exits;
+    std::deque<std::string_view> queue{input};
+    std::set<std::string_view> seen;
+    budget_.start_walk(static_cast<int64_t>(kMostRegionNodes) * 4);
+    while (!queue.empty()) {
+      std::string_view v = queue.front();
+      queue.pop_front();
+      if (!seen.insert(v).second) continue;
+      if (outputs_.count(v)) {
+        *why = "is not read as a mixer: its sublayer reaches the graph output '" + std::string(v) + "' without a residual Add";
+        return std::nullopt;
+      }
+      for (int c : m_.consumers_of(g, Name(v))) {
+        if (!budget_.spend()) {
+          *why = "is not read as a mixer: its sublayer could not be bounded";
+          return std::nullopt;
+        }
+        if (inside.count(c) || exits.count(c)) continue;
+        const auto& cn = *m_.nodes[static_cast<size_t>(c)].rec;
+        bool joins = false;
+        if (cn.op_type() == "Add"sv) {
+          for (Name x : cn.input()) joins = joins || sources.count(std::string(x)) > 0;
+        }
+        if (joins && v != input) {
+          exits.insert(c);
+          continue;
+        }
+        if (core_[static_cast<size_t>(c)]) {
+          *why = "";  // an attention block's sublayer
+          return std::nullopt;
+        }
+        inside.insert(c);
+        nodes.push_back(c);
+        if (nodes.size() > kMostRegionNodes) {
+          *why = "is not read as a mixer: its sublayer has more than " + std::to_string(kMostRegionNodes) + " nodes";
+          return std::nullopt;
+        }
+        for (const auto& out : cn.output()) queue.push_back(out);
+      }
+    }
+    if (exits.empty()) {
+      *why = "is not read as a mixer: no residual Add joins its sublayer to the layer's input";
+      return std::nullopt;
+    }
+    // The nodes that compute from parameters alone for the sublayer (Mamba's A = -exp(A_log)).
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const auto& n = *m_.nodes[static_cast<size_t>(nodes[i])].rec;
+      for (const auto& v : n.input()) {
+        int p = m_.producer_of(g, v);
+        if (p < 0 || inside.count(p) || !from_parameters(g, p, 0)) continue;
+        inside.insert(p);
+        nodes.push_back(p);
+      }
+    }
+    std::sort(nodes.begin(), nodes.end());  // node order is topological within a graph
+    return build(anchor, g, input, nodes, exits, used, why);
+  }
+
+  // Whether a node computes from stored tensors alone (a few steps deep).
+  bool from_parameters(int g, int node, int depth) {
+    if (depth > 6 || !budget_.spend()) return false;
+    const auto& n = *m_.nodes[static_cast<size_t>(node)].rec;
+    if (n.input_size() == 0) return n.op_type() == "Constant"sv;
+    for (const auto& v : n.input()) {
+      if (v.empty() || m_.weight_for(g, v)) continue;
+      int p = m_.producer_of(g, v);
+      if (p < 0 || !from_parameters(g, p, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  // Whether `from`'s outputs reach `to` inside the region without passing another product.
+  bool reaches(int g, int from, int to, const std::set<int>& inside, bool through_products) {
+    std::deque<int> queue{from};
+    std::set<int> seen;
+    while (!queue.empty() && budget_.spend()) {
+      int n = queue.front();
+      queue.pop_front();
+      if (!seen.insert(n).second) continue;
+      for (const auto& out : m_.nodes[static_cast<size_t>(n)].rec->output()) {
+        for (int c : m_.consumers_of(g, out)) {
+          if (c == to) return true;
+          if (!inside.count(c) || (!through_products && product_weight(m_, c) >= 0)) continue;
+          queue.push_back(c);
+        }
+      }
+    }
+    return false;
+  }
+
+  std::optional<Mixer> build(int anchor, int g, const std::string& input, const std::vector<int>& nodes,
+                             const std::set<int>& exits, std::vector<bool>& used, std::string* why) {
+    std::set<int> inside(nodes.begin(), nodes.end());
+    std::vector<int> cumsums, convs, exps, products;
+    bool learned_decay = false;
+    for (int ni : nodes) {
+      const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
+      if (n.op_type() == "CumSum"sv) cumsums.push_back(ni);
+      if (depthwise_conv1d(m_, ni)) convs.push_back(ni);
+      if (n.op_type() == "Exp"sv && m_.weight_for(g, input_of(n, 0))) {
+        exps.push_back(ni);
+        learned_decay = true;
+      }
+      if (product_weight(m_, ni) >= 0) products.push_back(ni);
+    }
+    Mixer mx;
+    mx.anchor = anchor;
+    if (!convs.empty() && learned_decay) {
+      mx.kind = MixerKind::StateSpace;
+      mx.evidence = "a depthwise causal " + label(m_, convs[0]) + " and a learned decay read through " + label(m_, exps[0]) +
+                    " (Mamba's conv1d and A_log)";
+    } else if (!cumsums.empty() && convs.empty()) {
+      mx.kind = MixerKind::LinearAttention;
+      mx.evidence = std::to_string(cumsums.size()) + (cumsums.size() == 1 ? " cumulative sum" : " cumulative sums") + " (" +
+                    label(m_, cumsums[0]) + (cumsums.size() > 1 ? ", ..." : "") +
+                    ") of products of the projections: a running state instead of a Softmax over the context";
+    } else {
+      *why = "is not read as a mixer: its sublayer is neither a cumulative sum of projections nor a convolution with a learned decay";
+      return std::nullopt;
+    }
+    for (int c : cumsums) used[static_cast<size_t>(c)] = true;
+    for (int c : convs) used[static_cast<size_t>(c)] = true;
+
+    // Roles of the products: those reading the input, the one reaching the residual Add, the rest.
+    std::map<int, std::string> role_of;  // product node -> role
+    std::vector<int> entries, inner;
+    int out_proj = -1;
+    for (int p : products) {
+      const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
+      if (input_of(n, 0) == input) {
+        entries.push_back(p);
+        continue;
+      }
+      bool last = std::any_of(exits.begin(), exits.end(), [&](int e) { return reaches(g, p, e, inside, false); });
+      if (last && out_proj < 0) out_proj = p;
+      else inner.push_back(p);
+    }
+    for (int p : entries) {
+      if (mx.kind == MixerKind::StateSpace) {
+        role_of[p] = "in_proj";
+        continue;
+      }
+      size_t reached = 0;
+      for (int c : cumsums) reached += reaches(g, p, c, inside, false) ? 1 : 0;
+      role_of[p] = reached == 0 ? "q" : reached == cumsums.size() && cumsums.size() > 1 ? "k" : "v";
+    }
+    if (out_proj >= 0) role_of[out_proj] = "out_proj";
+    const char* inner_names[] = {"x_proj", "dt_proj"};
+    for (size_t i = 0; i < inner.size(); ++i) {
+      role_of[inner[i]] = mx.kind == MixerKind::StateSpace && i < 2 ? inner_names[i] : "projection";
+    }
+
+    // Every learned tensor read inside, with its role.
+    std::map<int, std::string> tensors;  // weight -> role
+    auto add = [&](int wi, const std::string& role) {
+      if (wi < 0 || claimed_[static_cast<size_t>(wi)] || !m_.weights[static_cast<size_t>(wi)].parameter) return;
+      tensors.emplace(wi, role);
+    };
+    for (auto& [p, role] : role_of) add(product_weight(m_, p), role);
+    for (int ni : nodes) {
+      const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
+      std::string_view op = n.op_type();
+      for (int i = 0; i < n.input_size(); ++i) {
+        int wi = weight_behind(m_, g, input_of(n, i));
+        if (wi < 0 || tensors.count(wi)) continue;
+        std::string role = "other";
+        if (depthwise_conv1d(m_, ni)) {
+          role = "conv1d";
+        } else if (op == "Exp"sv) {
+          role = "A_log";
+        } else if (op == "Add"sv) {
+          // A bias added right after a product is that product's.
+          for (const auto& other : n.input()) {
+            int p = m_.producer_of(g, other);
+            if (p >= 0 && role_of.count(p)) role = role_of[p];
+          }
+        } else if (op == "Mul"sv && mx.kind == MixerKind::StateSpace && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) {
+          role = "D";
+        }
+        add(wi, role);
+      }
+    }
+    // A recurrence's initial state, built in forward as zeros [batch, d_inner, N] (A_log's shape
+    // for the export's batch) and stored by the exporter: not a parameter.
+    const Weight* a_log = nullptr;
+    for (auto& [wi, role] : tensors) {
+      if (role == "A_log") a_log = &m_.weights[static_cast<size_t>(wi)];
+    }
+    for (auto it = tensors.begin(); it != tensors.end();) {
+      const Weight& w = m_.weights[static_cast<size_t>(it->first)];
+      bool state_shape = a_log && w.dims.size() == a_log->dims.size() + 1 && w.dims[0] >= 1 &&
+                         std::equal(a_log->dims.begin(), a_log->dims.end(), w.dims.begin() + 1);
+      if (it->second == "other" && state_shape && all_zero(w)) {
+        built_.push_back({it->first, "the initial recurrent state of a state-space mixer (zeros " + shape_string(w.dims) +
+                                         ": A_log's " + shape_string(a_log->dims) + " for the export's batch), built in "
+                                         "forward: not a parameter"});
+        it = tensors.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [wi, role] : tensors) {
+      mx.tensors.push_back({wi, role, m_.weights[static_cast<size_t>(wi)].elements});
+      mx.total += m_.weights[static_cast<size_t>(wi)].elements;
+    }
+    std::stable_sort(mx.tensors.begin(), mx.tensors.end(), [&](const MixerTensor& a, const MixerTensor& b) {
+      return role_rank(a.role) < role_rank(b.role);
+    });
+    state(g, mx, cumsums, convs, exps);
+    mx.name = name_of(mx, anchor);
+    return mx;
+  }
+
+  static int role_rank(const std::string& r) {
+    static const char* order[] = {"in_proj", "q", "k", "v", "conv1d", "x_proj", "dt_proj", "A_log", "D", "projection", "out_proj", "other"};
+    for (int i = 0; i < 12; ++i) {
+      if (r == order[i]) return i;
+    }
+    return 12;
+  }
+
+  // The recurrent state per sequence: constant in the context.
+  void state(int g, Mixer& mx, const std::vector<int>& cumsums, const std::vector<int>& convs, const std::vector<int>& exps) {
+    Int elements = 0;
+    std::string from;
+    if (mx.kind == MixerKind::StateSpace) {
+      const Weight* conv = m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(convs[0])].rec, 1));
+      Int channels = conv->dims[0], k = conv->dims[2];
+      Int conv_state = (k - 1) * channels;
+      const Weight* a = m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(exps[0])].rec, 0));
+      if (a->dims.size() == 2) {
+        Int ssm = Int(a->dims[0]) * Int(a->dims[1]);
+        elements = conv_state + ssm;
+        from = "conv state (" + k.str() + " − 1) × " + channels.str() + " = " + conv_state.str() + " and SSM state " +
+               std::to_string(a->dims[0]) + " × " + std::to_string(a->dims[1]) + " (d_inner × N, as A_log) = " + ssm.str() +
+               " elements";
+      } else {
+        elements = Int();
+        from = "unknown: A_log is " + shape_string(a->dims) + ", not [d_inner, N]";
+      }
+    } else {
+      if (!shapes_) shapes_.emplace(m_);
+      for (int c : cumsums) {
+        const auto& n = *m_.nodes[static_cast<size_t>(c)].rec;
+        detail::Dims d = shapes_->dims(g, input_of(n, 0));
+        auto axis = shapes_->eval(g, input_of(n, 1));
+        Int ax = axis && axis->size() == 1 ? (*axis)[0] : Int();
+        if (ax && *ax < 0 && d.rank > 0) ax = ax + d.rank;
+        Int per = 1;
+        std::string dims;
+        if (d.rank < 2 || !ax) per = Int();
+        for (int i = 1; per && i < d.rank; ++i) {
+          if (ax.is(i)) continue;
+          per = per * d.d[static_cast<size_t>(i)];
+          dims += (dims.empty() ? "" : " × ") + d.d[static_cast<size_t>(i)].str();
+        }
+        elements = elements + per;
+        from += (from.empty() ? "" : ", ") + std::string("the running sum of ") + label(m_, c) + " " +
+                (per ? dims + " = " + per.str() + " elements" : std::string("(unknown)"));
+      }
+    }
+    mx.state_from = from;
+    if (auto e = elements.count()) {
+      mx.state_elements = *e;
+      int bits = 0;
+      for (const auto& t : mx.tensors) {
+        int32_t dt = m_.weights[static_cast<size_t>(t.weight)].dtype;
+        if (one_of(dtype_name(dt), {"float32", "float16", "bfloat16", "float64"})) {
+          bits = dtype_bits(dt);
+          break;
+        }
+      }
+      uint64_t bytes = 0;
+      if (bits > 0 && !mul_overflows(*e, static_cast<uint64_t>(bits), &bytes)) mx.state_bytes = (bytes + 7) / 8;
+    }
+  }
+
+  std::string name_of(const Mixer& mx, int anchor) const {
+    std::vector<std::string> names;
+    for (const auto& t : mx.tensors) {
+      std::string_view n = m_.weights[static_cast<size_t>(t.weight)].name;
+      if (n.rfind("onnx::", 0) != 0 && n.find("Constant") == std::string_view::npos) names.push_back(std::string(n));
+    }
+    std::string p = names.empty() ? std::string() : names[0];
+    for (const auto& n : names) {
+      size_t i = 0;
+      while (i < p.size() && i < n.size() && p[i] == n[i]) ++i;
+      p.resize(i);
+    }
+    if (names.size() > 1 || !p.empty()) {
+      size_t cut = p.find_last_of("./");
+      p = cut == std::string::npos ? "" : p.substr(0, cut);
+    }
+    if (p.size() >= 2) return p;
+    std::string_view core = m_.nodes[static_cast<size_t>(anchor)].rec->name();
+    size_t cut = core.find_last_of('/');
+    return cut != std::string_view::npos && cut > 0 ? std::string(core.substr(0, cut)) : label(m_, anchor);
+  }
+};
+
+}  // namespace
+
+MixerResult match_mixers(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                         const FrameworkView& framework) {
+  bool any = false;
+  for (const auto& n : model.nodes) {
+    if (n.rec->op_type() == "CumSum"sv || n.rec->op_type() == "Conv"sv) {
+      any = true;
+      break;
+    }
+  }
+  if (!any) return {};
+  return MixerMatcher(model, attention, experts, framework).run();
+}
+
+}  // namespace headcount
