@@ -16,6 +16,7 @@ const char* mixer_kind_name(MixerKind k) {
   switch (k) {
     case MixerKind::LinearAttention: return "linear_attention";
     case MixerKind::StateSpace: return "state_space";
+    case MixerKind::DeltaRule: return "delta_rule";
   }
   return "?";
 }
@@ -112,6 +113,7 @@ class MixerMatcher {
   std::set<std::string_view> outputs_;
   std::optional<detail::ShapeOracle> shapes_;  // made on first use: most models have no mixer
   std::vector<BufferTensor> built_;
+  const Weight* delta_state_ = nullptr;  // the current delta-rule mixer's zero initial state
 
   static bool all_zero(const Weight& w) {
     if (w.elements == 0 || w.elements > (uint64_t{1} << 24)) return false;
@@ -287,11 +289,12 @@ class MixerMatcher {
   std::optional<Mixer> build(int anchor, int g, const std::string& input, const std::vector<int>& nodes,
                              const std::set<int>& exits, std::vector<bool>& used, std::string* why) {
     std::set<int> inside(nodes.begin(), nodes.end());
-    std::vector<int> cumsums, convs, exps, products;
+    std::vector<int> cumsums, convs, exps, products, sigmoids;
     bool learned_decay = false;
     for (int ni : nodes) {
       const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
       if (n.op_type() == "CumSum"sv) cumsums.push_back(ni);
+      if (n.op_type() == "Sigmoid"sv) sigmoids.push_back(ni);
       if (depthwise_conv1d(m_, ni)) convs.push_back(ni);
       if (n.op_type() == "Exp"sv && m_.weight_for(g, input_of(n, 0))) {
         exps.push_back(ni);
@@ -301,7 +304,14 @@ class MixerMatcher {
     }
     Mixer mx;
     mx.anchor = anchor;
-    if (!convs.empty() && learned_decay) {
+    // A per-head decay (A_log [heads]) and a Sigmoid write strength beside the conv: the gated
+    // delta rule (Gated DeltaNet); a decay per channel and state entry (A_log [d_inner, N]): Mamba.
+    bool per_head_decay = !exps.empty() && m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(exps[0])].rec, 0))->dims.size() == 1;
+    if (!convs.empty() && learned_decay && per_head_decay && !sigmoids.empty()) {
+      mx.kind = MixerKind::DeltaRule;
+      mx.evidence = "a depthwise causal " + label(m_, convs[0]) + ", a per-head decay read through " + label(m_, exps[0]) +
+                    " and a write strength through " + label(m_, sigmoids[0]) + " (Gated DeltaNet's conv1d, A_log and beta)";
+    } else if (!convs.empty() && learned_decay) {
       mx.kind = MixerKind::StateSpace;
       mx.evidence = "a depthwise causal " + label(m_, convs[0]) + " and a learned decay read through " + label(m_, exps[0]) +
                     " (Mamba's conv1d and A_log)";
@@ -332,7 +342,7 @@ class MixerMatcher {
       else inner.push_back(p);
     }
     for (int p : entries) {
-      if (mx.kind == MixerKind::StateSpace) {
+      if (mx.kind != MixerKind::LinearAttention) {
         role_of[p] = "in_proj";
         continue;
       }
@@ -372,6 +382,11 @@ class MixerMatcher {
           }
         } else if (op == "Mul"sv && mx.kind == MixerKind::StateSpace && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) {
           role = "D";
+        } else if (op == "Mul"sv && mx.kind == MixerKind::DeltaRule && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) {
+          role = "norm";  // the gated RMSNorm on the output
+        }
+        if (role == "other" && op == "Add"sv && mx.kind == MixerKind::DeltaRule && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) {
+          role = "dt_bias";
         }
         add(wi, role);
       }
@@ -382,14 +397,20 @@ class MixerMatcher {
     for (auto& [wi, role] : tensors) {
       if (role == "A_log") a_log = &m_.weights[static_cast<size_t>(wi)];
     }
+    // The delta rule's state [batch, heads, d_k, d_v]: heads as A_log's.
+    delta_state_ = nullptr;
     for (auto it = tensors.begin(); it != tensors.end();) {
       const Weight& w = m_.weights[static_cast<size_t>(it->first)];
-      bool state_shape = a_log && w.dims.size() == a_log->dims.size() + 1 && w.dims[0] >= 1 &&
-                         std::equal(a_log->dims.begin(), a_log->dims.end(), w.dims.begin() + 1);
-      if (it->second == "other" && state_shape && all_zero(w)) {
-        built_.push_back({it->first, "the initial recurrent state of a state-space mixer (zeros " + shape_string(w.dims) +
-                                         ": A_log's " + shape_string(a_log->dims) + " for the export's batch), built in "
-                                         "forward: not a parameter"});
+      bool ssm_shape = mx.kind == MixerKind::StateSpace && a_log && w.dims.size() == a_log->dims.size() + 1 &&
+                       w.dims[0] >= 1 && std::equal(a_log->dims.begin(), a_log->dims.end(), w.dims.begin() + 1);
+      bool delta_shape = mx.kind == MixerKind::DeltaRule && a_log && a_log->dims.size() == 1 && w.dims.size() == 4 &&
+                         w.dims[0] >= 1 && w.dims[1] == a_log->dims[0] && w.dims[2] >= 1 && w.dims[3] >= 1;
+      if (it->second == "other" && (ssm_shape || delta_shape) && all_zero(w)) {
+        built_.push_back({it->first, "the initial recurrent state of a " + std::string(ssm_shape ? "state-space" : "delta-rule") +
+                                         " mixer (zeros " + shape_string(w.dims) + ": " +
+                                         (ssm_shape ? "A_log's " + shape_string(a_log->dims) : std::string("heads × d_k × d_v")) +
+                                         " for the export's batch), built in forward: not a parameter"});
+        if (delta_shape) delta_state_ = &w;
         it = tensors.erase(it);
       } else {
         ++it;
@@ -408,18 +429,33 @@ class MixerMatcher {
   }
 
   static int role_rank(const std::string& r) {
-    static const char* order[] = {"in_proj", "q", "k", "v", "conv1d", "x_proj", "dt_proj", "A_log", "D", "projection", "out_proj", "other"};
-    for (int i = 0; i < 12; ++i) {
+    static const char* order[] = {"in_proj", "q", "k", "v", "conv1d", "x_proj", "dt_proj", "dt_bias", "A_log", "D",
+                                  "norm", "projection", "out_proj", "other"};
+    for (int i = 0; i < 14; ++i) {
       if (r == order[i]) return i;
     }
-    return 12;
+    return 14;
   }
 
   // The recurrent state per sequence: constant in the context.
   void state(int g, Mixer& mx, const std::vector<int>& cumsums, const std::vector<int>& convs, const std::vector<int>& exps) {
     Int elements = 0;
     std::string from;
-    if (mx.kind == MixerKind::StateSpace) {
+    if (mx.kind == MixerKind::DeltaRule) {
+      const Weight* conv = m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(convs[0])].rec, 1));
+      Int channels = conv->dims[0], k = conv->dims[2];
+      Int conv_state = (k - 1) * channels;
+      if (delta_state_) {
+        Int delta = Int(delta_state_->dims[1]) * Int(delta_state_->dims[2]) * Int(delta_state_->dims[3]);
+        elements = conv_state + delta;
+        from = "conv state (" + k.str() + " − 1) × " + channels.str() + " = " + conv_state.str() + " and delta-rule state " +
+               std::to_string(delta_state_->dims[1]) + " × " + std::to_string(delta_state_->dims[2]) + " × " +
+               std::to_string(delta_state_->dims[3]) + " (heads × d_k × d_v, as its initial state) = " + delta.str() + " elements";
+      } else {
+        elements = Int();
+        from = "unknown: the delta-rule state's size is not stored (no initial state of [batch, heads, d_k, d_v])";
+      }
+    } else if (mx.kind == MixerKind::StateSpace) {
       const Weight* conv = m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(convs[0])].rec, 1));
       Int channels = conv->dims[0], k = conv->dims[2];
       Int conv_state = (k - 1) * channels;

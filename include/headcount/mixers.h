@@ -1,15 +1,17 @@
-// headcount/mixers.h: token mixers that are not softmax attention: causal linear attention and
-// selective state-space layers (Mamba), which hybrids (Jamba, Granite 4.0-H, Falcon-H1,
-// Qwen3-Next) put beside attention layers.
+// headcount/mixers.h: token mixers that are not softmax attention: causal linear attention,
+// selective state-space layers (Mamba) and gated delta-rule layers (Gated DeltaNet), which hybrids
+// (Jamba, Granite 4.0-H, Falcon-H1, Qwen3-Next) put beside attention layers.
 //
 // A mixer is proven by an anchor the graph holds: a cumulative sum (CumSum) of a product of
 // projections (linear attention's running k·vᵀ state), or a depthwise causal Conv1d together with
-// a learned decay read through Exp (Mamba's conv and A_log). Its extent is the sublayer around the
+// a learned decay read through Exp (Mamba's conv and A_log; with a per-head decay and a Sigmoid
+// write strength, Gated DeltaNet's). Its extent is the sublayer around the
 // anchor: from the value its input projections read (the norm's output) forward to the residual
 // Add that joins the layer's input again. Every learned tensor read inside belongs to the mixer,
 // each with its role (in_proj, q, k, v, x_proj, dt_proj, conv1d, A_log, D, out_proj). Its
 // recurrent state per sequence is constant in the context: conv state (k - 1) x channels plus the
-// SSM state d_inner x N, or the linear-attention state heads x d_k x d_v (and its normaliser).
+// SSM state d_inner x N, or the delta rule's heads x d_k x d_v (from its zero initial state), or the
+// linear-attention state heads x d_k x d_v (and its normaliser).
 #pragma once
 
 #include <cstdint>
@@ -24,13 +26,14 @@
 
 namespace headcount {
 
-enum class MixerKind { LinearAttention, StateSpace };
-const char* mixer_kind_name(MixerKind k);  // "linear_attention", "state_space"
+enum class MixerKind { LinearAttention, StateSpace, DeltaRule };
+const char* mixer_kind_name(MixerKind k);  // "linear_attention", "state_space", "delta_rule"
 
 // One learned tensor of a mixer and what it does there.
 struct MixerTensor {
   int weight = -1;   // index into Model::weights
-  std::string role;  // "in_proj", "q", "k", "v", "x_proj", "dt_proj", "out_proj", "conv1d", "A_log", "D", "other"
+  std::string role;  // "in_proj", "q", "k", "v", "x_proj", "dt_proj", "out_proj", "conv1d", "A_log", "D",
+                     // "dt_bias", "norm", "other"
   uint64_t elements = 0;
 };
 

@@ -189,7 +189,7 @@ inline std::vector<Fold> mixer_folds(const std::vector<Mixer>& mixers, bool all)
 
 // "linear attention", "state space (Mamba)": a mixer's kind in words.
 inline std::string mixer_kind_words(MixerKind k) {
-  return k == MixerKind::LinearAttention ? "linear attention" : "state space";
+  return k == MixerKind::LinearAttention ? "linear attention" : k == MixerKind::StateSpace ? "state space" : "gated delta rule";
 }
 
 // What an expert layer's row and notes show, but its index and name.

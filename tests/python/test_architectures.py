@@ -116,3 +116,77 @@ def test_without_a_config_the_warning_names_both_readings(tmp_path):
     (w,) = [f for f in r.findings if f.rule == "width-mismatch"][:1]
     assert "Keras' MultiHeadAttention" in w.message
     assert "a head size chosen on purpose, as Gemma (256) and Qwen3 (128) do" in w.message
+
+
+class GatedDeltaNet(nn.Module):
+    """Qwen3-Next's Gated DeltaNet with its recurrence written out, as the reference's torch
+    fallback does: in_proj_qkvz and in_proj_ba, a depthwise causal conv1d over q, k, v (kernel 4, no
+    bias), l2-normed q and k, beta = sigmoid(b), the decay g = -exp(A_log) · softplus(a + dt_bias),
+    the delta rule S ← S·exp(g) + k ⊗ β(v − Sᵀk) from a zero state [batch, heads, d_k, d_v], a
+    gated RMSNorm (weight [d_v]) and out_proj. 2 key heads and 4 value heads of 8."""
+
+    def __init__(self, width=32, hk=2, hv=4, dk=8, dv=8, conv=4):
+        super().__init__()
+        self.hk, self.hv, self.dk, self.dv = hk, hv, dk, dv
+        self.key_dim, self.value_dim = hk * dk, hv * dv
+        self.in_proj_qkvz = nn.Linear(width, 2 * self.key_dim + 2 * self.value_dim, bias=False)
+        self.in_proj_ba = nn.Linear(width, 2 * hv, bias=False)
+        self.conv_dim = 2 * self.key_dim + self.value_dim
+        self.conv1d = nn.Conv1d(self.conv_dim, self.conv_dim, conv, groups=self.conv_dim, padding=conv - 1, bias=False)
+        self.dt_bias = nn.Parameter(torch.ones(hv))
+        self.A_log = nn.Parameter(torch.log(torch.arange(1, hv + 1).float()))
+        self.norm_weight = nn.Parameter(torch.ones(dv))
+        self.out_proj = nn.Linear(self.value_dim, width, bias=False)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        qkv, z = self.in_proj_qkvz(x).split([self.conv_dim, self.value_dim], -1)
+        beta, a = self.in_proj_ba(x).split([self.hv, self.hv], -1)
+        qkv = F.silu(self.conv1d(qkv.transpose(1, 2))[..., :s].transpose(1, 2))
+        q, k, v = qkv.split([self.key_dim, self.key_dim, self.value_dim], -1)
+        q = q.reshape(b, s, self.hk, self.dk).repeat_interleave(self.hv // self.hk, 2)
+        k = k.reshape(b, s, self.hk, self.dk).repeat_interleave(self.hv // self.hk, 2)
+        v = v.reshape(b, s, self.hv, self.dv)
+        q = q / torch.sqrt((q * q).sum(-1, keepdim=True) + 1e-6)
+        k = k / torch.sqrt((k * k).sum(-1, keepdim=True) + 1e-6)
+        beta = torch.sigmoid(beta)
+        g = -self.A_log.exp() * F.softplus(a + self.dt_bias)
+        state = torch.zeros(b, self.hv, self.dk, self.dv)
+        outs = []
+        for t in range(s):
+            state = state * g[:, t].exp()[:, :, None, None]
+            delta = (v[:, t] - (state * k[:, t, :, :, None]).sum(-2)) * beta[:, t, :, None]
+            state = state + k[:, t, :, :, None] * delta[:, :, None, :]
+            outs.append((state * q[:, t, :, :, None]).sum(-2))
+        o = torch.stack(outs, 1)
+        o = o * torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-6) * self.norm_weight * F.silu(z.reshape(b, s, self.hv, self.dv))
+        return self.out_proj(o.reshape(b, s, self.value_dim))
+
+
+class Residual(nn.Module):
+    def __init__(self, mixer):
+        super().__init__()
+        self.norm, self.mixer = RMSNorm(32), mixer
+
+    def forward(self, x):
+        return x + self.mixer(self.norm(x))
+
+
+def test_gated_deltanet_mixers_their_state_and_the_framework_count():
+    model = nn.Sequential(Residual(GatedDeltaNet()), Residual(GatedDeltaNet()))
+    data = exported(model, torch.randn(2, 5, 32))
+    r = headcount.audit(data)
+    per_mixer = sum(p.numel() for p in model[0].mixer.parameters())
+    # in_proj_qkvz 32·(2·16 + 2·32) = 3,072, in_proj_ba 32·8 = 256, conv1d 64·1·4 = 256, dt_bias 4,
+    # A_log 4, norm 8, out_proj 32·32 = 1,024: 4,624.
+    assert per_mixer == 4_624
+    assert r.parameters.framework == sum(p.numel() for p in model.parameters())  # the zero states are buffers
+    assert [(m.kind, m.parameters) for m in r.mixers.layers] == [("delta_rule", per_mixer)] * 2
+    roles = {}
+    for t in r.mixers.layers[0].tensors:
+        roles[t.role] = roles.get(t.role, 0) + t.elements
+    assert roles == {"in_proj": 3_328, "conv1d": 256, "dt_bias": 4, "A_log": 4, "norm": 8, "out_proj": 1_024}
+    # State per sequence: conv (4 - 1) x 64 = 192 and the delta state 4 heads x 8 x 8 = 256, float32.
+    assert [m.state_elements for m in r.mixers.layers] == [448, 448]
+    assert r.cost.state.bytes_per_sequence == 2 * 448 * 4
+    assert r.parameters.composition.feed_forward == 0 and r.parameters.composition.other == 0
