@@ -3,6 +3,8 @@
 // (0 where 0 <= i - j < W and a large negative elsewhere, or its boolean form).
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "../payload.h"
 #include "headcount/attention.h"
@@ -35,6 +37,505 @@ const Weight* mask_source(const Model& m, int g, Name value, bool* inverted) {
 }
 
 std::string window_words(int64_t w) { return w == 1 ? "itself" : "itself and the " + std::to_string(w - 1) + " before it"; }
+
+// A mask computed in the graph from positions (a Range over the sequence, compared, combined and
+// turned into a fill), evaluated element by element where the window shows: the sequence length
+// a Shape reads is taken as kSeq, and only the points asked for are computed, never the grid.
+// Ops outside those a mask is built from, or a budget spent, give nothing.
+constexpr int64_t kSeq = int64_t{1} << 20;     // the sequence length a computed mask is read at
+constexpr int64_t kMostWindow = int64_t{1} << 17;  // a longer band is not told from a causal mask
+constexpr size_t kMostValues = 1 << 16;         // constants read to evaluate a mask
+
+class MaskEval {
+ public:
+  MaskEval(const Model& m, int g, uint64_t& budget) : m_(m), g_(g), budget_(budget) {}
+
+  std::optional<std::vector<int64_t>> dims(Name v, int depth = 0) {
+    if (v.empty() || depth > 48) return std::nullopt;
+    auto memo = dims_.find(v);
+    if (memo != dims_.end()) return memo->second;
+    auto d = compute_dims(v, depth);
+    dims_[v] = d;
+    return d;
+  }
+
+  // The element of v at idx (one index per axis of dims(v)).
+  std::optional<double> at(Name v, const std::vector<int64_t>& idx, int depth = 0) {
+    if (budget_ == 0 || depth > 48) return std::nullopt;
+    --budget_;
+    if (const Weight* w = m_.weight_for(g_, v)) {
+      const std::vector<double>* values = values_of(*w);
+      if (!values) return std::nullopt;
+      auto flat = ravel(idx, std::vector<int64_t>(w->dims.begin(), w->dims.end()));
+      if (!flat || *flat >= values->size()) return std::nullopt;
+      return (*values)[static_cast<size_t>(*flat)];
+    }
+    int p = m_.producer_of(g_, v);
+    if (p < 0) return std::nullopt;
+    const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
+    std::string_view op = n.op_type();
+    auto out = dims(v, depth);
+    if (!out || out->size() != idx.size()) return std::nullopt;
+    auto in = [&](int i) { return input_of(n, i); };
+    if (op == "Shape"sv) {
+      auto d = dims(in(0), depth + 1);
+      if (!d || idx.empty() || idx[0] < 0 || static_cast<size_t>(idx[0]) >= d->size()) return std::nullopt;
+      return static_cast<double>((*d)[static_cast<size_t>(idx[0])]);
+    }
+    if (one_of(op, {"Identity", "Cast", "Not", "Neg", "Abs", "CastLike"})) {
+      auto x = at(in(0), idx, depth + 1);
+      if (!x) return std::nullopt;
+      if (op == "Not"sv) return *x == 0 ? 1.0 : 0.0;
+      if (op == "Neg"sv) return -*x;
+      if (op == "Abs"sv) return std::fabs(*x);
+      if (op == "Cast"sv) {
+        int64_t to = int_attr(n, "to", 0);
+        if (to == onnx::TensorProto::BOOL) return *x != 0 ? 1.0 : 0.0;
+        if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) return std::trunc(*x);
+      }
+      return x;
+    }
+    if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And",
+                    "Or", "Xor", "Max", "Min"})) {
+      auto a = at(in(0), broadcast_index(in(0), idx, depth), depth + 1);
+      auto b = a ? at(in(1), broadcast_index(in(1), idx, depth), depth + 1) : std::nullopt;
+      if (!a || !b) return std::nullopt;
+      double x = *a, y = *b;
+      if (op == "Add"sv) return x + y;
+      if (op == "Sub"sv) return x - y;
+      if (op == "Mul"sv) return x * y;
+      if (op == "Div"sv) {  // integer Div truncates toward zero (ONNX, as C)
+        if (y == 0) return std::nullopt;
+        return integral(v, depth) ? std::trunc(x / y) : x / y;
+      }
+      if (op == "Mod"sv) {  // fmod 0: the sign of the divisor (Python's %); fmod 1: C's fmod
+        if (y == 0) return std::nullopt;
+        double r = std::fmod(x, y);
+        if (int_attr(n, "fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0))) r += y;
+        return r;
+      }
+      if (op == "Xor"sv) return ((x != 0) != (y != 0)) ? 1.0 : 0.0;
+      if (op == "Less"sv) return x < y ? 1.0 : 0.0;
+      if (op == "LessOrEqual"sv) return x <= y ? 1.0 : 0.0;
+      if (op == "Greater"sv) return x > y ? 1.0 : 0.0;
+      if (op == "GreaterOrEqual"sv) return x >= y ? 1.0 : 0.0;
+      if (op == "Equal"sv) return x == y ? 1.0 : 0.0;
+      if (op == "And"sv) return (x != 0 && y != 0) ? 1.0 : 0.0;
+      if (op == "Or"sv) return (x != 0 || y != 0) ? 1.0 : 0.0;
+      if (op == "Max"sv) return std::max(x, y);
+      return std::min(x, y);
+    }
+    if (op == "Where"sv) {
+      auto c = at(in(0), broadcast_index(in(0), idx, depth), depth + 1);
+      if (!c) return std::nullopt;
+      Name pick = *c != 0 ? in(1) : in(2);
+      return at(pick, broadcast_index(pick, idx, depth), depth + 1);
+    }
+    if (op == "Expand"sv) return at(in(0), broadcast_index(in(0), idx, depth), depth + 1);
+    if (op == "Range"sv) {
+      auto start = scalar(in(0), depth), delta = scalar(in(2), depth);
+      if (!start || !delta || idx.size() != 1) return std::nullopt;
+      return *start + static_cast<double>(idx[0]) * *delta;
+    }
+    if (op == "Unsqueeze"sv) {
+      auto axes = axes_of(n, out->size(), depth);
+      if (!axes) return std::nullopt;
+      std::vector<int64_t> inner;
+      for (size_t k = 0; k < idx.size(); ++k) {
+        if (!std::count(axes->begin(), axes->end(), static_cast<int64_t>(k))) inner.push_back(idx[k]);
+      }
+      return at(in(0), inner, depth + 1);
+    }
+    if (op == "Squeeze"sv || op == "Reshape"sv) {
+      auto from = dims(in(0), depth + 1);
+      if (!from) return std::nullopt;
+      auto flat = ravel(idx, *out);
+      auto inner = flat ? unravel(*flat, *from) : std::nullopt;
+      return inner ? at(in(0), *inner, depth + 1) : std::nullopt;
+    }
+    if (op == "Gather"sv) {
+      auto data = dims(in(0), depth + 1), ind = dims(in(1), depth + 1);
+      int64_t axis = int_attr(n, "axis", 0);
+      if (!data || !ind || axis != 0 || data->empty()) return std::nullopt;
+      std::vector<int64_t> ind_idx(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()));
+      auto k = at(in(1), ind_idx, depth + 1);
+      if (!k) return std::nullopt;
+      int64_t pick = static_cast<int64_t>(*k);
+      if (pick < 0) pick += (*data)[0];
+      if (pick < 0 || pick >= (*data)[0]) return std::nullopt;
+      std::vector<int64_t> data_idx{pick};
+      data_idx.insert(data_idx.end(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()), idx.end());
+      return at(in(0), data_idx, depth + 1);
+    }
+    if (op == "Concat"sv) {
+      int64_t axis = int_attr(n, "axis", 0);
+      if (axis < 0) axis += static_cast<int64_t>(out->size());
+      if (axis < 0 || static_cast<size_t>(axis) >= idx.size()) return std::nullopt;
+      int64_t offset = idx[static_cast<size_t>(axis)];
+      for (const auto& part : n.input()) {
+        auto d = dims(part, depth + 1);
+        if (!d || d->size() != idx.size()) return std::nullopt;
+        int64_t len = (*d)[static_cast<size_t>(axis)];
+        if (offset < len) {
+          std::vector<int64_t> inner = idx;
+          inner[static_cast<size_t>(axis)] = offset;
+          return at(part, inner, depth + 1);
+        }
+        offset -= len;
+      }
+      return std::nullopt;
+    }
+    if (op == "ConstantOfShape"sv) {
+      for (const Attribute& a : n.attribute()) {
+        if (a.name == "value"sv && a.t) {
+          if (auto f = float_values(*a.t); f && f->size() == 1) return (*f)[0];
+          if (auto i = int_values(*a.t); i && i->size() == 1) return static_cast<double>((*i)[0]);
+          return std::nullopt;
+        }
+      }
+      return 0.0;
+    }
+    if (op == "Trilu"sv) {
+      if (idx.size() < 2) return std::nullopt;
+      auto k = n.input_size() > 1 && !in(1).empty() ? scalar(in(1), depth) : std::optional<double>(0.0);
+      if (!k) return std::nullopt;
+      double diff = static_cast<double>(idx.back()) - static_cast<double>(idx[idx.size() - 2]);  // j - i
+      bool keep = int_attr(n, "upper", 1) != 0 ? diff >= *k : diff <= *k;
+      return keep ? at(in(0), idx, depth + 1) : std::optional<double>(0.0);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const Model& m_;
+  int g_;
+  uint64_t& budget_;
+  std::map<std::string_view, std::optional<std::vector<int64_t>>> dims_;
+  std::map<const Weight*, std::optional<std::vector<double>>> values_;
+
+  // Whether a value holds integers (or booleans): integer Div truncates. From the types of its
+  // constants, casts and the ops that keep them.
+  bool integral(Name v, int depth) {
+    if (v.empty() || depth > 48) return false;
+    if (const Weight* w = m_.weight_for(g_, v)) return !one_of(dtype_name(w->dtype), {"float32", "float16", "bfloat16", "float64"});
+    int p = m_.producer_of(g_, v);
+    if (p < 0) return false;
+    const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
+    std::string_view op = n.op_type();
+    if (one_of(op, {"Shape", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And", "Or", "Xor", "Not"})) return true;
+    if (op == "Cast"sv) {
+      int64_t to = int_attr(n, "to", 0);
+      return !one_of(dtype_name(static_cast<int32_t>(to)), {"float32", "float16", "bfloat16", "float64"});
+    }
+    if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min"})) {
+      return integral(input_of(n, 0), depth + 1) && integral(input_of(n, 1), depth + 1);
+    }
+    if (op == "Where"sv) return integral(input_of(n, 1), depth + 1) && integral(input_of(n, 2), depth + 1);
+    if (one_of(op, {"Range", "Unsqueeze", "Squeeze", "Reshape", "Gather", "Identity", "Expand", "Concat", "Neg", "Abs"})) {
+      return integral(input_of(n, 0), depth + 1);
+    }
+    return false;
+  }
+
+  static int64_t int_attr(const NodeRec& n, std::string_view name, int64_t otherwise) {
+    for (const Attribute& a : n.attribute()) {
+      if (a.name == name && a.has_i) return a.i;
+    }
+    return otherwise;
+  }
+
+  const std::vector<double>* values_of(const Weight& w) {
+    auto it = values_.find(&w);
+    if (it == values_.end()) {
+      std::optional<std::vector<double>> v;
+      if (w.elements <= kMostValues && w.tensor) {
+        if (auto i = int_values(*w.tensor)) v = std::vector<double>(i->begin(), i->end());
+        else if (auto f = float_values(*w.tensor)) v = f;
+      }
+      if (!v && w.elements <= kMostValues) {
+        std::vector<double> read;
+        if (for_each_value(w, [&](uint64_t, double x) {
+              read.push_back(x);
+              return true;
+            })) {
+          v = std::move(read);
+        }
+      }
+      if (v && v->size() != w.elements) v.reset();
+      it = values_.emplace(&w, std::move(v)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+  std::optional<double> scalar(Name v, int depth) {
+    auto d = dims(v, depth + 1);
+    if (!d) return std::nullopt;
+    for (int64_t x : *d) {
+      if (x != 1) return std::nullopt;
+    }
+    return at(v, std::vector<int64_t>(d->size(), 0), depth + 1);
+  }
+
+  // The values of a small 1-D integer input (axes, a shape), whole.
+  std::optional<std::vector<int64_t>> list(Name v, int depth) {
+    auto d = dims(v, depth + 1);
+    if (!d || d->size() != 1 || (*d)[0] < 0 || (*d)[0] > 16) return std::nullopt;
+    std::vector<int64_t> out;
+    for (int64_t k = 0; k < (*d)[0]; ++k) {
+      auto x = at(v, {k}, depth + 1);
+      if (!x) return std::nullopt;
+      out.push_back(static_cast<int64_t>(*x));
+    }
+    return out;
+  }
+
+  std::optional<std::vector<int64_t>> axes_of(const NodeRec& n, size_t out_rank, int depth) {
+    std::optional<std::vector<int64_t>> axes;
+    for (const Attribute& a : n.attribute()) {
+      if (a.name == "axes"sv) axes = std::vector<int64_t>(a.ints.begin(), a.ints.end());
+    }
+    if (!axes && n.input_size() > 1) axes = list(input_of(n, 1), depth);
+    if (!axes) return std::nullopt;
+    for (auto& a : *axes) {
+      if (a < 0) a += static_cast<int64_t>(out_rank);
+      if (a < 0 || a >= static_cast<int64_t>(out_rank)) return std::nullopt;
+    }
+    return axes;
+  }
+
+  static std::optional<uint64_t> ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& d) {
+    if (idx.size() != d.size()) return std::nullopt;
+    uint64_t flat = 0;
+    for (size_t k = 0; k < d.size(); ++k) {
+      if (idx[k] < 0 || idx[k] >= d[k]) return std::nullopt;
+      if (mul_overflows(flat, static_cast<uint64_t>(d[k]), &flat) || add_overflows(flat, static_cast<uint64_t>(idx[k]), &flat)) {
+        return std::nullopt;
+      }
+    }
+    return flat;
+  }
+
+  static std::optional<std::vector<int64_t>> unravel(uint64_t flat, const std::vector<int64_t>& d) {
+    std::vector<int64_t> idx(d.size(), 0);
+    for (size_t k = d.size(); k-- > 0;) {
+      if (d[k] <= 0) return std::nullopt;
+      idx[k] = static_cast<int64_t>(flat % static_cast<uint64_t>(d[k]));
+      flat /= static_cast<uint64_t>(d[k]);
+    }
+    if (flat != 0) return std::nullopt;
+    return idx;
+  }
+
+  // An output index mapped to an input that broadcasts to it (right-aligned, 1 repeats).
+  std::vector<int64_t> broadcast_index(Name input, const std::vector<int64_t>& idx, int depth) {
+    auto d = dims(input, depth + 1);
+    if (!d || d->size() > idx.size()) return {};
+    std::vector<int64_t> inner(d->size(), 0);
+    size_t shift = idx.size() - d->size();
+    for (size_t k = 0; k < d->size(); ++k) inner[k] = (*d)[k] == 1 ? 0 : idx[k + shift];
+    return inner;
+  }
+
+  std::optional<std::vector<int64_t>> broadcast(const std::vector<std::vector<int64_t>>& shapes) {
+    size_t rank = 0;
+    for (const auto& s : shapes) rank = std::max(rank, s.size());
+    std::vector<int64_t> out(rank, 1);
+    for (const auto& s : shapes) {
+      for (size_t k = 0; k < s.size(); ++k) {
+        int64_t& o = out[k + rank - s.size()];
+        if (s[k] == 1) continue;
+        if (o != 1 && o != s[k]) return std::nullopt;
+        o = s[k];
+      }
+    }
+    return out;
+  }
+
+  std::optional<std::vector<int64_t>> compute_dims(Name v, int depth) {
+    if (const Weight* w = m_.weight_for(g_, v)) return std::vector<int64_t>(w->dims.begin(), w->dims.end());
+    int p = m_.producer_of(g_, v);
+    if (p < 0) {  // a graph input: its declared shape, the sequence's unknown dims as kSeq
+      for (const auto& in : m_.proto->graph().input()) {
+        if (in.name() != v || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+        std::vector<int64_t> d;
+        for (const auto& dim : in.type().tensor_type().shape().dim()) {
+          d.push_back(dim.has_dim_value() && dim.dim_value() > 0 ? std::min<int64_t>(dim.dim_value(), kSeq) : kSeq);
+        }
+        return d;
+      }
+      return std::nullopt;
+    }
+    const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
+    std::string_view op = n.op_type();
+    auto in = [&](int i) { return input_of(n, i); };
+    if (op == "Shape"sv) {
+      auto d = dims(in(0), depth + 1);
+      if (!d) return std::nullopt;
+      return std::vector<int64_t>{static_cast<int64_t>(d->size())};
+    }
+    if (one_of(op, {"Identity", "Cast", "Not", "Neg", "Abs", "CastLike", "Trilu"})) return dims(in(0), depth + 1);
+    if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And", "Or",
+                    "Xor", "Max", "Min", "Where"})) {
+      std::vector<std::vector<int64_t>> shapes;
+      for (const auto& x : n.input()) {
+        auto d = dims(x, depth + 1);
+        if (!d) return std::nullopt;
+        shapes.push_back(*d);
+      }
+      return broadcast(shapes);
+    }
+    if (op == "Range"sv) {
+      auto start = scalar(in(0), depth), limit = scalar(in(1), depth), delta = scalar(in(2), depth);
+      if (!start || !limit || !delta || *delta == 0) return std::nullopt;
+      double count = std::ceil((*limit - *start) / *delta);
+      if (!(count >= 0) || count > static_cast<double>(kSeq)) return std::nullopt;
+      return std::vector<int64_t>{static_cast<int64_t>(count)};
+    }
+    if (op == "Unsqueeze"sv) {
+      auto d = dims(in(0), depth + 1);
+      if (!d) return std::nullopt;
+      std::optional<std::vector<int64_t>> axes;
+      for (const Attribute& a : n.attribute()) {
+        if (a.name == "axes"sv) axes = std::vector<int64_t>(a.ints.begin(), a.ints.end());
+      }
+      if (!axes && n.input_size() > 1) axes = list(in(1), depth);
+      if (!axes) return std::nullopt;
+      size_t rank = d->size() + axes->size();
+      std::vector<int64_t> out;
+      size_t from = 0;
+      for (size_t k = 0; k < rank; ++k) {
+        bool inserted = std::any_of(axes->begin(), axes->end(), [&](int64_t a) {
+          return (a < 0 ? a + static_cast<int64_t>(rank) : a) == static_cast<int64_t>(k);
+        });
+        if (inserted) out.push_back(1);
+        else if (from < d->size()) out.push_back((*d)[from++]);
+        else return std::nullopt;
+      }
+      return out;
+    }
+    if (op == "ConstantOfShape"sv || op == "Expand"sv || op == "Reshape"sv) {
+      auto shape = list(in(op == "ConstantOfShape"sv ? 0 : 1), depth);
+      if (!shape) return std::nullopt;
+      if (op == "Expand"sv) {
+        auto d = dims(in(0), depth + 1);
+        if (!d) return std::nullopt;
+        return broadcast({*d, *shape});
+      }
+      if (op == "Reshape"sv) {
+        auto d = dims(in(0), depth + 1);
+        if (!d) return std::nullopt;
+        uint64_t total = 1, known = 1;
+        for (int64_t x : *d) {
+          if (x < 0 || mul_overflows(total, static_cast<uint64_t>(x), &total)) return std::nullopt;
+        }
+        int infer = -1;
+        for (size_t k = 0; k < shape->size(); ++k) {
+          int64_t& s = (*shape)[k];
+          if (s == 0 && k < d->size()) s = (*d)[k];
+          if (s == -1 && infer < 0) {
+            infer = static_cast<int>(k);
+            continue;
+          }
+          if (s <= 0 || mul_overflows(known, static_cast<uint64_t>(s), &known)) return std::nullopt;
+        }
+        if (infer >= 0) {
+          if (known == 0 || total % known) return std::nullopt;
+          (*shape)[static_cast<size_t>(infer)] = static_cast<int64_t>(total / known);
+        } else if (known != total) {
+          return std::nullopt;
+        }
+      }
+      for (int64_t x : *shape) {
+        if (x < 0 || x > kSeq) return std::nullopt;
+      }
+      return shape;
+    }
+    if (op == "Squeeze"sv) {
+      auto d = dims(in(0), depth + 1);
+      if (!d) return std::nullopt;
+      std::vector<int64_t> out;
+      for (int64_t x : *d) {
+        if (x != 1) out.push_back(x);
+      }
+      return out;
+    }
+    if (op == "Gather"sv) {
+      auto data = dims(in(0), depth + 1), ind = dims(in(1), depth + 1);
+      if (!data || !ind || data->empty() || int_attr(n, "axis", 0) != 0) return std::nullopt;
+      std::vector<int64_t> out = *ind;
+      out.insert(out.end(), data->begin() + 1, data->end());
+      return out;
+    }
+    if (op == "Concat"sv) {
+      std::optional<std::vector<int64_t>> out;
+      int64_t axis = int_attr(n, "axis", 0);
+      for (const auto& part : n.input()) {
+        auto d = dims(part, depth + 1);
+        if (!d) return std::nullopt;
+        int64_t a = axis < 0 ? axis + static_cast<int64_t>(d->size()) : axis;
+        if (a < 0 || static_cast<size_t>(a) >= d->size()) return std::nullopt;
+        if (!out) {
+          out = d;
+        } else if (out->size() != d->size() || (*out)[static_cast<size_t>(a)] + (*d)[static_cast<size_t>(a)] > kSeq) {
+          return std::nullopt;
+        } else {
+          (*out)[static_cast<size_t>(a)] += (*d)[static_cast<size_t>(a)];
+        }
+      }
+      return out;
+    }
+    return std::nullopt;
+  }
+};
+
+// What a causal mask's rows show: a sliding window (each query sees its last W keys) or chunks
+// (each query sees the keys of its chunk of C up to itself, Llama 4's chunked attention).
+struct Band {
+  int64_t window = 0;
+  bool chunked = false;
+};
+
+// The band of a causal mask, read from a few rows: `allowed(i, j)` says whether query i may see
+// key j. nullopt for a plain causal mask, a mask that is not causal, or one that says neither.
+template <typename Allowed>
+std::optional<Band> read_band(int64_t rows, int64_t columns, Allowed allowed) {
+  // The keys row i sees: a run ending at the diagonal, nothing after it, nothing before it.
+  auto run = [&](int64_t i) -> std::optional<int64_t> {
+    if (i < 0 || i >= rows || i >= columns) return std::nullopt;
+    if (i + 1 < columns) {
+      auto ahead = allowed(i, i + 1);
+      if (!ahead || *ahead) return std::nullopt;  // unknown, or not causal
+    }
+    int64_t count = 0;
+    for (int64_t j = i; j >= 0 && count <= kMostWindow; --j) {
+      auto a = allowed(i, j);
+      if (!a) return std::nullopt;
+      if (!*a) break;
+      ++count;
+    }
+    if (count == 0 || count > kMostWindow) return std::nullopt;
+    for (int64_t j : {i - count, i - count - 7, int64_t{0}}) {  // before the run: nothing
+      if (j < 0 || j > i - count) continue;
+      auto a = allowed(i, j);
+      if (!a || *a) return std::nullopt;
+    }
+    return count;
+  };
+  int64_t i = std::min(rows, columns) / 2;
+  auto first = run(i), second = run(i + 3);
+  if (!first || !second) return std::nullopt;
+  if (*first == *second && *first < i + 1) return Band{*first, false};  // a sliding window
+  // Chunks: row i's run starts its chunk at s; the row before s ends the chunk before, of C keys.
+  int64_t start = i - *first + 1;
+  if (start < 1) return std::nullopt;
+  auto chunk = run(start - 1), opening = run(start);
+  if (!chunk || !opening || *opening != 1 || *chunk < *first) return std::nullopt;
+  int64_t c = *chunk;
+  if (auto end = run(start + c - 1); end && *end != c) return std::nullopt;
+  if (auto next = run(start + c); next && *next != 1) return std::nullopt;
+  if (start - c < 0 || (start - c > 0 && run(start - c).value_or(0) != 1)) return std::nullopt;
+  return Band{c, true};
+}
 
 }  // namespace
 
@@ -83,7 +584,81 @@ std::optional<int64_t> mask_window(const Weight& w, bool additive, bool inverted
   return window;
 }
 
+namespace {
+
+// A block's window from a mask computed in the graph (`mask` the value on the score path,
+// `allowed` what an element of it says), when its band shows.
+void describe(AttentionBlock& b, const Band& band, const std::string& source) {
+  b.window = band.window;
+  b.window_from = source + (band.chunked ? ": chunks of " + std::to_string(band.window) +
+                                               " tokens, each query attending to the earlier tokens of its chunk (at most " +
+                                               std::to_string(band.window) + ")"
+                                         : ": each query attends to " + window_words(band.window));
+}
+
+// A stored mask of chunks (its windows are read by mask_window): its grid read whole, then its rows.
+std::optional<Band> stored_chunks(const Weight& w, bool additive, bool inverted) {
+  size_t r = w.dims.size();
+  if (r < 2 || w.dims[r - 1] != w.dims[r - 2] || w.dims[r - 1] < 4) return std::nullopt;
+  uint64_t side = static_cast<uint64_t>(w.dims[r - 1]);
+  if (side * side != w.elements || w.elements > kMostMaskValues) return std::nullopt;
+  std::vector<int8_t> grid;  // 1 allowed, 0 forbidden
+  grid.reserve(static_cast<size_t>(w.elements));
+  bool ok = for_each_value(w, [&](uint64_t, double v) {
+    if (additive) {
+      if (v != 0 && v > -1e4) return false;
+      grid.push_back(v == 0 ? 1 : 0);
+    } else {
+      if (v != 0 && v != 1) return false;
+      grid.push_back((v == 1) != inverted ? 1 : 0);
+    }
+    return true;
+  });
+  if (!ok) return std::nullopt;
+  auto band = read_band(static_cast<int64_t>(side), static_cast<int64_t>(side), [&](int64_t i, int64_t j) -> std::optional<bool> {
+    return grid[static_cast<size_t>(i) * side + static_cast<size_t>(j)] != 0;
+  });
+  if (!band || !band->chunked) return std::nullopt;
+  return band;
+}
+
+// One answer per mask value and reading of it: the layers of a model share one computed mask.
+using WindowCache = std::map<std::tuple<int, std::string, int>, std::optional<int64_t>>;
+
+template <typename Allowed>
+void computed(const Model& m, int g, AttentionBlock& b, Name mask, int reading, WindowCache& cache, uint64_t& budget,
+              Allowed allowed_value) {
+  if (b.window) return;
+  auto key = std::make_tuple(g, std::string(mask), reading);
+  auto hit = cache.find(key);
+  if (hit != cache.end()) {
+    if (hit->second) describe(b, Band{std::abs(*hit->second), *hit->second < 0}, "a mask computed from positions on the score path");
+    return;
+  }
+  std::optional<int64_t>& answer = cache[key];
+  MaskEval eval(m, g, budget);
+  auto d = eval.dims(mask);
+  if (!d || d->size() < 2) return;
+  std::vector<int64_t> idx(d->size(), 0);
+  auto allowed = [&](int64_t i, int64_t j) -> std::optional<bool> {
+    idx[idx.size() - 2] = (*d)[d->size() - 2] == 1 ? 0 : i;
+    idx[idx.size() - 1] = j;
+    auto v = eval.at(mask, idx);
+    if (!v) return std::nullopt;
+    return allowed_value(*v);
+  };
+  if (auto band = read_band((*d)[d->size() - 2], (*d)[d->size() - 1], allowed)) {
+    answer = band->chunked ? -band->window : band->window;  // cached with the chunking in the sign
+    describe(b, *band, "a mask computed from positions on the score path");
+  }
+}
+
+}  // namespace
+
 void find_windows(const Model& m, AttentionResult& attention, bool read_values) {
+  // Evaluating computed masks spends from one allowance per audit: a file cannot make it slow.
+  uint64_t budget = uint64_t{1} << 23;
+  WindowCache cache;
   for (AttentionBlock& b : attention.blocks) {
     if (b.core_node < 0) continue;
     const auto& core = *m.nodes[static_cast<size_t>(b.core_node)].rec;
@@ -99,8 +674,8 @@ void find_windows(const Model& m, AttentionResult& attention, bool read_values) 
       }
       continue;
     }
-    if (!read_values) continue;
-    // The masks on the score path: Add(scores, mask) or Where(condition, scores, fill).
+    // The masks on the score path: Add(scores, mask) or Where(condition, scores, fill); a mask
+    // stored is read only with the content (read_values), one computed from positions always.
     for (size_t s = 1; s < b.score_nodes.size() && !b.window; ++s) {
       int ni = b.score_nodes[s];
       const auto& n = *m.nodes[static_cast<size_t>(ni)].rec;
@@ -111,8 +686,18 @@ void find_windows(const Model& m, AttentionResult& attention, bool read_values) 
           if (in == on_path) continue;
           bool inverted = false;
           const Weight* w = mask_source(m, g, in, &inverted);
-          if (!w || inverted) continue;
-          if (auto win = mask_window(*w, true)) {
+          if (!w) {
+            computed(m, g, b, in, 0, cache, budget, [](double v) -> std::optional<bool> {
+              if (v == 0) return true;
+              if (v <= -1e4) return false;
+              return std::nullopt;
+            });
+            continue;
+          }
+          if (inverted || !read_values) continue;
+          if (auto band = stored_chunks(*w, true, false)) {
+            describe(b, *band, "the mask '" + std::string(w->name) + "' " + shape_string(w->dims) + " added to the scores");
+          } else if (auto win = mask_window(*w, true)) {
             b.window = win;
             b.window_from = "the band of the mask '" + std::string(w->name) + "' " + shape_string(w->dims) +
                             " added to the scores: 0 where 0 ≤ i − j < " + std::to_string(*win) +
@@ -125,8 +710,16 @@ void find_windows(const Model& m, AttentionResult& attention, bool read_values) 
         if (!scores_if_true && input_of(n, 2) != on_path) continue;
         bool inverted = !scores_if_true;
         const Weight* w = mask_source(m, g, input_of(n, 0), &inverted);
-        if (!w) continue;
-        if (auto win = mask_window(*w, false, inverted)) {
+        if (!w) {
+          computed(m, g, b, input_of(n, 0), scores_if_true ? 1 : 2, cache, budget, [scores_if_true](double v) -> std::optional<bool> {
+            return (v != 0) == scores_if_true;
+          });
+          continue;
+        }
+        if (!read_values) continue;
+        if (auto band = stored_chunks(*w, false, inverted)) {
+          describe(b, *band, "the boolean mask '" + std::string(w->name) + "' " + shape_string(w->dims) + " that selects the scores");
+        } else if (auto win = mask_window(*w, false, inverted)) {
           b.window = win;
           b.window_from = "the band of the boolean mask '" + std::string(w->name) + "' " + shape_string(w->dims) +
                           " that selects the scores: each query attends to " + window_words(*win);

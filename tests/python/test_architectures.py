@@ -190,3 +190,89 @@ def test_gated_deltanet_mixers_their_state_and_the_framework_count():
     assert [m.state_elements for m in r.mixers.layers] == [448, 448]
     assert r.cost.state.bytes_per_sequence == 2 * 448 * 4
     assert r.parameters.composition.feed_forward == 0 and r.parameters.composition.other == 0
+
+
+class ComputedMaskAttention(nn.Module):
+    """Attention whose mask is computed in forward from positions over a dynamic sequence, as
+    reference code writes a sliding window: 'compare' (j <= i) & (i - j < W) and masked_fill;
+    'trilu' ones(s, s).tril().triu(-(W - 1)); 'mistral' Hugging Face Mistral's masked form
+    (j > i) | (j <= i - W) turned into a -inf fill and added; 'causal' (j <= i) alone."""
+
+    def __init__(self, form, window=4, width=32, heads=4):
+        super().__init__()
+        self.form, self.w, self.h, self.d = form, window, heads, width // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(width, width) for _ in range(4))
+
+    def forward(self, x):
+        b, s, width = x.shape
+        q = self.q(x).view(b, s, self.h, self.d).transpose(1, 2)
+        k = self.k(x).view(b, s, self.h, self.d).transpose(1, 2)
+        v = self.v(x).view(b, s, self.h, self.d).transpose(1, 2)
+        w = q @ k.transpose(2, 3) / math.sqrt(self.d)
+        pos = torch.arange(s)
+        i, j = pos[:, None], pos[None, :]
+        if self.form == "compare":
+            w = w.masked_fill(~((j <= i) & (i - j < self.w)), float("-inf"))
+        elif self.form == "trilu":
+            w = w.masked_fill(~torch.ones(s, s).tril().triu(-(self.w - 1)).bool(), float("-inf"))
+        elif self.form == "mistral":
+            w = w + torch.where((j > i) | (j <= i - self.w), float("-inf"), 0.0)
+        else:
+            w = w.masked_fill(~(j <= i), float("-inf"))
+        return self.o((F.softmax(w, -1) @ v).transpose(1, 2).reshape(b, s, width))
+
+
+def test_a_window_computed_from_positions_in_forward():
+    for form, window in (("compare", 4), ("trilu", 4), ("mistral", 4), ("compare", 64), ("causal", None)):
+        model = ComputedMaskAttention(form, window or 4)
+        buf = io.BytesIO()
+        torch.onnx.export(model.eval(), (torch.randn(1, 8, 32),), buf, opset_version=14, input_names=["x"],
+                          dynamic_axes={"x": {0: "batch", 1: "seq"}})
+        r = headcount.audit(buf.getvalue())
+        (b,) = r.attention_blocks
+        assert b.window == window, form
+        if window:
+            assert b.window_from.startswith("a mask computed from positions on the score path")
+            # 4 heads x (8 + 8) features x 4 bytes = 256 per token, min(4,096, window) tokens kept.
+            assert r.cost.kv.bytes_at_context == 256 * window
+
+
+class ChunkedAttention(nn.Module):
+    """Llama 4's chunked attention: a query sees the earlier keys of its own chunk of C; the mask is
+    computed from positions over a dynamic sequence, or stored as a buffer (a static export)."""
+
+    def __init__(self, static, chunk=4, width=32, heads=4):
+        super().__init__()
+        self.static, self.c, self.h, self.d = static, chunk, heads, width // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(width, width) for _ in range(4))
+        if static:
+            i, j = torch.arange(16)[:, None], torch.arange(16)[None, :]
+            self.register_buffer("mask", torch.where((j <= i) & (i // chunk == j // chunk), 0.0, float("-inf")))
+
+    def forward(self, x):
+        b, s, width = x.shape
+        q = self.q(x).view(b, s, self.h, self.d).transpose(1, 2)
+        k = self.k(x).view(b, s, self.h, self.d).transpose(1, 2)
+        v = self.v(x).view(b, s, self.h, self.d).transpose(1, 2)
+        w = q @ k.transpose(2, 3) / math.sqrt(self.d)
+        if self.static:
+            w = w + self.mask[:s, :s]
+        else:
+            pos = torch.arange(s)
+            i, j = pos[:, None], pos[None, :]
+            same = torch.div(i, self.c, rounding_mode="floor") == torch.div(j, self.c, rounding_mode="floor")
+            w = w.masked_fill(~((j <= i) & same), float("-inf"))
+        return self.o((F.softmax(w, -1) @ v).transpose(1, 2).reshape(b, s, width))
+
+
+def test_chunked_attention_is_a_window_of_one_chunk_for_the_cache():
+    for static in (False, True):
+        buf = io.BytesIO()
+        axes = None if static else {"x": {0: "batch", 1: "seq"}}
+        torch.onnx.export(ChunkedAttention(static).eval(), (torch.randn(1, 16, 32),), buf, opset_version=14,
+                          input_names=["x"], dynamic_axes=axes)
+        r = headcount.audit(buf.getvalue())
+        (b,) = r.attention_blocks
+        assert b.window == 4
+        assert "chunks of 4 tokens" in b.window_from
+        assert r.cost.kv.bytes_at_context == 256 * 4  # 4 heads x (8 + 8) x 4 bytes, one chunk kept
