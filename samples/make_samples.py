@@ -1603,6 +1603,92 @@ QDQ_NOTE = """eager-mode static quantization with torch.ao.quantization: every L
 
 
 # ----------------------------------------------------------------------------------------------
+# Attention as 2025-26 models write it: sliding windows, QK-norm, a head size apart from the width.
+
+class Qwen3StyleAttention(AttentionBlock):
+    """Qwen3/Gemma-3-style attention: q/k/v/o without biases and a head size of 16 over a width of
+    32 (4 heads x 16 = 64), RMSNorm over the head size on q and k after the head split (q_norm,
+    k_norm), rotary, GQA 4/2, and a mask buffer that is causal (window 0) or a band of `window`
+    tokens (0 where 0 <= i - j < window, -1e9 elsewhere)."""
+
+    def __init__(self, window, hidden=E, heads=H, kv_heads=2, head_dim=16, max_pos=MAX_POS):
+        super().__init__()
+        self.num_heads, self.num_key_value_heads, self.head_dim = heads, kv_heads, head_dim
+        self.q_proj = nn.Linear(hidden, heads * head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * head_dim, hidden, bias=False)
+        self.q_norm, self.k_norm = RMSNorm(head_dim), RMSNorm(head_dim)
+        inv_freq = 1.0 / (10000.0 ** (torch.arange(0, head_dim, 2).float() / head_dim))
+        emb = torch.cat([torch.outer(torch.arange(max_pos).float(), inv_freq)] * 2, dim=-1)
+        self.register_buffer("cos_cached", emb.cos())
+        self.register_buffer("sin_cached", emb.sin())
+        i, j = torch.arange(max_pos)[:, None], torch.arange(max_pos)[None, :]
+        allowed = (j <= i) & (i - j < window) if window else (j <= i)
+        self.register_buffer("mask", torch.where(allowed, 0.0, -1e9))
+
+    def block(self):
+        blk = linear_block("self", self.num_heads, self.num_key_value_heads, self.q_proj, self.k_proj, self.v_proj,
+                           self.o_proj)
+        blk["extras"] = 2 * self.head_dim  # q_norm and k_norm
+        return blk
+
+    def forward(self, x):
+        b, s, _ = x.size()
+        q = self.q_norm(self.q_proj(x).view(b, s, self.num_heads, self.head_dim)).transpose(1, 2)
+        k = self.k_norm(self.k_proj(x).view(b, s, self.num_key_value_heads, self.head_dim)).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        cos, sin = self.cos_cached[:s], self.sin_cached[:s]
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k = repeat_kv(k, self.num_heads // self.num_key_value_heads)
+        v = repeat_kv(v, self.num_heads // self.num_key_value_heads)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim) + self.mask[:s, :s]
+        w = nn.functional.softmax(w, dim=-1)
+        return self.o_proj(torch.matmul(w, v).transpose(1, 2).reshape(b, s, self.num_heads * self.head_dim))
+
+
+class SlidingDecoder(nn.Module):
+    """Three Qwen3-style layers, two sliding over 4 tokens and one full (as Gemma 3 interleaves
+    them), each with a SwiGLU MLP 32 -> 64, RMSNorms, an untied LM head; its config.json states
+    head_dim 16."""
+
+    def __init__(self, windows=(4, 4, 0)):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(VOCAB, E)
+        self.layers = nn.ModuleList(nn.ModuleDict({"input_layernorm": RMSNorm(), "self_attn": Qwen3StyleAttention(w),
+                                                   "post_attention_layernorm": RMSNorm(), "mlp": LlamaMLP(E, 2 * E)})
+                                    for w in windows)
+        self.norm = RMSNorm()
+        self.lm_head = nn.Linear(E, VOCAB, bias=False)
+
+    def config(self):
+        attn, mlp = self.layers[0]["self_attn"], self.layers[0]["mlp"]
+        return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": E,
+                "num_hidden_layers": len(self.layers), "num_attention_heads": attn.num_heads,
+                "num_key_value_heads": attn.num_key_value_heads, "head_dim": attn.head_dim,
+                "intermediate_size": mlp.gate_proj.out_features, "vocab_size": VOCAB,
+                "max_position_embeddings": MAX_POS, "tie_word_embeddings": False, "attention_bias": False,
+                "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu"}
+
+    def forward(self, ids):
+        x = self.embed_tokens(ids)
+        for layer in self.layers:
+            x = x + layer["self_attn"](layer["input_layernorm"](x))
+            x = x + layer["mlp"](layer["post_attention_layernorm"](x))
+        return self.lm_head(self.norm(x))
+
+
+@sample("sliding_qknorm", "three Qwen3-style decoder layers: GQA 4/2 heads of 16 over a width of 32 with QK-norm, "
+        "two layers sliding over 4 tokens and one full, SwiGLU MLP, untied LM head; config.json beside it "
+        "states head_dim 16",
+        "windows read from band-shaped mask buffers (the cache keeps 4 tokens in the sliding layers); q_norm and "
+        "k_norm counted in their block; 4 x 16 != 32 is the config's design (decoupled-head-size), not a "
+        "width-mismatch", "static")
+def make_sliding_qknorm():
+    return SlidingDecoder(), [torch.randint(0, VOCAB, (B, S))], ["ids"], ["logits"], None
+
+
+# ----------------------------------------------------------------------------------------------
 # Hybrids: token mixers that are not softmax attention beside attention layers.
 
 MIXER_KEYS = ("kind", "parameters", "state")

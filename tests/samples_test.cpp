@@ -471,3 +471,32 @@ TEST_CASE("hybrid samples: each token mixer's kind, parameters and recurrent sta
     CHECK(a.attention.blocks.size() == e.blocks.size());
   }
 }
+
+TEST_CASE("sliding_qknorm: windows from the mask buffers, QK-norm in the block, the config's head_dim", "[samples]") {
+  // Three Qwen3-style layers of GQA 4/2 heads of 16 over a width of 32, two sliding over 4 tokens
+  // and one full. Per block (torch's own shares, sliding_qknorm.counts.tsv): q 32·64 = 2,048, k and
+  // v 32·32 = 1,024, o 64·32 = 2,048, q_norm and k_norm 16 each: 6,176.
+  check_blocks("sliding_qknorm");
+  AuditOptions o;
+  o.model_config = std::string(HEADCOUNT_SAMPLES_DIR) + "/sliding_qknorm.config.json";
+  Audit a = audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/sliding_qknorm.onnx", o);
+  REQUIRE(a.attention.blocks.size() == 3);
+  CHECK(a.attention.blocks[0].window == 4);
+  CHECK(a.attention.blocks[1].window == 4);
+  CHECK_FALSE(a.attention.blocks[2].window);
+  for (const auto& b : a.attention.blocks) CHECK(b.total == 6176);
+  // K/V per token and block: 2 K/V heads x (16 + 16) x 4 bytes = 256. At 4,096 tokens the two
+  // sliding blocks keep 4 tokens: 2 x 256 x 4 + 256 x 4,096 = 1,050,624 (3 x 256 x 4,096 =
+  // 3,145,728 without the windows: 2,095,104 saved).
+  CHECK(a.cost.kv_bytes_per_token == 768);
+  CHECK(a.cost.kv_bytes_at_context == 1050624);
+  CHECK(a.cost.kv_window_saved_bytes == 2095104);
+  // The config states head_dim 16: 4 x 16 != 32 is its design.
+  size_t decoupled = 0;
+  for (const auto& f : a.findings) {
+    CHECK(f.rule != "width-mismatch");
+    decoupled += f.rule == "decoupled-head-size";
+  }
+  CHECK(decoupled == 3);
+  CHECK(a.framework.parameters == read_counts("sliding_qknorm").total);
+}
