@@ -111,8 +111,9 @@ class Report(Record):
 
     def __repr__(self) -> str:
         p = self._data["parameters"]
+        blocks, findings = len(self._data["attention_blocks"]), len(self._data["findings"])
         return (f"<headcount.Report {self._data['file']}: {p['framework']:,} parameters, "
-                f"{len(self._data['attention_blocks'])} attention blocks, {len(self._data['findings'])} findings>")
+                f"{blocks} attention block{'' if blocks == 1 else 's'}, {findings} finding{'' if findings == 1 else 's'}>")
 
 
 def audit(model: Union[str, "_os.PathLike[str]", bytes, bytearray, memoryview, Any], *, content: bool = True,

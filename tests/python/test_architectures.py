@@ -276,3 +276,57 @@ def test_chunked_attention_is_a_window_of_one_chunk_for_the_cache():
         assert b.window == 4
         assert "chunks of 4 tokens" in b.window_from
         assert r.cost.kv.bytes_at_context == 256 * 4  # 4 heads x (8 + 8) x 4 bytes, one chunk kept
+
+
+def test_group_query_attention_local_window_size_built_with_onnx_helper():
+    """onnxruntime's fused decoder layer, written with onnx.helper as its optimizer emits it: one
+    packed QKV MatMul (width 64 -> 4 query heads x 16 + 2 x 2 K/V heads x 16 = 128), a
+    com.microsoft GroupQueryAttention with local_window_size, and the output MatMul 64 -> 64."""
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+
+    def model(window):
+        rng = np.random.default_rng(0)
+        qkv = numpy_helper.from_array(rng.standard_normal((64, 128)).astype(np.float32), "qkv.weight")
+        out = numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), "o.weight")
+        nodes = [
+            helper.make_node("MatMul", ["x", "qkv.weight"], ["qkv"], name="qkv_proj"),
+            helper.make_node("Split", ["qkv", "split"], ["q", "k", "v"], axis=-1, name="split"),
+            helper.make_node("GroupQueryAttention", ["q", "k", "v", "past_key", "past_value", "seqlens_k",
+                                                    "total_sequence_length"],
+                             ["attn", "present_key", "present_value"], domain="com.microsoft", name="gqa",
+                             num_heads=4, kv_num_heads=2, local_window_size=window),
+            helper.make_node("MatMul", ["attn", "o.weight"], ["y"], name="o_proj"),
+        ]
+        split = numpy_helper.from_array(np.array([64, 32, 32], dtype=np.int64), "split")
+        graph = helper.make_graph(
+            nodes, "gqa_window",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 64]),
+             helper.make_tensor_value_info("past_key", TensorProto.FLOAT, ["batch", 2, "past", 16]),
+             helper.make_tensor_value_info("past_value", TensorProto.FLOAT, ["batch", 2, "past", 16]),
+             helper.make_tensor_value_info("seqlens_k", TensorProto.INT32, ["batch"]),
+             helper.make_tensor_value_info("total_sequence_length", TensorProto.INT32, [])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 64])],
+            initializer=[qkv, out, split])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        return headcount.audit(m.SerializeToString())
+
+    r = model(127)
+    (b,) = r.attention_blocks
+    # Projections: the packed QKV 64 x 128 = 8,192 and the output 64 x 64 = 4,096: 12,288.
+    assert (b.form, b.heads, b.kv_heads, b.head_dim, b.width) == ("GroupQueryAttention", 4, 2, 16, 64)
+    assert b.total == 12_288
+    # onnxruntime's kernel lets query i see keys i - 127 ... i: a window of 128 tokens.
+    assert b.window == 128
+    assert "local_window_size 127" in b.window_from
+    # K/V per token: 2 K/V heads x (16 + 16) x 4 bytes = 256. At 4,096 tokens the window keeps 128:
+    # 256 x 128 = 32,768 instead of 256 x 4,096 = 1,048,576, so 1,015,808 saved.
+    assert r.cost.kv.bytes_per_token == 256
+    assert r.cost.kv.bytes_at_context == 32_768
+    assert r.cost.kv.window_saved_bytes == 1_015_808
+    # local_window_size -1 (the attribute's default) is full attention: nothing capped.
+    r = model(-1)
+    (b,) = r.attention_blocks
+    assert b.window is None
+    assert r.cost.kv.bytes_at_context == 1_048_576
+    assert r.cost.kv.window_saved_bytes is None  # null: no window to save anything
