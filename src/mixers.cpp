@@ -5,6 +5,8 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "attention/shapes.h"
 #include "payload.h"
@@ -32,6 +34,11 @@ std::string label(const Model& m, int node) {
 
 bool is_product(std::string_view op) { return one_of(op, {"MatMul", "Gemm", "FusedMatMul", "MatMulNBits"}); }
 
+// The ops an exporter puts between a stored tensor and its use, which weight_behind looks through.
+bool passes_weight(std::string_view op) {
+  return one_of(op, {"DequantizeLinear", "Cast", "Transpose", "Identity", "Reshape", "Unsqueeze", "Squeeze"});
+}
+
 // The stored tensor behind a value: itself, or through the casts, transposes and
 // DequantizeLinear that exporters put before a product.
 int weight_behind(const Model& m, int g, Name value) {
@@ -40,7 +47,7 @@ int weight_behind(const Model& m, int g, Name value) {
     int p = m.producer_of(g, value);
     if (p < 0) return -1;
     const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
-    if (!one_of(n.op_type(), {"DequantizeLinear", "Cast", "Transpose", "Identity", "Reshape", "Unsqueeze", "Squeeze"})) return -1;
+    if (!passes_weight(n.op_type())) return -1;
     value = input_of(n, 0);
   }
   return -1;
@@ -87,6 +94,7 @@ class MixerMatcher {
     for (const auto& b : fw.buffers) claimed_[static_cast<size_t>(b.weight)] = true;
     for (const auto& c : fw.constants) claimed_[static_cast<size_t>(c.weight)] = true;
     for (const auto& out : m_.proto->graph().output()) outputs_.insert(out.name());
+    if (m_.graphs.size() > 1) index_body_reads();
   }
 
   MixerResult run() {
@@ -114,6 +122,58 @@ class MixerMatcher {
   std::optional<detail::ShapeOracle> shapes_;  // made on first use: most models have no mixer
   std::vector<BufferTensor> built_;
   const Weight* delta_state_ = nullptr;  // the current delta-rule mixer's zero initial state
+  // A Loop or Scan reads values of its own scope inside its body, by name: a recurrence written
+  // as a loop reads the projections and the decay so. Per such value, the control-flow nodes that
+  // read it so, and per node those values, as if they were its inputs. Empty for one graph.
+  std::unordered_map<int, std::vector<int>> body_readers_;  // value id -> nodes of its scope
+  std::unordered_map<int, std::vector<Name>> body_reads_;   // node -> values of its scope
+  std::map<int, std::string_view> read_as_;  // the current mixer's weights, by the name it reads them as
+
+  void index_body_reads() {
+    std::unordered_set<uint64_t> seen;  // (node, value) pairs already indexed
+    for (size_t id = 0; id < m_.values.size(); ++id) {
+      const Value& v = m_.values[id];
+      if (v.def < 0 || static_cast<size_t>(v.def) == id || v.consumer_count == 0) continue;
+      const Value& d = m_.values[static_cast<size_t>(v.def)];
+      if (d.graph == v.graph) continue;
+      int x = v.graph;  // the scope directly inside d's whose owner is the reading node
+      while (x >= 0 && m_.graphs[static_cast<size_t>(x)].parent != d.graph) x = m_.graphs[static_cast<size_t>(x)].parent;
+      if (x < 0 || m_.graphs[static_cast<size_t>(x)].owner < 0) continue;
+      int owner = m_.graphs[static_cast<size_t>(x)].owner;
+      if (!seen.insert(uint64_t(static_cast<uint32_t>(owner)) << 32 | static_cast<uint32_t>(v.def)).second) continue;
+      body_readers_[v.def].push_back(owner);
+      body_reads_[owner].push_back(Name(d.name, v.def));
+    }
+  }
+
+  // Who reads a value of scope g: its consumers and the control-flow nodes whose bodies read it.
+  std::vector<int> readers(int g, Name v) const {
+    NodeSpan direct = m_.consumers_of(g, v);
+    std::vector<int> out(direct.begin(), direct.end());
+    if (body_readers_.empty()) return out;
+    int id = m_.value_id(g, v);
+    auto it = id < 0 ? body_readers_.end() : body_readers_.find(id);
+    if (it != body_readers_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    return out;
+  }
+
+  // The learned decay an Exp reads (A_log), through the copies an exporter makes of a weight
+  // that two layers hold alike; null when it reads no stored tensor.
+  const Weight* decay(int exp_node) const {
+    int wi = weight_behind(m_, m_.nodes[static_cast<size_t>(exp_node)].graph,
+                           input_of(*m_.nodes[static_cast<size_t>(exp_node)].rec, 0));
+    return wi < 0 ? nullptr : &m_.weights[static_cast<size_t>(wi)];
+  }
+
+  // What a node reads: its inputs and, for a Loop or Scan, what its body reads of its scope.
+  std::vector<Name> reads(int node) const {
+    const auto& n = *m_.nodes[static_cast<size_t>(node)].rec;
+    std::vector<Name> out;
+    for (Name in : n.input()) out.push_back(in);
+    auto it = body_reads_.find(node);
+    if (it != body_reads_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    return out;
+  }
 
   static bool all_zero(const Weight& w) {
     if (w.elements == 0 || w.elements > (uint64_t{1} << 24)) return false;
@@ -147,7 +207,7 @@ class MixerMatcher {
         *why = "";  // inside an attention block: not a mixer of its own
         return std::nullopt;
       }
-      for (const auto& in : m_.nodes[static_cast<size_t>(p)].rec->input()) queue.push_back(in);
+      for (const auto& in : this->reads(p)) queue.push_back(in);
     }
     if (reads.size() != 1) {
       *why = reads.empty() ? "is not read as a mixer: no projection with a stored weight feeds it"
@@ -208,7 +268,7 @@ class MixerMatcher {
         *why = "is not read as a mixer: its sublayer reaches the graph output '" + std::string(v) + "' without a residual Add";
         return std::nullopt;
       }
-      for (int c : m_.consumers_of(g, Name(v))) {
+      for (int c : readers(g, Name(v))) {
         if (!budget_.spend()) {
           *why = "is not read as a mixer: its sublayer could not be bounded";
           return std::nullopt;
@@ -242,8 +302,7 @@ class MixerMatcher {
     }
     // The nodes that compute from parameters alone for the sublayer (Mamba's A = -exp(A_log)).
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const auto& n = *m_.nodes[static_cast<size_t>(nodes[i])].rec;
-      for (const auto& v : n.input()) {
+      for (const auto& v : reads(nodes[i])) {
         int p = m_.producer_of(g, v);
         if (p < 0 || inside.count(p) || !from_parameters(g, p, 0)) continue;
         inside.insert(p);
@@ -259,7 +318,7 @@ class MixerMatcher {
     if (depth > 6 || !budget_.spend()) return false;
     const auto& n = *m_.nodes[static_cast<size_t>(node)].rec;
     if (n.input_size() == 0) return n.op_type() == "Constant"sv;
-    for (const auto& v : n.input()) {
+    for (const auto& v : reads(node)) {
       if (v.empty() || m_.weight_for(g, v)) continue;
       int p = m_.producer_of(g, v);
       if (p < 0 || !from_parameters(g, p, depth + 1)) return false;
@@ -276,7 +335,7 @@ class MixerMatcher {
       queue.pop_front();
       if (!seen.insert(n).second) continue;
       for (const auto& out : m_.nodes[static_cast<size_t>(n)].rec->output()) {
-        for (int c : m_.consumers_of(g, out)) {
+        for (int c : readers(g, out)) {
           if (c == to) return true;
           if (!inside.count(c) || (!through_products && product_weight(m_, c) >= 0)) continue;
           queue.push_back(c);
@@ -296,7 +355,7 @@ class MixerMatcher {
       if (n.op_type() == "CumSum"sv) cumsums.push_back(ni);
       if (n.op_type() == "Sigmoid"sv) sigmoids.push_back(ni);
       if (depthwise_conv1d(m_, ni)) convs.push_back(ni);
-      if (n.op_type() == "Exp"sv && m_.weight_for(g, input_of(n, 0))) {
+      if (n.op_type() == "Exp"sv && decay(ni)) {
         exps.push_back(ni);
         learned_decay = true;
       }
@@ -306,7 +365,7 @@ class MixerMatcher {
     mx.anchor = anchor;
     // A per-head decay (A_log [heads]) and a Sigmoid write strength beside the conv: the gated
     // delta rule (Gated DeltaNet); a decay per channel and state entry (A_log [d_inner, N]): Mamba.
-    bool per_head_decay = !exps.empty() && m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(exps[0])].rec, 0))->dims.size() == 1;
+    bool per_head_decay = !exps.empty() && decay(exps[0])->dims.size() == 1;
     if (!convs.empty() && learned_decay && per_head_decay && !sigmoids.empty()) {
       mx.kind = MixerKind::DeltaRule;
       mx.evidence = "a depthwise causal " + label(m_, convs[0]) + ", a per-head decay read through " + label(m_, exps[0]) +
@@ -323,6 +382,13 @@ class MixerMatcher {
     } else {
       *why = "is not read as a mixer: its sublayer is neither a cumulative sum of projections nor a convolution with a learned decay";
       return std::nullopt;
+    }
+    for (int ni : nodes) {  // a recurrence written as a loop over the sequence
+      std::string_view op = m_.nodes[static_cast<size_t>(ni)].rec->op_type();
+      if (op == "Loop"sv || op == "Scan"sv) {
+        mx.evidence += "; its recurrence runs in " + label(m_, ni);
+        break;
+      }
     }
     for (int c : cumsums) used[static_cast<size_t>(c)] = true;
     for (int c : convs) used[static_cast<size_t>(c)] = true;
@@ -358,17 +424,27 @@ class MixerMatcher {
 
     // Every learned tensor read inside, with its role.
     std::map<int, std::string> tensors;  // weight -> role
+    read_as_.clear();
     auto add = [&](int wi, const std::string& role) {
       if (wi < 0 || claimed_[static_cast<size_t>(wi)] || !m_.weights[static_cast<size_t>(wi)].parameter) return;
       tensors.emplace(wi, role);
     };
     for (auto& [p, role] : role_of) add(product_weight(m_, p), role);
-    for (int ni : nodes) {
+    // The nodes that use a tensor first, then the copies and casts before them: a copy of a weight
+    // that two layers hold alike (an Identity) has the role of what reads it.
+    std::vector<int> order;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int ni : nodes) {
+        if (passes_weight(m_.nodes[static_cast<size_t>(ni)].rec->op_type()) == (pass == 1)) order.push_back(ni);
+      }
+    }
+    for (int ni : order) {
       const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
       std::string_view op = n.op_type();
       for (int i = 0; i < n.input_size(); ++i) {
         int wi = weight_behind(m_, g, input_of(n, i));
         if (wi < 0 || tensors.count(wi)) continue;
+        read_as_.emplace(wi, input_of(n, i));
         std::string role = "other";
         if (depthwise_conv1d(m_, ni)) {
           role = "conv1d";
@@ -459,7 +535,7 @@ class MixerMatcher {
       const Weight* conv = m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(convs[0])].rec, 1));
       Int channels = conv->dims[0], k = conv->dims[2];
       Int conv_state = (k - 1) * channels;
-      const Weight* a = m_.weight_for(g, input_of(*m_.nodes[static_cast<size_t>(exps[0])].rec, 0));
+      const Weight* a = decay(exps[0]);
       if (a->dims.size() == 2) {
         Int ssm = Int(a->dims[0]) * Int(a->dims[1]);
         elements = conv_state + ssm;
@@ -510,7 +586,8 @@ class MixerMatcher {
   std::string name_of(const Mixer& mx, int anchor) const {
     std::vector<std::string> names;
     for (const auto& t : mx.tensors) {
-      std::string_view n = m_.weights[static_cast<size_t>(t.weight)].name;
+      auto as = read_as_.find(t.weight);  // a layer's copy of a weight another layer holds alike
+      std::string_view n = as != read_as_.end() ? as->second : std::string_view(m_.weights[static_cast<size_t>(t.weight)].name);
       if (n.rfind("onnx::", 0) != 0 && n.find("Constant") == std::string_view::npos) names.push_back(std::string(n));
     }
     std::string p = names.empty() ? std::string() : names[0];

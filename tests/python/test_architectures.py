@@ -330,3 +330,53 @@ def test_group_query_attention_local_window_size_built_with_onnx_helper():
     assert b.window is None
     assert r.cost.kv.bytes_at_context == 1_048_576
     assert r.cost.kv.window_saved_bytes is None  # null: no window to save anything
+
+
+@torch.jit.script
+def selective_scan(dt, A, Bm, Cm, xs, h):
+    """Mamba's recurrence h = exp(dt A) h + dt B x, y = C h, as a scripted loop: a Loop in ONNX."""
+    ys = []
+    for t in range(dt.size(1)):
+        h = torch.exp(dt[:, t, :, None] * A) * h + dt[:, t, :, None] * Bm[:, t, None, :] * xs[:, t, :, None]
+        ys.append((h * Cm[:, t, None, :]).sum(-1))
+    return torch.stack(ys, 1)
+
+
+def test_a_mamba_recurrence_in_a_loop():
+    """The Mamba mixer of samples/make_samples.py with its recurrence in a scripted loop, which the
+    exporter writes as a Loop whose body reads dt, A, B, C and x from the graph around it; two
+    such mixers and two GQA layers, exported untouched, so that the second mixer's A_log and D,
+    equal to the first's, are stored once and copied by Identity nodes."""
+    from make_samples import B, S as SEQ, VOCAB, HybridDecoder, LlamaAttention, MambaMixer
+
+    class LoopMamba(MambaMixer):
+        def forward(self, x):
+            b, s, _ = x.shape
+            xs, z = self.in_proj(x).chunk(2, dim=-1)
+            xs = F.silu(self.conv1d(xs.transpose(1, 2))[..., :s].transpose(1, 2))
+            dt, Bm, Cm = torch.split(self.x_proj(xs), [self.r, self.n, self.n], dim=-1)
+            dt = F.softplus(self.dt_proj(dt))
+            y = selective_scan(dt, -torch.exp(self.A_log), Bm, Cm, xs, torch.zeros(b, self.di, self.n)) + xs * self.D
+            return self.out_proj(y * F.silu(z))
+
+    torch.manual_seed(0)
+    model = HybridDecoder([LoopMamba, LlamaAttention, LoopMamba, LlamaAttention]).eval()
+    buf = io.BytesIO()
+    torch.onnx.export(model, (torch.randint(0, VOCAB, (B, SEQ)),), buf, opset_version=14)
+    r = headcount.audit(buf.getvalue())
+    per_mixer = sum(p.numel() for p in model.layers[0]["mixer"].parameters())
+    # in_proj 32·128 = 4,096, conv1d 64·4 + 64 = 320, x_proj 64·36 = 2,304, dt_proj 4·64 + 64 = 320,
+    # A_log 64·16 = 1,024, D 64, out_proj 64·32 = 2,048: 10,176.
+    assert per_mixer == 10_176
+    # The zero initial state the exporter stored for the Loop is not a parameter.
+    assert r.parameters.framework == sum(p.numel() for p in model.parameters())
+    assert [(m.kind, m.parameters) for m in r.mixers.layers] == [("state_space", per_mixer)] * 2
+    roles = {}
+    for t in r.mixers.layers[1].tensors:
+        roles[t.role] = roles.get(t.role, 0) + t.elements
+    assert roles == {"in_proj": 4_096, "conv1d": 320, "x_proj": 2_304, "dt_proj": 320, "A_log": 1_024, "D": 64,
+                     "out_proj": 2_048}
+    assert all("its recurrence runs in Loop" in m.evidence for m in r.mixers.layers)
+    # State per sequence: conv (4 - 1) x 64 = 192 and the SSM state 64 x 16 = 1,024.
+    assert [m.state_elements for m in r.mixers.layers] == [1_216, 1_216]
+    assert r.parameters.composition.other == 0
