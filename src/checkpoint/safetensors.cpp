@@ -1,0 +1,434 @@
+// safetensors.cpp: the safetensors reader (see headcount/checkpoint.h). The header is read with
+// nlohmann-json's SAX interface, so a hostile header never becomes a document: what it keeps is a
+// list of tensors, each checked against the file before the next stage sees it.
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/files.h"
+#include "headcount/checked.h"
+#include "headcount/checkpoint.h"
+#include "headcount/error.h"
+
+namespace headcount {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The safetensors library refuses headers above 100 MB; so does headcount.
+constexpr uint64_t kMostHeaderBytes = 100'000'000;
+// Real tensors have a handful of dimensions; a shape longer than this is refused, not stored.
+constexpr size_t kMostRank = 16;
+// An index file is a name -> shard map: a few MB for the largest models.
+constexpr uint64_t kMostIndexBytes = 64u << 20;
+
+// Bits per element of each dtype the format defines.
+int dtype_bits(const std::string& d) {
+  static const std::pair<const char*, int> table[] = {
+      {"BOOL", 8}, {"U8", 8},   {"I8", 8},   {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
+      {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32},   {"U32", 32},     {"F32", 32},     {"F64", 64},
+      {"I64", 64}, {"U64", 64}, {"F4", 4},   {"F6_E2M3", 6}, {"F6_E3M2", 6}};
+  for (const auto& [name, bits] : table) {
+    if (d == name) return bits;
+  }
+  return 0;
+}
+
+struct RawTensor {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint64_t> offsets;
+  bool has_dtype = false, has_shape = false, has_offsets = false;
+};
+
+// The header's events, depth by depth: {name: {"dtype": s, "shape": [n...], "data_offsets": [a, b]},
+// "__metadata__": {key: string}}. Anything else is an error that says where.
+class HeaderReader : public nlohmann::json_sax<json> {
+ public:
+  std::vector<RawTensor> tensors;
+  std::map<std::string, CheckpointValue> metadata;
+  std::string error;
+
+  bool null() override { return fail("a null value where the format has none"); }
+  bool boolean(bool) override { return fail("a boolean value where the format has none"); }
+  bool number_integer(number_integer_t v) override {
+    if (v < 0) return fail("a negative number (" + std::to_string(v) + ") where a size or offset belongs");
+    return number(static_cast<uint64_t>(v));
+  }
+  bool number_unsigned(number_unsigned_t v) override { return number(v); }
+  bool number_float(number_float_t, const string_t& s) override {
+    return fail("a fractional number (" + s + ") where a size or offset belongs");
+  }
+  bool binary(binary_t&) override { return fail("binary data"); }
+  bool string(string_t& s) override {
+    if (depth_ == 2 && in_metadata_) {
+      CheckpointValue v;
+      v.type = CheckpointValue::Type::String;
+      v.type_name = "string";
+      v.s = std::move(s);
+      metadata[key_] = std::move(v);
+      return true;
+    }
+    if (depth_ == 2 && field_ == "dtype") {
+      tensors.back().dtype = std::move(s);
+      tensors.back().has_dtype = true;
+      return true;
+    }
+    return fail("a string where the format has none");
+  }
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) return enter();
+    if (depth_ == 1) {
+      if (key_ == "__metadata__") {
+        if (seen_metadata_) return fail("a second \"__metadata__\"");
+        seen_metadata_ = in_metadata_ = true;
+        return enter();
+      }
+      if (!names_.insert(key_).second) return fail("tensor '" + key_ + "' named twice");
+      tensors.emplace_back();
+      tensors.back().name = key_;
+      in_metadata_ = false;
+      return enter();
+    }
+    return fail("an object nested deeper than the format allows");
+  }
+  bool end_object() override {
+    --depth_;
+    if (depth_ == 1 && !in_metadata_) {
+      const RawTensor& t = tensors.back();
+      if (!t.has_dtype || !t.has_shape || !t.has_offsets) {
+        return fail("tensor '" + t.name + "' lacks " + (!t.has_dtype ? "\"dtype\"" : !t.has_shape ? "\"shape\"" : "\"data_offsets\""));
+      }
+    }
+    if (depth_ == 1) in_metadata_ = false;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ != 2 || in_metadata_) return fail("an array where the format has none");
+    RawTensor& t = tensors.back();
+    if (field_ == "shape") {
+      if (t.has_shape) return fail("tensor '" + t.name + "' has two shapes");
+      t.has_shape = true;
+    } else if (field_ == "data_offsets") {
+      if (t.has_offsets) return fail("tensor '" + t.name + "' has two \"data_offsets\"");
+      t.has_offsets = true;
+    } else {
+      return fail("an array where the format has none");
+    }
+    return enter();
+  }
+  bool end_array() override {
+    --depth_;
+    RawTensor& t = tensors.back();
+    if (field_ == "data_offsets" && t.offsets.size() != 2) {
+      return fail("tensor '" + t.name + "' has " + std::to_string(t.offsets.size()) + " data offsets, not 2");
+    }
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      key_ = std::move(k);
+      return true;
+    }
+    if (depth_ == 2 && in_metadata_) {
+      if (metadata.count(k)) return fail("metadata key '" + k + "' given twice");
+      key_ = std::move(k);
+      return true;
+    }
+    if (depth_ == 2) {
+      if (k != "dtype" && k != "shape" && k != "data_offsets") {
+        return fail("tensor '" + tensors.back().name + "' has the field '" + k + "', which the format does not define");
+      }
+      if (k == "dtype" && tensors.back().has_dtype) return fail("tensor '" + tensors.back().name + "' has two dtypes");
+      field_ = std::move(k);
+      return true;
+    }
+    return fail("a key where the format has none");
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    if (error.empty()) {
+      std::string what = e.what();
+      size_t colon = what.rfind(": ");
+      error = "the header is not valid JSON at byte " + std::to_string(position) +
+              (colon == std::string::npos ? "" : ": " + what.substr(colon + 2));
+    }
+    return false;
+  }
+
+ private:
+  int depth_ = 0;
+  bool in_metadata_ = false, seen_metadata_ = false;
+  std::string key_, field_;
+  std::set<std::string> names_;
+
+  bool enter() {
+    ++depth_;
+    return true;
+  }
+  // Stops the parse with what is wrong: a whole sentence when it starts with "tensor", "metadata"
+  // or "a second", else what the header holds that the format does not allow.
+  bool fail(const std::string& what) {
+    bool sentence = what.rfind("tensor ", 0) == 0 || what.rfind("metadata ", 0) == 0;
+    if (error.empty()) error = sentence ? what : "the header holds " + what;
+    return false;
+  }
+  bool number(uint64_t v) {
+    if (depth_ != 3) return fail("a number where the format has none");
+    RawTensor& t = tensors.back();
+    if (field_ == "shape") {
+      if (t.shape.size() >= kMostRank) return fail("tensor '" + t.name + "' with more than " + std::to_string(kMostRank) + " dimensions");
+      if (v > static_cast<uint64_t>(INT64_MAX)) return fail("tensor '" + t.name + "' with a dimension of " + std::to_string(v));
+      t.shape.push_back(static_cast<int64_t>(v));
+      return true;
+    }
+    if (t.offsets.size() >= 2) return fail("tensor '" + t.name + "' with more than 2 data offsets");
+    t.offsets.push_back(v);
+    return true;
+  }
+};
+
+// One .safetensors file's tensors, checked against the file's size; `file` is its index.
+void read_file(const std::string& path, int file, Checkpoint& c) {
+  checkpoint::File f(path);
+  unsigned char head[8];
+  if (f.size() < 8) throw InputError("truncated: " + std::to_string(f.size()) + " bytes, fewer than the 8 of the header length");
+  f.read(0, head, 8);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | head[i];
+  if (n > f.size() - 8) {
+    throw InputError("the header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(f.size()) + " bytes)");
+  }
+  if (n > kMostHeaderBytes) {
+    throw InputError("the header length " + std::to_string(n) + " is above the format's limit of " + std::to_string(kMostHeaderBytes) + " bytes");
+  }
+  if (n < 2) throw InputError("the header is " + std::to_string(n) + " bytes long: not a JSON object");
+  std::string header(static_cast<size_t>(n), '\0');
+  f.read(8, header.data(), n);
+  if (header[0] != '{') throw InputError("the header does not start with '{': not a safetensors file");
+  // The format pads the header with spaces to an 8-byte boundary: whitespace JSON skips.
+  HeaderReader r;
+  bool ok = json::sax_parse(header, &r, json::input_format_t::json, /*strict=*/true);
+  if (!ok || !r.error.empty()) throw InputError(r.error.empty() ? "the header is not valid JSON" : r.error);
+
+  const uint64_t data_start = 8 + n, data_size = f.size() - data_start;
+  std::vector<std::pair<uint64_t, size_t>> by_offset;  // (begin, index into c.tensors)
+  for (RawTensor& t : r.tensors) {
+    int bits = dtype_bits(t.dtype);
+    if (bits == 0) throw InputError("tensor '" + t.name + "' has the dtype '" + t.dtype + "', which headcount does not know");
+    uint64_t elements = 1;
+    for (int64_t d : t.shape) {
+      if (mul_overflows(elements, static_cast<uint64_t>(d), &elements)) {
+        throw InputError("tensor '" + t.name + "': the element count of its shape overflows 64 bits");
+      }
+    }
+    uint64_t whole = 0;
+    if (mul_overflows(elements / 8, static_cast<uint64_t>(bits), &whole)) {
+      throw InputError("tensor '" + t.name + "': its size in bytes overflows 64 bits");
+    }
+    if (elements % 8 * static_cast<uint64_t>(bits) % 8 != 0) {
+      throw InputError("tensor '" + t.name + "': " + std::to_string(elements) + " elements of " + t.dtype + " do not fill whole bytes");
+    }
+    uint64_t bytes = whole + elements % 8 * static_cast<uint64_t>(bits) / 8;
+    uint64_t begin = t.offsets[0], end = t.offsets[1];
+    if (end < begin) {
+      throw InputError("tensor '" + t.name + "': its data offsets end (" + std::to_string(end) + ") before they begin (" +
+                       std::to_string(begin) + ")");
+    }
+    if (end - begin != bytes) {
+      throw InputError("tensor '" + t.name + "': its data offsets span " + std::to_string(end - begin) + " bytes, but " +
+                       std::to_string(elements) + " elements of " + t.dtype + " take " + std::to_string(bytes));
+    }
+    if (end > data_size) {
+      throw InputError("tensor '" + t.name + "': its data ends at byte " + std::to_string(end) + " of the data, past its end (" +
+                       std::to_string(data_size) + " bytes)");
+    }
+    CheckpointTensor ct;
+    ct.name = std::move(t.name);
+    ct.dtype = std::move(t.dtype);
+    ct.shape = std::move(t.shape);
+    ct.elements = elements;
+    ct.bytes = bytes;
+    ct.offset = data_start + begin;
+    ct.file = file;
+    by_offset.emplace_back(begin, c.tensors.size());
+    c.tensors.push_back(std::move(ct));
+  }
+  // The data must be covered exactly: tensor after tensor, no overlap, no hole, nothing after.
+  std::sort(by_offset.begin(), by_offset.end());
+  uint64_t at = 0;
+  for (const auto& [begin, i] : by_offset) {
+    const CheckpointTensor& t = c.tensors[i];
+    if (begin < at) throw InputError("tensor '" + t.name + "' overlaps the tensor before it in the data");
+    if (begin > at) {
+      throw InputError("the data has a hole of " + std::to_string(begin - at) + " bytes before tensor '" + t.name + "'");
+    }
+    at = begin + t.bytes;
+  }
+  if (at != data_size) {
+    throw InputError("the data holds " + std::to_string(data_size - at) + " bytes after its last tensor that no tensor describes");
+  }
+  if (file == 0) c.metadata = std::move(r.metadata);
+  c.files.push_back(path);
+  c.file_sizes.push_back(f.size());
+}
+
+// A shard named by an index: a plain file name in the index's folder.
+std::string shard_path(const fs::path& folder, const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos || name.find('\\') != std::string::npos ||
+      name.find('\0') != std::string::npos) {
+    throw InputError("the index names the shard '" + name + "', which is not a file name in its folder");
+  }
+  return (folder / name).string();
+}
+
+Checkpoint read_index(const std::string& path) {
+  checkpoint::File f(path);
+  if (f.size() > kMostIndexBytes) {
+    throw InputError("the index is " + std::to_string(f.size()) + " bytes, above the " + std::to_string(kMostIndexBytes) + " an index can be");
+  }
+  std::string text(static_cast<size_t>(f.size()), '\0');
+  f.read(0, text.data(), f.size());
+  json doc;
+  try {
+    doc = json::parse(text, [](int depth, json::parse_event_t, json&) {
+      if (depth > 4) throw InputError("the index nests deeper than an index does");
+      return true;
+    });
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    size_t colon = what.rfind(": ");
+    throw InputError("the index is not valid JSON" + (colon == std::string::npos ? "" : ": " + what.substr(colon + 2)));
+  }
+  if (!doc.is_object() || !doc.contains("weight_map") || !doc["weight_map"].is_object()) {
+    throw InputError("the index has no \"weight_map\" object");
+  }
+  for (const auto& [k, v] : doc.items()) {
+    if (k != "weight_map" && k != "metadata") throw InputError("the index has the key '" + k + "', which headcount does not know");
+  }
+  Checkpoint c;
+  c.format = "safetensors";
+  if (doc.contains("metadata")) {
+    const json& md = doc["metadata"];
+    if (!md.is_object()) throw InputError("the index's \"metadata\" is not an object");
+    for (const auto& [k, v] : md.items()) {
+      if (k == "total_size") {
+        if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+          throw InputError("the index's total_size is not a byte count");
+        }
+        c.declared_total_size = v.get<uint64_t>();
+      } else {
+        CheckpointValue cv;
+        cv.type = CheckpointValue::Type::String;
+        cv.type_name = "string";
+        cv.s = v.is_string() ? v.get<std::string>() : v.dump();
+        c.metadata["index." + k] = std::move(cv);
+      }
+    }
+  }
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::map<std::string, std::string> where;  // tensor -> shard
+  std::vector<std::string> shards;             // in the order the map first names them
+  for (const auto& [name, shard] : doc["weight_map"].items()) {
+    if (!shard.is_string()) throw InputError("the index maps '" + name + "' to something other than a file name");
+    const std::string& s = shard.get_ref<const std::string&>();
+    where[name] = s;
+    if (std::find(shards.begin(), shards.end(), s) == shards.end()) {
+      if (shards.size() >= 100000) throw InputError("the index names more than 100,000 shards");
+      shards.push_back(s);
+    }
+  }
+  std::sort(shards.begin(), shards.end());
+  c.files.push_back(path);  // the index itself comes first
+  c.file_sizes.push_back(f.size());
+  Checkpoint data;
+  for (const std::string& s : shards) {
+    std::string p = shard_path(folder, s);
+    try {
+      read_file(p, static_cast<int>(data.files.size()) + 1, data);
+    } catch (const InputError& e) {
+      throw InputError("shard " + s + ": " + e.what());
+    }
+  }
+  std::set<std::string> seen;
+  for (const CheckpointTensor& t : data.tensors) {
+    const std::string& shard = shards[static_cast<size_t>(t.file - 1)];
+    auto it = where.find(t.name);
+    if (it == where.end()) throw InputError("tensor '" + t.name + "' of shard " + shard + " is not in the index's weight_map");
+    if (it->second != shard) throw InputError("tensor '" + t.name + "' is in shard " + shard + ", where the index says " + it->second);
+    if (!seen.insert(t.name).second) throw InputError("tensor '" + t.name + "' is in more than one shard");
+  }
+  for (const auto& [name, shard] : where) {
+    if (!seen.count(name)) throw InputError("the index maps '" + name + "' to " + shard + ", which does not hold it");
+  }
+  for (auto& p : data.files) c.files.push_back(std::move(p));
+  for (uint64_t s : data.file_sizes) c.file_sizes.push_back(s);
+  c.tensors = std::move(data.tensors);
+  if (!data.metadata.empty()) {
+    for (auto& [k, v] : data.metadata) c.metadata.emplace(k, std::move(v));
+  }
+  return c;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+Checkpoint read_safetensors(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    fs::path dir(path);
+    if (fs::exists(dir / "model.safetensors.index.json", ec)) return read_index((dir / "model.safetensors.index.json").string());
+    if (fs::exists(dir / "model.safetensors", ec)) return read_safetensors((dir / "model.safetensors").string());
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::string name = e.path().filename().string();
+      if (ends_with(name, ".safetensors.index.json") || (ends_with(name, ".safetensors") && name.find("-of-") == std::string::npos)) {
+        found.push_back(e.path().string());
+      }
+      if (found.size() > 1) break;
+    }
+    if (found.size() == 1) return read_safetensors(found[0]);
+    throw InputError(found.empty() ? "the folder holds no model.safetensors, model.safetensors.index.json or single .safetensors file"
+                                   : "the folder holds more than one checkpoint; name the file");
+  }
+  if (ends_with(path, ".index.json")) return read_index(path);
+  Checkpoint c;
+  c.format = "safetensors";
+  read_file(path, 0, c);
+  return c;
+}
+
+std::string checkpoint_format(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    fs::path dir(path);
+    if (fs::exists(dir / "model.safetensors.index.json", ec) || fs::exists(dir / "model.safetensors", ec)) return "safetensors";
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::string name = e.path().filename().string();
+      if (ends_with(name, ".safetensors") || ends_with(name, ".safetensors.index.json")) return "safetensors";
+    }
+    return "";
+  }
+  if (ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json")) return "safetensors";
+  if (ends_with(path, ".gguf")) return "gguf";
+  // By content: GGUF's magic, or a safetensors header (a length that fits, then '{').
+  std::ifstream in(path, std::ios::binary);
+  unsigned char head[9] = {};
+  if (!in.read(reinterpret_cast<char*>(head), 9)) return "";
+  if (std::memcmp(head, "GGUF", 4) == 0) return "gguf";
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | head[i];
+  uint64_t size = fs::file_size(path, ec);
+  if (!ec && head[8] == '{' && n >= 2 && n <= size - 8) return "safetensors";
+  return "";
+}
+
+}  // namespace headcount
