@@ -285,6 +285,24 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       else add_to(c.macs_other, w->elements, overflow);
     }
   }
+  // A checkpoint has no graph: every matrix of the feed-forward, the mixers and the LM head (by
+  // their names) is one product per token.
+  if (model.checkpoint) {
+    bool routed = false;
+    for (size_t i = 0; i < model.weights.size(); ++i) {
+      const Weight& w = model.weights[i];
+      if (projection_weights[i] || !w.parameter || w.dims.size() < 2) continue;
+      Part part = composition.part_of[i];
+      if (part == Part::LMHead) add_to(c.macs_lm_head, w.elements, overflow);
+      else if (part == Part::FeedForward) add_to(c.macs_feed_forward, w.elements, overflow);
+      else if (part == Part::Mixers) add_to(c.macs_mixers, w.elements, overflow);
+      else if (part == Part::RoutedExperts) routed = true;
+    }
+    if (routed) {
+      c.macs_lower_bound = true;
+      c.notes.push_back("the routed experts' MACs are left out: a checkpoint's names do not say how many experts a token runs");
+    }
+  }
   // Routed experts: one MAC per parameter of each of the k experts a token runs.
   std::vector<std::string> unknown_layers;
   for (const auto& l : experts.layers) {

@@ -74,7 +74,10 @@ const char* agreement_name(Agreement a) {
 }
 
 std::string find_model_config(const std::string& model_path) {
-  std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
+  std::error_code ec;
+  // A checkpoint named by its folder: the config is in that folder.
+  std::filesystem::path dir = std::filesystem::is_directory(model_path, ec) ? std::filesystem::path(model_path)
+                                                                              : std::filesystem::path(model_path).parent_path();
   for (const char* name : {"config.json", "genai_config.json"}) {
     std::filesystem::path p = dir / name;
     struct stat st;
@@ -166,7 +169,21 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
       bool is_copy = std::any_of(a.duplicates.begin(), a.duplicates.end(), [&](const DuplicatePair& p) { return p.copy == static_cast<int>(i); });
       own_head = static_cast<int>(i) != table && w.parameter && head_shape && !is_copy && feeds_matmul(m, static_cast<int>(i));
     }
-    if (copy || feeds_matmul(m, table)) {
+    bool checkpoint_head = false;  // a checkpoint's LM head, by its name
+    if (m.checkpoint) {
+      for (size_t i = 0; i < m.weights.size(); ++i) {
+        bool is_copy = std::any_of(a.duplicates.begin(), a.duplicates.end(), [&](const DuplicatePair& p) { return p.copy == static_cast<int>(i); });
+        if (a.composition.part_of[i] == Part::LMHead && !is_copy) checkpoint_head = true;
+      }
+    }
+    if (m.checkpoint && !checkpoint_head) {
+      tied = 1;
+      tied_note = copy ? "the LM head is a copy of the embedding table (duplicate-weights)"
+                       : "the checkpoint stores no LM head of its own: it is the embedding table";
+    } else if (m.checkpoint) {
+      tied = 0;
+      tied_note = "the LM head has a weight of its own";
+    } else if (copy || feeds_matmul(m, table)) {
       tied = 1;
       tied_note = copy ? "the LM head is a copy of the embedding table (duplicate-weights)" : "the LM head multiplies by the embedding table itself";
     } else if (own_head) {

@@ -1,6 +1,8 @@
 // findings.cpp: the rule table and the checks behind each rule.
 #include "headcount/findings.h"
 
+#include "headcount/checkpoint.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -101,6 +103,11 @@ const std::vector<Rule>& rules() {
        "is how CVE-2022-25882, CVE-2024-27318 and CVE-2025-51480 read arbitrary files. headcount refuses the "
        "model without opening or stat'ing the target: the audit stops with "
        "`headcount: error: FILE: ... refused` and exit code 2."},
+      {"checkpoint-total-size", Severity::Error,
+       "a sharded checkpoint's index states a total size its shards do not hold",
+       "model.safetensors.index.json states metadata.total_size, the bytes of every tensor in its shards. "
+       "When the shards' tensors add up to another size, the index was written for other shards: a shard from "
+       "another revision, or a partial download. headcount counts what the shards hold."},
       {"config-mismatch", Severity::Error, "the model's config declares an architecture its graph does not have",
        "A config.json (Hugging Face, as Optimum writes it beside an export), a genai_config.json "
        "(onnxruntime-genai) or --model-config FILE declares layers, width, heads, K/V heads, head size, "
@@ -428,6 +435,16 @@ void quantized(const Model& m, std::vector<Finding>& out) {
   }
 }
 
+void checkpoint_total_size(const Model& m, std::vector<Finding>& out) {
+  if (!m.checkpoint || !m.checkpoint->declared_total_size) return;
+  uint64_t held = 0;
+  for (const CheckpointTensor& t : m.checkpoint->tensors) held += t.bytes;  // each below the file's size: no overflow in practice
+  if (held == *m.checkpoint->declared_total_size) return;
+  out.push_back(make("checkpoint-total-size", std::nullopt,
+                     "the index states a total_size of " + n(*m.checkpoint->declared_total_size) + " bytes, but its " +
+                         std::to_string(m.checkpoint->files.size() - 1) + " shards hold " + n(held) + " bytes of tensors"));
+}
+
 void external_data(const Model& m, std::vector<Finding>& out) {
   // Per missing file, in first-seen order: its own tensors and parameters.
   std::vector<std::string> missing_files;
@@ -492,6 +509,7 @@ std::vector<Finding> run_rules(const Model& model, const AttentionResult& attent
   std::vector<Finding> out;
   if (declared) declared_rules(*declared, out);
   external_data(model, out);
+  checkpoint_total_size(model, out);
   // A head size the config states (not one its family derives from width / heads).
   Int head_dim;
   if (declared && declared->config.key_of.count("head_dim") && !declared->config.derived_from.count("head_dim")) {

@@ -1,6 +1,8 @@
 // model.cpp: small facts about ONNX data types and the lookups the later stages share.
 #include "headcount/model.h"
 
+#include "headcount/checkpoint.h"
+
 #include <sys/mman.h>
 
 #include <chrono>
@@ -73,7 +75,11 @@ std::string dtype_name(int32_t dtype) {
     case 21: return "uint4";
     case 22: return "int4";
     case 23: return "float4e2m1";
-    default: return "dtype" + std::to_string(dtype);
+    default:
+      if (dtype >= kGgmlDtype) {
+        if (const GgmlType* t = ggml_type(static_cast<uint32_t>(dtype - kGgmlDtype))) return t->name;
+      }
+      return "dtype" + std::to_string(dtype);
   }
 }
 
@@ -86,7 +92,7 @@ bool dtype_is_parameter_type(int32_t dtype) {
     case 21: case 22:                                           // uint4, int4
       return true;
     default:
-      return false;  // int32/int64 shapes and indices, bool masks, strings, complex
+      return dtype >= kGgmlDtype;  // a GGUF block-quantized type (the integer types map to ONNX's)  // int32/int64 shapes and indices, bool masks, strings, complex
   }
 }
 

@@ -183,7 +183,8 @@ Part lm_head(const Model& m, const Weight& w, const std::set<std::pair<int64_t, 
 }  // namespace
 
 Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework) {
+                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework,
+                    const std::vector<Part>* named) {
   // Categories by their Part names, kept short for the classification below.
   constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
                  FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
@@ -228,6 +229,13 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       if (decided[static_cast<size_t>(t.weight)]) continue;
       category[static_cast<size_t>(t.weight)] = Part::Mixers;
       decided[static_cast<size_t>(t.weight)] = true;
+    }
+  }
+  if (named) {  // a checkpoint's tensors, by their names (checkpoint/names.cpp)
+    for (size_t i = 0; i < model.weights.size() && i < named->size(); ++i) {
+      if (decided[i] || (*named)[i] == Part::Other || !model.weights[i].parameter) continue;
+      category[i] = (*named)[i];
+      decided[i] = true;
     }
   }
   std::vector<bool> ffn = feed_forward_tensors(model, budget);
@@ -319,6 +327,7 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
 
 std::string unclaimed_reason(const Model& model, int weight) {
   const Weight& w = model.weights[static_cast<size_t>(weight)];
+  if (model.checkpoint) return "its name is in none of the tables of known names";
   if (w.consumers.empty()) return "no node reads it";
   const auto& n = *model.nodes[static_cast<size_t>(w.consumers[0])].rec;
   std::string who = std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";

@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "checkpoint/model.h"
+#include "headcount/checkpoint.h"
 #include "headcount/error.h"
 
 namespace headcount {
@@ -23,6 +25,55 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
 
 namespace {
 
+// A checkpoint's heads: GGUF's <arch>.attention.* metadata, else the config (--model-config, or a
+// config.json beside the checkpoint or in its folder).
+NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const std::string& path) {
+  NamedHeads h;
+  const Checkpoint& c = *m.checkpoint;
+  if (c.format == "gguf") {
+    auto arch = c.metadata.find("general.architecture");
+    if (arch != c.metadata.end() && arch->second.type == CheckpointValue::Type::String) {
+      auto number = [&](const std::string& key) -> std::optional<int64_t> {
+        auto it = c.metadata.find(arch->second.s + "." + key);
+        if (it == c.metadata.end()) return std::nullopt;
+        const CheckpointValue& v = it->second;
+        if (v.type == CheckpointValue::Type::Unsigned && v.u > 0 && v.u < (uint64_t{1} << 31)) return static_cast<int64_t>(v.u);
+        if (v.type == CheckpointValue::Type::Signed && v.i > 0 && v.i < (int64_t{1} << 31)) return v.i;
+        return std::nullopt;
+      };
+      h.heads = number("attention.head_count");
+      h.kv_heads = number("attention.head_count_kv");
+      h.head_dim = number("attention.key_length");
+      h.v_head_dim = number("attention.value_length");
+      auto width = number("embedding_length");
+      if (h.heads && !h.head_dim && width && *width % *h.heads == 0) h.head_dim = *width / *h.heads;
+      if (h.heads) {
+        h.from = "GGUF metadata " + arch->second.s + ".attention.head_count";
+        return h;
+      }
+    }
+  }
+  std::string config = options.model_config;
+  if (config.empty() && options.find_model_config && !path.empty()) config = find_model_config(path);
+  if (config.empty()) {
+    h.from = "unknown: no config.json beside the checkpoint (--model-config names one)";
+    return h;
+  }
+  try {
+    ModelConfig mc = read_model_config(config);
+    h.heads = mc.heads.opt();
+    h.kv_heads = mc.kv_heads ? mc.kv_heads.opt() : mc.heads.opt();
+    h.head_dim = mc.head_dim.opt();
+    h.v_head_dim = mc.v_head_dim.opt();
+    if (mc.q_lora_rank.known() || mc.kv_lora_rank.known()) h.head_dim = h.v_head_dim = std::nullopt;  // latent: per role
+    h.from = h.heads ? "the config's " + (mc.key_of.count("heads") ? mc.key_of.at("heads") : std::string("heads"))
+                     : "unknown: the config states no heads";
+  } catch (const InputError& e) {
+    h.from = std::string("unknown: ") + e.what();
+  }
+  return h;
+}
+
 // Everything after loading: inventory -> match -> content -> rules. `path` is where a config.json
 // beside the model is looked for ("" for none).
 Audit audit_loaded(Model model, const std::string& path, const AuditOptions& options, StageTimes& t,
@@ -30,8 +81,18 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
-  a.attention = match_attention(a.model, &t.shapes);
-  a.experts = match_experts(a.model, a.attention);
+  // A checkpoint has no graph: its parts come from its tensors' names and its heads from its
+  // metadata or config (checkpoint/model.h); the stages after this read it as any model.
+  std::vector<NamedTensor> names;
+  std::vector<Part> named;
+  if (a.model.checkpoint) {
+    names = name_roles(a.model);
+    named = named_parts(a.model, names);
+    a.attention = named_attention(a.model, names, checkpoint_heads(a.model, options, path));
+  } else {
+    a.attention = match_attention(a.model, &t.shapes);
+    a.experts = match_experts(a.model, a.attention);
+  }
   t.match = ms_since(clock) - t.shapes;
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
   a.content_compared = options.compare_content;
@@ -42,11 +103,18 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   t.content = ms_since(clock);
   a.mixers = match_mixers(a.model, a.attention, a.experts, a.framework);  // after buffers: they are not a mixer's
   add_buffers(a.framework, a.mixers.built, a.model);
+  if (a.model.checkpoint) {  // buffers a checkpoint stores by name (rotary frequencies, causal masks)
+    std::vector<BufferTensor> by_name;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i].role == "buffer") by_name.push_back({static_cast<int>(i), "a buffer by its name (" + names[i].family + " family)"});
+    }
+    add_buffers(a.framework, by_name, a.model);
+  }
   t.match += ms_since(clock);
   if (!a.experts.layers.empty() && a.experts.idle && *a.experts.idle <= a.framework.parameters) {
     a.active_parameters = a.framework.parameters - *a.experts.idle;
   }
-  a.composition = compose(a.model, a.attention, a.experts, a.mixers, a.duplicates, a.framework);
+  a.composition = compose(a.model, a.attention, a.experts, a.mixers, a.duplicates, a.framework, a.model.checkpoint ? &named : nullptr);
   a.cost = estimate_cost(a.model, a.attention, a.experts, a.mixers, a.composition, options.cost);
   if (!options.model_config.empty()) {
     a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
@@ -69,6 +137,10 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
 Audit audit_file(const std::string& path, const AuditOptions& options, StageTimes* times) {
   StageTimes local;
   auto clock = std::chrono::steady_clock::now();
+  // One reader per format: the checkpoint readers by name and magic, else ONNX.
+  std::string format = checkpoint_format(path);
+  if (format == "safetensors") return audit_loaded(checkpoint_model(read_safetensors(path), path), path, options, times ? *times : local, clock);
+  if (format == "gguf") return audit_loaded(checkpoint_model(read_gguf(path), path), path, options, times ? *times : local, clock);
   return audit_loaded(load_model(path, options.load), path, options, times ? *times : local, clock);
 }
 

@@ -371,9 +371,14 @@ class Skeleton {
 };
 
 // Everything the loader learned about one file.
+struct Checkpoint;
+
 struct Model {
   std::string path;
   uint64_t file_size = 0;
+  // A checkpoint (safetensors, GGUF) read as a model of weights without a graph: its tensor index,
+  // which owns the weights' names and shapes. Null for an ONNX model.
+  std::shared_ptr<const Checkpoint> checkpoint;
   Skeleton proto;  // skeleton, large payloads stripped
   std::vector<Weight> weights;
   std::vector<Node> nodes;
@@ -455,6 +460,10 @@ Name output_of(const NodeRec& n, int i);
 
 // "[768, 3072]": a tensor shape as reports print it.
 std::string shape_string(Span<int64_t> dims);
+
+// A GGUF tensor type (ggml_type id) as a Weight's dtype: kGgmlDtype + id, beyond ONNX's numbers.
+// Such a weight's bytes come from its type's block size (checkpoint.h), its dtype_bits are 0.
+constexpr int32_t kGgmlDtype = 1000;
 
 // Element width in bits for an ONNX data type, 0 when unknown (string, undefined).
 int dtype_bits(int32_t dtype);

@@ -44,9 +44,11 @@ struct Composition {
   std::vector<int> unclaimed;  // parameter tensors no part claimed (weight indices, most elements first)
 };
 
-// The claims of every part, in order; a tied copy (duplicates) goes with its original.
+// The claims of every part, in order; a tied copy (duplicates) goes with its original. `named`:
+// a checkpoint's parts by tensor name (checkpoint/model.h), claimed after the matchers' own.
 Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework);
+                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework,
+                    const std::vector<Part>* named = nullptr);
 
 // Why no part claimed a tensor, in words: what reads it ("read by Conv 'stem'", "no node reads
 // it"), a node that none of the parts above reads as theirs.

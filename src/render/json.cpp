@@ -3,6 +3,7 @@
 #include "json_writer.h"
 #include "layout.h"
 #include "renderers.h"
+#include "headcount/checkpoint.h"
 
 namespace headcount::renderers {
 
@@ -179,6 +180,12 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   const Inventory& inv = a.inventory;
   j.field(F::kFile, result.path);
   j.key("model").begin_object();
+  j.field("format", m.checkpoint ? m.checkpoint->format : std::string("onnx"));
+  if (m.checkpoint) {
+    j.key("files").begin_array();
+    for (const auto& f : m.checkpoint->files) j.value(f);
+    j.end_array();
+  }
   j.field("ir_version", static_cast<int64_t>(m.proto->ir_version()));
   j.field("producer", producer_string(*m.proto));
   j.key("opsets").begin_array();

@@ -8,6 +8,7 @@
 #include "fold.h"
 #include "layout.h"
 #include "renderers.h"
+#include "headcount/checkpoint.h"
 
 namespace headcount::renderers {
 namespace {
@@ -212,9 +213,20 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   const Model& m = a.model;
   const Inventory& inv = a.inventory;
   out << "headcount " << kVersion << ": " << m.path << "\n";
-  out << "  model       " << producer_string(*m.proto) << ", ir " << m.proto->ir_version() << ", "
-      << opset_string(*m.proto) << "; " << count_of(m.graphs.size(), "graph", "graphs") << ", "
-      << count_of(m.nodes.size(), "node", "nodes") << "\n";
+  if (m.checkpoint) {
+    const Checkpoint& c = *m.checkpoint;
+    std::string what = c.format;
+    if (c.format == "gguf") {
+      what += " v" + std::to_string(c.gguf_version);
+      auto arch = c.metadata.find("general.architecture");
+      if (arch != c.metadata.end() && arch->second.type == CheckpointValue::Type::String) what += ", architecture " + arch->second.s;
+    }
+    out << "  checkpoint  " << what << "; " << count_of(c.files.size(), "file", "files") << ", no graph: its parts are read from the tensor names\n";
+  } else {
+    out << "  model       " << producer_string(*m.proto) << ", ir " << m.proto->ir_version() << ", "
+        << opset_string(*m.proto) << "; " << count_of(m.graphs.size(), "graph", "graphs") << ", "
+        << count_of(m.nodes.size(), "node", "nodes") << "\n";
+  }
   out << "  parameters  " << with_commas(inv.stored) << " stored in " << count_of(inv.tensors, "tensor", "tensors") << " ("
       << human_bytes(inv.bytes) << ")\n";
   const FrameworkView& fw = a.framework;
@@ -311,7 +323,8 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     p.print(out, "  ");
   }
   if (att.unmatched.empty()) {
-    out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks") << "; every softmax is accounted for\n";
+    out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks")
+        << (a.model.checkpoint ? ", one per layer that holds attention tensors by name\n" : "; every softmax is accounted for\n");
   } else {
     out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks") << "; "
         << count_of(att.unmatched.size(), "softmax is", "softmaxes are") << " not attention:\n";

@@ -1,0 +1,43 @@
+// checkpoint/model.h: a checkpoint read as a Model (weights, no graph) and its parts by name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "headcount/attention.h"
+#include "headcount/checkpoint.h"
+#include "headcount/experts.h"
+#include "headcount/model.h"
+#include "headcount/parts.h"
+
+namespace headcount {
+
+// The checkpoint's tensors as the model's weights, in the checkpoint's order; the Model keeps the
+// Checkpoint, which owns the names and shapes the weights view.
+Model checkpoint_model(Checkpoint checkpoint, const std::string& path);
+
+// What a tensor's name says it is, from the naming tables of the common families (Hugging Face
+// transformers' modules, llama.cpp's GGUF names).
+struct NamedTensor {
+  int layer = -1;        // the layer index in the name, -1 for none
+  int expert = -1;       // an expert index in the name, -1 for none
+  std::string role;      // "q", "k", "v", "o", "qkv", "q_norm", "ffn", "expert", "router", "embedding", ...
+  std::string family;    // the table row's family: "hf", "gpt2", "neox", "bert", "t5", "gguf", ...
+  bool bias = false;     // a ".bias" (a weight otherwise)
+};
+
+// The names of every weight, read through the tables.
+std::vector<NamedTensor> name_roles(const Model& model);
+
+// The heads of a checkpoint's attention: from GGUF metadata, or a config.json; unknown otherwise.
+struct NamedHeads {
+  std::optional<int64_t> heads, kv_heads, head_dim, v_head_dim;
+  std::string from;  // where they came from, or why they are unknown
+};
+
+// The attention blocks, one per layer with Q/K/V/O tensors, and the parts each tensor belongs to.
+AttentionResult named_attention(const Model& model, const std::vector<NamedTensor>& names, const NamedHeads& heads);
+// Each weight's part by its name (Part::Other for a name no table knows), for compose().
+std::vector<Part> named_parts(const Model& model, const std::vector<NamedTensor>& names);
+
+}  // namespace headcount

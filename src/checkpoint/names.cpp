@@ -1,0 +1,440 @@
+// checkpoint/names.cpp: what a checkpoint tensor's name says it is. Naming conventions are tables
+// (a family's module path after the layer index -> a role), not branches: a new family is rows.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <unordered_map>
+
+#include "checkpoint/model.h"
+#include "headcount/checked.h"
+
+namespace headcount {
+namespace {
+
+// A name's path after the layer index ("self_attn.q_proj" in model.layers.3.self_attn.q_proj.weight),
+// with a further index (an expert's) written '#', and what it is.
+struct Row {
+  const char* path;
+  const char* role;
+  const char* family;
+};
+
+// Roles: q, k, v, o (a projection), qkv (Q, K and V packed [3·out, in]), qkv_t (packed and stored
+// transposed, GPT-2's Conv1D [in, 3·out]), q_norm, k_norm, sink, relative_bias (block extras),
+// latent (multi-head latent attention's tensors), cq/ck/cv/co (cross-attention), norm, ffn,
+// expert (a routed expert, one per index or stacked [experts, ...]), shared (a shared expert),
+// router, mixer (a state-space or linear-attention layer), buffer (not a parameter).
+const Row kLayerRows[] = {
+    // Hugging Face transformers: LLaMA, Mistral, Qwen, Gemma, Phi-3, OLMo, gpt-oss, DeepSeek ...
+    {"self_attn.q_proj", "q", "hf"},
+    {"self_attn.k_proj", "k", "hf"},
+    {"self_attn.v_proj", "v", "hf"},
+    {"self_attn.o_proj", "o", "hf"},
+    {"self_attn.qkv_proj", "qkv", "hf"},
+    {"self_attn.q_norm", "q_norm", "hf"},
+    {"self_attn.k_norm", "k_norm", "hf"},
+    {"self_attn.sinks", "sink", "hf"},
+    {"self_attn.q_a_proj", "latent", "hf"},
+    {"self_attn.q_a_layernorm", "latent", "hf"},
+    {"self_attn.q_b_proj", "latent", "hf"},
+    {"self_attn.kv_a_proj_with_mqa", "latent", "hf"},
+    {"self_attn.kv_a_layernorm", "latent", "hf"},
+    {"self_attn.kv_b_proj", "latent", "hf"},
+    {"self_attn.rotary_emb.inv_freq", "buffer", "hf"},
+    {"input_layernorm", "norm", "hf"},
+    {"post_attention_layernorm", "norm", "hf"},
+    {"pre_feedforward_layernorm", "norm", "hf"},
+    {"post_feedforward_layernorm", "norm", "hf"},
+    {"mlp.gate_proj", "ffn", "hf"},
+    {"mlp.up_proj", "ffn", "hf"},
+    {"mlp.down_proj", "ffn", "hf"},
+    {"mlp.gate_up_proj", "ffn", "hf"},
+    {"mlp.fc1", "ffn", "hf"},
+    {"mlp.fc2", "ffn", "hf"},
+    {"mlp.gate", "router", "hf"},
+    {"mlp.gate.e_score_correction_bias", "router", "hf"},
+    {"mlp.router", "router", "hf"},
+    {"mlp.experts.#.gate_proj", "expert", "hf"},
+    {"mlp.experts.#.up_proj", "expert", "hf"},
+    {"mlp.experts.#.down_proj", "expert", "hf"},
+    {"mlp.experts.gate_up_proj", "expert", "hf"},
+    {"mlp.experts.gate_up_proj_bias", "expert", "hf"},
+    {"mlp.experts.down_proj", "expert", "hf"},
+    {"mlp.experts.down_proj_bias", "expert", "hf"},
+    {"mlp.shared_experts.gate_proj", "shared", "hf"},
+    {"mlp.shared_experts.up_proj", "shared", "hf"},
+    {"mlp.shared_experts.down_proj", "shared", "hf"},
+    {"mlp.shared_expert.gate_proj", "shared", "hf"},
+    {"mlp.shared_expert.up_proj", "shared", "hf"},
+    {"mlp.shared_expert.down_proj", "shared", "hf"},
+    {"mlp.shared_expert_gate", "shared", "hf"},
+    {"block_sparse_moe.gate", "router", "hf"},
+    {"block_sparse_moe.experts.#.w1", "expert", "hf"},
+    {"block_sparse_moe.experts.#.w2", "expert", "hf"},
+    {"block_sparse_moe.experts.#.w3", "expert", "hf"},
+    // GPT-2 (Conv1D weights stored [in, out]).
+    {"attn.c_attn", "qkv_t", "gpt2"},
+    {"attn.c_proj", "o_t", "gpt2"},
+    {"attn", "buffer", "gpt2"},  // h.N.attn.bias: the causal mask, a buffer
+    {"attn.masked_bias", "buffer", "gpt2"},
+    {"mlp.c_fc", "ffn", "gpt2"},
+    {"mlp.c_proj", "ffn", "gpt2"},
+    {"ln_1", "norm", "gpt2"},
+    {"ln_2", "norm", "gpt2"},
+    // GPT-NeoX, Pythia (Q, K and V interleaved per head) and Falcon.
+    {"attention.query_key_value", "qkv", "neox"},
+    {"attention.dense", "o", "neox"},
+    {"attention.rotary_emb.inv_freq", "buffer", "neox"},
+    {"attention.masked_bias", "buffer", "neox"},
+    {"attention", "buffer", "neox"},  // layers.N.attention.bias: the causal mask
+    {"mlp.dense_h_to_4h", "ffn", "neox"},
+    {"mlp.dense_4h_to_h", "ffn", "neox"},
+    {"self_attention.query_key_value", "qkv", "falcon"},
+    {"self_attention.dense", "o", "falcon"},
+    {"ln_attn", "norm", "falcon"},
+    {"ln_mlp", "norm", "falcon"},
+    // BERT and its kin (encoder.layer.N.).
+    {"attention.self.query", "q", "bert"},
+    {"attention.self.key", "k", "bert"},
+    {"attention.self.value", "v", "bert"},
+    {"attention.output.dense", "o", "bert"},
+    {"attention.output.LayerNorm", "norm", "bert"},
+    {"intermediate.dense", "ffn", "bert"},
+    {"output.dense", "ffn", "bert"},
+    {"output.LayerNorm", "norm", "bert"},
+    // T5 (encoder.block.N., decoder.block.N.).
+    {"layer.#.SelfAttention.q", "q", "t5"},
+    {"layer.#.SelfAttention.k", "k", "t5"},
+    {"layer.#.SelfAttention.v", "v", "t5"},
+    {"layer.#.SelfAttention.o", "o", "t5"},
+    {"layer.#.SelfAttention.relative_attention_bias", "relative_bias", "t5"},
+    {"layer.#.EncDecAttention.q", "cq", "t5"},
+    {"layer.#.EncDecAttention.k", "ck", "t5"},
+    {"layer.#.EncDecAttention.v", "cv", "t5"},
+    {"layer.#.EncDecAttention.o", "co", "t5"},
+    {"layer.#.layer_norm", "norm", "t5"},
+    {"layer.#.DenseReluDense.wi", "ffn", "t5"},
+    {"layer.#.DenseReluDense.wi_0", "ffn", "t5"},
+    {"layer.#.DenseReluDense.wi_1", "ffn", "t5"},
+    {"layer.#.DenseReluDense.wo", "ffn", "t5"},
+    // llama.cpp's GGUF names (blk.N.).
+    {"attn_q", "q", "gguf"},
+    {"attn_k", "k", "gguf"},
+    {"attn_v", "v", "gguf"},
+    {"attn_output", "o", "gguf"},
+    {"attn_qkv", "qkv", "gguf"},
+    {"attn_q_norm", "q_norm", "gguf"},
+    {"attn_k_norm", "k_norm", "gguf"},
+    {"attn_sinks", "sink", "gguf"},
+    {"attn_q_a", "latent", "gguf"},
+    {"attn_q_a_norm", "latent", "gguf"},
+    {"attn_q_b", "latent", "gguf"},
+    {"attn_kv_a_mqa", "latent", "gguf"},
+    {"attn_kv_a_norm", "latent", "gguf"},
+    {"attn_kv_b", "latent", "gguf"},
+    {"attn_k_b", "latent", "gguf"},
+    {"attn_v_b", "latent", "gguf"},
+    {"attn_norm", "norm", "gguf"},
+    {"attn_post_norm", "norm", "gguf"},
+    {"post_attention_norm", "norm", "gguf"},
+    {"ffn_norm", "norm", "gguf"},
+    {"post_ffw_norm", "norm", "gguf"},
+    {"ffn_gate", "ffn", "gguf"},
+    {"ffn_up", "ffn", "gguf"},
+    {"ffn_down", "ffn", "gguf"},
+    {"ffn_gate_inp", "router", "gguf"},
+    {"exp_probs_b", "router", "gguf"},
+    {"ffn_gate_exps", "expert", "gguf"},
+    {"ffn_up_exps", "expert", "gguf"},
+    {"ffn_down_exps", "expert", "gguf"},
+    {"ffn_gate_up_exps", "expert", "gguf"},
+    {"ffn_gate_shexp", "shared", "gguf"},
+    {"ffn_up_shexp", "shared", "gguf"},
+    {"ffn_down_shexp", "shared", "gguf"},
+    {"ffn_gate_inp_shexp", "shared", "gguf"},
+    {"ssm_in", "mixer", "gguf"},
+    {"ssm_conv1d", "mixer", "gguf"},
+    {"ssm_x", "mixer", "gguf"},
+    {"ssm_dt", "mixer", "gguf"},
+    {"ssm_a", "mixer", "gguf"},
+    {"ssm_d", "mixer", "gguf"},
+    {"ssm_norm", "mixer", "gguf"},
+    {"ssm_out", "mixer", "gguf"},
+};
+
+// Names outside the layers: the last components before .weight/.bias.
+const Row kModelRows[] = {
+    {"embed_tokens", "embedding", "hf"},    {"embed_positions", "embedding", "hf"},
+    {"wte", "embedding", "gpt2"},           {"wpe", "embedding", "gpt2"},
+    {"word_embeddings", "embedding", "bert"}, {"position_embeddings", "embedding", "bert"},
+    {"token_type_embeddings", "embedding", "bert"}, {"embed_in", "embedding", "neox"},
+    {"shared", "embedding", "t5"},          {"token_embd", "embedding", "gguf"},
+    {"lm_head", "lm_head", "hf"},           {"embed_out", "lm_head", "neox"},
+    {"output", "lm_head", "gguf"},          {"norm", "norm", "hf"},
+    {"ln_f", "norm", "gpt2"},               {"final_layer_norm", "norm", "t5"},
+    {"final_layernorm", "norm", "hf"},      {"embeddings.LayerNorm", "norm", "bert"},
+    {"output_norm", "norm", "gguf"},        {"norm_f", "norm", "hf"},
+    {"rope_freqs", "buffer", "gguf"},
+};
+
+// The containers a layer index follows.
+bool layer_container(std::string_view s) {
+  return s == "layers" || s == "h" || s == "blocks" || s == "blk" || s == "layer" || s == "block";
+}
+
+bool digits(std::string_view s) {
+  return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == '.') {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<NamedTensor> name_roles(const Model& model) {
+  static const auto layer_table = [] {
+    std::unordered_map<std::string, const Row*> t;
+    for (const Row& r : kLayerRows) t.emplace(r.path, &r);
+    return t;
+  }();
+  static const auto model_table = [] {
+    std::unordered_map<std::string, const Row*> t;
+    for (const Row& r : kModelRows) t.emplace(r.path, &r);
+    return t;
+  }();
+  std::vector<NamedTensor> out(model.weights.size());
+  std::map<std::string, int> layer_ids;  // "model.layers.3" -> its index among the layers, in order
+  for (size_t wi = 0; wi < model.weights.size(); ++wi) {
+    NamedTensor& nt = out[wi];
+    std::vector<std::string_view> parts = split(model.weights[wi].name);
+    if (parts.size() > 1 && (parts.back() == "weight" || parts.back() == "bias" || parts.back() == "scale")) {
+      nt.bias = parts.back() == "bias";
+      parts.pop_back();
+    }
+    // The layer: the first index after a layer container.
+    size_t at = parts.size();
+    for (size_t i = 1; i < parts.size(); ++i) {
+      if (digits(parts[i]) && layer_container(parts[i - 1])) {
+        at = i;
+        break;
+      }
+    }
+    if (at < parts.size()) {
+      std::string prefix;
+      for (size_t i = 0; i <= at; ++i) prefix += std::string(parts[i]) + (i < at ? "." : "");
+      auto [it, fresh] = layer_ids.emplace(prefix, static_cast<int>(layer_ids.size()));
+      (void)fresh;
+      std::string path;
+      for (size_t i = at + 1; i < parts.size(); ++i) {
+        bool index = digits(parts[i]);
+        if (index && i > 0 && parts[i - 1] == "experts") nt.expert = std::stoi(std::string(parts[i]));
+        path += (path.empty() ? "" : ".") + (index ? std::string("#") : std::string(parts[i]));
+      }
+      auto row = layer_table.find(path);
+      if (row != layer_table.end()) {
+        nt.layer = it->second;
+        nt.role = row->second->role;
+        nt.family = row->second->family;
+      }
+      continue;
+    }
+    // Outside the layers: the longest known tail of the name.
+    for (size_t take = std::min<size_t>(parts.size(), 2); take >= 1; --take) {
+      std::string tail;
+      for (size_t i = parts.size() - take; i < parts.size(); ++i) tail += (tail.empty() ? "" : ".") + std::string(parts[i]);
+      auto row = model_table.find(tail);
+      if (row != model_table.end()) {
+        nt.role = row->second->role;
+        nt.family = row->second->family;
+        break;
+      }
+    }
+  }
+  // Layer indices in the order layers first appear; renumber by the prefixes' own order so that
+  // model.layers.10 follows model.layers.9 (the map sorts them as strings).
+  std::vector<std::pair<std::pair<std::string, long>, int>> order;  // ((container prefix, index), id)
+  for (const auto& [prefix, id] : layer_ids) {
+    size_t dot = prefix.rfind('.');
+    order.push_back({{prefix.substr(0, dot), std::stol(prefix.substr(dot + 1))}, id});
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<int> renumber(layer_ids.size());
+  for (size_t i = 0; i < order.size(); ++i) renumber[static_cast<size_t>(order[i].second)] = static_cast<int>(i);
+  for (NamedTensor& nt : out) {
+    if (nt.layer >= 0) nt.layer = renumber[static_cast<size_t>(nt.layer)];
+  }
+  return out;
+}
+
+std::vector<Part> named_parts(const Model& model, const std::vector<NamedTensor>& names) {
+  std::vector<Part> parts(model.weights.size(), Part::Other);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& r = names[i].role;
+    if (r == "q" || r == "k" || r == "v" || r == "o" || r == "o_t" || r == "qkv" || r == "qkv_t" || r == "q_norm" || r == "k_norm" ||
+        r == "sink" || r == "relative_bias" || r == "latent" || r == "cq" || r == "ck" || r == "cv" || r == "co") {
+      parts[i] = Part::Attention;
+    } else if (r == "norm") {
+      parts[i] = Part::Norms;
+    } else if (r == "ffn" || r == "shared") {
+      parts[i] = Part::FeedForward;
+    } else if (r == "expert") {
+      parts[i] = Part::RoutedExperts;
+    } else if (r == "router") {
+      parts[i] = Part::Routers;
+    } else if (r == "embedding") {
+      parts[i] = Part::Embeddings;
+    } else if (r == "lm_head") {
+      parts[i] = Part::LMHead;
+    } else if (r == "mixer") {
+      parts[i] = Part::Mixers;
+    } else if (r == "buffer") {
+      parts[i] = Part::Buffers;
+    }
+  }
+  return parts;
+}
+
+namespace {
+
+// Output and input widths of a weight: [out, in] as Linear stores it, [in, out] when transposed.
+std::pair<int64_t, int64_t> widths(const Weight& w, bool transposed) {
+  if (w.dims.size() != 2) return {0, 0};
+  return transposed ? std::make_pair(w.dims[1], w.dims[0]) : std::make_pair(w.dims[0], w.dims[1]);
+}
+
+void add_share(Projection& p, const Weight& w, int wi, bool bias, uint64_t elements, const std::string& slice) {
+  p.found = true;
+  p.tensors.push_back({wi, bias, elements, slice});
+  (bias ? p.bias : p.weight) += elements;
+}
+
+std::string common_prefix(const Model& m, const std::vector<int>& weights) {
+  if (weights.empty()) return "";
+  std::string p(m.weights[static_cast<size_t>(weights[0])].name);
+  for (int wi : weights) {
+    std::string_view n = m.weights[static_cast<size_t>(wi)].name;
+    size_t i = 0;
+    while (i < p.size() && i < n.size() && p[i] == n[i]) ++i;
+    p.resize(i);
+  }
+  size_t cut = p.find_last_of('.');
+  return cut == std::string::npos ? p : p.substr(0, cut);
+}
+
+}  // namespace
+
+AttentionResult named_attention(const Model& model, const std::vector<NamedTensor>& names, const NamedHeads& heads) {
+  AttentionResult r;
+  // Per layer and kind (self, cross): the tensors of each role.
+  std::map<std::pair<int, int>, std::vector<int>> layers;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const NamedTensor& n = names[i];
+    if (n.layer < 0) continue;
+    static const char* self_roles[] = {"q", "k", "v", "o", "o_t", "qkv", "qkv_t", "q_norm", "k_norm", "sink", "relative_bias"};
+    static const char* cross_roles[] = {"cq", "ck", "cv", "co"};
+    bool self = std::any_of(std::begin(self_roles), std::end(self_roles), [&](const char* x) { return n.role == x; });
+    bool cross = std::any_of(std::begin(cross_roles), std::end(cross_roles), [&](const char* x) { return n.role == x; });
+    if (self || cross) layers[{n.layer, cross ? 1 : 0}].push_back(static_cast<int>(i));
+  }
+  std::vector<bool> counted(model.weights.size(), false);
+  for (const auto& [key, tensors] : layers) {
+    AttentionBlock b;
+    b.index = static_cast<int>(r.blocks.size());
+    b.form = "by name";
+    b.kind = key.second ? "cross" : "self";
+    b.name = common_prefix(model, tensors);
+    b.heads = heads.heads;
+    b.kv_heads = heads.kv_heads ? heads.kv_heads : heads.heads;
+    b.head_dim = heads.head_dim;
+    b.v_head_dim = heads.v_head_dim ? heads.v_head_dim : heads.head_dim;
+    b.heads_from = heads.from;
+    for (int wi : tensors) {
+      const Weight& w = model.weights[static_cast<size_t>(wi)];
+      const NamedTensor& n = names[static_cast<size_t>(wi)];
+      std::string role = n.role;
+      if (role.size() == 2 && role[0] == 'c') role = role.substr(1);  // cross: cq -> q
+      if (role == "q" || role == "k" || role == "v" || role == "o" || role == "o_t") {
+        Projection& p = b.projection(role == "q" ? Role::Q : role == "k" ? Role::K : role == "v" ? Role::V : Role::O);
+        add_share(p, w, wi, n.bias, w.elements, "");
+        if (!n.bias) std::tie(p.out_width, p.in_width) = widths(w, role == "o_t");
+      } else if (role == "qkv" || role == "qkv_t") {
+        // The packed Q, K and V: split by the head counts, else in thirds when the output is three
+        // times the input (multi-head attention), said in the slice.
+        auto [out, in] = n.bias ? std::make_pair(static_cast<int64_t>(w.elements), int64_t{0}) : widths(w, role == "qkv_t");
+        int64_t q_out = 0, kv_out = 0;
+        std::string how;
+        if (heads.heads && heads.head_dim) {
+          Int q = Int(*heads.heads) * Int(*heads.head_dim), kv = Int(*b.kv_heads) * Int(*heads.head_dim);
+          Int total = q + kv + kv;
+          if (total.known() && *total == out) {
+            q_out = *q;
+            kv_out = *kv;
+            how = "by the heads";
+          }
+        }
+        if (!q_out && out > 0 && out % 3 == 0 && (in == 0 || out / 3 == in)) {
+          q_out = kv_out = out / 3;
+          how = "in thirds (output = 3 × width, as multi-head attention packs it)";
+        }
+        if (!q_out) {
+          b.notes.push_back("packed Q/K/V '" + std::string(w.name) + "' " + shape_string(w.dims) +
+                            ": its split is unknown without the heads; counted under Q");
+          add_share(b.q, w, wi, n.bias, w.elements, "Q, K and V packed, split unknown");
+          continue;
+        }
+        uint64_t per = in > 0 ? static_cast<uint64_t>(in) : 1;
+        int64_t at = 0;
+        for (auto [role2, size] : {std::make_pair(Role::Q, q_out), std::make_pair(Role::K, kv_out), std::make_pair(Role::V, kv_out)}) {
+          Projection& p = b.projection(role2);
+          std::string slice = std::string(n.bias ? "elements " : "rows ") + std::to_string(at) + ":" + std::to_string(at + size) +
+                              " of " + std::to_string(out) + ", " + how;
+          add_share(p, w, wi, n.bias, static_cast<uint64_t>(size) * per, slice);
+          if (!n.bias) {
+            p.out_width = size;
+            p.in_width = in;
+          }
+          at += size;
+        }
+      } else if (role == "q_norm" || role == "k_norm" || role == "sink" || role == "relative_bias") {
+        b.extras.push_back({wi,
+                            role == "q_norm" ? ExtraRole::QNorm : role == "k_norm" ? ExtraRole::KNorm
+                                             : role == "sink"  ? ExtraRole::Sink : ExtraRole::RelativeBias,
+                            w.elements});
+      }
+    }
+    if (!b.q.found && !b.k.found && !b.v.found && !b.o.found) continue;
+    b.width = b.q.in_width;
+    for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
+      b.total += p->total();
+      b.has_bias = b.has_bias || p->bias > 0;
+    }
+    for (const auto& e : b.extras) b.total += e.elements;
+    if (b.width > 0) {
+      Int std4 = Int(4) * Int(b.width) * Int(b.width) + (b.has_bias ? Int(4) * Int(b.width) : Int(0));
+      if (std4.known()) b.standard = static_cast<uint64_t>(*std4);
+    }
+    if (!b.heads && heads.heads) b.heads = heads.heads;
+    if (b.heads && !b.head_dim && b.q.out_width > 0 && b.q.out_width % *b.heads == 0) b.head_dim = b.q.out_width / *b.heads;
+    for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
+      for (const auto& t : p->tensors) {
+        if (!counted[static_cast<size_t>(t.weight)]) {
+          counted[static_cast<size_t>(t.weight)] = true;
+          r.parameters += model.weights[static_cast<size_t>(t.weight)].elements;
+        }
+      }
+    }
+    r.blocks.push_back(std::move(b));
+  }
+  return r;
+}
+
+}  // namespace headcount

@@ -1,0 +1,260 @@
+"""Checkpoints beside graphs: safetensors files written here from torch models (single and sharded,
+float32, float16 and bfloat16) audited as a model, against torch's own sum(p.numel()), the sum of
+the header's shape products computed here, and the same model's ONNX export.
+
+The writer below follows the format's specification (an 8-byte little-endian header length, a JSON
+header of {name: {dtype, shape, data_offsets}}, the tensors' bytes one after another); it is this
+test's own, independent of headcount's reader.
+"""
+import io
+import json
+import math
+import struct
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import headcount
+
+CODES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+
+
+def tensor_bytes(t):
+    t = t.detach().contiguous().cpu()
+    return t.view(torch.uint8).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes()
+
+
+def write_safetensors(path, tensors, metadata=None):
+    header, offset, blobs = {}, 0, []
+    for name in sorted(tensors):
+        b = tensor_bytes(tensors[name])
+        header[name] = {"dtype": CODES[tensors[name].dtype], "shape": list(tensors[name].shape),
+                        "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+    return sum(math.prod(t.shape) for t in tensors.values())  # the header's shape products
+
+
+def write_sharded(folder, tensors, shards):
+    """Tensors split over `shards` files in name order, with model.safetensors.index.json."""
+    names = sorted(tensors)
+    per = math.ceil(len(names) / shards)
+    weight_map, total = {}, 0
+    for i in range(shards):
+        part = names[i * per:(i + 1) * per]
+        file = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        write_safetensors(folder / file, {n: tensors[n] for n in part})
+        for n in part:
+            weight_map[n] = file
+            total += len(tensor_bytes(tensors[n]))
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
+    return total
+
+
+# A LLaMA-style decoder whose parameter names are Hugging Face's (model.layers.N.self_attn.q_proj ...).
+D, H, KV, HD, FF, V, L = 32, 4, 2, 8, 64, 100, 3
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q_proj = nn.Linear(D, H * HD, bias=False)
+        self.k_proj = nn.Linear(D, KV * HD, bias=False)
+        self.v_proj = nn.Linear(D, KV * HD, bias=False)
+        self.o_proj = nn.Linear(H * HD, D, bias=False)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.q_proj(x).view(b, s, H, HD).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, KV, HD).transpose(1, 2).repeat_interleave(H // KV, 1)
+        v = self.v_proj(x).view(b, s, KV, HD).transpose(1, 2).repeat_interleave(H // KV, 1)
+        w = F.softmax(q @ k.transpose(2, 3) / math.sqrt(HD), -1)
+        return self.o_proj((w @ v).transpose(1, 2).reshape(b, s, H * HD))
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate_proj = nn.Linear(D, FF, bias=False)
+        self.up_proj = nn.Linear(D, FF, bias=False)
+        self.down_proj = nn.Linear(FF, D, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.self_attn, self.mlp = Attention(), MLP()
+        self.input_layernorm, self.post_attention_layernorm = RMSNorm(D), RMSNorm(D)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(V, D)
+        self.layers = nn.ModuleList(Layer() for _ in range(L))
+        self.norm = RMSNorm(D)
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, tied=False):
+        super().__init__()
+        self.model = Inner()
+        self.lm_head = nn.Linear(D, V, bias=False)
+        if tied:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, ids):
+        x = self.model.embed_tokens(ids)
+        for layer in self.model.layers:
+            x = layer(x)
+        return self.lm_head(self.model.norm(x))
+
+
+CONFIG = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": D, "num_attention_heads": H,
+          "num_key_value_heads": KV, "num_hidden_layers": L, "intermediate_size": FF, "vocab_size": V}
+
+
+def state(model, dtype):
+    """The state dict as save_pretrained writes it: each tensor once (a tied head is not saved)."""
+    seen, out = set(), {}
+    for name, p in model.named_parameters():  # named_parameters lists a shared tensor once
+        if id(p) not in seen:
+            seen.add(id(p))
+            out[name] = p.detach().to(dtype)
+    return out
+
+
+def exported_blocks(model):
+    buf = io.BytesIO()
+    torch.onnx.export(model.eval(), (torch.randint(0, V, (1, 5)),), buf, opset_version=14)
+    return headcount.audit(buf.getvalue()).attention_blocks
+
+
+def test_safetensors_in_each_dtype_is_the_model_torch_counts(tmp_path):
+    torch.manual_seed(0)
+    model = LlamaForCausalLM()
+    torch_count = sum(p.numel() for p in model.parameters())
+    # embed 100·32 + 3 · (q 32·32 + k 32·16 + v 32·16 + o 32·32 + mlp 3·32·64 + 2 norms of 32) + norm 32
+    # + lm_head 100·32 = 3,200 + 3 · 9,280 + 32 + 3,200 = 34,272.
+    assert torch_count == 34_272
+    onnx_blocks = exported_blocks(model)
+    for dtype, size in ((torch.float32, 4), (torch.float16, 2), (torch.bfloat16, 2)):
+        folder = tmp_path / str(dtype).split(".")[1]
+        folder.mkdir()
+        header_count = write_safetensors(folder / "model.safetensors", state(model, dtype), {"format": "pt"})
+        (folder / "config.json").write_text(json.dumps({**CONFIG, "tie_word_embeddings": False}))
+        r = headcount.audit(folder / "model.safetensors")
+        assert r.parameters.stored == header_count == torch_count
+        assert r.parameters.framework == torch_count
+        assert r.model.format == "safetensors"
+        (row,) = r.by_dtype
+        assert (row.dtype, row.bytes) == ({4: "float32", 2: "float16" if dtype == torch.float16 else "bfloat16"}[size],
+                                          torch_count * size)
+        # One block per layer, Q/K/V/O as the ONNX export of the same model has them.
+        assert len(r.attention_blocks) == len(onnx_blocks) == L
+        for b, o in zip(r.attention_blocks, onnx_blocks):
+            assert [b.projections.q.total, b.projections.k.total, b.projections.v.total, b.projections.o.total] == \
+                   [o.projections.q.total, o.projections.k.total, o.projections.v.total, o.projections.o.total] == \
+                   [1_024, 512, 512, 1_024]
+            assert (b.heads, b.kv_heads, b.head_dim) == (H, KV, HD)
+        comp = r.parameters.composition
+        # Feed-forward 3 · 3·32·64 = 18,432; norms 3 · 2·32 + 32 = 224; embeddings and LM head 3,200.
+        assert (comp.attention, comp.feed_forward, comp.norms, comp.embeddings, comp.lm_head, comp.other) == \
+               (3 * 3_072, 18_432, 224, 3_200, 3_200, 0)
+        (tied,) = [f for f in r.declared.fields if f.field == "tied embeddings"]
+        assert (tied.declared, tied.found, tied.agreement) == (0, 0, "agrees")
+        # K/V per token: 3 layers · 2 K/V heads · (8 + 8) · the dtype's size.
+        assert r.cost.kv.bytes_per_token == L * KV * 2 * HD * size
+
+
+def test_a_sharded_checkpoint_and_its_total_size(tmp_path):
+    torch.manual_seed(1)
+    model = LlamaForCausalLM(tied=True)
+    torch_count = sum(p.numel() for p in model.parameters())  # the tied table once: 34,272 - 3,200
+    assert torch_count == 31_072
+    total = write_sharded(tmp_path, state(model, torch.bfloat16), 3)
+    (tmp_path / "config.json").write_text(json.dumps({**CONFIG, "tie_word_embeddings": True}))
+    assert total == torch_count * 2
+    for target in (tmp_path, tmp_path / "model.safetensors.index.json"):
+        r = headcount.audit(target)
+        assert r.parameters.framework == torch_count
+        assert len(r.model.files) == 4  # the index and its 3 shards
+        (tied,) = [f for f in r.declared.fields if f.field == "tied embeddings"]
+        assert (tied.declared, tied.found, tied.agreement) == (1, 1, "agrees")
+
+
+class GPT2Attention(nn.Module):
+    """GPT-2's attention: c_attn and c_proj are Conv1D, weights stored [in, out]."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.c_attn = nn.Parameter(torch.randn(d, 3 * d)), nn.Parameter(torch.randn(3 * d))
+        self.c_proj = nn.Parameter(torch.randn(d, d)), nn.Parameter(torch.randn(d))
+
+
+def test_gpt2_packed_qkv_stored_transposed(tmp_path):
+    d, layers = 48, 2
+    tensors = {"wte.weight": torch.randn(50, d), "wpe.weight": torch.randn(16, d), "ln_f.weight": torch.ones(d),
+               "ln_f.bias": torch.zeros(d)}
+    for i in range(layers):
+        p = f"h.{i}."
+        tensors.update({p + "attn.c_attn.weight": torch.randn(d, 3 * d), p + "attn.c_attn.bias": torch.randn(3 * d),
+                        p + "attn.c_proj.weight": torch.randn(d, d), p + "attn.c_proj.bias": torch.randn(d),
+                        p + "mlp.c_fc.weight": torch.randn(d, 4 * d), p + "mlp.c_fc.bias": torch.randn(4 * d),
+                        p + "mlp.c_proj.weight": torch.randn(4 * d, d), p + "mlp.c_proj.bias": torch.randn(d),
+                        p + "ln_1.weight": torch.ones(d), p + "ln_1.bias": torch.zeros(d),
+                        p + "ln_2.weight": torch.ones(d), p + "ln_2.bias": torch.zeros(d)})
+    write_safetensors(tmp_path / "model.safetensors", tensors)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_embd": d, "n_head": 4, "n_layer": layers,
+                                                      "vocab_size": 50, "n_positions": 16}))
+    r = headcount.audit(tmp_path / "model.safetensors")
+    assert len(r.attention_blocks) == layers
+    for b in r.attention_blocks:
+        # c_attn [48, 144] split in three of 48 · 48 + 48 = 2,352; c_proj 48 · 48 + 48 = 2,352:
+        # 4·48² + 4·48 = 9,408, the textbook block.
+        assert [b.projections.q.total, b.projections.k.total, b.projections.v.total, b.projections.o.total] == [2_352] * 4
+        assert b.total == b.standard == 9_408
+        assert (b.heads, b.head_dim, b.width) == (4, 12, 48)
+    comp = r.parameters.composition
+    # Feed-forward per layer 48·192 + 192 + 192·48 + 48 = 18,672; embeddings 50·48 + 16·48 = 3,168.
+    assert (comp.feed_forward, comp.embeddings, comp.other) == (2 * 18_672, 3_168, 0)
+
+
+def test_an_index_whose_total_size_the_shards_do_not_hold(tmp_path):
+    tensors = {"a.weight": torch.zeros(4, 4), "b.weight": torch.zeros(8)}  # 64 + 32 bytes of float32
+    total = write_sharded(tmp_path, tensors, 2)
+    assert total == 96
+    index = json.loads((tmp_path / "model.safetensors.index.json").read_text())
+    index["metadata"]["total_size"] = 100
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    r = headcount.audit(tmp_path)
+    (f,) = [f for f in r.findings if f.rule == "checkpoint-total-size"]
+    assert f.severity == "error"
+    assert f.message == "the index states a total_size of 100 bytes, but its 2 shards hold 96 bytes of tensors"
