@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+#include "headcount/checkpoint.h"
 #include "headcount/cli.h"
 #include "headcount/diff.h"
 #include "headcount/error.h"
@@ -104,7 +105,12 @@ inline void run_all(const uint8_t* data, size_t size) {
     }
   }
 
-  // The same bytes read from memory (the Python module's way) must give the same audit.
+  // The same bytes read from memory (the Python module's way) must give the same audit; a
+  // checkpoint (found by its first bytes) is read from its file only.
+  if (!checkpoint_format(path).empty()) {
+    std::remove(path.c_str());
+    return;
+  }
   AuditOptions in_memory;
   in_memory.load.base_dir = std::filesystem::path(path).parent_path().string();
   std::optional<Audit> memory;

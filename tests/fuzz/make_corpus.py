@@ -10,7 +10,9 @@ regressions/  one file per hostile case that crashed or blew up an earlier build
 The output is deterministic: running it twice gives the same bytes.
 """
 import glob
+import json
 import os
+import struct
 
 import onnx
 from onnx import TensorProto as T
@@ -224,6 +226,41 @@ def corpus():
          "corpus", "runtime-shape.onnx")
 
 
+def safetensors(tensors):
+    """A safetensors file (an 8-byte header length, the JSON header, zeros for the data) of
+    {name: (dtype, shape, bytes per element)}, in name order."""
+    header, offset = {}, 0
+    for name in sorted(tensors):
+        dtype, shape, size = tensors[name]
+        n = size
+        for d in shape:
+            n *= d
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
+        offset += n
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + bytes(offset)
+
+
+def checkpoints():
+    """Seeds for the checkpoint readers, which the harnesses reach by the files' first bytes."""
+    layer = {}
+    for i in range(2):
+        p = f"model.layers.{i}."
+        layer.update({p + "self_attn.q_proj.weight": ("BF16", [32, 32], 2), p + "self_attn.k_proj.weight": ("BF16", [16, 32], 2),
+                      p + "self_attn.v_proj.weight": ("BF16", [16, 32], 2), p + "self_attn.o_proj.weight": ("BF16", [32, 32], 2),
+                      p + "mlp.gate_proj.weight": ("F16", [64, 32], 2), p + "mlp.up_proj.weight": ("F16", [64, 32], 2),
+                      p + "mlp.down_proj.weight": ("F16", [32, 64], 2), p + "input_layernorm.weight": ("F32", [32], 4)})
+    layer.update({"model.embed_tokens.weight": ("F32", [100, 32], 4), "lm_head.weight": ("F32", [100, 32], 4)})
+    with open(os.path.join(HERE, "corpus", "checkpoint-llama.safetensors"), "wb") as f:
+        f.write(safetensors(layer))
+    gpt2 = {"h.0.attn.c_attn.weight": ("F32", [16, 48], 4), "h.0.attn.c_attn.bias": ("F32", [48], 4),
+            "h.0.attn.c_proj.weight": ("F32", [16, 16], 4), "wte.weight": ("F32", [10, 16], 4)}
+    with open(os.path.join(HERE, "corpus", "checkpoint-gpt2.safetensors"), "wb") as f:
+        f.write(safetensors(gpt2))
+
+
 if __name__ == "__main__":
     regressions()
     corpus()
+    checkpoints()
