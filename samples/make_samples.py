@@ -855,6 +855,27 @@ def export(model, inputs, path, input_names, output_names, dynamic_axes=None):
     return proto
 
 
+# Samples whose checkpoint is written beside the export, as NAME.safetensors: the module's
+# parameters (named as the module names them, each tensor once), float32, in name order.
+CHECKPOINTS = {"llama_tiny"}
+
+
+def write_safetensors(path, model):
+    """The safetensors format: an 8-byte little-endian header length, the JSON header
+    {name: {dtype, shape, data_offsets}} padded with spaces to 8 bytes, then the bytes."""
+    tensors = dict(model.named_parameters())
+    header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
+    for name in sorted(tensors):
+        b = tensors[name].detach().float().contiguous().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
 def write_counts(path, comments, total, params, buffers, blocks, moe=(), mixers=()):
     lines = ["# " + c for c in comments]
     lines.append("# made by torch %s, onnx %s, opset %d" % (torch.__version__, onnx.__version__,
@@ -1486,6 +1507,8 @@ def build(spec):
     moe = [m.moe_layer() for m in model.modules() if isinstance(m, MoELayer)]
     mixers = [m.mixer() for m in model.modules() if isinstance(m, TokenMixer)]
     write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks, moe, mixers)
+    if name in CHECKPOINTS:
+        write_safetensors(os.path.join(HERE, name + ".safetensors"), model)
     if hasattr(model, "config"):
         with open(os.path.join(HERE, name + ".config.json"), "w") as f:
             f.write(json.dumps(model.config(), indent=2, sort_keys=True) + "\n")
@@ -1552,6 +1575,9 @@ README_TAIL = """
   its default). The 1.13 fast path (`_transformer_encoder_layer_fwd`, nested tensors) is only
   taken under `torch.no_grad()` or without parameters requiring grad, so exporting with gradients
   enabled traces the ordinary Python path; no padding mask was needed.
+- `llama_tiny.safetensors`: the checkpoint `llama_tiny.onnx` was exported from, written beside
+  it in the safetensors format (the module's parameters by their names, float32): the same
+  24,992 parameters, read from the tensor names instead of a graph.
 - `gpt2_tiny.onnx`: `lm_head.weight` is `wte.weight`. torch counts it once (the `total`); the
   exporter stores it as the Gather table and again as the constant-folded transpose used by the
   LM head MatMul (see the table's note and the `# tied:` line of the sidecar). Only comparing

@@ -500,3 +500,30 @@ TEST_CASE("sliding_qknorm: windows from the mask buffers, QK-norm in the block, 
   CHECK(decoupled == 3);
   CHECK(a.framework.parameters == read_counts("sliding_qknorm").total);
 }
+
+TEST_CASE("llama_tiny.safetensors: the checkpoint of llama_tiny.onnx, read by its names", "[samples][checkpoint]") {
+  // The module's parameters, each once: torch's sum(p.numel()) is llama_tiny.counts.tsv's total.
+  const std::string dir = HEADCOUNT_SAMPLES_DIR;
+  AuditOptions o;
+  o.model_config = dir + "/llama_tiny.config.json";
+  Audit c = audit_file(dir + "/llama_tiny.safetensors", o);
+  Audit e = audit_file(dir + "/llama_tiny.onnx", o);
+  CHECK(c.framework.parameters == read_counts("llama_tiny").total);
+  CHECK(c.framework.parameters == e.framework.parameters);
+  REQUIRE(c.attention.blocks.size() == e.attention.blocks.size());
+  for (size_t i = 0; i < c.attention.blocks.size(); ++i) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      CHECK(c.attention.blocks[i].projection(r).total() == e.attention.blocks[i].projection(r).total());
+    }
+    CHECK(c.attention.blocks[i].heads == 4);
+    CHECK(c.attention.blocks[i].kv_heads == 2);
+  }
+  // Every tensor has a part by its name: embeddings 100·32, LM head 32·100, feed-forward
+  // 2 · 3·32·64 = 12,288, norms 2 · 2·32 + 32 = 160.
+  CHECK(c.composition.other == 0);
+  CHECK(c.composition.feed_forward == 12288);
+  CHECK(c.composition.norms == 160);
+  CHECK(c.composition.embeddings == 3200);
+  CHECK(c.composition.lm_head == 3200);
+  CHECK(c.cost.kv_bytes_per_token == e.cost.kv_bytes_per_token);
+}
