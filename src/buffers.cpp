@@ -9,6 +9,7 @@
 
 #include "headcount/error.h"
 #include "payload.h"
+#include "ops.h"
 
 namespace headcount {
 namespace {
@@ -46,10 +47,10 @@ std::string cache_slot(const Model& m, const Weight& w) {
 bool buffer_like_use(const Model& m, const Weight& w) {
   if (w.consumers.empty()) return false;
   for (int ni : w.consumers) {
-    if (!one_of(m.nodes[ni].rec->op_type(),
-                {"Add", "Sub", "Mul", "Div", "Where", "Gather", "Slice", "Cast", "Expand", "Unsqueeze", "Squeeze",
-                 "Reshape", "Concat", "Transpose", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
-                 "And", "Or", "Max", "Min", "Tile", "Identity"})) {
+    std::string_view op = m.nodes[ni].rec->op_type();
+    if (!op_has(op, Trait::Arithmetic | Trait::Comparison | Trait::Logical | Trait::LayoutOnly | Trait::Repeats |
+                        Trait::Selects | Trait::Cast) &&
+        op != "Where"sv && op != "Concat"sv) {
       return false;
     }
   }
@@ -254,7 +255,7 @@ std::string scatter_target(const Model& m, const Weight& w) {
   if (w.consumers.empty() || w.elements > kMostValues) return "";
   for (int ni : w.consumers) {
     const auto& n = *m.nodes[ni].rec;
-    if (!one_of(n.op_type(), {"ScatterElements", "ScatterND", "Scatter"}) || input_of(n, 0) != w.name) return "";
+    if (!op_has(n.op_type(), Trait::Scatter) || input_of(n, 0) != w.name) return "";
     for (int i = 1; i < n.input_size(); ++i) {
       if (input_of(n, i) == w.name) return "";
     }
@@ -296,9 +297,10 @@ bool arithmetic_constant(double v) {
 // reason, or "".
 std::string scalar_constant(const Model& m, const Weight& w) {
   if (w.elements != 1 || w.consumers.empty()) return "";
-  if (!one_of(dtype_name(w.dtype), {"float32", "float16", "bfloat16", "float64"})) return "";
+  if (!is_float_dtype(w.dtype)) return "";
   for (int ni : w.consumers) {
-    if (!one_of(m.nodes[ni].rec->op_type(), {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Where"})) return "";
+    std::string_view op = m.nodes[ni].rec->op_type();
+    if (!op_has(op, Trait::Arithmetic) && op != "Where"sv) return "";
   }
   double value = 0;
   bool ok = for_each_value(w, [&](uint64_t, double v) {

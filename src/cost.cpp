@@ -7,21 +7,17 @@
 #include "headcount/checked.h"
 #include "headcount/error.h"
 #include "headcount/numbers.h"
+#include "ops.h"
 
 namespace headcount {
 namespace {
 
 using T = onnx::TensorProto;
 
-// Floating types a graph computes activations in.
-bool is_float(int32_t dtype) {
-  return dtype == T::FLOAT || dtype == T::FLOAT16 || dtype == T::BFLOAT16 || dtype == T::DOUBLE;
-}
 
 // Matrix products whose stored operand costs one MAC per weight element per token.
 bool is_matrix_product(std::string_view op) {
-  return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "MatMulInteger", "QLinearMatMul", "FusedMatMul",
-                     "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Einsum"});
+  return op_has(op, Trait::MatrixProduct) || op == "Einsum"sv;
 }
 
 // The stored weight behind an operand, through the steps exporters put between a weight and its
@@ -33,8 +29,7 @@ const Weight* weight_behind(const Model& m, int g, Name name) {
     if (p < 0) return nullptr;
     const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
     std::string_view op = n.op_type();
-    if (op != "DequantizeLinear"sv && op != "Transpose"sv && op != "Cast"sv && op != "Identity"sv && op != "Reshape"sv &&
-        op != "Squeeze"sv && op != "Unsqueeze"sv) {
+    if (!op_has(op, Trait::Dequantize | Trait::LayoutOnly | Trait::Cast)) {
       return nullptr;
     }
     name = input_of(n, 0);
@@ -52,7 +47,7 @@ const Weight* dequantization_scale(const Model& m, const Weight& w) {
                                                                                            : -1;
     if (slot < 0) continue;
     const Weight* s = m.weight_for(m.nodes[static_cast<size_t>(ni)].graph, n.input(slot));
-    if (s && is_float(s->dtype)) return s;
+    if (s && is_float_dtype(s->dtype)) return s;
   }
   return nullptr;
 }
@@ -160,8 +155,8 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       bc.dtype_from = "--kv-dtype";
     } else if (!b.k.tensors.empty()) {
       const Weight& w = model.weights[static_cast<size_t>(b.k.tensors.front().weight)];
-      const Weight* scale = is_float(w.dtype) ? nullptr : dequantization_scale(model, w);
-      if (is_float(w.dtype)) {
+      const Weight* scale = is_float_dtype(w.dtype) ? nullptr : dequantization_scale(model, w);
+      if (is_float_dtype(w.dtype)) {
         bc.bits = dtype_bits(w.dtype);
         bc.dtype = dtype_name(w.dtype);
         bc.dtype_from = "the K projection's weight '" + std::string(w.name) + "'";
@@ -178,7 +173,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       const std::string& name = b.k.from_input.empty() ? b.k.weight_input : b.k.from_input;
       const onnx::ValueInfoProto* in = graph_input(model, name);
       int32_t t = in && in->type().has_tensor_type() ? in->type().tensor_type().elem_type() : 0;
-      if (is_float(t)) {
+      if (is_float_dtype(t)) {
         bc.bits = dtype_bits(t);
         bc.dtype = dtype_name(t);
         bc.dtype_from = "the graph input '" + name + "'";

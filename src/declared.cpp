@@ -10,6 +10,7 @@
 
 #include "headcount/numbers.h"
 #include "headcount/report.h"
+#include "ops.h"
 
 namespace headcount {
 namespace {
@@ -40,7 +41,7 @@ Int common(const std::vector<AttentionBlock>& blocks, const std::function<Int(co
   return value;
 }
 
-bool is_matmul(std::string_view op) { return op == "MatMul"sv || op == "Gemm"sv || op == "FusedMatMul"sv || op == "MatMulNBits"sv; }
+bool is_matmul(std::string_view op) { return op_has(op, Trait::MatrixProduct); }
 
 // Whether a weight feeds a MatMul or Gemm, directly or through a Transpose.
 bool feeds_matmul(const Model& m, int wi) {

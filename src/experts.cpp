@@ -8,6 +8,7 @@
 #include <set>
 
 #include "attention/shapes.h"
+#include "ops.h"
 #include "headcount/checked.h"
 
 namespace headcount {
@@ -16,7 +17,13 @@ namespace {
 
 using detail::ShapeOracle;
 
+// The products the routed forms are written against: MatMul and Gemm, whose input 1 is a float
+// weight. The quantized ones (Trait::MatrixProduct) are left out until a written-out quantized MoE
+// is seen and tested.
 bool is_product(std::string_view op) { return op == "MatMul"sv || op == "Gemm"sv; }
+
+// A router's score function: a Softmax (or LogSoftmax) or a Sigmoid over the logits.
+bool is_score_function(std::string_view op) { return op_has(op, Trait::Softmax) || op == "Sigmoid"sv; }
 
 // What leads to a TopK's scores: the router's product, the score function before the choice,
 // and the tensors added on the way (a router's bias, DeepSeek-V3's correction bias).
@@ -176,7 +183,7 @@ class ExpertMatcher {
         const Weight* index = m_.weight_for(g, input_of(n, 1));
         if ((axis && !axis.is(0)) || !index || index->elements != 1 || index->dims.size() > 1) return {};
         slice = true;
-      } else if (!one_of(op, {"Identity", "Cast", "Transpose", "DequantizeLinear", "Reshape", "Unsqueeze", "Squeeze"})) {
+      } else if (!op_has(op, Trait::LayoutOnly | Trait::Cast | Trait::Dequantize)) {
         return {};
       }
       value = input_of(n, 0);
@@ -213,10 +220,10 @@ class ExpertMatcher {
         r.node = p;
         return r;
       }
-      if (one_of(op, {"Softmax", "Sigmoid", "LogSoftmax"})) {
+      if (is_score_function(op)) {
         if (r.score < 0) r.score = p;
         value = input_of(n, 0);
-      } else if (one_of(op, {"Cast", "Reshape", "Identity", "Flatten", "Squeeze", "Unsqueeze", "Transpose"})) {
+      } else if (op_has(op, Trait::LayoutOnly | Trait::Cast)) {
         value = input_of(n, 0);
       } else if (one_of(op, {"Add", "Mul", "Div", "Sub"}) && n.input_size() == 2) {
         int w0 = weight_index(g, input_of(n, 0)), w1 = weight_index(g, input_of(n, 1));
@@ -264,8 +271,8 @@ class ExpertMatcher {
       for (int c : m_.consumers_of(g, v)) {
         if (!budget_.spend()) return -1;
         const auto& n = *m_.nodes[c].rec;
-        if (one_of(n.op_type(), {"Softmax", "Sigmoid"})) return c;
-        if (one_of(n.op_type(), {"Cast", "Reshape", "Identity", "Squeeze", "Unsqueeze"}) && next.empty()) {
+        if (is_score_function(n.op_type())) return c;
+        if (op_has(n.op_type(), Trait::LayoutOnly | Trait::Cast) && next.empty()) {
           next = output_of(n, 0);
         }
       }
@@ -282,8 +289,7 @@ class ExpertMatcher {
       int p = m_.producer_of(g, value);
       if (p < 0) break;
       const auto& n = *m_.nodes[p].rec;
-      if (!one_of(n.op_type(), {"Reshape", "Flatten", "Cast", "Identity", "Squeeze", "Unsqueeze", "Gather",
-                                "GatherElements", "Slice", "Expand", "Tile"})) {
+      if (!op_has(n.op_type(), Trait::LayoutOnly | Trait::Cast | Trait::Selects | Trait::Repeats)) {
         break;
       }
       value = input_of(n, 0);
@@ -312,9 +318,10 @@ class ExpertMatcher {
           if (input_of(n, 0) == v && weight_index(g, input_of(n, 1)) >= 0) return c;
           continue;
         }
-        if (one_of(op, {"Mul", "Add", "Sub", "Div", "Pow", "Cast", "Identity", "Sigmoid", "Tanh", "Relu", "Gelu", "Erf",
-                        "Silu", "Swish", "FastGelu", "BiasGelu", "QuickGelu", "Softplus", "Mish", "HardSigmoid",
-                        "HardSwish", "Elu", "LeakyRelu", "Selu", "Split", "Slice", "Clip", "Min", "Max", "Neg"})) {
+        // The expert's activation and its gate: arithmetic, activations, a clamp (Clip, Min, Max,
+        // as gpt-oss's), the Split or Slice of a fused gate-up product.
+        if (op_has(op, Trait::Arithmetic | Trait::Activation | Trait::Cast | Trait::NoOp) ||
+            one_of(op, {"Split", "Slice", "Clip", "Neg"})) {
           for (const auto& o : n.output()) queue.push_back(o);
         }
       }
@@ -353,7 +360,7 @@ class ExpertMatcher {
         if (n.op_type() == "Mul"sv && n.input_size() == 2) {
           std::string_view other = input_of(n, 0) == v ? input_of(n, 1) : input_of(n, 0);
           if (derives_from(g, other, routing)) return true;
-        } else if (one_of(n.op_type(), {"Reshape", "Cast", "Identity", "Unsqueeze", "Squeeze", "Add"}) && next.empty()) {
+        } else if ((op_has(n.op_type(), Trait::LayoutOnly | Trait::Cast) || n.op_type() == "Add"sv) && next.empty()) {
           next = output_of(n, 0);
         }
       }

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "attention/shapes.h"
+#include "ops.h"
 #include "payload.h"
 #include "headcount/checked.h"
 
@@ -32,12 +33,11 @@ std::string label(const Model& m, int node) {
   return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
 }
 
-bool is_product(std::string_view op) { return one_of(op, {"MatMul", "Gemm", "FusedMatMul", "MatMulNBits"}); }
+// A product whose input 1 is its weight (QLinearMatMul's is a scale; its weight is input 3).
+bool is_product(std::string_view op) { return op_has(op, Trait::MatrixProduct) && op != "QLinearMatMul"sv; }
 
 // The ops an exporter puts between a stored tensor and its use, which weight_behind looks through.
-bool passes_weight(std::string_view op) {
-  return one_of(op, {"DequantizeLinear", "Cast", "Transpose", "Identity", "Reshape", "Unsqueeze", "Squeeze"});
-}
+bool passes_weight(std::string_view op) { return op_has(op, Trait::Dequantize | Trait::Cast | Trait::LayoutOnly); }
 
 // The stored tensor behind a value: itself, or through the casts, transposes and
 // DequantizeLinear that exporters put before a product.
@@ -224,8 +224,7 @@ class MixerMatcher {
     int p = m_.producer_of(g, input);
     if (p < 0) return out;
     const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
-    if (one_of(n.op_type(), {"LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization",
-                             "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})) {
+    if (op_has(n.op_type(), Trait::TokenNorm)) {
       out.insert(std::string(input_of(n, 0)));
       return out;
     }
@@ -573,7 +572,7 @@ class MixerMatcher {
       int bits = 0;
       for (const auto& t : mx.tensors) {
         int32_t dt = m_.weights[static_cast<size_t>(t.weight)].dtype;
-        if (one_of(dtype_name(dt), {"float32", "float16", "bfloat16", "float64"})) {
+        if (is_float_dtype(dt)) {
           bits = dtype_bits(dt);
           break;
         }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "headcount/error.h"
+#include "ops.h"
 
 namespace headcount {
 
@@ -27,20 +28,8 @@ const char* part_name(Part p) {
 
 namespace {
 
-bool is_activation(std::string_view op) {
-  return one_of(op, {"Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Tanh", "Sigmoid", "QuickGelu", "Silu", "Swish", "Mish",
-                     "Softplus", "Elu", "LeakyRelu", "Selu", "HardSigmoid", "HardSwish"});
-}
-
-bool is_norm(std::string_view op) {
-  return one_of(op, {"LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
-                     "SkipSimplifiedLayerNormalization", "BatchNormalization", "GroupNormalization",
-                     "InstanceNormalization", "RMSNormalization", "EmbedLayerNormalization"});
-}
-
-bool is_matmul(std::string_view op) {
-  return one_of(op, {"MatMul", "Gemm", "MatMulNBits", "FusedMatMul", "MatMulInteger", "QLinearMatMul"});
-}
+bool is_norm(std::string_view op) { return op_has(op, Trait::Normalization); }
+bool is_matmul(std::string_view op) { return op_has(op, Trait::MatrixProduct); }
 
 // The stored tensor a product reads as its weight: itself, or through the casts, transposes and
 // DequantizeLinear that exporters put between them (an int8 QDQ weight).
@@ -50,7 +39,7 @@ const Weight* weight_behind(const Model& m, int g, Name value) {
     int p = m.producer_of(g, value);
     if (p < 0) return nullptr;
     const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
-    if (!one_of(n.op_type(), {"DequantizeLinear", "Cast", "Transpose", "Identity", "Reshape"})) return nullptr;
+    if (!op_has(n.op_type(), Trait::Dequantize | Trait::Cast | Trait::LayoutOnly)) return nullptr;
     value = input_of(n, 0);
   }
   return nullptr;
@@ -75,13 +64,18 @@ void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& s
   if (p < 0) return;
   const auto& n = *m.nodes[p].rec;
   std::string_view op = n.op_type();
-  if (is_matmul(op)) {
+  const uint32_t traits = op_traits(op);
+  if (has(traits, Trait::MatrixProduct)) {
     scan.matmuls.push_back(p);
     return;
   }
-  if (is_activation(op)) scan.activation = true;
-  else if (!one_of(op, {"Mul", "Add", "Sub", "Div", "Pow", "Cast", "Reshape", "Transpose", "Identity", "Where",
-                        "Dropout", "Squeeze", "Unsqueeze", "QuantizeLinear", "DequantizeLinear"})) {
+  if (has(traits, Trait::Activation)) scan.activation = true;
+  // The arithmetic of an activation, and the layout, cast and quantization steps around it. Max,
+  // Min and Mod stay out, as this walk has always left them out: letting a clamp through is a
+  // change of what the composition claims, not of how the walk is written.
+  else if (!((has(traits, Trait::Arithmetic) && !one_of(op, {"Max", "Min", "Mod"})) ||
+             has(traits, Trait::Cast | Trait::LayoutOnly | Trait::NoOp | Trait::Quantize | Trait::Dequantize) ||
+             op == "Where"sv)) {
     return;  // norms, reductions, Softmax, Concat...: not inside an MLP
   }
   const uint32_t visit = ++scan.visits;

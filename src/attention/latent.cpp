@@ -15,6 +15,7 @@
 #include <set>
 
 #include "matcher.h"
+#include "../ops.h"
 
 namespace headcount::detail {
 
@@ -135,8 +136,7 @@ std::string Matcher::absorbed_latent(int g, Name k_value, Name v_value) {
       int p = m_.producer_of(g, v);
       if (p < 0) break;
       const auto& n = *m_.nodes[p].rec;
-      if (n.op_type() != "Transpose"sv && n.op_type() != "Reshape"sv && n.op_type() != "Unsqueeze"sv &&
-          n.op_type() != "Squeeze"sv && n.op_type() != "Cast"sv && n.op_type() != "Identity"sv) {
+      if (!op_has(n.op_type(), Trait::LayoutOnly | Trait::Cast)) {
         break;
       }
       v = input_of(n, 0);

@@ -5,17 +5,21 @@
 #include <climits>
 #include <functional>
 
+#include "../ops.h"
+
 namespace headcount::detail {
 namespace {
 
 constexpr int kMaxWalk = 64;
 constexpr int kWalkBudget = 512;
 
-// Ops that carry Q/K/V unchanged in content between a projection and the attention core.
+// Ops that carry Q/K/V unchanged in content between a projection and the attention core. Reshape
+// is not one: the walk reads it for the heads (back_impl) before it asks this.
 bool is_pass_through(std::string_view op) {
-  return one_of(op, {"Transpose", "Squeeze", "Unsqueeze", "Identity", "Cast", "Flatten", "Expand", "Tile",
-                     "Dropout", "QuantizeLinear", "DequantizeLinear", "RotaryEmbedding", "Neg", "CastLike",
-                     "DynamicQuantizeLinear"});
+  return (op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::NoOp | Trait::Cast | Trait::Quantize |
+                         Trait::Dequantize) &&
+          op != "Reshape"sv) ||
+         op == "RotaryEmbedding"sv || op == "Neg"sv;
 }
 
 // A Slice of one axis with constant bounds: [begin, end) inside an axis of `size`, or nullopt
@@ -72,7 +76,8 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, Name value, int dept
   if (p < 0) return std::nullopt;
   const auto& n = *m_.nodes[p].rec;
   std::string_view op = n.op_type();
-  if (op == "Identity"sv || op == "Cast"sv || op == "Reshape"sv || op == "Squeeze"sv || op == "Unsqueeze"sv) {
+  // Not Transpose: a transposed weight is a WeightRef of its own (below).
+  if (op_has(op, Trait::LayoutOnly | Trait::Cast) && op != "Transpose"sv) {
     return weight_of(g, input_of(n, 0), depth + 1);
   }
   if (op == "DequantizeLinear"sv) {
@@ -323,7 +328,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
     return r;
   }
   if (is_pass_through(op)) return back_impl(g, input_of(n, 0), depth + 1);
-  if (one_of(op, {"LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization"})) {
+  if (op_has(op, Trait::TokenNorm) && !op_has(op, Trait::AddsSkip)) {  // inputs 1 and 2 are scale and bias
     // A norm between projection and core (QK-norm): its scale and bias are the block's.
     ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
     if (r.found() && r.per_head.empty()) {
@@ -487,7 +492,7 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
     fail.failure = "two different projections meet at " + label(p);
     return fail;
   }
-  if (one_of(op, {"MatMul", "Gemm", "FusedMatMul", "Einsum"})) {
+  if (op_has(op, Trait::MatrixProduct) || op == "Einsum"sv) {
     fail.failure = "comes from " + label(p) + ", a product of two activations";
     return fail;
   }
@@ -541,8 +546,7 @@ ProjectionHit ProjectionWalker::forward(int g, Name value) {
       }
       return *hit;
     }
-    if (one_of(n.op_type(), {"Transpose", "Reshape", "Identity", "Cast", "Squeeze", "Unsqueeze", "Flatten", "Dropout",
-                             "QuantizeLinear", "DequantizeLinear", "CastLike"})) {
+    if (op_has(n.op_type(), Trait::LayoutOnly | Trait::NoOp | Trait::Cast | Trait::Quantize | Trait::Dequantize)) {
       value = output_of(n, 0);
       continue;
     }

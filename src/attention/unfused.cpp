@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "matcher.h"
+#include "../ops.h"
 
 namespace headcount::detail {
 
@@ -38,8 +39,9 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     }
     return r;
   }
-  if (one_of(op, {"Cast", "CastLike", "Identity", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Tanh", "Clip",
-                  "Dropout", "Neg"})) {
+  // One operand on: a layout step, a cast, a no-op, or a value step that keeps which score each
+  // element is (Tanh of a softcap, Clip, Neg).
+  if (op_has(op, Trait::LayoutOnly | Trait::Cast | Trait::NoOp) || one_of(op, {"Tanh", "Clip", "Neg"})) {
     r = walk_scores(g, input_of(n, 0), depth + 1);
     if (r.scores >= 0) {
       r.steps.push_back(std::string(op));
@@ -47,7 +49,11 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     }
     return r;
   }
-  if (!one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Max", "Min", "Concat"})) {
+  // A step that joins the scores with another operand: arithmetic (not Pow or Mod, which no
+  // exporter puts between scores and Softmax), a Where of a mask, the sinks' Concat.
+  const bool joins = (op_has(op, Trait::Arithmetic) && op != "Pow"sv && op != "Mod"sv) || op == "Where"sv ||
+                     op == "Concat"sv;
+  if (!joins) {
     if (walker_.as_projection(g, p, input_of(n, 0))) {
       r.why = walker_.label(p) + " multiplies by a constant: a projection or a classifier, not Q·Kᵀ";
     } else {
@@ -116,8 +122,7 @@ Matcher::LearnedSource Matcher::learned_source(int g, Name value, int depth) {
     r.looked_up = true;
     return r;
   }
-  if (one_of(op, {"Reshape", "Unsqueeze", "Squeeze", "Expand", "Tile", "Transpose", "Cast", "Identity", "Slice",
-                  "Gather", "Neg"})) {
+  if (op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Selects | Trait::Cast) || op == "Neg"sv) {
     return learned_source(g, input_of(n, 0), depth + 1);
   }
   if (one_of(op, {"Add", "Sub", "Mul", "Where"})) {  // a bias computed once and reused with a mask added
@@ -309,8 +314,7 @@ int Matcher::concat_after(int g, Name value) {
     if (users.size() != 1) return -1;
     const auto& n = *m_.nodes[users[0]].rec;
     if (n.op_type() == "Concat"sv) return users[0];
-    if (n.op_type() != "Transpose"sv && n.op_type() != "Reshape"sv && n.op_type() != "Identity"sv &&
-        n.op_type() != "Cast"sv && n.op_type() != "Squeeze"sv && n.op_type() != "Unsqueeze"sv && n.op_type() != "Dropout"sv) {
+    if (!op_has(n.op_type(), Trait::LayoutOnly | Trait::Cast | Trait::NoOp)) {
       return -1;
     }
     value = output_of(n, 0);

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "../payload.h"
+#include "../ops.h"
 #include "headcount/attention.h"
 #include "headcount/checked.h"
 
@@ -30,7 +31,10 @@ const Weight* mask_source(const Model& m, int g, Name value, bool* inverted) {
     const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
     std::string_view op = n.op_type();
     if (op == "Not"sv) *inverted = !*inverted;
-    else if (!one_of(op, {"Slice", "Unsqueeze", "Squeeze", "Expand", "Cast", "Reshape", "Identity", "Tile", "CastLike"})) return nullptr;
+    // Not Transpose, which swaps a mask's rows and columns, nor a Gather of rows by indices.
+    else if (!(op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Cast) && op != "Transpose"sv) && op != "Slice"sv) {
+      return nullptr;
+    }
     value = input_of(n, 0);
   }
   return nullptr;
@@ -41,7 +45,9 @@ std::string window_words(int64_t w) { return w == 1 ? "itself" : "itself and the
 // A mask computed in the graph from positions (a Range over the sequence, compared, combined and
 // turned into a fill), evaluated element by element where the window shows: the sequence length
 // a Shape reads is taken as kSeq, and only the points asked for are computed, never the grid.
-// Ops outside those a mask is built from, or a budget spent, give nothing.
+// Ops outside those a mask is built from, or a budget spent, give nothing. The op lists in at()
+// and compute_dims() are the ops this evaluator computes, one branch each (a dispatch, not a kind
+// of op from the op table): a new op there needs its own branch.
 constexpr int64_t kSeq = int64_t{1} << 20;     // the sequence length a computed mask is read at
 constexpr int64_t kMostWindow = int64_t{1} << 17;  // a longer band is not told from a causal mask
 constexpr size_t kMostValues = 1 << 16;         // constants read to evaluate a mask
@@ -217,21 +223,22 @@ class MaskEval {
   // constants, casts and the ops that keep them.
   bool integral(Name v, int depth) {
     if (v.empty() || depth > 48) return false;
-    if (const Weight* w = m_.weight_for(g_, v)) return !one_of(dtype_name(w->dtype), {"float32", "float16", "bfloat16", "float64"});
+    if (const Weight* w = m_.weight_for(g_, v)) return !is_float_dtype(w->dtype);
     int p = m_.producer_of(g_, v);
     if (p < 0) return false;
     const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
     std::string_view op = n.op_type();
-    if (one_of(op, {"Shape", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And", "Or", "Xor", "Not"})) return true;
+    if (op == "Shape"sv || op_has(op, Trait::Comparison | Trait::Logical)) return true;
     if (op == "Cast"sv) {
       int64_t to = int_attr(n, "to", 0);
-      return !one_of(dtype_name(static_cast<int32_t>(to)), {"float32", "float16", "bfloat16", "float64"});
+      return !is_float_dtype(static_cast<int32_t>(to));
     }
-    if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min"})) {
+    if (op_has(op, Trait::Arithmetic)) {
       return integral(input_of(n, 0), depth + 1) && integral(input_of(n, 1), depth + 1);
     }
     if (op == "Where"sv) return integral(input_of(n, 1), depth + 1) && integral(input_of(n, 2), depth + 1);
-    if (one_of(op, {"Range", "Unsqueeze", "Squeeze", "Reshape", "Gather", "Identity", "Expand", "Concat", "Neg", "Abs"})) {
+    // The type of input 0 (the start of a Range).
+    if (op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Selects) || one_of(op, {"Range", "Concat", "Neg", "Abs"})) {
       return integral(input_of(n, 0), depth + 1);
     }
     return false;

@@ -1,0 +1,85 @@
+// ops_test.cpp: the op table's traits (src/ops.cpp), checked against the ONNX operator spec
+// (https://onnx.ai/onnx/operators/) and the com.microsoft contrib ops.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "onnx/onnx_pb.h"
+#include "ops.h"
+
+using namespace headcount;
+
+TEST_CASE("ops: layout ops keep every element, in another shape or order", "[ops]") {
+  // Flatten, Reshape, Squeeze, Unsqueeze: "the same data" in a new shape; Transpose permutes axes;
+  // Identity copies. Expand and Tile repeat elements; Slice and Gather select some.
+  for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Identity"}) {
+    INFO(op);
+    CHECK(op_has(op, Trait::LayoutOnly));
+  }
+  for (const char* op : {"Expand", "Tile", "Slice", "Gather", "Concat", "Cast", "Dropout"}) {
+    INFO(op);
+    CHECK_FALSE(op_has(op, Trait::LayoutOnly));
+  }
+  CHECK(op_has("Expand", Trait::Repeats));
+  CHECK(op_has("GatherElements", Trait::Selects));
+  // Dropout is the identity at inference (training_mode defaults to false), as Identity is.
+  CHECK(op_has("Dropout", Trait::NoOp));
+  CHECK(op_has("Identity", Trait::NoOp));
+  CHECK(op_has("CastLike", Trait::Cast));
+  CHECK(op_has("DequantizeLinear", Trait::Dequantize));
+  CHECK_FALSE(op_has("DequantizeLinear", Trait::Cast));
+}
+
+TEST_CASE("ops: element-wise ops, activations and norms", "[ops]") {
+  // Softmax normalizes along an axis: not element-wise, and no activation of the table.
+  CHECK(op_traits("Softmax") == static_cast<uint32_t>(Trait::Softmax));
+  CHECK(op_has("LogSoftmax", Trait::Softmax));
+  CHECK_FALSE(op_has("Sigmoid", Trait::Softmax));
+  CHECK(op_has("Sigmoid", Trait::Activation));
+  CHECK(op_has("Pow", Trait::Arithmetic));
+  CHECK_FALSE(op_has("Where", Trait::Arithmetic));
+  CHECK(op_has("GreaterOrEqual", Trait::Comparison));
+  CHECK(op_has("Not", Trait::Logical));
+  CHECK(op_has("Reciprocal", Trait::UnaryMath));
+  // A norm over each token's features, and the ones that add a residual first.
+  CHECK(op_has("RMSNormalization", Trait::TokenNorm));
+  CHECK(op_has("SkipSimplifiedLayerNormalization", Trait::AddsSkip));
+  CHECK_FALSE(op_has("LayerNormalization", Trait::AddsSkip));
+  CHECK(op_has("GroupNormalization", Trait::Normalization));
+  CHECK_FALSE(op_has("GroupNormalization", Trait::TokenNorm));
+}
+
+TEST_CASE("ops: matrix products", "[ops]") {
+  // Gemm is alpha·A·B + beta·C; the quantized and fused forms multiply by a matrix too.
+  for (const char* op : {"MatMul", "Gemm", "FusedMatMul", "MatMulNBits", "MatMulInteger", "QLinearMatMul",
+                         "DynamicQuantizeMatMul", "MatMulIntegerToFloat"}) {
+    INFO(op);
+    CHECK(op_has(op, Trait::MatrixProduct));
+  }
+  // Einsum is a product only for some equations: the walks decide with parse_einsum.
+  CHECK_FALSE(op_has("Einsum", Trait::MatrixProduct));
+  CHECK_FALSE(op_has("Conv", Trait::MatrixProduct));
+}
+
+TEST_CASE("ops: an op the table does not know has no traits, and every row names one op once", "[ops]") {
+  CHECK(op_traits("NoSuchOp") == 0);
+  CHECK(op_traits("") == 0);
+  CHECK(op_traits("matmul") == 0);  // op types are case-sensitive
+  std::set<std::string> seen;
+  for (const auto& r : op_trait_rows()) {
+    INFO(std::string(r.op));
+    CHECK(seen.insert(std::string(r.op)).second);
+    CHECK(r.traits != 0);
+  }
+  CHECK(seen.size() > 60);
+}
+
+TEST_CASE("ops: float types are the four a graph computes in", "[ops]") {
+  using T = onnx::TensorProto;
+  for (int t : {int{T::FLOAT}, int{T::FLOAT16}, int{T::BFLOAT16}, int{T::DOUBLE}}) CHECK(is_float_dtype(t));
+  for (int t : {int{T::INT8}, int{T::UINT8}, int{T::INT64}, int{T::BOOL}, int{T::UNDEFINED}, 17, 23, -1, 1000}) {
+    INFO(t);
+    CHECK_FALSE(is_float_dtype(t));
+  }
+}
