@@ -8,14 +8,13 @@
 #include <set>
 
 #include "attention/shapes.h"
+#include "stages.h"
 #include "ops.h"
 #include "headcount/checked.h"
 
 namespace headcount {
 
 namespace {
-
-using detail::ShapeOracle;
 
 // The products the routed forms are written against: MatMul and Gemm, whose input 1 is a float
 // weight. The quantized ones (Trait::MatrixProduct) are left out until a written-out quantized MoE
@@ -35,8 +34,8 @@ struct Router {
 
 class ExpertMatcher {
  public:
-  explicit ExpertMatcher(const Model& m, const AttentionResult& attention)
-      : m_(m), budget_(m), in_attention_(m.weights.size(), false) {
+  ExpertMatcher(detail::SharedShapes& shapes, const AttentionResult& attention)
+      : m_(shapes.model()), shapes_(shapes), budget_(m_), in_attention_(m_.weights.size(), false) {
     for (const auto& b : attention.blocks) {
       for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
         for (const auto& t : b.projection(r).tensors) in_attention_[static_cast<size_t>(t.weight)] = true;
@@ -126,7 +125,7 @@ class ExpertMatcher {
 
  private:
   const Model& m_;
-  std::optional<ShapeOracle> shapes_;  // made on first use: most models have no TopK to read
+  detail::SharedShapes& shapes_;  // the audit's, built on first use: most models have no TopK to read
   VisitBudget budget_;
   std::vector<bool> in_attention_;
   // Per graph, built on first use: the products with a weight, by the value their input is taken
@@ -529,8 +528,7 @@ class ExpertMatcher {
     // chosen from the raw logits (gpt-oss).
     l.score_node = router.score >= 0 ? router.score : score_after(g, topk);
     l.experts = out_first ? w.dims[0] : w.dims[1];
-    if (!shapes_) shapes_.emplace(m_);
-    auto kv = shapes_->eval(g, input_of(t, 1));
+    auto kv = shapes_.get().eval(g, input_of(t, 1));
     if (kv && kv->size() == 1 && (*kv)[0].positive()) l.top_k = *(*kv)[0];
     else l.notes.push_back("top-k is computed at run time");
     add_router(g, l, router.node);
@@ -624,8 +622,8 @@ class ExpertMatcher {
 
 }  // namespace
 
-ExpertResult match_experts(const Model& model, AttentionResult& attention) {
-  ExpertResult r = ExpertMatcher(model, attention).run();
+ExpertResult detail::match_experts(SharedShapes& shapes, AttentionResult& attention) {
+  ExpertResult r = ExpertMatcher(shapes, attention).run();
   std::set<int> routers;  // a router's Softmax leaves the unmatched list only when its layer was found
   for (const auto& l : r.layers) {
     if (l.score_node >= 0) routers.insert(l.score_node);
@@ -633,6 +631,11 @@ ExpertResult match_experts(const Model& model, AttentionResult& attention) {
   auto& u = attention.unmatched;
   u.erase(std::remove_if(u.begin(), u.end(), [&](const UnmatchedSoftmax& s) { return routers.count(s.node) > 0; }), u.end());
   return r;
+}
+
+ExpertResult match_experts(const Model& model, AttentionResult& attention) {
+  detail::SharedShapes shapes(model);
+  return detail::match_experts(shapes, attention);
 }
 
 }  // namespace headcount

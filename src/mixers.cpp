@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "attention/shapes.h"
+#include "stages.h"
 #include "ops.h"
 #include "payload.h"
 #include "headcount/checked.h"
@@ -76,8 +77,13 @@ bool depthwise_conv1d(const Model& m, int node) {
 
 class MixerMatcher {
  public:
-  MixerMatcher(const Model& m, const AttentionResult& attention, const ExpertResult& experts, const FrameworkView& fw)
-      : m_(m), budget_(m), claimed_(m.weights.size(), false), core_(m.nodes.size(), false) {
+  MixerMatcher(detail::SharedShapes& shapes, const AttentionResult& attention, const ExpertResult& experts,
+               const FrameworkView& fw)
+      : m_(shapes.model()),
+        budget_(m_),
+        claimed_(m_.weights.size(), false),
+        core_(m_.nodes.size(), false),
+        shapes_(shapes) {
     for (const auto& b : attention.blocks) {
       for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
         for (const auto& t : b.projection(r).tensors) claimed_[static_cast<size_t>(t.weight)] = true;
@@ -119,7 +125,7 @@ class MixerMatcher {
   VisitBudget budget_;
   std::vector<bool> claimed_, core_;
   std::set<std::string_view> outputs_;
-  std::optional<detail::ShapeOracle> shapes_;  // made on first use: most models have no mixer
+  detail::SharedShapes& shapes_;  // the audit's, built on first use: most models have no mixer
   std::vector<BufferTensor> built_;
   const Weight* delta_state_ = nullptr;  // the current delta-rule mixer's zero initial state
   // A Loop or Scan reads values of its own scope inside its body, by name: a recurrence written
@@ -546,11 +552,10 @@ class MixerMatcher {
         from = "unknown: A_log is " + shape_string(a->dims) + ", not [d_inner, N]";
       }
     } else {
-      if (!shapes_) shapes_.emplace(m_);
       for (int c : cumsums) {
         const auto& n = *m_.nodes[static_cast<size_t>(c)].rec;
-        detail::Dims d = shapes_->dims(g, input_of(n, 0));
-        auto axis = shapes_->eval(g, input_of(n, 1));
+        detail::Dims d = shapes_.get().dims(g, input_of(n, 0));
+        auto axis = shapes_.get().eval(g, input_of(n, 1));
         Int ax = axis && axis->size() == 1 ? (*axis)[0] : Int();
         if (ax && *ax < 0 && d.rank > 0) ax = ax + d.rank;
         Int per = 1;
@@ -608,17 +613,23 @@ class MixerMatcher {
 
 }  // namespace
 
+bool detail::may_hold_mixers(const Model& model) {
+  for (const auto& n : model.nodes) {
+    if (n.rec->op_type() == "CumSum"sv || n.rec->op_type() == "Conv"sv) return true;
+  }
+  return false;
+}
+
+MixerResult detail::match_mixers(SharedShapes& shapes, const AttentionResult& attention, const ExpertResult& experts,
+                                 const FrameworkView& framework) {
+  if (!may_hold_mixers(shapes.model())) return {};
+  return MixerMatcher(shapes, attention, experts, framework).run();
+}
+
 MixerResult match_mixers(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
                          const FrameworkView& framework) {
-  bool any = false;
-  for (const auto& n : model.nodes) {
-    if (n.rec->op_type() == "CumSum"sv || n.rec->op_type() == "Conv"sv) {
-      any = true;
-      break;
-    }
-  }
-  if (!any) return {};
-  return MixerMatcher(model, attention, experts, framework).run();
+  detail::SharedShapes shapes(model);
+  return detail::match_mixers(shapes, attention, experts, framework);
 }
 
 }  // namespace headcount

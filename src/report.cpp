@@ -6,6 +6,7 @@
 #include "checkpoint/model.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
+#include "stages.h"
 
 namespace headcount {
 
@@ -85,14 +86,18 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   // metadata or config (checkpoint/model.h); the stages after this read it as any model.
   std::vector<NamedTensor> names;
   std::vector<Part> named;
+  detail::SharedShapes shapes(a.model);  // one oracle for every stage that reads shapes
   if (a.model.checkpoint) {
     names = name_roles(a.model);
     named = named_parts(a.model, names);
     a.attention = named_attention(a.model, names, checkpoint_heads(a.model, options, path));
   } else {
-    a.attention = match_attention(a.model, &t.shapes);
-    a.experts = match_experts(a.model, a.attention);
+    a.attention = detail::match_attention(shapes, &t.shapes);
+    a.experts = detail::match_experts(shapes, a.attention);
   }
+  // The mixers come after the content stage; when the graph cannot hold one, nothing reads the
+  // oracle again, and its memory is not kept through the content comparison.
+  if (!detail::may_hold_mixers(a.model)) shapes.release();
   t.match = ms_since(clock) - t.shapes;
   if (options.compare_content) a.duplicates = find_duplicates(a.model);
   a.content_compared = options.compare_content;
@@ -101,7 +106,7 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
   find_windows(a.model, a.attention, options.compare_content);  // a stored band mask is read here
   t.content = ms_since(clock);
-  a.mixers = match_mixers(a.model, a.attention, a.experts, a.framework);  // after buffers: they are not a mixer's
+  a.mixers = detail::match_mixers(shapes, a.attention, a.experts, a.framework);  // after buffers: they are not a mixer's
   add_buffers(a.framework, a.mixers.built, a.model);
   if (a.model.checkpoint) {  // buffers a checkpoint stores by name (rotary frequencies, causal masks)
     std::vector<BufferTensor> by_name;

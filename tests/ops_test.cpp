@@ -1,10 +1,15 @@
 // ops_test.cpp: the op table's traits (src/ops.cpp), checked against the ONNX operator spec
-// (https://onnx.ai/onnx/operators/) and the com.microsoft contrib ops.
+// (https://onnx.ai/onnx/operators/) and the com.microsoft contrib ops, and the audit's one shape
+// oracle (SharedShapes, src/attention/shapes.h).
 #include <catch2/catch.hpp>
 
 #include <set>
 #include <string>
 
+#include "attention/shapes.h"
+#include "headcount/experts.h"
+#include "headcount/load.h"
+#include "headcount/report.h"
 #include "onnx/onnx_pb.h"
 #include "ops.h"
 
@@ -82,4 +87,29 @@ TEST_CASE("ops: float types are the four a graph computes in", "[ops]") {
     INFO(t);
     CHECK_FALSE(is_float_dtype(t));
   }
+}
+
+TEST_CASE("ops: an audit builds one shape oracle, shared by attention, experts and mixers", "[ops][shapes]") {
+  // moe_dense reads a TopK's k (the expert stage), hybrid_linear a CumSum's axis (the mixers):
+  // each stage used to build an oracle of its own.
+  for (const char* name : {"moe_dense", "hybrid_linear", "encoder"}) {
+    INFO(name);
+    uint64_t before = detail::ShapeOracle::built_on_this_thread();
+    Audit a = audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx");
+    CHECK(detail::ShapeOracle::built_on_this_thread() - before == 1);
+    CHECK(!a.attention.blocks.empty());
+  }
+  // The stages on their own (the public match_* calls) each build one: the expert stage reads one.
+  {
+    Model m = load_model(std::string(HEADCOUNT_SAMPLES_DIR) + "/moe_dense.onnx");
+    uint64_t before = detail::ShapeOracle::built_on_this_thread();
+    AttentionResult attention = match_attention(m);
+    match_experts(m, attention);
+    CHECK(detail::ShapeOracle::built_on_this_thread() - before == 2);
+  }
+  Audit moe = audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/moe_dense.onnx");
+  REQUIRE(!moe.experts.layers.empty());
+  CHECK(moe.experts.layers[0].top_k.has_value());  // the k the shared oracle evaluated
+  Audit hybrid = audit_file(std::string(HEADCOUNT_SAMPLES_DIR) + "/hybrid_linear.onnx");
+  CHECK(!hybrid.mixers.mixers.empty());
 }

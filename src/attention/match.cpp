@@ -10,6 +10,7 @@
 #include "headcount/error.h"
 #include "headcount/numbers.h"
 #include "matcher.h"
+#include "../stages.h"
 
 namespace headcount {
 
@@ -406,13 +407,18 @@ void Matcher::finish(AttentionResult& r) {
 
 }  // namespace detail
 
-// The matcher first evaluates every value's shape (its ShapeOracle); shapes_ms, when given, is
-// how long that took.
-AttentionResult match_attention(const Model& model, double* shapes_ms) {
+// The matcher first evaluates every value's shape (the audit's ShapeOracle); shapes_ms, when
+// given, is how long that took.
+AttentionResult detail::match_attention(SharedShapes& shapes, double* shapes_ms) {
   auto start = std::chrono::steady_clock::now();
-  detail::Matcher matcher(model);
+  detail::Matcher matcher(shapes.get());
   if (shapes_ms) *shapes_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return matcher.run();
+}
+
+AttentionResult match_attention(const Model& model, double* shapes_ms) {
+  detail::SharedShapes shapes(model);
+  return detail::match_attention(shapes, shapes_ms);
 }
 
 }  // namespace headcount

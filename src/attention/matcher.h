@@ -51,13 +51,14 @@ struct RoleHit {
 
 class Matcher {
  public:
-  explicit Matcher(const Model& m) : m_(m), shapes_(m), budget_(m), walker_(shapes_, budget_) {}
+  explicit Matcher(ShapeOracle& shapes)
+      : m_(shapes.model()), shapes_(shapes), budget_(m_), walker_(shapes_, budget_) {}
 
   AttentionResult run();
 
  private:
   const Model& m_;
-  ShapeOracle shapes_;
+  ShapeOracle& shapes_;  // the audit's (SharedShapes)
   VisitBudget budget_;  // every walk of the matcher spends from it
   ProjectionWalker walker_;
   // core Softmax -> (graph, Concat node) for cores whose output is concatenated with other heads'.

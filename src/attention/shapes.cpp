@@ -663,8 +663,15 @@ bool all_known(const IntVector& v) {
   return std::all_of(v.begin(), v.end(), [](Int x) { return x.known(); });
 }
 
+namespace {
+thread_local uint64_t oracles_built = 0;
+}  // namespace
+
+uint64_t ShapeOracle::built_on_this_thread() { return oracles_built; }
+
 ShapeOracle::ShapeOracle(const Model& model)
     : m_(model), dims_at_(model.values.size(), -1), eval_at_(model.values.size(), -1) {
+  ++oracles_built;
   // Nearly every value that is not a weight is a node's output with dims to keep: reserved once,
   // not doubled (a value has one entry at most, so this stays in proportion to the graph).
   known_.reserve(model.values.size() - std::min(model.values.size(), model.weights.size()));

@@ -52,6 +52,8 @@ class ShapeOracle {
   Int last_dim(int g, Name value) const { return dims(g, value).last(); }
 
   const Model& model() const { return m_; }
+  // How many oracles this thread has built: one per audit (tests/ops_test.cpp checks it).
+  static uint64_t built_on_this_thread();
 
  private:
   const Model& m_;
@@ -65,6 +67,26 @@ class ShapeOracle {
   std::map<std::string_view, Dims> declared_unused_;
   void declare(std::string_view name, Dims d);
   void propagate(int g, const NodeRec& n);
+};
+
+// The audit's one shape oracle, built when a stage first asks for it and then shared: the attention
+// matcher asks at once, the expert and mixer stages only when they read a shape (a TopK's k, a
+// CumSum's axis). The pipeline (src/report.cpp) makes one per audit and hands it to each stage
+// (src/stages.h), so a graph's dims are propagated once.
+class SharedShapes {
+ public:
+  explicit SharedShapes(const Model& model) : m_(model) {}
+  ShapeOracle& get() {
+    if (!oracle_) oracle_.emplace(m_);
+    return *oracle_;
+  }
+  const Model& model() const { return m_; }
+  // Frees the oracle once no later stage will ask (get() would build it again).
+  void release() { oracle_.reset(); }
+
+ private:
+  const Model& m_;
+  std::optional<ShapeOracle> oracle_;
 };
 
 // What one evaluator sees of its node: the inputs' dims and integer values, and the attributes.
