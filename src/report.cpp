@@ -153,6 +153,9 @@ Audit audit_bytes(const char* data, uint64_t size, const std::string& name, cons
                   StageTimes* times) {
   StageTimes local;
   auto clock = std::chrono::steady_clock::now();
+  if (std::string format = checkpoint_format_of(data, size); !format.empty()) {
+    throw InputError("a " + format + " checkpoint is read from its file, not from bytes in memory: give its path");
+  }
   Audit a = audit_loaded(load_model_bytes(data, size, name, options.load), "", options, times ? *times : local, clock);
   for (Weight& w : a.model.weights) {  // the caller's buffer is not kept: no later read may reach it
     if (w.payload_memory) {

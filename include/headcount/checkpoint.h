@@ -63,6 +63,8 @@ struct Checkpoint {
 // What a path holds, by its name and first bytes: a checkpoint format or "" (an ONNX model, or
 // something the loader will refuse).
 std::string checkpoint_format(const std::string& path);
+// The same by the first bytes of a file of `size` bytes (at least 9 of them readable at `data`).
+std::string checkpoint_format_of(const char* data, uint64_t size);
 
 // Reads a safetensors checkpoint: one .safetensors file, a model.safetensors.index.json (its
 // shards must lie in its folder), or a folder holding either.

@@ -421,13 +421,18 @@ std::string checkpoint_format(const std::string& path) {
   if (ends_with(path, ".gguf")) return "gguf";
   // By content: GGUF's magic, or a safetensors header (a length that fits, then '{').
   std::ifstream in(path, std::ios::binary);
-  unsigned char head[9] = {};
-  if (!in.read(reinterpret_cast<char*>(head), 9)) return "";
-  if (std::memcmp(head, "GGUF", 4) == 0) return "gguf";
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = n << 8 | head[i];
+  char head[9] = {};
+  if (!in.read(head, 9)) return "";
   uint64_t size = fs::file_size(path, ec);
-  if (!ec && head[8] == '{' && n >= 2 && n <= size - 8) return "safetensors";
+  return ec ? "" : checkpoint_format_of(head, size);
+}
+
+std::string checkpoint_format_of(const char* data, uint64_t size) {
+  if (size < 9) return "";
+  if (std::memcmp(data, "GGUF", 4) == 0) return "gguf";
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | static_cast<unsigned char>(data[i]);
+  if (data[8] == '{' && n >= 2 && n <= size - 8) return "safetensors";
   return "";
 }
 
