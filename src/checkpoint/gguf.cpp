@@ -1,12 +1,615 @@
-// gguf.cpp: the GGUF reader (see headcount/checkpoint.h). Not written yet: a GGUF file is refused
-// with one error line, as any format headcount does not read.
+// gguf.cpp: the GGUF reader (llama.cpp's checkpoints): the metadata and the tensor index, never
+// the tensor bytes.
+//
+// A GGUF file (versions 2 and 3, little-endian) is "GGUF", u32 version, u64 tensor count, u64
+// key/value count, the key/value pairs, the tensor infos (name, dims, ggml type, offset), padding
+// to general.alignment, then the tensor data. Every count in the header is checked against the
+// bytes left in the file before anything is reserved for it, so a file cannot make the reader
+// allocate more than it holds or loop longer than its length.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "headcount/checked.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
 
 namespace headcount {
 
-Checkpoint read_gguf(const std::string&) { throw InputError("GGUF files are not read yet"); }
+namespace {
 
-const GgmlType* ggml_type(uint32_t) { return nullptr; }
+// ggml's tensor types, by their number in ggml/include/ggml.h of llama.cpp. The block sizes are
+// ggml.c's type_traits (blck_size, and type_size = sizeof the block struct of ggml-common.h,
+// whose static_asserts spell each size out). @huggingface/gguf's GGML_QUANT_SIZES agrees on
+// every row but Q8_1, where it keeps ggml's old block of two floats (40 bytes); ggml's
+// block_q8_1 now holds two halves (36).
+constexpr GgmlType kGgmlTypes[] = {
+    {0, "F32", 1, 4},          {1, "F16", 1, 2},         {2, "Q4_0", 32, 18},      {3, "Q4_1", 32, 20},
+    {6, "Q5_0", 32, 22},       {7, "Q5_1", 32, 24},      {8, "Q8_0", 32, 34},      {9, "Q8_1", 32, 36},
+    {10, "Q2_K", 256, 84},     {11, "Q3_K", 256, 110},   {12, "Q4_K", 256, 144},   {13, "Q5_K", 256, 176},
+    {14, "Q6_K", 256, 210},    {15, "Q8_K", 256, 292},   {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+    {18, "IQ3_XXS", 256, 98},  {19, "IQ1_S", 256, 50},   {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},
+    {22, "IQ2_S", 256, 82},    {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
+    {26, "I32", 1, 4},         {27, "I64", 1, 8},        {28, "F64", 1, 8},        {29, "IQ1_M", 256, 56},
+    {30, "BF16", 1, 2},        {34, "TQ1_0", 256, 54},   {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},
+    {40, "NVFP4", 64, 36},     {41, "Q1_0", 128, 18},    {42, "Q2_0", 64, 18},
+};
+
+// Type numbers ggml gave up: a file that uses one was written by an old or patched converter.
+const char* removed_ggml_type(uint32_t id) {
+  switch (id) {
+    case 4: return "Q4_2";
+    case 5: return "Q4_3";
+    case 31: return "Q4_0_4_4";
+    case 32: return "Q4_0_4_8";
+    case 33: return "Q4_0_8_8";
+    case 36: return "IQ4_NL_4_4";
+    case 37: return "IQ4_NL_4_8";
+    case 38: return "IQ4_NL_8_8";
+    default: return nullptr;
+  }
+}
+
+// GGUF's metadata value types (gguf_type), in their numbering.
+enum ValueType : uint32_t {
+  kU8 = 0, kI8, kU16, kI16, kU32, kI32, kF32, kBool, kString, kArray, kU64, kI64, kF64, kValueTypes
+};
+constexpr const char* kValueTypeNames[kValueTypes] = {"uint8", "int8",   "uint16", "int16",  "uint32",
+                                                       "int32", "float32", "bool",  "string", "array",
+                                                       "uint64", "int64", "float64"};
+// The fewest bytes a value of each type takes: what a count of them is checked against.
+constexpr uint64_t kValueMinBytes[kValueTypes] = {1, 1, 2, 2, 4, 4, 4, 1, 8, 12, 8, 8, 8};
+
+constexpr uint64_t kMostDims = 8;           // ggml has 4; more is surely hostile
+constexpr int kMostArrayNesting = 8;        // arrays of arrays: allowed, only counted
+constexpr uint64_t kDefaultAlignment = 32;  // GGUF_DEFAULT_ALIGNMENT
+constexpr uint64_t kMostNameBytes = 65535;  // the GGUF spec's bound for keys (tensor names: 64)
+constexpr uint64_t kFirstReserve = 4096;    // tensors reserved before they are read
+// A tensor info takes at least a name length (8), n_dims (4), a type (4) and an offset (8); a
+// key/value pair a key length (8), a value type (4) and a one-byte value.
+constexpr uint64_t kMinTensorInfo = 24;
+constexpr uint64_t kMinKeyValue = 13;
+
+// The file, read front to back through a buffer of its own. Every read is checked against the
+// file's size first, so a length in the file is refused before anything is allocated for it.
+class GgufFile {
+ public:
+  explicit GgufFile(const std::string& path) {
+    f_.reset(std::fopen(path.c_str(), "rb"));
+    if (!f_) throw InputError(std::string("cannot open: ") + std::strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f_.get()), &st) != 0) throw InputError(std::string("cannot stat: ") + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw InputError("is a directory, not a GGUF file");
+    if (!S_ISREG(st.st_mode)) throw InputError("is not a regular file");
+    size_ = static_cast<uint64_t>(st.st_size);
+    if (size_ == 0) throw InputError("file is empty");
+    buffer_.resize(kBuffer);
+  }
+
+  uint64_t size() const { return size_; }
+  uint64_t at() const { return at_; }
+  uint64_t left() const { return size_ - at_; }
+
+  // `what` names the field; the reader's context (the key or tensor being read) goes before it.
+  void need(uint64_t n, const char* what) const {
+    if (n > left()) {
+      throw InputError("truncated: " + context + what + " at byte " + std::to_string(at_) + " needs " +
+                       std::to_string(n) + " bytes but the file ends at byte " + std::to_string(size_));
+    }
+  }
+  void read(void* out, size_t n, const char* what) {
+    need(n, what);
+    char* to = static_cast<char*>(out);
+    while (n > 0) {
+      if (pos_ == len_) fill();
+      size_t take = std::min(n, len_ - pos_);
+      std::memcpy(to, buffer_.data() + pos_, take);
+      to += take;
+      pos_ += take;
+      at_ += take;
+      n -= take;
+    }
+  }
+  void skip(uint64_t n, const char* what) {
+    need(n, what);
+    uint64_t buffered = len_ - pos_;
+    if (n <= buffered) {
+      pos_ += n;
+    } else {
+      pos_ = len_ = 0;
+      if (fseeko(f_.get(), static_cast<off_t>(at_ + n), SEEK_SET) != 0) changed();
+    }
+    at_ += n;
+  }
+  uint8_t u8(const char* what) {
+    uint8_t b;
+    read(&b, 1, what);
+    return b;
+  }
+  uint16_t u16(const char* what) {
+    unsigned char b[2];
+    read(b, 2, what);
+    return static_cast<uint16_t>(b[0] | b[1] << 8);
+  }
+  uint32_t u32(const char* what) {
+    unsigned char b[4];
+    read(b, 4, what);
+    return static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 | static_cast<uint32_t>(b[2]) << 16 |
+           static_cast<uint32_t>(b[3]) << 24;
+  }
+  uint64_t u64(const char* what) {
+    uint64_t lo = u32(what);
+    return lo | static_cast<uint64_t>(u32(what)) << 32;
+  }
+  // A string whose length is checked against the file, and against `most` when it is a name.
+  std::string string(const char* what, uint64_t most = UINT64_MAX) {
+    uint64_t n = u64(what);
+    if (n > most) {
+      throw InputError(context + what + " is " + std::to_string(n) + " bytes long (at most " + std::to_string(most) +
+                       " are read)");
+    }
+    need(n, what);
+    std::string s(static_cast<size_t>(n), '\0');
+    read(s.data(), s.size(), what);
+    return s;
+  }
+  void skip_string(const char* what) { skip(u64(what), what); }
+
+  std::string context;  // "metadata 'general.name': ", "tensor 'output.weight': "
+
+ private:
+  static constexpr size_t kBuffer = 64 * 1024;
+  void fill() {
+    len_ = std::fread(buffer_.data(), 1, buffer_.size(), f_.get());
+    pos_ = 0;
+    if (len_ == 0) changed();
+  }
+  [[noreturn]] void changed() const {
+    throw InputError("truncated at byte " + std::to_string(at_) + " (the file changed while it was read)");
+  }
+
+  struct Close {
+    void operator()(FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<FILE, Close> f_;
+  uint64_t size_ = 0;
+  uint64_t at_ = 0;  // the next byte the reader hands out
+  std::vector<char> buffer_;
+  size_t pos_ = 0, len_ = 0;
+};
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+const char* value_type_name(uint32_t type) { return type < kValueTypes ? kValueTypeNames[type] : "?"; }
+
+void check_value_type(const GgufFile& in, uint32_t type, const char* what) {
+  if (type >= kValueTypes) {
+    throw InputError(in.context + what + " " + std::to_string(type) + " is not a GGUF value type (0 to 12)");
+  }
+}
+
+CheckpointValue::Type value_kind(uint32_t type) {
+  switch (type) {
+    case kU8: case kU16: case kU32: case kU64: return CheckpointValue::Type::Unsigned;
+    case kI8: case kI16: case kI32: case kI64: return CheckpointValue::Type::Signed;
+    case kF32: case kF64: return CheckpointValue::Type::Float;
+    case kBool: return CheckpointValue::Type::Bool;
+    case kString: return CheckpointValue::Type::String;
+    default: return CheckpointValue::Type::Array;
+  }
+}
+
+// One scalar of a numeric or bool type, read into `v`'s field for its kind.
+void read_scalar(GgufFile& in, uint32_t type, CheckpointValue& v) {
+  const char* what = "a value";
+  switch (type) {
+    case kU8: v.u = in.u8(what); break;
+    case kI8: v.i = static_cast<int8_t>(in.u8(what)); break;
+    case kU16: v.u = in.u16(what); break;
+    case kI16: v.i = static_cast<int16_t>(in.u16(what)); break;
+    case kU32: v.u = in.u32(what); break;
+    case kI32: v.i = static_cast<int32_t>(in.u32(what)); break;
+    case kU64: v.u = in.u64(what); break;
+    case kI64: v.i = static_cast<int64_t>(in.u64(what)); break;
+    case kF32: {
+      uint32_t bits = in.u32(what);
+      float f;
+      std::memcpy(&f, &bits, 4);
+      v.f = f;
+      break;
+    }
+    case kF64: {
+      uint64_t bits = in.u64(what);
+      std::memcpy(&v.f, &bits, 8);
+      break;
+    }
+    case kBool: v.b = in.u8(what) != 0; break;
+    default: break;
+  }
+}
+
+double as_number(uint32_t type, const CheckpointValue& v) {
+  switch (value_kind(type)) {
+    case CheckpointValue::Type::Unsigned: return static_cast<double>(v.u);
+    case CheckpointValue::Type::Signed: return static_cast<double>(v.i);
+    case CheckpointValue::Type::Float: return v.f;
+    default: return v.b ? 1 : 0;
+  }
+}
+
+// An array's element type and count; the count is refused when its elements cannot fit in what
+// is left of the file, before anything is read or reserved.
+std::pair<uint32_t, uint64_t> array_header(GgufFile& in, int depth) {
+  uint32_t element = in.u32("an array's element type");
+  check_value_type(in, element, "an array's element type");
+  uint64_t count = in.u64("an array's element count");
+  if (count > in.left() / kValueMinBytes[element]) {
+    throw InputError(in.context + "an array of " + std::to_string(count) + " " + value_type_name(element) +
+                     " values cannot fit in the " + std::to_string(in.left()) + " bytes left in the file");
+  }
+  if (element == kArray && depth >= kMostArrayNesting) {
+    throw InputError(in.context + "arrays are nested more than " + std::to_string(kMostArrayNesting) + " deep");
+  }
+  return {element, count};
+}
+
+// Skips `count` elements of an array: strings and nested arrays one by one, fixed-size values at once.
+void skip_elements(GgufFile& in, uint32_t element, uint64_t count, int depth) {
+  if (element == kString) {
+    for (uint64_t k = 0; k < count; ++k) in.skip_string("a string of an array");
+  } else if (element == kArray) {
+    for (uint64_t k = 0; k < count; ++k) {
+      auto [inner, n] = array_header(in, depth + 1);
+      skip_elements(in, inner, n, depth + 1);
+    }
+  } else {
+    in.skip(count * kValueMinBytes[element], "an array's values");  // no overflow: checked against left()
+  }
+}
+
+CheckpointValue read_value(GgufFile& in, uint32_t type) {
+  CheckpointValue v;
+  v.type = value_kind(type);
+  v.type_name = value_type_name(type);
+  if (type == kString) {
+    v.s = in.string("a string value");
+  } else if (type != kArray) {
+    read_scalar(in, type, v);
+  } else {
+    auto [element, count] = array_header(in, 1);
+    v.element = value_kind(element);
+    v.count = count;
+    v.type_name = std::string("array[") + value_type_name(element) + "]";
+    bool numeric = element != kString && element != kArray;
+    if (numeric && count <= CheckpointValue::kMostKeptArray) {
+      v.numbers.reserve(static_cast<size_t>(count));  // at most kMostKeptArray, and checked against the file
+      CheckpointValue one;
+      for (uint64_t k = 0; k < count; ++k) {
+        read_scalar(in, element, one);
+        v.numbers.push_back(as_number(element, one));
+      }
+    } else {
+      skip_elements(in, element, count, 1);
+    }
+  }
+  return v;
+}
+
+// One file of a checkpoint: its header, metadata and tensors, checked against its size.
+struct GgufPart {
+  uint32_t version = 0;
+  uint64_t alignment = kDefaultAlignment;
+  uint64_t size = 0;
+  std::map<std::string, CheckpointValue> metadata;
+  std::vector<CheckpointTensor> tensors;
+};
+
+uint32_t read_version(GgufFile& in) {
+  char magic[4];
+  in.read(magic, 4, "the magic");
+  if (std::memcmp(magic, "GGUF", 4) != 0) throw InputError("not a GGUF file: it does not start with 'GGUF'");
+  uint32_t version = in.u32("the version");
+  uint32_t swapped = __builtin_bswap32(version);
+  if (version == 1) {
+    throw InputError("GGUF version 1 (32-bit counts) is not supported: versions 2 and 3 are read");
+  }
+  if (version != 2 && version != 3 && swapped >= 1 && swapped <= 3) {
+    throw InputError("a big-endian GGUF file (its version reads " + std::to_string(version) + ", byte-swapped " +
+                     std::to_string(swapped) + "): only little-endian GGUF files are read");
+  }
+  if (version != 2 && version != 3) {
+    throw InputError("GGUF version " + std::to_string(version) + " is not supported: versions 2 and 3 are read");
+  }
+  return version;
+}
+
+void read_metadata(GgufFile& in, GgufPart& part) {
+  uint64_t count = in.u64("the metadata count");
+  if (count > in.left() / kMinKeyValue) {
+    throw InputError("the header states " + std::to_string(count) + " metadata entries, but the " +
+                     std::to_string(in.left()) + " bytes left in the file hold at most " +
+                     std::to_string(in.left() / kMinKeyValue) + " metadata entries");
+  }
+  for (uint64_t k = 0; k < count; ++k) {
+    in.context = "metadata entry " + std::to_string(k) + ": ";
+    std::string key = in.string("its key", kMostNameBytes);
+    in.context = "metadata " + in_quotes(key) + ": ";
+    uint32_t type = in.u32("its value type");
+    check_value_type(in, type, "its value type");
+    CheckpointValue value = read_value(in, type);
+    if (!part.metadata.emplace(key, std::move(value)).second) {
+      throw InputError("metadata key " + in_quotes(key) + " appears twice");
+    }
+  }
+  in.context.clear();
+  auto alignment = part.metadata.find("general.alignment");
+  if (alignment != part.metadata.end()) {
+    if (alignment->second.type_name != "uint32") {
+      throw InputError("general.alignment is a " + alignment->second.type_name + ", not a uint32");
+    }
+    uint64_t a = alignment->second.u;
+    if (a == 0 || (a & (a - 1)) != 0) {
+      throw InputError("general.alignment is " + std::to_string(a) + ": it must be a nonzero power of two");
+    }
+    part.alignment = a;
+  }
+}
+
+std::string shape_text(const std::vector<uint64_t>& ne) {
+  std::string s = "[";
+  for (size_t d = ne.size(); d-- > 0;) s += std::to_string(ne[d]) + (d ? ", " : "");
+  return s + "]";
+}
+
+// One tensor info: its name, dims, type and offset (relative to the data section until the
+// section's start is known), with its element and byte counts checked.
+CheckpointTensor read_tensor_info(GgufFile& in, uint64_t index) {
+  CheckpointTensor t;
+  in.context = "tensor info " + std::to_string(index) + ": ";
+  t.name = in.string("its name", kMostNameBytes);
+  in.context = "tensor " + in_quotes(t.name) + ": ";
+  uint32_t dims = in.u32("its dimension count");
+  if (dims > kMostDims) {
+    throw InputError("tensor " + in_quotes(t.name) + " has " + std::to_string(dims) + " dimensions (at most " +
+                     std::to_string(kMostDims) + " are read; ggml has 4)");
+  }
+  std::vector<uint64_t> ne(dims);
+  for (auto& n : ne) n = in.u64("its dimensions");
+  uint32_t type_id = in.u32("its type");
+  t.offset = in.u64("its offset");
+  in.context.clear();
+
+  const GgmlType* type = ggml_type(type_id);
+  if (!type) {
+    const char* removed = removed_ggml_type(type_id);
+    throw InputError("tensor " + in_quotes(t.name) + " has ggml type " + std::to_string(type_id) +
+                     (removed ? std::string(" (") + removed + ", removed from ggml)"
+                              : std::string(", which this reader does not know")));
+  }
+  t.dtype = type->name;
+  bool empty = std::find(ne.begin(), ne.end(), 0) != ne.end();
+  uint64_t elements = 1;
+  for (uint64_t n : ne) {
+    if (n > static_cast<uint64_t>(INT64_MAX) || (!empty && (mul_overflows(elements, n, &elements) ||
+                                                            elements > static_cast<uint64_t>(INT64_MAX)))) {
+      throw InputError("tensor " + in_quotes(t.name) + ": the element count of its shape " + shape_text(ne) +
+                       " overflows 63 bits");
+    }
+  }
+  t.elements = empty ? 0 : elements;
+  uint64_t row = ne.empty() ? 1 : ne[0];
+  if (row % type->block_elements != 0) {
+    throw InputError("tensor " + in_quotes(t.name) + " (" + type->name + "): its rows of " + std::to_string(row) +
+                     " elements are not a multiple of the type's block of " + std::to_string(type->block_elements));
+  }
+  if (mul_overflows(t.elements / type->block_elements, type->block_bytes, &t.bytes)) {
+    throw InputError("tensor " + in_quotes(t.name) + ": its size in bytes overflows 64 bits");
+  }
+  for (size_t d = ne.size(); d-- > 0;) t.shape.push_back(static_cast<int64_t>(ne[d]));
+  return t;
+}
+
+// Places each tensor in the file: its offset aligned, its bytes inside the file, no two overlapping.
+void place_tensors(GgufPart& part, uint64_t data_start) {
+  std::vector<const CheckpointTensor*> stored;
+  for (auto& t : part.tensors) {
+    if (t.offset % part.alignment != 0) {
+      throw InputError("tensor " + in_quotes(t.name) + ": offset " + std::to_string(t.offset) +
+                       " is not a multiple of the alignment " + std::to_string(part.alignment));
+    }
+    uint64_t start = 0, end = 0;
+    if (add_overflows(data_start, t.offset, &start) || add_overflows(start, t.bytes, &end) || end > part.size) {
+      throw InputError("tensor " + in_quotes(t.name) + ": its " + std::to_string(t.bytes) + " bytes at offset " +
+                       std::to_string(t.offset) + " of the data section (byte " + std::to_string(data_start) +
+                       ") lie past the end of the file (" + std::to_string(part.size) + " bytes)");
+    }
+    t.offset = start;
+    if (t.bytes > 0) stored.push_back(&t);
+  }
+  std::sort(stored.begin(), stored.end(), [](const CheckpointTensor* a, const CheckpointTensor* b) {
+    return a->offset != b->offset ? a->offset < b->offset : a->bytes < b->bytes;
+  });
+  for (size_t k = 1; k < stored.size(); ++k) {
+    const CheckpointTensor& a = *stored[k - 1];
+    const CheckpointTensor& b = *stored[k];
+    if (b.offset < a.offset + a.bytes) {
+      throw InputError("tensors " + in_quotes(a.name) + " and " + in_quotes(b.name) + " overlap: bytes [" +
+                       std::to_string(a.offset) + ", " + std::to_string(a.offset + a.bytes) + ") and [" +
+                       std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) + ")");
+    }
+  }
+}
+
+GgufPart read_part(const std::string& path) {
+  GgufFile in(path);
+  GgufPart part;
+  part.size = in.size();
+  part.version = read_version(in);
+  uint64_t tensors = in.u64("the tensor count");
+  read_metadata(in, part);
+  if (tensors > in.left() / kMinTensorInfo) {
+    throw InputError("the header states " + std::to_string(tensors) + " tensors, but the " +
+                     std::to_string(in.left()) + " bytes left in the file hold at most " +
+                     std::to_string(in.left() / kMinTensorInfo) + " tensor infos");
+  }
+  // A record takes several times the bytes of its info: grown as infos are read, not from the count.
+  part.tensors.reserve(static_cast<size_t>(std::min(tensors, kFirstReserve)));
+  std::unordered_set<std::string> names;
+  for (uint64_t k = 0; k < tensors; ++k) {
+    part.tensors.push_back(read_tensor_info(in, k));
+    if (!names.insert(part.tensors.back().name).second) {
+      throw InputError("tensor " + in_quotes(part.tensors.back().name) + " appears twice");
+    }
+  }
+  uint64_t data_start = (in.at() + part.alignment - 1) / part.alignment * part.alignment;
+  place_tensors(part, data_start);
+  return part;
+}
+
+// A split file's name: PREFIX-0000N-of-0000M.gguf.
+struct SplitName {
+  std::string prefix;
+  int part = 0, count = 0;
+};
+
+std::optional<SplitName> split_name(const std::string& file) {
+  static const std::string kTail = ".gguf";
+  constexpr size_t kNumbers = 1 + 5 + 4 + 5;  // -NNNNN-of-MMMMM
+  if (file.size() < kNumbers + kTail.size() || file.compare(file.size() - kTail.size(), kTail.size(), kTail) != 0) {
+    return std::nullopt;
+  }
+  size_t at = file.size() - kTail.size() - kNumbers;
+  auto digits = [&](size_t from) {
+    int n = 0;
+    for (size_t k = from; k < from + 5; ++k) {
+      if (file[k] < '0' || file[k] > '9') return -1;
+      n = n * 10 + (file[k] - '0');
+    }
+    return n;
+  };
+  if (file[at] != '-' || file.compare(at + 6, 4, "-of-") != 0) return std::nullopt;
+  SplitName s{file.substr(0, at), digits(at + 1), digits(at + 10)};
+  if (s.part < 0 || s.count < 0) return std::nullopt;
+  return s;
+}
+
+std::string part_file(const SplitName& s, int part) {
+  char numbers[32];
+  std::snprintf(numbers, sizeof numbers, "-%05d-of-%05d.gguf", part, s.count);
+  return s.prefix + numbers;
+}
+
+// An integer metadata value (split.count, split.no), or nothing when the key is absent.
+std::optional<int64_t> integer_key(const std::map<std::string, CheckpointValue>& metadata, const char* key) {
+  auto it = metadata.find(key);
+  if (it == metadata.end()) return std::nullopt;
+  const CheckpointValue& v = it->second;
+  if (v.type == CheckpointValue::Type::Signed) return v.i;
+  if (v.type == CheckpointValue::Type::Unsigned && v.u <= static_cast<uint64_t>(INT64_MAX)) {
+    return static_cast<int64_t>(v.u);
+  }
+  throw InputError(std::string(key) + " is a " + v.type_name + ", not an integer");
+}
+
+// Part `index` (from 1) of a split file of `count` parts: its split keys, when present, must agree.
+void check_split_keys(const GgufPart& part, int index, int count) {
+  if (auto c = integer_key(part.metadata, "split.count"); c && *c != count) {
+    throw InputError("split.count is " + std::to_string(*c) + " but the file name says " + std::to_string(count) +
+                     " parts");
+  }
+  if (auto no = integer_key(part.metadata, "split.no"); no && *no != index - 1) {
+    throw InputError("split.no is " + std::to_string(*no) + " but the file name says part " + std::to_string(index) +
+                     " (split.no " + std::to_string(index - 1) + ", counting from 0)");
+  }
+}
+
+Checkpoint read_split(const std::filesystem::path& named, const SplitName& split) {
+  const std::string file = named.filename().string();
+  if (split.count == 0 || split.part == 0 || split.part > split.count) {
+    throw InputError("the file name says part " + std::to_string(split.part) + " of " + std::to_string(split.count));
+  }
+  Checkpoint c;
+  c.format = "gguf";
+  std::unordered_set<std::string> names;
+  for (int k = 1; k <= split.count; ++k) {
+    const std::string name = part_file(split, k);
+    const std::filesystem::path path = named.parent_path() / name;
+    GgufPart part;
+    try {
+      if (k != split.part) {
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec)) {
+          throw InputError("is missing (" + file + " is part " + std::to_string(split.part) + " of " +
+                           std::to_string(split.count) + ")");
+        }
+      }
+      part = read_part(path.string());
+      check_split_keys(part, k, split.count);
+    } catch (const InputError& e) {
+      if (k == split.part) throw;
+      throw InputError("split part " + name + ": " + e.what());
+    }
+    const int index = static_cast<int>(c.files.size());
+    for (auto& t : part.tensors) {
+      if (!names.insert(t.name).second) {
+        throw InputError("tensor " + in_quotes(t.name) + " appears twice (again in split part " + name + ")");
+      }
+      t.file = index;
+      c.tensors.push_back(std::move(t));
+    }
+    c.files.push_back(path.string());
+    c.file_sizes.push_back(part.size);
+    if (k == 1) {
+      c.gguf_version = part.version;
+      c.alignment = part.alignment;
+      c.metadata = std::move(part.metadata);
+    }
+  }
+  if (auto total = integer_key(c.metadata, "split.tensors.count");
+      total && *total != static_cast<int64_t>(c.tensors.size())) {
+    throw InputError("split.tensors.count is " + std::to_string(*total) + " but the " + std::to_string(split.count) +
+                     " parts hold " + std::to_string(c.tensors.size()) + " tensors");
+  }
+  return c;
+}
+
+}  // namespace
+
+const GgmlType* ggml_type(uint32_t id) {
+  for (const GgmlType& t : kGgmlTypes) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+Checkpoint read_gguf(const std::string& path) {
+  const std::filesystem::path named(path);
+  if (auto split = split_name(named.filename().string())) return read_split(named, *split);
+  GgufPart part = read_part(path);
+  if (auto count = integer_key(part.metadata, "split.count"); count && *count > 1) {
+    throw InputError("split.count is " + std::to_string(*count) +
+                     ", but the file name does not say which part this is (a split file is named "
+                     "NAME-00001-of-" + std::string(5 - std::min<size_t>(5, std::to_string(*count).size()), '0') +
+                     std::to_string(*count) + ".gguf)");
+  }
+  Checkpoint c;
+  c.format = "gguf";
+  c.files = {path};
+  c.file_sizes = {part.size};
+  c.gguf_version = part.version;
+  c.alignment = part.alignment;
+  c.metadata = std::move(part.metadata);
+  c.tensors = std::move(part.tensors);
+  return c;
+}
 
 }  // namespace headcount
