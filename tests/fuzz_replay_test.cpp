@@ -3,7 +3,8 @@
 // explain) in the normal build, one forked child per file so that a signal is attributed to its
 // file. Each child must exit cleanly and stay within the memory bound the README states; in the
 // Release build, each file under 1 MB is also audited once on its own (`headcount audit FILE`),
-// within the README's time bound.
+// within the README's time bound. The GGUF corpus and regressions go through the fuzz_gguf
+// harness's check (fuzz/gguf_target.h) the same way.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_target.h"
+#include "fuzz/gguf_target.h"
 
 namespace {
 
@@ -27,10 +29,10 @@ constexpr rlim_t kCpuGuardSeconds = 30;  // a hang guard, far above the 2 s the 
 constexpr double kMaxAuditSeconds = 2;   // README: a model file under 1 MB audits within 2 s
 constexpr uintmax_t kBoundedSize = 1 << 20;  // the files the README's bounds are about
 
-std::vector<std::string> files_in(const std::string& dir) {
+std::vector<std::string> files_in(const std::string& dir, const std::string& extension = ".onnx") {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".onnx" || e.path().filename().string().rfind("crash-", 0) == 0) {
+    if (e.path().extension() == extension || e.path().filename().string().rfind("crash-", 0) == 0) {
       out.push_back(e.path().string());
     }
   }
@@ -116,7 +118,33 @@ void replay_all(const std::string& dir) {
   }
 }
 
+// Each GGUF file read as the fuzz_gguf harness reads it, in a child within the memory bound.
+void replay_gguf(const std::string& dir) {
+  auto files = files_in(dir, ".gguf");
+  REQUIRE(!files.empty());
+  for (const auto& f : files) {
+    INFO(f);
+    std::ifstream in(f, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ChildResult r = in_child([&] {
+      fuzz::run_gguf(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      remove_scratch();
+    });
+    CHECK(WIFEXITED(r.status));
+    if (WIFSIGNALED(r.status)) FAIL_CHECK("killed by signal " << WTERMSIG(r.status));
+    CHECK(WEXITSTATUS(r.status) == 0);
+#ifndef HEADCOUNT_SANITIZED
+    CHECK(r.max_rss_kib <= kMaxRssKiB);
+#endif
+  }
+}
+
 }  // namespace
+
+TEST_CASE("GGUF fuzz corpus and regression files read cleanly", "[fuzz][gguf]") {
+  replay_gguf(std::string(HEADCOUNT_FUZZ_DIR) + "/corpus-gguf");
+  replay_gguf(std::string(HEADCOUNT_FUZZ_DIR) + "/regressions-gguf");
+}
 
 TEST_CASE("fuzz regression files: each crash or blow-up of an earlier build audits cleanly", "[fuzz]") {
   replay_all(std::string(HEADCOUNT_FUZZ_DIR) + "/regressions");
