@@ -4,7 +4,8 @@
 # package (`deb`).
 #
 #   ./quickstart.sh          install + build + audit samples/bert_base_external.onnx
-#   ./quickstart.sh test     install + build (with the Python module) + run every test (ctest)
+#   ./quickstart.sh test     install + build (with the Python module) + run every test (ctest); the
+#                            GGUF side-by-side test's independent parser comes from npm
 #   ./quickstart.sh deb      install + build + build/headcount_VERSION_ARCH.deb
 #   ./quickstart.sh python   install + build the Python module into build/python (import headcount)
 set -euo pipefail
@@ -19,7 +20,7 @@ esac
 # What the tool needs; the test suite adds Catch2 and the schema checker.
 packages=(cmake make g++ libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev)
 [ "$mode" = test ] && packages+=(catch2 python3 python3-jsonschema pybind11-dev python3-dev python3-pytest python3-torch python3-onnx
-                                  chromium chromium-driver python3-selenium)
+                                  chromium chromium-driver python3-selenium nodejs npm)
 [ "$mode" = deb ] && packages+=(dpkg-dev)  # dpkg-shlibdeps: the package's dependencies
 [ "$mode" = python ] && packages+=(python3 pybind11-dev python3-dev)
 missing=()
@@ -45,6 +46,11 @@ step() {
 : > build.log
 step cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHEADCOUNT_TESTS=$tests -DHEADCOUNT_PYTHON=$python
 step cmake --build build -j"$(nproc)"
+
+# The GGUF side-by-side test's independent parser, from npm, once.
+if [ "$mode" = test ] && [ ! -d build/npm/node_modules/@huggingface/gguf ]; then
+  step npm install --prefix build/npm --no-audit --no-fund --loglevel=error @huggingface/gguf@0.4.6
+fi
 
 case "$mode" in
   audit) exec build/headcount audit samples/bert_base_external.onnx ;;

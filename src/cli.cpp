@@ -124,7 +124,7 @@ struct ExplainArgs {
 };
 
 void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) {
-  audit->add_option("MODEL", a.models, "one or more .onnx files, safetensors checkpoints (a .safetensors file, a sharded index, or a folder holding either), or directories searched recursively for .onnx files")->required();
+  audit->add_option("MODEL", a.models, "one or more .onnx files, checkpoints (a .safetensors file, a sharded index or a folder holding either; a .gguf file or one part of a split one), or directories searched recursively for .onnx files")->required();
   std::string format_help = "output format:";
   std::vector<std::string> names;
   for (const auto& f : formats()) {

@@ -1,6 +1,8 @@
 // cost.cpp: the K/V cache and the MACs per token, from the matched blocks and the weight shapes.
 #include "headcount/cost.h"
 
+#include "headcount/checkpoint.h"
+
 #include <set>
 #include <unordered_set>
 
@@ -164,6 +166,10 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
         bc.bits = dtype_bits(scale->dtype);
         bc.dtype = dtype_name(scale->dtype);
         bc.dtype_from = "the scale '" + std::string(scale->name) + "' that dequantizes the K projection's weight";
+      } else if (model.checkpoint && model.checkpoint->format == "gguf") {
+        bc.bits = 16;  // llama.cpp's cache type unless its --cache-type-k says otherwise
+        bc.dtype = "float16";
+        bc.dtype_from = "llama.cpp's default K/V cache type (f16) for a GGUF model (--kv-dtype sets another)";
       } else {
         bc.dtype_from = "unknown: the K projection's weight '" + std::string(w.name) + "' is " + dtype_name(w.dtype) +
                         ", not the type K is computed in (give --kv-dtype)";

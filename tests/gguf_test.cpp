@@ -11,6 +11,7 @@
 #include "gguf_writer.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
+#include "headcount/report.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -665,4 +666,39 @@ TEST_CASE("gguf: every ggml type's block size is the published one", "[gguf]") {
     CHECK(ggml_type(id)->block_bytes == bytes);
   }
   CHECK(ggml_type(9)->block_bytes == 40 - 4);  // Q8_1: ggml's two halves, not Hugging Face's two floats
+}
+
+TEST_CASE("gguf: the llama-style checkpoint audited: blocks by llama.cpp's names, heads from the metadata", "[gguf][checkpoint]") {
+  testutil::TempDir dir;
+  const std::string path = dir.file("llama.gguf");
+  llama_writer().write(path);
+  Audit a = audit_file(path);
+  // Heads from llama.attention.head_count 32 and head_count_kv 8; head size 4,096 / 32 = 128.
+  REQUIRE(a.attention.blocks.size() == 2);
+  for (const AttentionBlock& b : a.attention.blocks) {
+    CHECK(b.heads == 32);
+    CHECK(b.kv_heads == 8);
+    CHECK(b.head_dim == 128);
+    CHECK(b.width == 4096);
+    // attn_q and attn_output 4,096 x 4,096 = 16,777,216; attn_k and attn_v 1,024 x 4,096 = 4,194,304.
+    CHECK(b.q.total() == 16777216);
+    CHECK(b.k.total() == 4194304);
+    CHECK(b.v.total() == 4194304);
+    CHECK(b.o.total() == 16777216);
+  }
+  // Every tensor has a part by its name: token_embd 32,000 x 4,096 = 131,072,000, output the same;
+  // feed-forward 2 x 3 x 11,008 x 4,096 = 270,532,608; norms 5 x 4,096 = 20,480; attention
+  // 2 x 41,943,040 = 83,886,080: 616,583,168 in all, the elements of the reader's test above.
+  CHECK(a.composition.embeddings == 131072000);
+  CHECK(a.composition.lm_head == 131072000);
+  CHECK(a.composition.feed_forward == 270532608);
+  CHECK(a.composition.norms == 20480);
+  CHECK(a.composition.attention == 83886080);
+  CHECK(a.composition.other == 0);
+  CHECK(a.framework.parameters == 616583168);
+  CHECK(a.inventory.bytes == 594518016);
+  // The K/V cache in llama.cpp's default f16: 2 layers x 8 K/V heads x (128 + 128) x 2 bytes = 8,192
+  // per token; 33,554,432 at 4,096 tokens.
+  CHECK(a.cost.kv_bytes_per_token == 8192);
+  CHECK(a.cost.kv_bytes_at_context == 33554432);
 }

@@ -1,6 +1,7 @@
 // text.cpp: the text report, for a person at a terminal: aligned tables, wrapped findings, and a
 // summary table after a run over several models.
 #include <algorithm>
+#include <cstdio>
 
 #include <map>
 #include <set>
@@ -432,9 +433,24 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
 
   out << "\nby dtype\n";
   Table d;
-  d.right = {false, true, true, true};
-  d.rows.push_back({"dtype", "tensors", "parameters", "bytes"});
-  for (const auto& r : inv.by_dtype) d.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes)});
+  d.right = {false, true, true, true, true};
+  // A checkpoint's quantization mix: bits per weight from each type's bytes (GGUF's block sizes).
+  auto bits = [](uint64_t bytes, uint64_t elements) {
+    if (elements == 0) return std::string("-");
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", static_cast<double>(bytes) * 8.0 / static_cast<double>(elements));
+    return std::string(b);
+  };
+  if (m.checkpoint) {
+    d.rows.push_back({"dtype", "tensors", "parameters", "bytes", "bits/weight"});
+    for (const auto& r : inv.by_dtype) {
+      d.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes), bits(r.bytes, r.elements)});
+    }
+    d.rows.push_back({"all", with_commas(inv.tensors), with_commas(inv.stored), human_bytes(inv.bytes), bits(inv.bytes, inv.stored)});
+  } else {
+    d.rows.push_back({"dtype", "tensors", "parameters", "bytes"});
+    for (const auto& r : inv.by_dtype) d.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes)});
+  }
   d.print(out, "  ");
   out << "\nby storage\n";
   Table s;
