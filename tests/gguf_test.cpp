@@ -702,3 +702,17 @@ TEST_CASE("gguf: the llama-style checkpoint audited: blocks by llama.cpp's names
   CHECK(a.cost.kv_bytes_per_token == 8192);
   CHECK(a.cost.kv_bytes_at_context == 33554432);
 }
+
+TEST_CASE("gguf: a long string value keeps its first 65,536 bytes, and the reader goes on after it", "[gguf]") {
+  testutil::TempDir dir;
+  const std::string path = dir.file("long.gguf");
+  GgufWriter w;
+  w.str("general.architecture", "llama").str("tokenizer.chat_template", std::string(100000, 'x')).u32("llama.block_count", 1);
+  w.tensor("output_norm.weight", {8}, kF32);
+  w.write(path);
+  Checkpoint c = read_gguf(path);
+  CHECK(c.metadata.at("tokenizer.chat_template").s.size() == 65536);
+  CHECK(c.metadata.at("llama.block_count").u == 1);  // the key after it is read where it is
+  REQUIRE(c.tensors.size() == 1);
+  CHECK(c.tensors[0].elements == 8);
+}

@@ -71,6 +71,7 @@ constexpr uint64_t kValueMinBytes[kValueTypes] = {1, 1, 2, 2, 4, 4, 4, 1, 8, 12,
 
 constexpr uint64_t kMostDims = 8;           // ggml has 4; more is surely hostile
 constexpr int kMostArrayNesting = 8;        // arrays of arrays: allowed, only counted
+constexpr uint64_t kMostKeptString = 65536;  // bytes of a string value kept; the rest is skipped
 constexpr uint64_t kDefaultAlignment = 32;  // GGUF_DEFAULT_ALIGNMENT
 constexpr uint64_t kMostNameBytes = 65535;  // the GGUF spec's bound for keys (tensor names: 64)
 constexpr uint64_t kFirstReserve = 4096;    // tensors reserved before they are read
@@ -163,6 +164,16 @@ class GgufFile {
     return s;
   }
   void skip_string(const char* what) { skip(u64(what), what); }
+  // A string value, of which at most `keep` bytes are kept (a chat template, a license): what the
+  // reader holds does not grow with a length in the file, sparse or not.
+  std::string string_prefix(const char* what, uint64_t keep) {
+    uint64_t n = u64(what);
+    need(n, what);
+    std::string s(static_cast<size_t>(std::min(n, keep)), '\0');
+    read(s.data(), s.size(), what);
+    skip(n - s.size(), what);
+    return s;
+  }
 
   std::string context;  // "metadata 'general.name': ", "tensor 'output.weight': "
 
@@ -281,7 +292,7 @@ CheckpointValue read_value(GgufFile& in, uint32_t type) {
   v.type = value_kind(type);
   v.type_name = value_type_name(type);
   if (type == kString) {
-    v.s = in.string("a string value");
+    v.s = in.string_prefix("a string value", kMostKeptString);
   } else if (type != kArray) {
     read_scalar(in, type, v);
   } else {
