@@ -260,7 +260,30 @@ def checkpoints():
         f.write(safetensors(gpt2))
 
 
+def hostile_safetensors():
+    """One regression file per hostile safetensors header (issue 29's list), replayed by the suite."""
+    def header(h, data=0):
+        text = h.encode()
+        return struct.pack("<Q", len(text)) + text + bytes(data)
+    t = '"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}'
+    cases = {
+        "header-length-2-63": struct.pack("<Q", 2**63) + b"{}",
+        "header-length-past-the-end": struct.pack("<Q", 100) + b"{}",
+        "json-nested-a-million-deep": struct.pack("<Q", 1000005) + b'{"t":' + b"[" * 1000000,
+        "offsets-past-the-end": header("{" + t + "}", 4),
+        "overlapping-offsets": header('{"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},'
+                                      '"u":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}', 12),
+        "unknown-dtype": header('{"t":{"dtype":"Q9","shape":[2],"data_offsets":[0,8]}}', 8),
+        "dims-product-overflows": header('{"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}}', 8),
+        "offset-2-64-minus-1": header('{"t":{"dtype":"F32","shape":[2],"data_offsets":[18446744073709551607,18446744073709551615]}}', 8),
+    }
+    for name, data in cases.items():
+        with open(os.path.join(HERE, "regressions", "safetensors-" + name + ".safetensors"), "wb") as f:
+            f.write(data)
+
+
 if __name__ == "__main__":
     regressions()
     corpus()
     checkpoints()
+    hostile_safetensors()
