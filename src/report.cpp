@@ -62,13 +62,15 @@ NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const s
   }
   try {
     ModelConfig mc = read_model_config(config);
-    h.heads = mc.heads.opt();
-    h.kv_heads = mc.kv_heads ? mc.kv_heads.opt() : mc.heads.opt();
-    h.head_dim = mc.head_dim.opt();
-    h.v_head_dim = mc.v_head_dim.opt();
+    // A config's numbers are as hostile as a file's: only a positive count below 2^31 is a count.
+    auto count = [](Int v) { return v.positive() && *v < (int64_t{1} << 31) ? v.opt() : std::nullopt; };
+    h.heads = count(mc.heads);
+    h.kv_heads = mc.kv_heads ? count(mc.kv_heads) : h.heads;
+    h.head_dim = count(mc.head_dim);
+    h.v_head_dim = count(mc.v_head_dim);
     if (mc.q_lora_rank.known() || mc.kv_lora_rank.known()) h.head_dim = h.v_head_dim = std::nullopt;  // latent: per role
     h.from = h.heads ? "the config's " + (mc.key_of.count("heads") ? mc.key_of.at("heads") : std::string("heads"))
-                     : "unknown: the config states no heads";
+                     : "unknown: the config states no positive head count";
   } catch (const InputError& e) {
     h.from = std::string("unknown: ") + e.what();
   }

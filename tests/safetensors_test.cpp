@@ -172,3 +172,23 @@ TEST_CASE("safetensors: a sharded checkpoint is one model, its index checked aga
     CHECK(error_of(index) == "the index nests deeper than an index does");
   }
 }
+
+TEST_CASE("safetensors: a config's hostile head counts leave the heads unknown", "[checkpoint][hostile]") {
+  // A packed qkv_proj [96, 32] (F32: 3,072 elements, 12,288 bytes) beside a config whose heads are
+  // 0, -3 or 2^40: no division by them; the split falls back to thirds (96 = 3 x 32).
+  Scratch s;
+  s.write("model.safetensors",
+          file(R"({"model.layers.0.self_attn.qkv_proj.weight":{"dtype":"F32","shape":[96,32],"data_offsets":[0,12288]}})", 12288));
+  for (const char* heads : {"0", "-3", "1099511627776"}) {
+    INFO(heads);
+    s.write("config.json", std::string(R"({"model_type":"phi3","hidden_size":32,"num_hidden_layers":1,"num_attention_heads":)") +
+                               heads + R"(,"num_key_value_heads":)" + heads + "}");
+    Audit a = audit_file((s.dir / "model.safetensors").string());
+    REQUIRE(a.attention.blocks.size() == 1);
+    const AttentionBlock& b = a.attention.blocks[0];
+    CHECK_FALSE(b.heads);
+    CHECK(b.q.total() == 1024);  // a third of 3,072
+    CHECK(b.k.total() == 1024);
+    CHECK(b.v.total() == 1024);
+  }
+}
