@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -107,10 +108,11 @@ struct AuditArgs {
   std::string format = "text", output, config, model_config;
   int top = 10, jobs = 1;
   bool no_content = false, timings = false, all_blocks = false;
-  std::string max_params, max_attention_params, max_bytes, fail_on, baseline, tolerance = "0";
-  std::string max_kv_bytes_per_token, max_macs_per_token, max_active_params, kv_dtype;
+  std::string fail_on, baseline, tolerance = "0", kv_dtype;
   std::string context = "4096", batch = "1";
-  int64_t expect_heads = 0;
+  // The budget gates' options as given, by BudgetGate::id: text, or a whole number (0: not given).
+  std::map<std::string, std::string> budget_text;
+  std::map<std::string, int64_t> budget_whole;
 };
 
 struct ExplainArgs {
@@ -159,17 +161,15 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
   cost->add_option("--kv-dtype", a.kv_dtype, "the K/V cache's element type (default: the type the graph computes K and V in)")
       ->check(CLI::IsMember(kv_names));
   auto* gates = audit->add_option_group("gates", "fail (exit 1) when a model leaves its budget");
-  gates->add_option("--max-params", a.max_params, "most parameters, as the framework counts them (parameters.framework): 350k, 110M, 1.5B");
-  gates->add_option("--max-attention-params", a.max_attention_params, "most Q/K/V/O parameters (parameters.attention)");
-  gates->add_option("--max-bytes", a.max_bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB");
-  gates->add_option("--expect-heads", a.expect_heads, "every attention block must have N query heads")
-      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));  // 0 or -3 must not turn the gate off
-  gates->add_option("--max-kv-bytes-per-token", a.max_kv_bytes_per_token,
-                    "most K/V cache bytes per token (cost.kv.bytes_per_token): 512KiB, 131072");
-  gates->add_option("--max-macs-per-token", a.max_macs_per_token,
-                    "most multiply-accumulates per token at --context (cost.macs.per_token): 7B, 500M");
-  gates->add_option("--max-active-params", a.max_active_params,
-                    "most parameters one token runs (experts.active_parameters; every parameter without experts): 13B");
+  for (const auto& g : budget_gates()) {
+    std::string flag = std::string("--") + g.id;
+    if (g.unit == BudgetUnit::Heads) {
+      gates->add_option(flag, a.budget_whole[g.id], g.help)
+          ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));  // 0 or -3 must not turn the gate off
+    } else {
+      gates->add_option(flag, a.budget_text[g.id], g.help);
+    }
+  }
   choices["audit --fail-on"] = {"error", "warning", "info"};
   gates->add_option("--fail-on", a.fail_on, "fail on any finding at or above: error, warning or info")
       ->check(CLI::IsMember(choices["audit --fail-on"]));
@@ -471,13 +471,13 @@ void apply_config(CLI::App* audit, const ConfigFile& config) {
 // The gate values as text -> a budget (only the ones given).
 Budget budget_of(const AuditArgs& a) {
   Budget b;
-  if (!a.max_params.empty()) b.max_params = parse_count(a.max_params);
-  if (!a.max_attention_params.empty()) b.max_attention_params = parse_count(a.max_attention_params);
-  if (!a.max_bytes.empty()) b.max_bytes = parse_bytes(a.max_bytes);
-  if (a.expect_heads > 0) b.expect_heads = a.expect_heads;
-  if (!a.max_kv_bytes_per_token.empty()) b.max_kv_bytes_per_token = parse_bytes(a.max_kv_bytes_per_token);
-  if (!a.max_macs_per_token.empty()) b.max_macs_per_token = parse_count(a.max_macs_per_token);
-  if (!a.max_active_params.empty()) b.max_active_params = parse_count(a.max_active_params);
+  for (const auto& g : budget_gates()) {
+    if (g.unit == BudgetUnit::Heads) {
+      if (int64_t n = a.budget_whole.at(g.id); n > 0) b.limits[g.id] = static_cast<uint64_t>(n);
+    } else if (const std::string& text = a.budget_text.at(g.id); !text.empty()) {
+      b.limits[g.id] = parse_limit(g, text);
+    }
+  }
   return b;
 }
 
@@ -668,9 +668,8 @@ Run run_audit(const AuditRequest& request) {
   Run run;
   run.config = request.config;
   const GateOptions& gates = request.gates;
-  run.gates_configured = !request.budgets.empty() || gates.budget.max_params || gates.budget.max_attention_params ||
-                         gates.budget.max_bytes || gates.budget.expect_heads || gates.budget.max_kv_bytes_per_token ||
-                         gates.budget.max_macs_per_token || gates.budget.max_active_params || gates.fail_on || gates.baseline;
+  run.gates_configured =
+      !request.budgets.empty() || !gates.budget.limits.empty() || gates.fail_on || gates.baseline;
   std::vector<std::string> files = expand_inputs(request.inputs);
   run.files.resize(files.size());
   std::atomic<size_t> next{0};

@@ -15,9 +15,12 @@
 namespace headcount {
 namespace {
 
-
-const std::vector<std::string> kBudgetKeys = {"path", "max-params", "max-attention-params", "max-bytes", "expect-heads",
-                                              "max-kv-bytes-per-token", "max-macs-per-token", "max-active-params"};
+// The keys of a [[budget]] table: its path and every budget gate.
+std::vector<std::string> budget_keys() {
+  std::vector<std::string> keys = {"path"};
+  for (const auto& g : budget_gates()) keys.push_back(g.id);
+  return keys;
+}
 
 std::string at(const std::string& path, const toml::source_region& where) {
   return path + ":" + std::to_string(where.begin.line);
@@ -74,14 +77,8 @@ ConfigFile read_config(const std::string& path, const std::vector<std::string>& 
           std::string name(k.str()), text = as_text(path, k, v);
           try {
             if (name == "path") b.pattern = (folder / text).lexically_normal().generic_string();
-            else if (name == "max-params") b.budget.max_params = parse_count(text);
-            else if (name == "max-attention-params") b.budget.max_attention_params = parse_count(text);
-            else if (name == "max-bytes") b.budget.max_bytes = parse_bytes(text);
-            else if (name == "expect-heads") b.budget.expect_heads = static_cast<int64_t>(parse_count(text));
-            else if (name == "max-kv-bytes-per-token") b.budget.max_kv_bytes_per_token = parse_bytes(text);
-            else if (name == "max-macs-per-token") b.budget.max_macs_per_token = parse_count(text);
-            else if (name == "max-active-params") b.budget.max_active_params = parse_count(text);
-            else unknown(path, k, " in a [[budget]] table", kBudgetKeys);
+            else if (const BudgetGate* g = find_budget_gate(name)) b.budget.limits[g->id] = parse_limit(*g, text);
+            else unknown(path, k, " in a [[budget]] table", budget_keys());
           } catch (const InputError& e) {
             std::string what = e.what();
             if (what.rfind(path + ":", 0) == 0) throw;  // already located

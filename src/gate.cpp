@@ -176,23 +176,11 @@ Budget budget_for(const std::string& file, const Budget& global, const std::vect
   Budget b = global;
   for (const auto& pb : budgets) {
     if (!path_matches(pb.pattern, file)) continue;
-    if (pb.budget.max_params) b.max_params = pb.budget.max_params;
-    if (pb.budget.max_attention_params) b.max_attention_params = pb.budget.max_attention_params;
-    if (pb.budget.max_bytes) b.max_bytes = pb.budget.max_bytes;
-    if (pb.budget.expect_heads) b.expect_heads = pb.budget.expect_heads;
-    if (pb.budget.max_kv_bytes_per_token) b.max_kv_bytes_per_token = pb.budget.max_kv_bytes_per_token;
-    if (pb.budget.max_macs_per_token) b.max_macs_per_token = pb.budget.max_macs_per_token;
-    if (pb.budget.max_active_params) b.max_active_params = pb.budget.max_active_params;
+    for (const auto& [id, limit] : pb.budget.limits) b.limits[id] = limit;
     break;
   }
   // What the command line gave beats every table of the config.
-  if (pinned.max_params) b.max_params = pinned.max_params;
-  if (pinned.max_attention_params) b.max_attention_params = pinned.max_attention_params;
-  if (pinned.max_bytes) b.max_bytes = pinned.max_bytes;
-  if (pinned.expect_heads) b.expect_heads = pinned.expect_heads;
-  if (pinned.max_kv_bytes_per_token) b.max_kv_bytes_per_token = pinned.max_kv_bytes_per_token;
-  if (pinned.max_macs_per_token) b.max_macs_per_token = pinned.max_macs_per_token;
-  if (pinned.max_active_params) b.max_active_params = pinned.max_active_params;
+  for (const auto& [id, limit] : pinned.limits) b.limits[id] = limit;
   return b;
 }
 
@@ -297,111 +285,160 @@ Baseline read_baseline(const std::string& path) {
   return b;
 }
 
-const std::vector<GateKind>& gate_kinds() {
-  static const std::vector<GateKind> kinds = {
-      {"max-params", "the model has more parameters than its budget",
+namespace {
+
+// What failed on a ceiling, in the gate's words; nothing when the figure is within `limit`.
+std::optional<std::string> judge(const BudgetGate& gate, const Measured& m, uint64_t limit) {
+  bool bytes = gate.unit == BudgetUnit::Bytes;
+  std::string what = std::string(gate.what) + m.note;
+  auto over = [&] {
+    auto show = [&](uint64_t v) { return bytes ? with_commas(v) + " (" + human_bytes(v) + ")" : with_commas(v); };
+    return what + " " + show(m.value) + " exceed the budget of " + show(limit) + " by " + with_commas(m.value - limit) +
+           (bytes ? " bytes" : "") + " (" +
+           pct(limit ? static_cast<double>(m.value - limit) / static_cast<double>(limit) : 1.0) + ")";
+  };
+  auto unknown = [&] { return what + " cannot be checked against the budget of " + with_commas(limit) + ": " + m.unknown; };
+  switch (m.bound) {
+    case Measured::Bound::Exact:
+      if (m.value > limit) return over();
+      break;
+    case Measured::Bound::AtLeast:  // a total with an unknown part passes only what it proves
+      if (m.value > limit) return "at least " + over();
+      return unknown() + "; the known part is " + with_commas(m.value);
+    case Measured::Bound::AtMost:
+      if (m.value > limit) return unknown() + ", and the whole model has " + with_commas(m.value);
+      break;
+  }
+  return std::nullopt;
+}
+
+Measured exact(uint64_t value) { return {value, Measured::Bound::Exact, "", ""}; }
+
+// A cost figure with an unknown part is a lower bound; the first block that says why names it.
+Measured cost_figure(const Audit& a, uint64_t value, bool lower_bound) {
+  if (!lower_bound) return exact(value);
+  std::string why = "a block's figure is unknown";
+  for (const auto& bc : a.cost.blocks) {
+    if (!bc.unknown.empty()) {
+      why = "block " + std::to_string(bc.block) + ": " + bc.unknown;
+      break;
+    }
+  }
+  return {value, Measured::Bound::AtLeast, why, ""};
+}
+
+Measured active_parameters(const Audit& a) {
+  if (a.experts.layers.empty()) return {a.framework.parameters, Measured::Bound::Exact, "", " (no experts: every parameter runs)"};
+  if (a.active_parameters) return exact(*a.active_parameters);
+  return {a.framework.parameters, Measured::Bound::AtMost,
+          "a mixture-of-experts layer's experts, top-k or expert size is unknown", ""};
+}
+
+std::optional<std::string> expect_heads(const Audit& a, uint64_t limit) {
+  int64_t expected = static_cast<int64_t>(limit);
+  std::vector<std::string> wrong;
+  for (const auto& blk : a.attention.blocks) {
+    if (!blk.heads || *blk.heads != expected) wrong.push_back("block " + std::to_string(blk.index) + " has " + heads_text(blk.heads));
+  }
+  if (a.attention.blocks.empty()) wrong.push_back("the model has no attention blocks");
+  if (wrong.empty()) return std::nullopt;
+  std::string msg = "expected " + std::to_string(expected) + " heads in every block, but ";
+  for (size_t i = 0; i < wrong.size() && i < 5; ++i) msg += (i ? "; " : "") + wrong[i];
+  if (wrong.size() > 5) msg += "; and " + std::to_string(wrong.size() - 5) + " more";
+  return msg;
+}
+
+}  // namespace
+
+const std::vector<BudgetGate>& budget_gates() {
+  static const std::vector<BudgetGate> gates = {
+      {"max-params", BudgetUnit::Count,
+       "most parameters, as the framework counts them (parameters.framework): 350k, 110M, 1.5B",
+       "the model has more parameters than its budget",
        "--max-params N (or max-params in headcount.toml, or a [[budget]] table) caps parameters.framework: the "
        "parameters as the framework counts them, each stored tensor once, without buffers. Raise the budget if the "
-       "growth is intended."},
-      {"max-attention-params", "the attention projections have more parameters than their budget",
+       "growth is intended.",
+       "parameters", [](const Audit& a) { return exact(a.framework.parameters); }, nullptr},
+      {"max-attention-params", BudgetUnit::Count, "most Q/K/V/O parameters (parameters.attention)",
+       "the attention projections have more parameters than their budget",
        "--max-attention-params N caps parameters.attention: the Q, K, V and O projections (and their extras) of every "
-       "attention block, each tensor once."},
-      {"max-bytes", "the stored parameters take more bytes than their budget",
+       "attention block, each tensor once.",
+       "attention parameters", [](const Audit& a) { return exact(a.attention.parameters); }, nullptr},
+      {"max-bytes", BudgetUnit::Bytes, "most parameter bytes (parameters.bytes): 500MB, 2GiB",
+       "the stored parameters take more bytes than their budget",
        "--max-bytes SIZE caps parameters.bytes: the bytes of every stored parameter tensor, embedded or external, "
-       "as stored (quantized tensors at their stored width)."},
-      {"expect-heads", "an attention block does not have the expected number of query heads",
+       "as stored (quantized tensors at their stored width).",
+       "parameter bytes", [](const Audit& a) { return exact(a.inventory.bytes); }, nullptr},
+      {"expect-heads", BudgetUnit::Heads, "every attention block must have N query heads",
+       "an attention block does not have the expected number of query heads",
        "--expect-heads N requires every attention block to have N query heads; a block whose heads cannot be "
-       "inferred, or a model without attention blocks, fails it too."},
-      {"max-kv-bytes-per-token", "the K/V cache takes more bytes per token than its budget",
+       "inferred, or a model without attention blocks, fails it too.",
+       nullptr, nullptr, expect_heads},
+      {"max-kv-bytes-per-token", BudgetUnit::Bytes,
+       "most K/V cache bytes per token (cost.kv.bytes_per_token): 512KiB, 131072",
+       "the K/V cache takes more bytes per token than its budget",
        "--max-kv-bytes-per-token SIZE caps cost.kv.bytes_per_token: the keys and values every self-attention block "
        "keeps per token, at the element size the graph computes them in (or --kv-dtype). A block whose size is "
-       "unknown fails the gate unless the known blocks are already over."},
-      {"max-macs-per-token", "one token costs more multiply-accumulates than its budget",
+       "unknown fails the gate unless the known blocks are already over.",
+       "K/V cache bytes per token",
+       [](const Audit& a) { return cost_figure(a, a.cost.kv_bytes_per_token, a.cost.kv_lower_bound); }, nullptr},
+      {"max-macs-per-token", BudgetUnit::Count,
+       "most multiply-accumulates per token at --context (cost.macs.per_token): 7B, 500M",
+       "one token costs more multiply-accumulates than its budget",
        "--max-macs-per-token N caps cost.macs.per_token: the multiply-accumulates of one token decoded against a cache "
        "of --context tokens (projections, attention scores, feed-forward, LM head and other matrix products with "
-       "stored weights). An unknown part fails the gate unless the known part is already over."},
-      {"max-active-params", "one token runs more parameters than its budget",
+       "stored weights). An unknown part fails the gate unless the known part is already over.",
+       "MACs per token", [](const Audit& a) { return cost_figure(a, a.cost.macs_per_token, a.cost.macs_lower_bound); },
+       nullptr},
+      {"max-active-params", BudgetUnit::Count,
+       "most parameters one token runs (experts.active_parameters; every parameter without experts): 13B",
+       "one token runs more parameters than its budget",
        "--max-active-params N caps the parameters one token runs: experts.active_parameters for a mixture of "
        "experts (parameters.framework less (experts - k) x one expert in every MoE layer), parameters.framework for "
        "a model without experts. A mixture of experts whose active count is unknown fails the gate unless its "
-       "whole count is already within the budget."},
-      {"fail-on", "a finding reached the --fail-on severity",
-       "--fail-on SEVERITY fails the model when any finding is at or above it (error, warning or info). The "
-       "findings themselves are reported under their own rules."},
-      {"baseline", "the model moved from its --baseline report",
-       "--baseline REPORT compares the model with its entry (by path) in an earlier --format json or jsonl report: "
-       "parameters.framework and parameters.attention within --tolerance, and the number of attention blocks and "
-       "each block's heads, key/value heads and width exactly. A model the baseline has no entry for fails it."},
+       "whole count is already within the budget.",
+       "active parameters", active_parameters, nullptr},
   };
+  return gates;
+}
+
+const BudgetGate* find_budget_gate(const std::string& id) {
+  for (const auto& g : budget_gates()) {
+    if (id == g.id) return &g;
+  }
+  return nullptr;
+}
+
+uint64_t parse_limit(const BudgetGate& gate, const std::string& text) {
+  return gate.unit == BudgetUnit::Bytes ? parse_bytes(text) : parse_count(text);
+}
+
+const std::vector<GateKind>& gate_kinds() {
+  static const std::vector<GateKind> kinds = [] {
+    std::vector<GateKind> k;
+    for (const auto& g : budget_gates()) k.push_back({g.id, g.summary, g.doc});
+    k.push_back({"fail-on", "a finding reached the --fail-on severity",
+                 "--fail-on SEVERITY fails the model when any finding is at or above it (error, warning or info). The "
+                 "findings themselves are reported under their own rules."});
+    k.push_back({"baseline", "the model moved from its --baseline report",
+                 "--baseline REPORT compares the model with its entry (by path) in an earlier --format json or jsonl "
+                 "report: parameters.framework and parameters.attention within --tolerance, and the number of attention "
+                 "blocks and each block's heads, key/value heads and width exactly. A model the baseline has no entry "
+                 "for fails it."});
+    return k;
+  }();
   return kinds;
 }
 
 std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
   std::vector<GateFailure> out;
-  auto over = [&](const char* gate, const char* what, uint64_t value, uint64_t limit, bool bytes) {
-    if (value <= limit) return;
-    auto show = [&](uint64_t v) { return bytes ? with_commas(v) + " (" + human_bytes(v) + ")" : with_commas(v); };
-    out.push_back({gate, std::string(what) + " " + show(value) + " exceed the budget of " + show(limit) + " by " +
-                             with_commas(value - limit) + (bytes ? " bytes" : "") + " (" +
-                             pct(limit ? static_cast<double>(value - limit) / static_cast<double>(limit) : 1.0) + ")"});
-  };
-  const Budget& b = o.budget;
-  if (b.max_params) over("max-params", "parameters", a.framework.parameters, *b.max_params, false);
-  if (b.max_attention_params) over("max-attention-params", "attention parameters", a.attention.parameters, *b.max_attention_params, false);
-  if (b.max_bytes) over("max-bytes", "parameter bytes", a.inventory.bytes, *b.max_bytes, true);
-  // Cost budgets: a total with an unknown part passes only what it proves, so an unknown part
-  // fails the gate unless the known part alone is already over.
-  auto cost_gate = [&](const char* gate, const char* what, uint64_t value, bool lower_bound, uint64_t limit, bool bytes,
-                       const std::string& why_unknown) {
-    if (value > limit) {
-      over(gate, what, value, limit, bytes);
-      if (lower_bound) out.back().message = "at least " + out.back().message;
-      return;
-    }
-    if (lower_bound) {
-      out.push_back({gate, std::string(what) + " cannot be checked against the budget of " + with_commas(limit) +
-                               ": " + why_unknown + "; the known part is " + with_commas(value)});
-    }
-  };
-  auto first_unknown = [&]() {
-    for (const auto& bc : a.cost.blocks) {
-      if (!bc.unknown.empty()) return "block " + std::to_string(bc.block) + ": " + bc.unknown;
-    }
-    return std::string("a block's figure is unknown");
-  };
-  if (b.max_kv_bytes_per_token) {
-    cost_gate("max-kv-bytes-per-token", "K/V cache bytes per token", a.cost.kv_bytes_per_token, a.cost.kv_lower_bound,
-              *b.max_kv_bytes_per_token, true, first_unknown());
-  }
-  if (b.max_macs_per_token) {
-    cost_gate("max-macs-per-token", "MACs per token", a.cost.macs_per_token, a.cost.macs_lower_bound, *b.max_macs_per_token,
-              false, first_unknown());
-  }
-  if (b.max_active_params) {
-    if (a.experts.layers.empty()) {
-      over("max-active-params", "active parameters (no experts: every parameter runs)", a.framework.parameters,
-           *b.max_active_params, false);
-    } else if (a.active_parameters) {
-      over("max-active-params", "active parameters", *a.active_parameters, *b.max_active_params, false);
-    } else if (a.framework.parameters > *b.max_active_params) {
-      out.push_back({"max-active-params", "active parameters cannot be checked against the budget of " +
-                                              with_commas(*b.max_active_params) +
-                                              ": a mixture-of-experts layer's experts, top-k or expert size is unknown, "
-                                              "and the whole model has " +
-                                              with_commas(a.framework.parameters)});
-    }
-  }
-  if (b.expect_heads) {
-    std::vector<std::string> wrong;
-    for (const auto& blk : a.attention.blocks) {
-      if (!blk.heads || *blk.heads != *b.expect_heads) wrong.push_back("block " + std::to_string(blk.index) + " has " + heads_text(blk.heads));
-    }
-    if (a.attention.blocks.empty()) wrong.push_back("the model has no attention blocks");
-    if (!wrong.empty()) {
-      std::string msg = "expected " + std::to_string(*b.expect_heads) + " heads in every block, but ";
-      for (size_t i = 0; i < wrong.size() && i < 5; ++i) msg += (i ? "; " : "") + wrong[i];
-      if (wrong.size() > 5) msg += "; and " + std::to_string(wrong.size() - 5) + " more";
-      out.push_back({"expect-heads", msg});
+  // Ceilings first, then the gates that expect a value, each in the table's order.
+  for (bool ceilings : {true, false}) {
+    for (const auto& g : budget_gates()) {
+      auto limit = o.budget.limits.find(g.id);
+      if (limit == o.budget.limits.end() || (g.measure != nullptr) != ceilings) continue;
+      auto failed = g.measure ? judge(g, g.measure(a), limit->second) : g.expect(a, limit->second);
+      if (failed) out.push_back({g.id, *failed});
     }
   }
   if (o.fail_on) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,14 +40,53 @@ Baseline read_baseline(const std::string& path);
 // lies below it, lexically normalized ("./models/x.onnx" and "models/x.onnx" are one key).
 std::string baseline_key(const std::string& path);
 
+// How a budget gate's limit is written, on the command line, in headcount.toml and in Python.
+enum class BudgetUnit {
+  Count,  // a count with k, M, B or T: 350k, 110M, 1.5B (parse_count)
+  Bytes,  // a size in bytes: 500MB, 2GiB, 476.8MiB (parse_bytes)
+  Heads,  // a whole number of 1 or more (the command line's int option; a [[budget]] table reads a count)
+};
+
+// What a ceiling gate measured of one model, and how far the figure is known.
+struct Measured {
+  enum class Bound {
+    Exact,    // `value` is the figure
+    AtLeast,  // a part is unknown: `value` is the known part; it fails unless that alone is over
+    AtMost,   // the figure is unknown but not above `value`: it fails only when `value` is over
+  };
+  uint64_t value = 0;
+  Bound bound = Bound::Exact;
+  std::string unknown;     // AtLeast and AtMost: what is not known, in words
+  const char* note = "";   // added to the gate's wording: " (no experts: every parameter runs)"
+};
+
+// One budget gate, a row of budget_gates(). The row is the gate: its id is the command-line
+// option (--ID), the headcount.toml key (top level and [[budget]] tables), the key of Budget, the
+// keyword of Python's Report.check (with '_' for '-') and GateFailure::gate; its texts are the
+// option's help and the gate's SARIF rule. A ceiling reads its figure with `measure`; a gate that
+// is not a ceiling (expect-heads) says its own failure with `expect`.
+struct BudgetGate {
+  const char* id;       // "max-params"
+  BudgetUnit unit;      // how its limit is written
+  const char* help;     // the option's line in --help, the man page and the completions
+  const char* summary;  // one line (the SARIF rule)
+  const char* doc;      // what it compares and how to set it
+  const char* what;     // a ceiling's failure names the figure: "parameters 29,184 exceed the budget of ..."
+  Measured (*measure)(const Audit& audit);                                     // a ceiling: the figure
+  std::optional<std::string> (*expect)(const Audit& audit, uint64_t limit);  // otherwise: the failure, if any
+};
+
+// Every budget gate, in the order of --help and of the config's keys. Ceilings are checked in this
+// order, then the other budget gates, then --fail-on and --baseline.
+const std::vector<BudgetGate>& budget_gates();
+// The row with this id ("max-params"), or null.
+const BudgetGate* find_budget_gate(const std::string& id);
+// A limit as `gate.unit` writes it ("110M", "2GiB", "12"). Throws InputError on anything else.
+uint64_t parse_limit(const BudgetGate& gate, const std::string& text);
+
+// The limits one model is held to: one per budget gate that has one, by BudgetGate::id.
 struct Budget {
-  std::optional<uint64_t> max_params;            // against parameters.framework
-  std::optional<uint64_t> max_attention_params;  // against parameters.attention
-  std::optional<uint64_t> max_bytes;             // against parameters.bytes
-  std::optional<int64_t> expect_heads;           // every block
-  std::optional<uint64_t> max_kv_bytes_per_token;  // against cost.kv_bytes_per_token
-  std::optional<uint64_t> max_macs_per_token;      // against cost.macs_per_token (at --context)
-  std::optional<uint64_t> max_active_params;       // against experts.active_parameters (framework without experts)
+  std::map<std::string, uint64_t> limits;
 };
 
 struct GateOptions {

@@ -87,18 +87,13 @@ class Report(Record):
         super().__init__(document["models"][0])
         object.__setattr__(self, "_audit", handle)
 
-    def check(self, *, max_params: Union[int, str, None] = None, max_attention_params: Union[int, str, None] = None,
-              max_bytes: Union[int, str, None] = None, expect_heads: Optional[int] = None,
-              max_kv_bytes_per_token: Union[int, str, None] = None, max_macs_per_token: Union[int, str, None] = None,
-              max_active_params: Union[int, str, None] = None, fail_on: Optional[str] = None) -> List[GateFailure]:
-        """The gates this model fails, as ``headcount audit`` checks them: budgets take counts
-        (``110_000_000``) or the command line's forms (``"110M"``, ``"2GiB"``); ``fail_on`` is
-        ``"error"``, ``"warning"`` or ``"info"``. An empty list means every gate passed."""
-        def text(v):
-            return None if v is None else str(v)
-        failures = self._audit.check(text(max_params), text(max_attention_params), text(max_bytes), expect_heads,
-                                     text(max_kv_bytes_per_token), text(max_macs_per_token), text(max_active_params),
-                                     fail_on)
+    def check(self, *, fail_on: Optional[str] = None, **budgets: Union[int, str, None]) -> List[GateFailure]:
+        """The gates this model fails, as ``headcount audit`` checks them. Each budget gate is a
+        keyword named as its option with ``_`` (``max_params``, ``expect_heads``: the list is
+        ``_headcount.budget_keywords()``); budgets take counts (``110_000_000``) or the command
+        line's forms (``"110M"``, ``"2GiB"``); ``fail_on`` is ``"error"``, ``"warning"`` or
+        ``"info"``. An empty list means every gate passed."""
+        failures = self._audit.check(budgets, fail_on)
         return [GateFailure(g, m) for g, m in failures]
 
     def _repr_html_(self) -> str:

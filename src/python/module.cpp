@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <sstream>
@@ -43,25 +44,25 @@ struct PyAudit {
     return out.str();
   }
 
-  std::vector<std::pair<std::string, std::string>> check(std::optional<std::string> max_params,
-                                                         std::optional<std::string> max_attention_params,
-                                                         std::optional<std::string> max_bytes,
-                                                         std::optional<int64_t> expect_heads,
-                                                         std::optional<std::string> max_kv_bytes_per_token,
-                                                         std::optional<std::string> max_macs_per_token,
-                                                         std::optional<std::string> max_active_params,
-                                                         std::optional<std::string> fail_on) const {
+  // `budgets`: Report.check's budget keywords (max_params=...), one per budget gate, by the gate's
+  // id with '_' for '-'; a number or the command line's text ("110M", "2GiB").
+  std::vector<std::pair<std::string, std::string>> check(const py::dict& budgets, std::optional<std::string> fail_on) const {
     GateOptions o;
-    if (max_params) o.budget.max_params = parse_count(*max_params);
-    if (max_attention_params) o.budget.max_attention_params = parse_count(*max_attention_params);
-    if (max_bytes) o.budget.max_bytes = parse_bytes(*max_bytes);
-    if (expect_heads) {
-      if (*expect_heads < 1) throw InputError("expect_heads must be 1 or more");
-      o.budget.expect_heads = *expect_heads;
+    for (const auto& [key, value] : budgets) {
+      std::string keyword = py::cast<std::string>(key), id = keyword;
+      std::replace(id.begin(), id.end(), '_', '-');
+      const BudgetGate* g = keyword.find('-') == std::string::npos ? find_budget_gate(id) : nullptr;
+      if (!g) throw py::type_error("check() got an unexpected keyword argument '" + keyword + "'");
+      if (value.is_none()) continue;
+      if (g->unit == BudgetUnit::Heads) {
+        if (!py::isinstance<py::int_>(value)) throw py::type_error(keyword + " must be a whole number");
+        int64_t n = py::cast<int64_t>(value);
+        if (n < 1) throw InputError(keyword + " must be 1 or more");
+        o.budget.limits[g->id] = static_cast<uint64_t>(n);
+      } else {
+        o.budget.limits[g->id] = parse_limit(*g, py::str(value));
+      }
     }
-    if (max_kv_bytes_per_token) o.budget.max_kv_bytes_per_token = parse_bytes(*max_kv_bytes_per_token);
-    if (max_macs_per_token) o.budget.max_macs_per_token = parse_count(*max_macs_per_token);
-    if (max_active_params) o.budget.max_active_params = parse_count(*max_active_params);
     if (fail_on) {
       auto s = parse_severity(*fail_on);
       if (!s) throw InputError("fail_on must be 'error', 'warning' or 'info', not '" + *fail_on + "'");
@@ -202,11 +203,21 @@ PYBIND11_MODULE(_headcount, m) {
   py::class_<PyAudit>(m, "Audit")
       .def("json", &PyAudit::json, "the JSON report of this model, as `headcount audit -f json` writes it")
       .def("html", &PyAudit::html, "the HTML report of this model, as `headcount audit -f html` writes it")
-      .def("check", &PyAudit::check, py::arg("max_params"), py::arg("max_attention_params"), py::arg("max_bytes"),
-           py::arg("expect_heads"), py::arg("max_kv_bytes_per_token"), py::arg("max_macs_per_token"),
-           py::arg("max_active_params"), py::arg("fail_on"),
+      .def("check", &PyAudit::check, py::arg("budgets"), py::arg("fail_on"),
            "the gates that fail, as (gate, message) pairs")
       .def("explain_block", &PyAudit::explain_block, py::arg("index"), "how one block's count is derived");
+  m.def(
+      "budget_keywords",
+      [] {
+        std::vector<std::string> names;
+        for (const auto& g : budget_gates()) {
+          std::string name = g.id;
+          std::replace(name.begin(), name.end(), '-', '_');
+          names.push_back(name);
+        }
+        return names;
+      },
+      "Report.check's budget keywords, one per budget gate, in the table's order");
   m.def("audit_path", &audit_path, py::arg("path"), py::arg("content"), py::arg("model_config"), py::arg("base_dir"));
   m.def("audit_bytes", &audit_in_memory, py::arg("data"), py::arg("name"), py::arg("content"), py::arg("model_config"),
         py::arg("base_dir"));

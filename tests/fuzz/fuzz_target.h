@@ -66,10 +66,9 @@ inline void run_all(const uint8_t* data, size_t size) {
   }
   AuditRequest request;
   request.inputs = {path};
-  request.gates.budget.max_params = 1000;
-  request.gates.budget.max_attention_params = 1000;
-  request.gates.budget.max_bytes = 1000000;
-  request.gates.budget.expect_heads = 4;
+  for (const BudgetGate& gate : budget_gates()) {  // every row of the table: a new gate is fuzzed too
+    request.gates.budget.limits[gate.id] = gate.unit == BudgetUnit::Heads ? 4 : gate.unit == BudgetUnit::Bytes ? 1000000 : 1000;
+  }
   request.gates.fail_on = Severity::Info;
   Run run = run_audit(request);
 

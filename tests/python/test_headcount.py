@@ -169,6 +169,23 @@ def test_check_gates():
     assert [f.gate for f in r.check(expect_heads=12)] == ["expect-heads"]
     with pytest.raises(headcount.InputError):
         r.check(fail_on="sometimes")
+    with pytest.raises(TypeError, match="max_param"):
+        r.check(max_param=1)  # a typo is an error, never a gate switched off
+    with pytest.raises(headcount.InputError, match="expect_heads must be 1 or more"):
+        r.check(expect_heads=0)
+
+
+def test_check_keywords_are_the_budget_gates():
+    # One keyword per budget gate (the gate table in src/gate.cpp), as the command line's options
+    # and the type stub name them.
+    import ast
+    from headcount import _headcount
+    keywords = _headcount.budget_keywords()
+    options = subprocess.run([BIN, "audit", "--help"], capture_output=True, text=True).stdout
+    assert keywords and all(f"--{k.replace('_', '-')} " in options for k in keywords)
+    stub = ast.parse(open(os.path.join(REPO, "python", "headcount", "__init__.pyi")).read())
+    (check,) = [f for f in ast.walk(stub) if isinstance(f, ast.FunctionDef) and f.name == "check"]
+    assert [a.arg for a in check.args.kwonlyargs] == keywords + ["fail_on"]
 
 
 def test_explain_calculator():
