@@ -31,6 +31,7 @@
 
 #include "cli_docs.h"
 #include "config.h"
+#include "headcount/baseline.h"
 #include "headcount/cost.h"
 #include "headcount/diff.h"
 #include "headcount/error.h"

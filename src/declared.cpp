@@ -9,7 +9,6 @@
 #include <map>
 
 #include "headcount/numbers.h"
-#include "headcount/report.h"
 #include "ops.h"
 
 namespace headcount {
@@ -87,11 +86,12 @@ std::string find_model_config(const std::string& model_path) {
   return "";
 }
 
-Declared compare_declared(const ModelConfig& config, const Audit& a) {
+Declared compare_declared(const ModelConfig& config, const Model& m, const AttentionResult& attention,
+                          const Composition& composition, const std::vector<DuplicatePair>& duplicates,
+                          uint64_t framework_parameters) {
   Declared d;
   d.config = config;
-  const Model& m = a.model;
-  const auto& blocks = a.attention.blocks;
+  const auto& blocks = attention.blocks;
   auto key = [&](const char* field) {
     auto it = config.key_of.find(field);
     return it == config.key_of.end() ? std::string(field) : it->second;
@@ -129,7 +129,7 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
   std::map<int64_t, int> inner;
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const Weight& w = m.weights[i];
-    if (a.composition.part_of.empty() || a.composition.part_of[i] != Part::FeedForward || w.dims.size() != 2 || !hidden) continue;
+    if (composition.part_of.empty() || composition.part_of[i] != Part::FeedForward || w.dims.size() != 2 || !hidden) continue;
     if (w.dims[0] == *hidden && w.dims[1] != *hidden) ++inner[w.dims[1]];
     else if (w.dims[1] == *hidden && w.dims[0] != *hidden) ++inner[w.dims[0]];
   }
@@ -147,7 +147,7 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
   int table = -1;
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const Weight& w = m.weights[i];
-    if (a.composition.part_of.empty() || a.composition.part_of[i] != Part::Embeddings || w.dims.size() != 2 || !hidden) continue;
+    if (composition.part_of.empty() || composition.part_of[i] != Part::Embeddings || w.dims.size() != 2 || !hidden) continue;
     if (w.dims[1] != *hidden) continue;
     if (table < 0 || w.dims[0] > m.weights[static_cast<size_t>(table)].dims[0]) table = static_cast<int>(i);
   }
@@ -159,7 +159,7 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
   Int tied;
   std::string tied_note = "no embedding table to compare an LM head with";
   if (table >= 0) {
-    bool copy = std::any_of(a.duplicates.begin(), a.duplicates.end(),
+    bool copy = std::any_of(duplicates.begin(), duplicates.end(),
                             [&](const DuplicatePair& p) { return p.original == table || p.copy == table; });
     const Weight& t = m.weights[static_cast<size_t>(table)];
     bool own_head = false;
@@ -167,14 +167,14 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
       const Weight& w = m.weights[i];
       bool head_shape = w.dims.size() == 2 && ((w.dims[0] == t.dims[0] && w.dims[1] == t.dims[1]) ||
                                                 (w.dims[0] == t.dims[1] && w.dims[1] == t.dims[0]));
-      bool is_copy = std::any_of(a.duplicates.begin(), a.duplicates.end(), [&](const DuplicatePair& p) { return p.copy == static_cast<int>(i); });
+      bool is_copy = std::any_of(duplicates.begin(), duplicates.end(), [&](const DuplicatePair& p) { return p.copy == static_cast<int>(i); });
       own_head = static_cast<int>(i) != table && w.parameter && head_shape && !is_copy && feeds_matmul(m, static_cast<int>(i));
     }
     bool checkpoint_head = false;  // a checkpoint's LM head, by its name
     if (m.checkpoint) {
       for (size_t i = 0; i < m.weights.size(); ++i) {
-        bool is_copy = std::any_of(a.duplicates.begin(), a.duplicates.end(), [&](const DuplicatePair& p) { return p.copy == static_cast<int>(i); });
-        if (a.composition.part_of[i] == Part::LMHead && !is_copy) checkpoint_head = true;
+        bool is_copy = std::any_of(duplicates.begin(), duplicates.end(), [&](const DuplicatePair& p) { return p.copy == static_cast<int>(i); });
+        if (composition.part_of[i] == Part::LMHead && !is_copy) checkpoint_head = true;
       }
     }
     if (m.checkpoint && !checkpoint_head) {
@@ -201,7 +201,7 @@ Declared compare_declared(const ModelConfig& config, const Audit& a) {
   // The framework's count from the config, beside the graph's.
   d.count = family_count(config);
   if (d.count) {
-    uint64_t graph = a.framework.parameters, formula = d.count->total;
+    uint64_t graph = framework_parameters, formula = d.count->total;
     if (graph == formula) {
       d.count_note = "agrees with the graph's framework count";
     } else {

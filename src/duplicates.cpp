@@ -14,7 +14,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "headcount/findings.h"
+#include "headcount/duplicates.h"
 #include "payload.h"
 
 namespace headcount {

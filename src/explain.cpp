@@ -9,7 +9,7 @@
 #include "headcount/cost.h"
 #include "headcount/error.h"
 #include "headcount/families.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "render/layout.h"
 #include "headcount/numbers.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "headcount/cost.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "test_util.h"
 
 using namespace headcount;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "headcount/declared.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "test_util.h"
 
 using namespace headcount;

@@ -10,7 +10,7 @@
 
 #include "headcount/diff.h"
 #include "headcount/render.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "graph_builder.h"
 #include "test_util.h"
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "graph_builder.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 
 using namespace headcount;
 

@@ -16,7 +16,7 @@
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "test_util.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 
 using namespace headcount;
 using Catch::Contains;

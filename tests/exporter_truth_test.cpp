@@ -14,7 +14,7 @@
 
 #include "graph_builder.h"
 #include "headcount/explain.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 
 using namespace headcount;
 using testutil::GraphBuilder;

@@ -20,7 +20,7 @@
 
 #include "headcount/error.h"
 #include "headcount/findings.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "graph_builder.h"
 #include "test_util.h"
 

@@ -27,7 +27,7 @@
 
 #include "headcount/attention.h"
 #include "headcount/load.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "test_util.h"
 
 namespace testutil {

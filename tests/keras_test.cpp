@@ -3,7 +3,7 @@
 // [d, h, key_dim] with biases [h, key_dim], output kernel [h, key_dim, d] with bias [d].
 #include <catch2/catch.hpp>
 
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "graph_builder.h"
 #include "test_util.h"
 

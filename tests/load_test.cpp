@@ -28,7 +28,7 @@
 #include "headcount/error.h"
 #include "headcount/load.h"
 #include "headcount/model.h"
-#include "headcount/report.h"
+#include "headcount/run.h"
 #include "test_util.h"
 
 using namespace headcount;

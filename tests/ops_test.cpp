@@ -7,9 +7,9 @@
 #include <string>
 
 #include "attention/shapes.h"
+#include "headcount/audit.h"
 #include "headcount/experts.h"
 #include "headcount/load.h"
-#include "headcount/report.h"
 #include "onnx/onnx_pb.h"
 #include "ops.h"
 

@@ -6,7 +6,7 @@
 
 #include "../src/render/json_writer.h"
 #include "headcount/numbers.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "graph_builder.h"
 #include "test_util.h"
 

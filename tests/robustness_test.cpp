@@ -14,7 +14,7 @@
 #include "headcount/error.h"
 #include "headcount/load.h"
 #include "headcount/numbers.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "graph_builder.h"
 #include "test_util.h"
 

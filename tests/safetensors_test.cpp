@@ -10,9 +10,9 @@
 #include <string>
 #include <unistd.h>
 
+#include "headcount/audit.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
-#include "headcount/report.h"
 
 using namespace headcount;
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 // Compiled in only when ../shared/models exists beside the checkout (it does in CI).
 #include <catch2/catch.hpp>
 
-#include "headcount/report.h"
+#include "headcount/audit.h"
 
 #ifdef HEADCOUNT_HAVE_SHARED_MODELS
 

@@ -14,8 +14,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "headcount/audit.h"
 #include "headcount/cli.h"
-#include "headcount/report.h"
 
 namespace testutil {
 

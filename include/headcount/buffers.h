@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "headcount/attention.h"
-#include "headcount/findings.h"
+#include "headcount/duplicates.h"
 #include "headcount/model.h"
 
 namespace headcount {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "headcount/gate.h"
-#include "headcount/report.h"
+#include "headcount/run.h"
 
 namespace headcount {
 

@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "headcount/attention.h"
 #include "headcount/checked.h"
+#include "headcount/duplicates.h"
 #include "headcount/families.h"
+#include "headcount/model.h"
+#include "headcount/parts.h"
 
 namespace headcount {
-
-struct Audit;
 
 enum class Agreement { Agrees, Differs, NotCheckable };
 const char* agreement_name(Agreement a);  // "agrees", "differs", "not checkable"
@@ -42,7 +44,10 @@ struct Declared {
 // config.json, else genai_config.json, in the model file's folder; "" when there is neither.
 std::string find_model_config(const std::string& model_path);
 
-// Compares a config with an audited model (its blocks, composition and framework count).
-Declared compare_declared(const ModelConfig& config, const Audit& audit);
+// Compares a config with a model: its attention blocks, its composition (the feed-forward and
+// embedding tensors), its duplicate tensors (a tied LM head stored twice) and its framework count.
+Declared compare_declared(const ModelConfig& config, const Model& model, const AttentionResult& attention,
+                          const Composition& composition, const std::vector<DuplicatePair>& duplicates,
+                          uint64_t framework_parameters);
 
 }  // namespace headcount

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "headcount/gate.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
+#include "headcount/baseline.h"
 
 namespace headcount {
 

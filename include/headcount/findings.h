@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "headcount/attention.h"
+#include "headcount/duplicates.h"
 #include "headcount/experts.h"
 #include "headcount/model.h"
 
@@ -34,18 +35,6 @@ struct Finding {
   std::optional<int> block;  // attention block index when it applies
   std::string message;
 };
-
-// Two stored tensors with identical content, or one the transpose of the other.
-struct DuplicatePair {
-  int original = -1;   // weight index, the first in file order
-  int copy = -1;       // weight index of the copy
-  bool transposed = false;
-};
-
-// Finds duplicate parameter tensors by content. Only candidate pairs (same dtype and element count,
-// same or transposed shape) are compared: a few sampled elements first, then the whole tensors
-// in bounded chunks, so memory stays flat and time stays near one read of those tensors.
-std::vector<DuplicatePair> find_duplicates(const Model& model);
 
 struct Declared;
 

@@ -14,8 +14,8 @@
 
 #include "headcount/attention.h"
 #include "headcount/buffers.h"
+#include "headcount/duplicates.h"
 #include "headcount/experts.h"
-#include "headcount/findings.h"
 #include "headcount/mixers.h"
 #include "headcount/model.h"
 

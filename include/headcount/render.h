@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "headcount/report.h"
+#include "headcount/run.h"
 
 namespace headcount {
 

@@ -15,7 +15,7 @@
 #include "headcount/explain.h"
 #include "headcount/gate.h"
 #include "headcount/render.h"
-#include "headcount/report.h"
+#include "headcount/run.h"
 
 namespace py = pybind11;
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "headcount/audit.h"
 #include "headcount/model.h"
-#include "headcount/report.h"
 #include "headcount/numbers.h"
 
 namespace headcount::renderers {

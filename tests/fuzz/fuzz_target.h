@@ -28,7 +28,7 @@
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/render.h"
-#include "headcount/report.h"
+#include "headcount/run.h"
 
 namespace fuzz {
 

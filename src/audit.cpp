@@ -1,5 +1,5 @@
-// report.cpp: the audit pipeline for one file: load -> inventory -> match -> rules.
-#include "headcount/report.h"
+// audit.cpp: the audit pipeline for one file: load -> inventory -> match -> rules.
+#include "headcount/audit.h"
 
 #include <chrono>
 
@@ -9,9 +9,6 @@
 #include "stages.h"
 
 namespace headcount {
-
-const char* const kVersion = HEADCOUNT_VERSION;
-const char* const kSchema = "headcount/2";
 
 namespace {
 
@@ -123,12 +120,15 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   }
   a.composition = compose(a.model, a.attention, a.experts, a.mixers, a.duplicates, a.framework, a.model.checkpoint ? &named : nullptr);
   a.cost = estimate_cost(a.model, a.attention, a.experts, a.mixers, a.composition, options.cost);
+  auto declared = [&](const ModelConfig& config) {
+    return compare_declared(config, a.model, a.attention, a.composition, a.duplicates, a.framework.parameters);
+  };
   if (!options.model_config.empty()) {
-    a.declared = compare_declared(read_model_config(options.model_config), a);  // asked for: an error stops the audit
+    a.declared = declared(read_model_config(options.model_config));  // asked for: an error stops the audit
   } else if (std::string beside = options.find_model_config && !path.empty() ? find_model_config(path) : "";
              !beside.empty()) {
     try {
-      a.declared = compare_declared(read_model_config(beside), a);
+      a.declared = declared(read_model_config(beside));
     } catch (const InputError& e) {
       a.declared_error = e.what();  // a config.json that describes something else is not the model's fault
     }

@@ -1,7 +1,7 @@
-// headcount/report.h: one model's audit, and a run's, as plain data.
+// headcount/audit.h: one model's audit, as plain data: what every stage found in it.
 //
-// audit_file() runs load -> inventory -> match -> rules for one file; a Run holds every model of
-// one `headcount audit` with its gates. Renderers (render.h) print it; nothing here prints.
+// audit_file() runs load -> inventory -> match -> content -> rules for one file. Gates (gate.h)
+// read the Audit, a Run (run.h) holds the audits of one `headcount audit`; nothing here prints.
 #pragma once
 
 #include <cstdint>
@@ -12,20 +12,18 @@
 #include "headcount/attention.h"
 #include "headcount/buffers.h"
 #include "headcount/cost.h"
-#include "headcount/experts.h"
 #include "headcount/declared.h"
+#include "headcount/duplicates.h"
+#include "headcount/experts.h"
 #include "headcount/findings.h"
 #include "headcount/inventory.h"
-#include "headcount/gate.h"
 #include "headcount/load.h"
 #include "headcount/mixers.h"
 #include "headcount/model.h"
 #include "headcount/parts.h"
+#include "headcount/version.h"
 
 namespace headcount {
-
-extern const char* const kVersion;
-extern const char* const kSchema;  // "headcount/2"
 
 struct Audit {
   Model model;
@@ -72,21 +70,5 @@ Audit audit_file(const std::string& path, const AuditOptions& options = {}, Stag
 // where its external data lives. The buffer is read only during the call.
 Audit audit_bytes(const char* data, uint64_t size, const std::string& name, const AuditOptions& options = {},
                   StageTimes* times = nullptr);
-
-// One model of a run: its audit, or the error that stopped it, and the gates it failed.
-struct FileResult {
-  std::string path;
-  std::optional<Audit> audit;
-  std::string error;                // set when audit is empty
-  std::vector<GateFailure> gates;
-  StageTimes times;
-};
-
-// Everything one `headcount audit` invocation produced, in input order.
-struct Run {
-  std::vector<FileResult> files;
-  std::string config;         // the config file that was read, or ""
-  bool gates_configured = false;
-};
 
 }  // namespace headcount
