@@ -174,6 +174,37 @@ TEST_CASE("a bad budget on the command line is a usage error", "[gate]") {
 
 // ----- 2. every gate, passing and failing ---------------------------------------------------
 
+TEST_CASE("gate: every row of the gate table is an option, a config key and a [[budget]] key", "[gate]") {
+  // A limit no model meets: 1 parameter, MAC or byte; 99 heads (gpt2_tiny has 4 in each block).
+  // Each gate fails alone under its own name, whichever way the limit is given.
+  testutil::TempDir dir;
+  const std::string gpt2 = copy_sample("gpt2_tiny", dir.path / "gpt2_tiny.onnx");
+  const std::string config = dir.file("headcount.toml");
+  std::set<std::string> kinds;
+  for (const auto& k : gate_kinds()) kinds.insert(k.id);
+  for (const BudgetGate& g : budget_gates()) {
+    INFO(g.id);
+    CHECK(kinds.count(g.id) == 1);  // a SARIF rule of its own
+    CHECK(find_budget_gate(g.id) == &g);
+    CHECK(((g.measure != nullptr) != (g.expect != nullptr)));
+    const std::string limit = g.unit == BudgetUnit::Heads ? "99" : "1";
+    const std::string failed = "headcount: gate failed: " + gpt2 + ": " + g.id + ": ";
+    CliResult r = cli({"audit", gpt2, "--top", "0", std::string("--") + g.id, limit});
+    CHECK(r.code == 1);
+    CHECK(r.err.rfind(failed, 0) == 0);
+    CHECK(count_of(r.err, "\n") == 1);
+    testutil::write_bytes(config, std::string(g.id) + " = " + limit + "\n");
+    CliResult top = cli({"audit", gpt2, "--top", "0", "--config", config});
+    CHECK(top.code == 1);
+    CHECK(top.err == r.err);
+    testutil::write_bytes(config, "[[budget]]\npath = \"*.onnx\"\n" + std::string(g.id) + " = " + limit + "\n");
+    CliResult table = cli({"audit", gpt2, "--top", "0", "--config", config});
+    CHECK(table.code == 1);
+    CHECK(table.err == r.err);
+  }
+}
+
+
 TEST_CASE("gate: --max-params gates parameters.unique, PyTorch's count", "[gate]") {
   const std::string gpt2 = sample("gpt2_tiny");
   // samples/gpt2_tiny.counts.tsv: total 29184 (the tied LM head counted once).

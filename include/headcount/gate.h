@@ -99,7 +99,7 @@ struct PathBudget {
 // segment, ** spans any number of them.
 bool path_matches(const std::string& pattern, const std::string& file);
 
-// The budget of one model: the global one, overridden field by field by the first PathBudget
+// The budget of one model: the global one, overridden gate by gate by the first PathBudget
 // whose glob matches `file`, and then by what the command line gave (`pinned`), which always wins.
 Budget budget_for(const std::string& file, const Budget& global, const std::vector<PathBudget>& budgets,
                   const Budget& pinned = {});

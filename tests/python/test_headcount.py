@@ -186,6 +186,10 @@ def test_check_keywords_are_the_budget_gates():
     stub = ast.parse(open(os.path.join(REPO, "python", "headcount", "__init__.pyi")).read())
     (check,) = [f for f in ast.walk(stub) if isinstance(f, ast.FunctionDef) and f.name == "check"]
     assert [a.arg for a in check.args.kwonlyargs] == keywords + ["fail_on"]
+    # Each keyword is its gate: a limit gpt2_tiny cannot meet (1, or 99 heads) fails it alone.
+    r = headcount.audit(os.path.join(SAMPLES, "gpt2_tiny.onnx"))
+    for k in keywords:
+        assert [f.gate for f in r.check(**{k: 99 if k == "expect_heads" else 1})] == [k.replace("_", "-")]
 
 
 def test_explain_calculator():
