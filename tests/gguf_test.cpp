@@ -11,7 +11,7 @@
 #include "gguf_writer.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
-#include "headcount/report.h"
+#include "headcount/audit.h"
 #include "test_util.h"
 
 using namespace headcount;
