@@ -56,6 +56,13 @@ def main():
             ["models", "--no-content"],
             ["models/gpt2_tiny.onnx", "--config", "headcount.toml"],
             ["models/bert_tiny.onnx", "models/gpt2_tiny.onnx", "--expect-heads", "8", "--max-bytes", "1kB"],
+            # Every budget gate failing at once, on a mixture of experts (the active count).
+            ["models/moe_sparse.onnx", "--max-params", "1", "--max-attention-params", "1", "--max-bytes", "1",
+             "--expect-heads", "3", "--max-kv-bytes-per-token", "1", "--max-active-params", "1",
+             "--max-macs-per-token", "1"],
+            # A checkpoint, and a GGUF file, read by their names.
+            ["models/llama_tiny.safetensors", "--model-config", "models/llama_tiny.config.json"],
+            [os.path.join(repo, "tests", "fuzz", "corpus-gguf", "llama-q4_k_m.gguf")],
         ]
         checked = {"json": 0, "jsonl": 0, "sarif": 0}
         baseline = os.path.join(work, "baseline.json")
