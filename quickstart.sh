@@ -20,7 +20,7 @@ esac
 # What the tool needs; the test suite adds Catch2 and the schema checker.
 packages=(cmake make g++ libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev)
 [ "$mode" = test ] && packages+=(catch2 python3 python3-jsonschema pybind11-dev python3-dev python3-pytest python3-torch python3-onnx
-                                  chromium chromium-driver python3-selenium nodejs npm)
+                                  chromium chromium-driver python3-selenium nodejs)
 [ "$mode" = deb ] && packages+=(dpkg-dev)  # dpkg-shlibdeps: the package's dependencies
 [ "$mode" = python ] && packages+=(python3 pybind11-dev python3-dev)
 missing=()
@@ -33,6 +33,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's nodejs comes without npm (a package of its own); NodeSource's nodejs has it, and
+# conflicts with Debian's npm: npm is installed only when the command is missing.
+if [ "$mode" = test ] && ! command -v npm > /dev/null; then
+  echo "headcount: installing npm" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends npm
 fi
 
 # The audit builds the tool alone; the tests build everything. Build output goes to build.log,
