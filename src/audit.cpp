@@ -39,6 +39,9 @@ NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const s
         if (v.type == CheckpointValue::Type::Signed && v.i > 0 && v.i < (int64_t{1} << 31)) return v.i;
         return std::nullopt;
       };
+      h.experts = number("expert_count");
+      h.experts_per_token = number("expert_used_count");
+      h.experts_from = "GGUF metadata " + arch->second.s + ".expert_count and expert_used_count";
       h.heads = number("attention.head_count");
       h.kv_heads = number("attention.head_count_kv");
       h.head_dim = number("attention.key_length");
@@ -54,7 +57,7 @@ NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const s
   std::string config = options.model_config;
   if (config.empty() && options.find_model_config && !path.empty()) config = find_model_config(path);
   if (config.empty()) {
-    h.from = "unknown: no config.json beside the checkpoint (--model-config names one)";
+    h.from = h.experts_from = "unknown: no config.json beside the checkpoint (--model-config names one)";
     return h;
   }
   try {
@@ -65,11 +68,14 @@ NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const s
     h.kv_heads = mc.kv_heads ? count(mc.kv_heads) : h.heads;
     h.head_dim = count(mc.head_dim);
     h.v_head_dim = count(mc.v_head_dim);
+    h.experts = count(mc.experts);
+    h.experts_per_token = count(mc.experts_per_token);
+    h.experts_from = "the config's " + (mc.key_of.count("experts_per_token") ? mc.key_of.at("experts_per_token") : std::string("experts per token"));
     if (mc.q_lora_rank.known() || mc.kv_lora_rank.known()) h.head_dim = h.v_head_dim = std::nullopt;  // latent: per role
     h.from = h.heads ? "the config's " + (mc.key_of.count("heads") ? mc.key_of.at("heads") : std::string("heads"))
                      : "unknown: the config states no positive head count";
   } catch (const InputError& e) {
-    h.from = std::string("unknown: ") + e.what();
+    h.from = h.experts_from = std::string("unknown: ") + e.what();
   }
   return h;
 }
@@ -89,7 +95,9 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   if (a.model.checkpoint) {
     names = name_roles(a.model);
     named = named_parts(a.model, names);
-    a.attention = named_attention(a.model, names, checkpoint_heads(a.model, options, path));
+    NamedHeads heads = checkpoint_heads(a.model, options, path);
+    a.attention = named_attention(a.model, names, heads);
+    a.experts = named_experts(a.model, names, heads);
   } else {
     a.attention = detail::match_attention(shapes, &t.shapes);
     a.experts = detail::match_experts(shapes, a.attention);

@@ -299,7 +299,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       else if (part == Part::Mixers) add_to(c.macs_mixers, w.elements, overflow);
       else if (part == Part::RoutedExperts) routed = true;
     }
-    if (routed) {
+    if (routed && experts.layers.empty()) {
       c.macs_lower_bound = true;
       c.notes.push_back("the routed experts' MACs are left out: a checkpoint's names do not say how many experts a token runs");
     }

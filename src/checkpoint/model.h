@@ -29,14 +29,20 @@ struct NamedTensor {
 // The names of every weight, read through the tables.
 std::vector<NamedTensor> name_roles(const Model& model);
 
-// The heads of a checkpoint's attention: from GGUF metadata, or a config.json; unknown otherwise.
+// What a checkpoint's names cannot say, from GGUF metadata or a config.json (unknown otherwise):
+// the heads of its attention, and the experts of its MoE layers.
 struct NamedHeads {
   std::optional<int64_t> heads, kv_heads, head_dim, v_head_dim;
   std::string from;  // where they came from, or why they are unknown
+  std::optional<int64_t> experts, experts_per_token;  // routed experts per MoE layer, and its k
+  std::string experts_from;
 };
 
 // The attention blocks, one per layer with Q/K/V/O tensors, and the parts each tensor belongs to.
 AttentionResult named_attention(const Model& model, const std::vector<NamedTensor>& names, const NamedHeads& heads);
+// The mixture-of-experts layers: per layer holding routed experts by name (experts.N.* or tensors
+// stacked [experts, ...]), the routed, router and shared tensors; k from `heads`.
+ExpertResult named_experts(const Model& model, const std::vector<NamedTensor>& names, const NamedHeads& heads);
 // Each weight's part by its name (Part::Other for a name no table knows), for compose().
 std::vector<Part> named_parts(const Model& model, const std::vector<NamedTensor>& names);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "checkpoint/model.h"
@@ -434,6 +435,76 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
     }
     r.blocks.push_back(std::move(b));
   }
+  return r;
+}
+
+ExpertResult named_experts(const Model& model, const std::vector<NamedTensor>& names, const NamedHeads& heads) {
+  ExpertResult r;
+  std::map<int, std::vector<int>> layers;  // layer -> its expert, router and shared tensors
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& role = names[i].role;
+    if (names[i].layer >= 0 && (role == "expert" || role == "router" || role == "shared")) layers[names[i].layer].push_back(static_cast<int>(i));
+  }
+  bool all_known = true;
+  uint64_t idle = 0;
+  for (const auto& [layer, tensors] : layers) {
+    ExpertLayer l;
+    l.index = static_cast<int>(r.layers.size());
+    l.form = "by name";
+    std::vector<int> routed;
+    std::set<int> indices;                   // experts.N.*: the N seen
+    std::optional<int64_t> stacked;          // [experts, ...]: the experts of the first stacked tensor
+    bool stacked_disagree = false;
+    for (int wi : tensors) {
+      const Weight& w = model.weights[static_cast<size_t>(wi)];
+      const NamedTensor& n = names[static_cast<size_t>(wi)];
+      if (n.role == "router") {
+        l.router_weights.push_back(wi);
+        l.router += w.elements;
+      } else if (n.role == "shared") {
+        l.shared_weights.push_back(wi);
+        l.shared += w.elements;
+      } else {
+        l.routed_weights.push_back(wi);
+        l.routed += w.elements;
+        if (n.expert >= 0) {
+          indices.insert(n.expert);
+        } else if (!w.dims.empty()) {
+          if (stacked && *stacked != w.dims[0]) stacked_disagree = true;
+          stacked = w.dims[0];
+        }
+      }
+    }
+    if (l.routed_weights.empty()) continue;  // a dense layer's router-like tensor alone is not a mixture
+    l.name = common_prefix(model, l.routed_weights);
+    l.shared_experts = l.shared_weights.empty() ? 0 : 1;
+    // The experts: the config's count, else what the names or the stacked shapes show.
+    std::optional<int64_t> seen;
+    if (!indices.empty() && !stacked) seen = static_cast<int64_t>(indices.size());
+    if (stacked && indices.empty() && !stacked_disagree) seen = stacked;
+    l.experts = heads.experts ? heads.experts : seen;
+    l.found = seen.value_or(0);
+    if (heads.experts && seen && *seen != *heads.experts) {
+      l.notes.push_back("the names hold " + std::to_string(*seen) + " experts where " + heads.experts_from + " says " +
+                        std::to_string(*heads.experts));
+    }
+    l.top_k = heads.experts_per_token;
+    if (l.experts && *l.experts > 0 && l.routed % static_cast<uint64_t>(*l.experts) == 0) {
+      l.expert = l.routed / static_cast<uint64_t>(*l.experts);
+    }
+    if (!l.top_k) l.notes.push_back("the experts a token runs (k) are unknown: " + heads.experts_from);
+    if (l.experts && l.top_k && l.expert && *l.top_k >= 0 && *l.top_k <= *l.experts) {
+      Int layer_idle = Int(*l.experts - *l.top_k) * Int::of_unsigned(*l.expert);
+      if (auto n = layer_idle.count(); n && !add_overflows(idle, *n, &idle)) {
+      } else {
+        all_known = false;
+      }
+    } else {
+      all_known = false;
+    }
+    r.layers.push_back(std::move(l));
+  }
+  if (!r.layers.empty() && all_known) r.idle = idle;
   return r;
 }
 

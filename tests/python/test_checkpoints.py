@@ -258,3 +258,46 @@ def test_an_index_whose_total_size_the_shards_do_not_hold(tmp_path):
     (f,) = [f for f in r.findings if f.rule == "checkpoint-total-size"]
     assert f.severity == "error"
     assert f.message == "the index states a total_size of 100 bytes, but its 2 shards hold 96 bytes of tensors"
+
+
+def test_a_mixture_of_experts_checkpoint_and_its_export(tmp_path):
+    """samples/moe_sparse.onnx's module (two layers of 4 routed SwiGLU experts, top-2, and a shared
+    expert) saved under Hugging Face's Qwen2-MoE names: experts, k and the active count by name and
+    config agree with the export's."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.environ.get("HEADCOUNT_REPO", "."), "samples"))
+    from make_samples import make_moe_sparse  # noqa: E402
+    model = make_moe_sparse()[0]
+    def hf_name(name):
+        """The module's names as Qwen2-MoE's: model.layers.N.self_attn, mlp.gate, mlp.experts.N,
+        mlp.shared_expert, input_layernorm, post_attention_layernorm, model.norm, lm_head."""
+        if not name.startswith("layers."):
+            return {"embed.weight": "model.embed_tokens.weight", "norm.weight": "model.norm.weight"}.get(name, name)
+        for a, b in ((".attn.", ".self_attn."), (".moe.shared.", ".mlp.shared_expert."), (".moe.", ".mlp."),
+                     (".norm1.", ".input_layernorm."), (".norm2.", ".post_attention_layernorm.")):
+            name = name.replace(a, b)
+        return "model." + name
+
+    tensors = {}
+    for name, p in model.named_parameters():
+        name = hf_name(name)
+        tensors[name] = p.detach()
+    write_safetensors(tmp_path / "model.safetensors", tensors)
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "qwen2_moe", "architectures": ["Qwen2MoeForCausalLM"], "hidden_size": 32, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 100, "num_experts": 4, "num_experts_per_tok": 2}))
+    torch_total = sum(p.numel() for p in model.parameters())
+    # One expert: gate, up and down 32·32 = 3,072; a token leaves 2 of 4 idle in each of 2 layers:
+    # 49,824 - 2 · (4 - 2) · 3,072 = 37,536.
+    assert torch_total == 49_824
+    r = headcount.audit(tmp_path / "model.safetensors")
+    assert r.parameters.framework == torch_total
+    assert [(l.experts, l.top_k, l.expert_parameters) for l in r.experts.layers] == [(4, 2, 3_072)] * 2
+    assert r.experts.active_parameters == 37_536
+    export = headcount.audit(os.path.join(os.environ.get("HEADCOUNT_REPO", "."), "samples", "moe_sparse.onnx"))
+    assert export.experts.active_parameters == r.experts.active_parameters
+    assert [l.top_k for l in export.experts.layers] == [l.top_k for l in r.experts.layers]
+    comp = r.parameters.composition
+    assert comp.other == 0
+    assert comp.routed_experts == 2 * 4 * 3_072
