@@ -229,6 +229,20 @@ TEST_CASE("gguf: a mixture-of-experts checkpoint: stacked experts and the router
   CHECK(down.bytes == 385351680);
   CHECK(down.offset + down.bytes == c.file_sizes[0]);
   CHECK(c.metadata.at("llama.expert_count").u == 8);
+
+  // Audited: one MoE layer of 8 stacked experts, 2 used (llama.expert_count, expert_used_count).
+  // One expert: 3 x 14,336 x 4,096 = 176,160,768; the router 32,768; a token leaves 6 idle:
+  // 32,768 + 3 x 469,762,048 - 6 x 176,160,768 = 352,354,304 active of 1,409,318,912.
+  Audit a = audit_file(path);
+  REQUIRE(a.experts.layers.size() == 1);
+  const ExpertLayer& l = a.experts.layers[0];
+  CHECK(l.experts == 8);
+  CHECK(l.top_k == 2);
+  CHECK(l.found == 8);
+  CHECK(l.expert == 176160768u);
+  CHECK(l.router == 32768u);
+  CHECK(a.framework.parameters == 1409318912u);
+  CHECK(a.active_parameters == 352354304u);
 }
 
 TEST_CASE("gguf: versions 2 and 3 read alike", "[gguf]") {
