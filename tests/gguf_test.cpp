@@ -393,6 +393,15 @@ TEST_CASE("gguf: a split file of 3 parts reads every part, whichever is named", 
   p3.write(f3);
   CHECK(error_of(f2) == "");
 
+  // A part that is a symlink out of the folder is not read.
+  testutil::TempDir elsewhere;
+  p3.write(elsewhere.file("model-00003-of-00003.gguf"));
+  std::filesystem::remove(f3);
+  std::filesystem::create_symlink(elsewhere.file("model-00003-of-00003.gguf"), f3);
+  CHECK(error_of(f1) == "split part model-00003-of-00003.gguf: resolves outside the folder of model-00001-of-00003.gguf");
+  std::filesystem::remove(f3);
+  p3.write(f3);
+
   // The first part's split.tensors.count against the tensors of all parts.
   GgufWriter lying = part(1);
   lying.tensor("blk.0.attn_q.weight", {256, 256}, kQ4_K);

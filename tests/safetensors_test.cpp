@@ -155,6 +155,13 @@ TEST_CASE("safetensors: a sharded checkpoint is one model, its index checked aga
     s.write("model.safetensors.index.json", R"({"weight_map":{"a":"../model-00001-of-00002.safetensors"}})");
     CHECK(error_of(index) == "the index names the shard '../model-00001-of-00002.safetensors', which is not a file name in its folder");
   }
+  SECTION("a shard that is a symlink out of the folder") {
+    Scratch other;
+    std::string outside = other.write("secret.safetensors", file(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})", 16));
+    fs::create_symlink(outside, s.dir / "link.safetensors");
+    s.write("model.safetensors.index.json", R"({"weight_map":{"a":"link.safetensors"}})");
+    CHECK(error_of(index) == "the index names the shard 'link.safetensors', which resolves outside its folder");
+  }
   SECTION("a tensor the index does not list") {
     s.write("model.safetensors.index.json", R"({"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00001-of-00002.safetensors"}})");
     CHECK(error_of(index) == "the index maps 'b' to model-00001-of-00002.safetensors, which does not hold it");

@@ -1,7 +1,9 @@
 // checkpoint/files.h: a checkpoint file opened for reads at offsets the reader has checked.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +13,18 @@
 #include "headcount/error.h"
 
 namespace headcount::checkpoint {
+
+// Whether `path` resolves (through symlinks) to a place inside `folder`: a file a checkpoint names
+// (a shard, a split part) is read only there.
+inline bool inside_folder(const std::filesystem::path& folder, const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path root = std::filesystem::weakly_canonical(std::filesystem::absolute(folder, ec), ec);
+  if (ec) return false;
+  std::filesystem::path target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) return false;
+  auto [r, t] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+  return r == root.end();
+}
 
 class File {
  public:

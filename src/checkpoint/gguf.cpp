@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "checkpoint/files.h"
 #include "headcount/checked.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
@@ -562,6 +563,9 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
           throw InputError("is missing (" + file + " is part " + std::to_string(split.part) + " of " +
                            std::to_string(split.count) + ")");
         }
+        // The other parts are read only inside the named part's folder, not through a symlink out.
+        std::filesystem::path folder = named.parent_path().empty() ? std::filesystem::path(".") : named.parent_path();
+        if (!checkpoint::inside_folder(folder, path)) throw InputError("resolves outside the folder of " + file);
       }
       part = read_part(path.string());
       check_split_keys(part, k, split.count);
