@@ -19,10 +19,6 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
   return ms;
 }
 
-}  // namespace
-
-namespace {
-
 // A checkpoint's heads: GGUF's <arch>.attention.* metadata, else the config (--model-config, or a
 // config.json beside the checkpoint or in its folder).
 NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const std::string& path) {
