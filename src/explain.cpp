@@ -549,7 +549,9 @@ std::string explain_block(const Audit& a, int index) {
   out << "block " << b.index << " of " << m.path << ": " << b.name << " (" << b.form << ", " << b.kind << "-attention)\n";
   out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
-  out << ": " << b.heads_from << "\n";
+  std::string from = b.heads_from;  // "unknown: why" says unknown once
+  if (!b.heads && from.rfind("unknown: ", 0) == 0) from = from.substr(9);
+  out << ": " << from << "\n";
   out << "  width      " << (b.width > 0 ? std::to_string(b.width) : std::string("unknown"))
       << (b.q.found || b.width <= 0 ? " (input of the Q projection)\n" : " (the query's width: no Q projection in this graph)\n");
   if (b.window) out << "  window     " << *b.window << " tokens: " << b.window_from << "\n";

@@ -526,4 +526,8 @@ TEST_CASE("llama_tiny.safetensors: the checkpoint of llama_tiny.onnx, read by it
   CHECK(c.composition.embeddings == 3200);
   CHECK(c.composition.lm_head == 3200);
   CHECK(c.cost.kv_bytes_per_token == e.cost.kv_bytes_per_token);
+  // explain --block names the tensors by their checkpoint names, the heads by the config's key.
+  std::string x = explain_block(c, 0);
+  CHECK(x.find("heads      4 query, 2 key/value: the config's num_attention_heads\n") != std::string::npos);
+  CHECK(x.find("weight layers.0.self_attn.k_proj.weight [16, 32]: 512") != std::string::npos);
 }
