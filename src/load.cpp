@@ -2,6 +2,8 @@
 // large tensor payloads in the file, then indexes the graphs into a Model.
 #include "headcount/load.h"
 
+#include "paths.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -722,22 +724,6 @@ class WireReader {
 // ---------------------------------------------------------------------------------------------
 // Indexing: from the skeleton to Model's graphs, nodes and weights.
 
-// Splits a location on '/' and '\\' (Windows exporters write either).
-std::vector<std::string> path_parts(const std::string& s) {
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char c : s) {
-    if (c == '/' || c == '\\') {
-      if (!cur.empty()) parts.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) parts.push_back(cur);
-  return parts;
-}
-
 class Indexer {
  public:
   // `name_hashes`: the keyed_hash() of each name in the reader's pool, by the index the node
@@ -931,75 +917,16 @@ class Indexer {
     return register_weight(std::move(w), name);
   }
 
-  // Proves an external location stays inside the model's folder without touching anything
-  // outside it: only paths inside the folder are lstat'ed, symlinks are followed by reading them.
-  // One pass: the path so far is one string that each component extends and '..' cuts back, and
-  // once a component cannot be lstat'ed nothing below it can, so the rest is not asked (a
-  // location of 16,000 components costs 16,000 steps, not 16,000 rebuilt paths).
+  // Proves an external location stays inside the model's folder (paths.h).
   std::filesystem::path resolve_inside(const std::string& name, const std::string& location) {
-    auto refuse = [&](const std::string& why) -> InputError {
-      std::string shown;  // control bytes from a hostile file are not written to the terminal
-      for (char c : location) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-      return InputError("tensor '" + std::string(name) + "': external data location '" + shown + "' " + why +
-                        "; refused, it must stay inside the model's folder");
-    };
     if (location.empty()) throw InputError("tensor '" + std::string(name) + "': external data has no location");
-    if (location.find('\0') != std::string::npos) throw refuse("contains a NUL byte");
-    if (location[0] == '/' || location[0] == '\\' || (location.size() > 1 && location[1] == ':')) {
-      throw refuse("is an absolute path");
-    }
-    std::deque<std::string> todo;
-    for (auto& part : path_parts(location)) {
-      if (part == "..") throw refuse("contains '..'");
-      todo.push_back(part);
-    }
-    const std::string& base = root().native();
-    std::string path = base;       // root() and the components below it, joined as path's operator/ does
-    std::vector<size_t> ends;      // per component below root(): path's length before it
-    size_t absent = SIZE_MAX;      // the number of the first component that could not be lstat'ed
-    int hops = 0;
-    while (!todo.empty()) {
-      std::string part = std::move(todo.front());
-      todo.pop_front();
-      if (part == ".") continue;
-      if (part == "..") {
-        if (ends.empty()) throw refuse("resolves through a symlink outside the model's folder");
-        path.resize(ends.back());
-        ends.pop_back();
-        if (ends.size() <= absent) absent = SIZE_MAX;  // back above it: components are lstat'ed again
-        continue;
-      }
-      ends.push_back(path.size());
-      if (!path.empty() && path.back() != '/') path += '/';
-      path += part;
-      if (absent != SIZE_MAX) continue;
-      struct stat st;
-      if (lstat(path.c_str(), &st) != 0) {
-        absent = ends.size() - 1;
-        continue;
-      }
-      if (!S_ISLNK(st.st_mode)) continue;
-      if (++hops > 40) throw refuse("has too many symlinks");
-      std::string target(4096, '\0');
-      ssize_t n = readlink(path.c_str(), target.data(), target.size());
-      if (n < 0) throw refuse("has an unreadable symlink");
-      target.resize(static_cast<size_t>(n));
-      path.resize(ends.back());  // the link itself is replaced by its target
-      ends.pop_back();
-      auto tparts = path_parts(target);
-      if (!target.empty() && target[0] == '/') {
-        // An absolute target is acceptable only when it points back inside the folder.
-        auto rparts = path_parts(base);
-        if (tparts.size() < rparts.size() || !std::equal(rparts.begin(), rparts.end(), tparts.begin())) {
-          throw refuse("resolves through a symlink outside the model's folder");
-        }
-        path = base;
-        ends.clear();
-        tparts.erase(tparts.begin(), tparts.begin() + static_cast<long>(rparts.size()));
-      }
-      todo.insert(todo.begin(), tparts.begin(), tparts.end());
-    }
-    return std::filesystem::path(std::move(path));
+    std::string why;
+    std::filesystem::path path = headcount::resolve_inside(root().native(), location, &why);
+    if (why.empty()) return path;
+    std::string shown;  // control bytes from a hostile file are not written to the terminal
+    for (char c : location) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    throw InputError("tensor '" + std::string(name) + "': external data location '" + shown + "' " + why +
+                     "; refused, it must stay inside the model's folder");
   }
 
   void check_external(const TensorRec& t, Weight& w) {

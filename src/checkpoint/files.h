@@ -1,7 +1,6 @@
 // checkpoint/files.h: a checkpoint file opened for reads at offsets the reader has checked.
 #pragma once
 
-#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <cstdint>
@@ -11,19 +10,19 @@
 #include <sys/stat.h>
 
 #include "headcount/error.h"
+#include "paths.h"
 
 namespace headcount::checkpoint {
 
-// Whether `path` resolves (through symlinks) to a place inside `folder`: a file a checkpoint names
-// (a shard, a split part) is read only there.
-inline bool inside_folder(const std::filesystem::path& folder, const std::filesystem::path& path) {
+// Whether the file `name` of `folder` (a shard, a split part) resolves inside that folder, proven
+// as an ONNX model's external data is (paths.h): nothing outside the folder is touched.
+inline bool inside_folder(const std::filesystem::path& folder, const std::string& name) {
   std::error_code ec;
   std::filesystem::path root = std::filesystem::weakly_canonical(std::filesystem::absolute(folder, ec), ec);
   if (ec) return false;
-  std::filesystem::path target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-  if (ec) return false;
-  auto [r, t] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
-  return r == root.end();
+  std::string why;
+  resolve_inside(root.native(), name, &why);
+  return why.empty();
 }
 
 class File {

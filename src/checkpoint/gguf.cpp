@@ -565,7 +565,7 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
         }
         // The other parts are read only inside the named part's folder, not through a symlink out.
         std::filesystem::path folder = named.parent_path().empty() ? std::filesystem::path(".") : named.parent_path();
-        if (!checkpoint::inside_folder(folder, path)) throw InputError("resolves outside the folder of " + file);
+        if (!checkpoint::inside_folder(folder, name)) throw InputError("resolves outside the folder of " + file);
       }
       part = read_part(path.string());
       check_split_keys(part, k, split.count);

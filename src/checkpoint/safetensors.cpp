@@ -284,7 +284,7 @@ std::string shard_path(const fs::path& folder, const std::string& name) {
     throw InputError("the index names the shard '" + name + "', which is not a file name in its folder");
   }
   // A shard is read only inside the index's folder: not through a symlink that leaves it.
-  if (!checkpoint::inside_folder(folder, folder / name)) {
+  if (!checkpoint::inside_folder(folder, name)) {
     throw InputError("the index names the shard '" + name + "', which resolves outside its folder");
   }
   return (folder / name).string();
