@@ -277,29 +277,21 @@ std::vector<NamedTensor> name_roles(const Model& model) {
 }
 
 std::vector<Part> named_parts(const Model& model, const std::vector<NamedTensor>& names) {
+  // Each role's part of the composition; a role not listed (none: a name no table knows) is Other.
+  static const std::unordered_map<std::string, Part> part_of = {
+      {"q", Part::Attention},      {"k", Part::Attention},      {"v", Part::Attention},
+      {"o", Part::Attention},      {"o_t", Part::Attention},    {"qkv", Part::Attention},
+      {"qkv_t", Part::Attention},  {"q_norm", Part::Attention}, {"k_norm", Part::Attention},
+      {"sink", Part::Attention},   {"relative_bias", Part::Attention}, {"latent", Part::Attention},
+      {"cq", Part::Attention},     {"ck", Part::Attention},     {"cv", Part::Attention},
+      {"co", Part::Attention},     {"norm", Part::Norms},       {"ffn", Part::FeedForward},
+      {"shared", Part::FeedForward}, {"expert", Part::RoutedExperts}, {"router", Part::Routers},
+      {"embedding", Part::Embeddings}, {"lm_head", Part::LMHead}, {"mixer", Part::Mixers},
+      {"buffer", Part::Buffers}};
   std::vector<Part> parts(model.weights.size(), Part::Other);
   for (size_t i = 0; i < names.size(); ++i) {
-    const std::string& r = names[i].role;
-    if (r == "q" || r == "k" || r == "v" || r == "o" || r == "o_t" || r == "qkv" || r == "qkv_t" || r == "q_norm" || r == "k_norm" ||
-        r == "sink" || r == "relative_bias" || r == "latent" || r == "cq" || r == "ck" || r == "cv" || r == "co") {
-      parts[i] = Part::Attention;
-    } else if (r == "norm") {
-      parts[i] = Part::Norms;
-    } else if (r == "ffn" || r == "shared") {
-      parts[i] = Part::FeedForward;
-    } else if (r == "expert") {
-      parts[i] = Part::RoutedExperts;
-    } else if (r == "router") {
-      parts[i] = Part::Routers;
-    } else if (r == "embedding") {
-      parts[i] = Part::Embeddings;
-    } else if (r == "lm_head") {
-      parts[i] = Part::LMHead;
-    } else if (r == "mixer") {
-      parts[i] = Part::Mixers;
-    } else if (r == "buffer") {
-      parts[i] = Part::Buffers;
-    }
+    auto it = part_of.find(names[i].role);
+    if (it != part_of.end()) parts[i] = it->second;
   }
   return parts;
 }
@@ -312,7 +304,7 @@ std::pair<int64_t, int64_t> widths(const Weight& w, bool transposed) {
   return transposed ? std::make_pair(w.dims[1], w.dims[0]) : std::make_pair(w.dims[0], w.dims[1]);
 }
 
-void add_share(Projection& p, const Weight& w, int wi, bool bias, uint64_t elements, const std::string& slice) {
+void add_share(Projection& p, int wi, bool bias, uint64_t elements, const std::string& slice) {
   p.found = true;
   p.tensors.push_back({wi, bias, elements, slice});
   (bias ? p.bias : p.weight) += elements;
@@ -365,7 +357,7 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
       if (role.size() == 2 && role[0] == 'c') role = role.substr(1);  // cross: cq -> q
       if (role == "q" || role == "k" || role == "v" || role == "o" || role == "o_t") {
         Projection& p = b.projection(role == "q" ? Role::Q : role == "k" ? Role::K : role == "v" ? Role::V : Role::O);
-        add_share(p, w, wi, n.bias, w.elements, "");
+        add_share(p, wi, n.bias, w.elements, "");
         if (!n.bias) std::tie(p.out_width, p.in_width) = widths(w, role == "o_t");
       } else if (role == "qkv" || role == "qkv_t") {
         // The packed Q, K and V: split by the head counts, else in thirds when the output is three
@@ -389,7 +381,7 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
         if (!q_out) {
           b.notes.push_back("packed Q/K/V '" + std::string(w.name) + "' " + shape_string(w.dims) +
                             ": its split is unknown without the heads; counted under Q");
-          add_share(b.q, w, wi, n.bias, w.elements, "Q, K and V packed, split unknown");
+          add_share(b.q, wi, n.bias, w.elements, "Q, K and V packed, split unknown");
           continue;
         }
         uint64_t per = in > 0 ? static_cast<uint64_t>(in) : 1;
@@ -398,7 +390,7 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
           Projection& p = b.projection(role2);
           std::string slice = std::string(n.bias ? "elements " : "rows ") + std::to_string(at) + ":" + std::to_string(at + size) +
                               " of " + std::to_string(out) + ", " + how;
-          add_share(p, w, wi, n.bias, static_cast<uint64_t>(size) * per, slice);
+          add_share(p, wi, n.bias, static_cast<uint64_t>(size) * per, slice);
           if (!n.bias) {
             p.out_width = size;
             p.in_width = in;
