@@ -73,6 +73,16 @@ Checkpoint read_safetensors(const std::string& path);
 // Reads a GGUF file (versions 2 and 3); a split file (NAME-00001-of-00003.gguf) reads every part.
 Checkpoint read_gguf(const std::string& path);
 
+// The element types safetensors names (GGUF names its plain types alike): bits per element, and
+// the ONNX TensorProto data type (0 for F8_E8M0 and the F6 types, which ONNX lacks); null for a
+// name neither format defines.
+struct CheckpointDtype {
+  const char* name;
+  int bits;
+  int32_t onnx;
+};
+const CheckpointDtype* checkpoint_dtype(const std::string& name);
+
 // GGUF's tensor types (ggml_type): the name, the elements per block and the bytes per block; null
 // for a type number the reader does not know.
 struct GgmlType {

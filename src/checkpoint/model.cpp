@@ -10,15 +10,7 @@ namespace {
 
 // The ONNX type of a checkpoint dtype, or kGgmlDtype + the GGUF type for a block-quantized one.
 int32_t dtype_of(const Checkpoint& c, const std::string& d) {
-  using T = onnx::TensorProto;
-  static const std::pair<const char*, int32_t> table[] = {
-      {"F32", T::FLOAT},   {"F16", T::FLOAT16}, {"BF16", T::BFLOAT16}, {"F64", T::DOUBLE},  {"I8", T::INT8},
-      {"U8", T::UINT8},    {"I16", T::INT16},   {"U16", T::UINT16},    {"I32", T::INT32},   {"U32", T::UINT32},
-      {"I64", T::INT64},   {"U64", T::UINT64},  {"BOOL", T::BOOL},     {"F8_E4M3", 17},     {"F8_E5M2", 19},
-      {"F4", 23}};
-  for (const auto& [name, type] : table) {
-    if (d == name) return type;
-  }
+  if (const CheckpointDtype* t = checkpoint_dtype(d); t && t->onnx != 0) return t->onnx;
   if (c.format == "gguf") {
     for (uint32_t id = 0; id < 256; ++id) {
       const GgmlType* t = ggml_type(id);

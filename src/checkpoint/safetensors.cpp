@@ -27,16 +27,10 @@ constexpr size_t kMostRank = 16;
 // An index file is a name -> shard map: a few MB for the largest models.
 constexpr uint64_t kMostIndexBytes = 64u << 20;
 
-// Bits per element of each dtype the format defines.
+// Bits per element of each dtype the format defines; 0 for a name it does not.
 int dtype_bits(const std::string& d) {
-  static const std::pair<const char*, int> table[] = {
-      {"BOOL", 8}, {"U8", 8},   {"I8", 8},   {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
-      {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32},   {"U32", 32},     {"F32", 32},     {"F64", 64},
-      {"I64", 64}, {"U64", 64}, {"F4", 4},   {"F6_E2M3", 6}, {"F6_E3M2", 6}};
-  for (const auto& [name, bits] : table) {
-    if (d == name) return bits;
-  }
-  return 0;
+  const CheckpointDtype* t = checkpoint_dtype(d);
+  return t ? t->bits : 0;
 }
 
 struct RawTensor {
@@ -408,6 +402,18 @@ Checkpoint read_safetensors(const std::string& path) {
   c.format = "safetensors";
   read_file(path, 0, c);
   return c;
+}
+
+const CheckpointDtype* checkpoint_dtype(const std::string& name) {
+  static const CheckpointDtype table[] = {  // (name, bits, onnx.proto TensorProto.DataType)
+      {"BOOL", 8, 9},    {"U8", 8, 2},      {"I8", 8, 3},      {"F8_E5M2", 8, 19}, {"F8_E4M3", 8, 17}, {"F8_E8M0", 8, 0},
+      {"I16", 16, 5},    {"U16", 16, 4},    {"F16", 16, 10},   {"BF16", 16, 16},   {"I32", 32, 6},     {"U32", 32, 12},
+      {"F32", 32, 1},    {"F64", 64, 11},   {"I64", 64, 7},    {"U64", 64, 13},    {"F4", 4, 23},      {"F6_E2M3", 6, 0},
+      {"F6_E3M2", 6, 0}};
+  for (const CheckpointDtype& t : table) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
 }
 
 std::string checkpoint_format(const std::string& path) {
