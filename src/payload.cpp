@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -136,12 +137,66 @@ bool PayloadReader::read(uint64_t at, size_t n, char* out) const {
   return read_at(fd_, out, n, w_->payload_offset + at) == static_cast<ssize_t>(n);
 }
 
+int significand_bits(int32_t dtype) {
+  using T = onnx::TensorProto;
+  switch (dtype) {
+    case T::FLOAT: return 23;
+    case T::FLOAT16: return 10;
+    case T::BFLOAT16: return 7;
+    case T::DOUBLE: return 52;
+    default: return 0;
+  }
+}
+
+void decode_floats(int32_t dtype, const char* p, size_t n, double* out) {
+  using T = onnx::TensorProto;
+  for (size_t i = 0; i < n; ++i) {
+    switch (dtype) {
+      case T::FLOAT: { float f; std::memcpy(&f, p + 4 * i, 4); out[i] = f; break; }
+      case T::FLOAT16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); out[i] = half_to_double(h); break; }
+      case T::BFLOAT16: {  // the upper half of a float32
+        uint16_t h; std::memcpy(&h, p + 2 * i, 2);
+        uint32_t bits = static_cast<uint32_t>(h) << 16;
+        float f; std::memcpy(&f, &bits, 4); out[i] = f;
+        break;
+      }
+      default: std::memcpy(&out[i], p + 8 * i, 8); break;
+    }
+  }
+}
+
+double round_to(int32_t dtype, double v) {
+  using T = onnx::TensorProto;
+  if (std::isnan(v) || dtype == T::DOUBLE) return v;
+  const float f = static_cast<float>(v);  // to nearest, ties to even (the default rounding mode)
+  if (dtype == T::FLOAT) return f;
+  if (dtype == T::BFLOAT16) {
+    uint32_t bits; std::memcpy(&bits, &f, 4);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);  // to nearest even in the upper half
+    bits &= 0xFFFF0000u;
+    float r; std::memcpy(&r, &bits, 4);
+    return r;
+  }
+  if (dtype == T::FLOAT16) {
+    // float16 has 10 significand bits and exponents from -14 (below: subnormals in steps of
+    // 2^-24); past 65,504 a value rounds to infinity.
+    const double a = std::fabs(v);
+    if (std::isinf(a) || a >= 65520.0) return std::copysign(INFINITY, v);
+    int e = 0;
+    std::frexp(a, &e);  // a = m · 2^e, m in [0.5, 1)
+    const int step = std::max(e - 11, -24);  // the spacing of float16 values near a is 2^step
+    const double q = std::nearbyint(std::ldexp(a, -step));  // ties to even in the default mode
+    return std::copysign(std::ldexp(q, step), v);
+  }
+  return v;
+}
+
 bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit) {
   using T = onnx::TensorProto;
   size_t es = 0;
   switch (w.dtype) {
     case T::FLOAT: es = 4; break;
-    case T::FLOAT16: es = 2; break;
+    case T::FLOAT16: case T::BFLOAT16: es = 2; break;
     case T::DOUBLE: es = 8; break;
     case T::INT8: case T::UINT8: case T::BOOL: es = 1; break;
     default: return false;
@@ -158,8 +213,7 @@ bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>
       const char* p = buf.data() + i;
       switch (w.dtype) {
         case T::FLOAT: { float f; std::memcpy(&f, p, 4); v = f; break; }
-        case T::FLOAT16: { uint16_t h; std::memcpy(&h, p, 2); v = half_to_double(h); break; }
-        case T::DOUBLE: std::memcpy(&v, p, 8); break;
+        case T::FLOAT16: case T::BFLOAT16: case T::DOUBLE: decode_floats(w.dtype, p, 1, &v); break;
         case T::INT8: v = static_cast<int8_t>(*p); break;
         default: v = static_cast<uint8_t>(*p); break;
       }

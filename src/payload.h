@@ -102,7 +102,16 @@ class PayloadReader {
   bool owns_fd_ = false;
 };
 
-// Calls visit(index, value) for every element of a float32/float16/float64/int8/uint8/bool tensor in
+// The floating-point types whose values can be read and compared (float32, float16, bfloat16,
+// float64): their significand bits (23, 10, 7, 52), 0 for any other type.
+int significand_bits(int32_t dtype);
+// n elements of such a type at p, as doubles (exact: each of them is a double).
+void decode_floats(int32_t dtype, const char* p, size_t n, double* out);
+// v as the type would store it (rounded to nearest, ties to even): a value compared "at the
+// narrower type" of two is first rounded to it.
+double round_to(int32_t dtype, double v);
+
+// Calls visit(index, value) for every element of a float32/float16/bfloat16/float64/int8/uint8/bool tensor in
 // order, reading in bounded chunks. True when every element was visited and accepted; false when
 // visit returned false (it stops there), the payload cannot be read or the type is not one of those.
 bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit);
