@@ -80,7 +80,7 @@ NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const s
 // beside the model is looked for ("" for none).
 Audit audit_loaded(Model model, const std::string& path, const AuditOptions& options, StageTimes& t,
                    std::chrono::steady_clock::time_point clock) {
-  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
   // A checkpoint has no graph: its parts come from its tensors' names and its heads from its
@@ -150,9 +150,31 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
   auto clock = std::chrono::steady_clock::now();
   // One reader per format: the checkpoint readers by name and magic, else ONNX.
   std::string format = checkpoint_format(path);
+  if (!format.empty() && !options.checkpoint.empty()) {
+    throw InputError("--checkpoint compares an exported model with its checkpoint; this file is a " + format + " checkpoint itself");
+  }
   if (format == "safetensors") return audit_loaded(checkpoint_model(read_safetensors(path), path), path, options, times ? *times : local, clock);
   if (format == "gguf") return audit_loaded(checkpoint_model(read_gguf(path), path), path, options, times ? *times : local, clock);
-  return audit_loaded(load_model(path, options.load), path, options, times ? *times : local, clock);
+  Audit a = audit_loaded(load_model(path, options.load), path, options, times ? *times : local, clock);
+  if (!options.checkpoint.empty()) {
+    // The checkpoint is audited as a model of its own (its config beside it, not the export's).
+    AuditOptions o;
+    o.compare_content = options.compare_content;
+    o.cost = options.cost;
+    if (checkpoint_format(options.checkpoint).empty()) {
+      throw InputError("--checkpoint '" + options.checkpoint + "' is not a safetensors or GGUF checkpoint");
+    }
+    std::optional<Audit> c;
+    try {
+      c = audit_file(options.checkpoint, o);
+    } catch (const InputError& e) {
+      throw InputError("the checkpoint '" + options.checkpoint + "': " + e.what());
+    }
+    auto start = std::chrono::steady_clock::now();
+    a.fidelity = check_fidelity(a, path, *c, options.checkpoint);
+    (times ? *times : local).content += ms_since(start);
+  }
+  return a;
 }
 
 Audit audit_bytes(const char* data, uint64_t size, const std::string& name, const AuditOptions& options,

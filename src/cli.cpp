@@ -33,6 +33,7 @@
 #include "config.h"
 #include "headcount/baseline.h"
 #include "headcount/cost.h"
+#include "headcount/checkpoint.h"
 #include "headcount/diff.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
@@ -109,7 +110,7 @@ struct AuditArgs {
   std::string format = "text", output, config, model_config;
   int top = 10, jobs = 1;
   bool no_content = false, timings = false, all_blocks = false;
-  std::string fail_on, baseline, tolerance = "0", kv_dtype;
+  std::string fail_on, baseline, tolerance = "0", kv_dtype, checkpoint;
   std::string context = "4096", batch = "1";
   // The budget gates' options as given, by BudgetGate::id: text, or a whole number (0: not given).
   std::map<std::string, std::string> budget_text;
@@ -175,6 +176,9 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
   gates->add_option("--fail-on", a.fail_on, "fail on any finding at or above: error, warning or info")
       ->check(CLI::IsMember(choices["audit --fail-on"]));
   gates->add_option("--baseline", a.baseline, "an earlier --format json or jsonl report: fail if parameters, blocks, heads or widths moved");
+  gates->add_option("--checkpoint", a.checkpoint,
+                    "the safetensors or GGUF checkpoint the model was exported from: fail if the export lost or "
+                    "changed one of its weights (one MODEL; reads both files' weights)");
   gates->add_option("--tolerance", a.tolerance, "parameters the baseline comparison lets pass: a count (5000, 1k) or a percentage (0.5%)")
       ->capture_default_str();
   audit->add_option("--config", a.config,
@@ -319,15 +323,21 @@ struct DiffArgs {
 };
 
 void add_diff_options(CLI::App* diff, DiffArgs& d, detail::Choices& choices) {
-  diff->add_option("A", d.a, "the model before (an .onnx file)")->required();
-  diff->add_option("B", d.b, "the model after: an .onnx file, or a --format json/jsonl report of one model")->required();
+  diff->add_option("A", d.a, "the model before (an .onnx file or a checkpoint)")->required();
+  diff->add_option("B", d.b, "the model after: an .onnx file, a --format json/jsonl report of one model, or the "
+                             "checkpoint (safetensors, GGUF) the ONNX model A was exported from: then every checkpoint "
+                             "tensor is looked for in the export")->required();
   choices["diff --format"] = diff_formats();
   diff->add_option("-f,--format", d.format, "output format: text, json, markdown or html")
       ->check(CLI::IsMember(diff_formats()))
       ->capture_default_str();
   diff->add_option("-o,--output", d.output, "write the comparison to FILE instead of stdout ('-': stdout)");
-  diff->add_flag("--fail-on-change", d.fail_on_change, "exit 1 when a parameter count or the number of blocks differs");
-  diff->add_flag("--no-content", d.no_content, "skip the duplicate-tensor comparison (reads no weight bytes)");
+  diff->add_flag("--fail-on-change", d.fail_on_change,
+                 "exit 1 when a parameter count or the number of blocks differs; against a checkpoint, when the "
+                 "export lost or changed one of its weights");
+  diff->add_flag("--no-content", d.no_content,
+                 "skip the duplicate-tensor comparison (reads no weight bytes; not with a checkpoint, whose comparison "
+                 "reads them)");
   diff->fallthrough();
 }
 
@@ -350,7 +360,7 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
   std::string ext = std::filesystem::path(d.b).extension().string();
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   bool b_read = read(d.b, [&] {
-    if (ext != ".json" && ext != ".jsonl") {
+    if ((ext != ".json" && ext != ".jsonl") || !checkpoint_format(d.b).empty()) {  // a sharded index is .json
       b = audit_file(d.b, options);
       return;
     }
@@ -362,8 +372,20 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
   });
   if (!b_read) return kExitInput;
   Diff diff = compare_sides(diff_side(d.a, *a), b ? diff_side(d.b, *b) : diff_side(d.b, *baseline));
+  // An export and its checkpoint, in either order: is every checkpoint weight in the export?
+  if (b && (a->model.checkpoint != nullptr) != (b->model.checkpoint != nullptr)) {
+    if (d.no_content) {
+      err << "headcount: error: --no-content: comparing an export with its checkpoint reads their weights\n";
+      return kExitInput;
+    }
+    const bool b_is_checkpoint = b->model.checkpoint != nullptr;
+    diff.fidelity = b_is_checkpoint ? check_fidelity(*a, d.a, *b, d.b) : check_fidelity(*b, d.b, *a, d.a);
+  }
   if (!write_output(d.output, out, err, [&](std::ostream& to) { render_diff(diff, d.format, to); })) return kExitInput;
-  return d.fail_on_change && diff.counts_changed ? kExitGate : kExitOk;
+  // Against its checkpoint, an export fails on a lost or changed weight: its stored count differs
+  // by design (a tied table stored twice, a transposed copy).
+  const bool failed = diff.fidelity ? diff.fidelity->failed() : diff.counts_changed;
+  return d.fail_on_change && failed ? kExitGate : kExitOk;
 }
 
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
@@ -526,6 +548,12 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
     if (!a.fail_on.empty()) request.gates.fail_on = parse_severity(a.fail_on);
     parse_tolerance(a.tolerance, &request.gates.tolerance, &request.gates.tolerance_ppb);
     if (!a.model_config.empty()) read_model_config(a.model_config);  // a config given by hand must be readable
+    if (!a.checkpoint.empty()) {
+      if (a.no_content) throw InputError("--checkpoint compares weight values, which --no-content does not read");
+      if (a.models.size() != 1 || std::filesystem::is_directory(a.models[0])) {
+        throw InputError("--checkpoint compares one exported model with its checkpoint: give one MODEL file");
+      }
+    }
     cost_options.context = positive_count("--context", a.context);
     cost_options.batch = positive_count("--batch", a.batch);
     if (!a.kv_dtype.empty()) {
@@ -548,6 +576,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
   request.inputs = a.models;
   request.audit.compare_content = !a.no_content;
   request.audit.model_config = a.model_config;
+  request.audit.checkpoint = a.checkpoint;
   request.audit.cost = cost_options;
   request.jobs = a.jobs;
   if (show_progress) request.progress = &err;
@@ -670,7 +699,8 @@ Run run_audit(const AuditRequest& request) {
   run.config = request.config;
   const GateOptions& gates = request.gates;
   run.gates_configured =
-      !request.budgets.empty() || !gates.budget.limits.empty() || gates.fail_on || gates.baseline;
+      !request.budgets.empty() || !gates.budget.limits.empty() || gates.fail_on || gates.baseline ||
+      !request.audit.checkpoint.empty();
   std::vector<std::string> files = expand_inputs(request.inputs);
   run.files.resize(files.size());
   std::atomic<size_t> next{0};

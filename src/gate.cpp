@@ -303,6 +303,13 @@ const std::vector<GateKind>& gate_kinds() {
     k.push_back({"fail-on", "a finding reached the --fail-on severity",
                  "--fail-on SEVERITY fails the model when any finding is at or above it (error, warning or info). The "
                  "findings themselves are reported under their own rules."});
+    k.push_back({"checkpoint", "the export lost or changed a weight of its --checkpoint",
+                 "--checkpoint PATH compares the exported model with the safetensors or GGUF checkpoint it came from: "
+                 "every checkpoint tensor is looked for by its values (as stored, transposed, reshaped, or packed into a "
+                 "larger tensor), across dtype conversions (compared at the narrower type). The gate fails when a "
+                 "checkpoint tensor is lost (no export tensor holds its values or pairs with it) or changed (paired by "
+                 "name, role or shape with an export tensor whose values differ). Tensors stored twice, packed or "
+                 "added are reported and do not fail it."});
     k.push_back({"baseline", "the model moved from its --baseline report",
                  "--baseline REPORT compares the model with its entry (by path) in an earlier --format json or jsonl "
                  "report: parameters.framework and parameters.attention within --tolerance, and the number of attention "
@@ -337,6 +344,9 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
       out.push_back({"fail-on", std::to_string(count) + (count == 1 ? " finding" : " findings") + " at or above " +
                                     severity_name(*o.fail_on) + " (first: " + first + ")"});
     }
+  }
+  if (a.fidelity && a.fidelity->failed()) {
+    out.push_back({"checkpoint", a.fidelity->outcome});
   }
   if (o.baseline) {
     // Matched by path, normalized; a baseline of many models compares only the ones of this run.

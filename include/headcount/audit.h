@@ -15,6 +15,7 @@
 #include "headcount/declared.h"
 #include "headcount/duplicates.h"
 #include "headcount/experts.h"
+#include "headcount/fidelity.h"
 #include "headcount/findings.h"
 #include "headcount/inventory.h"
 #include "headcount/load.h"
@@ -45,6 +46,8 @@ struct Audit {
   // Parameters one token runs: framework.parameters less the idle experts; null without experts
   // or when a layer's size is unknown.
   std::optional<uint64_t> active_parameters;
+  // With --checkpoint: whether this export holds every weight of its checkpoint (fidelity.h).
+  std::optional<Fidelity> fidelity;
 };
 
 struct AuditOptions {
@@ -53,6 +56,7 @@ struct AuditOptions {
   std::string model_config;     // --model-config FILE: compare every model with this config
   bool find_model_config = true;  // else: a config.json or genai_config.json beside the model
   CostOptions cost;               // --context, --batch, --kv-dtype
+  std::string checkpoint;         // --checkpoint PATH: compare the model with the checkpoint it came from
 };
 
 // Wall time of each stage of one audit, in milliseconds (--timings).

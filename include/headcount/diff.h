@@ -10,6 +10,7 @@
 
 #include "headcount/audit.h"
 #include "headcount/baseline.h"
+#include "headcount/fidelity.h"
 
 namespace headcount {
 
@@ -51,6 +52,9 @@ struct Diff {
   std::vector<std::string> findings_added, findings_removed;
   std::string outcome;                 // the result in one sentence
   bool counts_changed = false;         // a parameter count or the number of blocks differs
+  // An export against its checkpoint (one side a safetensors or GGUF file): does the export hold
+  // every checkpoint weight?
+  std::optional<Fidelity> fidelity;
 };
 
 Diff compare_sides(DiffSide a, DiffSide b);

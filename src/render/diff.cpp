@@ -5,6 +5,7 @@
 #include "headcount/render.h"
 #include "json_writer.h"
 #include "layout.h"
+#include "fidelity.h"
 #include "renderers.h"
 
 namespace headcount {
@@ -34,6 +35,10 @@ void diff_text(const Diff& d, std::ostream& out) {
     out << "\nfindings\n";
     for (const auto& f : d.findings_added) out << "  + " << f << "\n";
     for (const auto& f : d.findings_removed) out << "  − " << f << "\n";
+  }
+  if (d.fidelity) {
+    out << "\ndoes the export hold its checkpoint?\n";
+    renderers::fidelity_text(*d.fidelity, 10, out);
   }
   out << "\noutcome: " << renderers::wrap(d.outcome, 9, 4) << "\n";
 }
@@ -72,6 +77,9 @@ void diff_json(const Diff& d, std::ostream& out) {
   for (const auto& f : d.findings_removed) j.value(f);
   j.end_array();
   j.key("counts_changed").value(d.counts_changed);
+  j.key("checkpoint");  // B (or A) a checkpoint of the other: does the export hold every weight of it?
+  if (d.fidelity) renderers::fidelity_json(*d.fidelity, j);
+  else j.null();
   j.key("outcome").value(d.outcome);
   j.end_object();
   j.end_object();
@@ -91,6 +99,10 @@ void diff_markdown(const Diff& d, std::ostream& out) {
     for (const auto& f : d.findings_added) out << "+" << renderers::md_text(f) << " ";
     for (const auto& f : d.findings_removed) out << "−" << renderers::md_text(f) << " ";
     out << "\n";
+  }
+  if (d.fidelity) {
+    out << "\n#### does the export hold its checkpoint?\n\n| | |\n|---|---|\n";
+    for (const auto& r : renderers::fidelity_rows(*d.fidelity, 10)) out << "| " << renderers::md_text(r.label) << " | " << renderers::md_text(r.text) << " |\n";
   }
 }
 

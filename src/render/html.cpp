@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "fold.h"
+#include "fidelity.h"
 #include "layout.h"
 #include "renderers.h"
 
@@ -549,6 +550,11 @@ void write_diff_html(const Diff& d, std::ostream& out) {
     for (const auto& f : d.findings_added) out << "<li>+ " << esc(f) << "</li>";
     for (const auto& f : d.findings_removed) out << "<li>− " << esc(f) << "</li>";
     out << "</ul>\n";
+  }
+  if (d.fidelity) {
+    out << "<h3>Does the export hold its checkpoint?</h3><div class='scroll'><table>";
+    for (const auto& r : fidelity_rows(*d.fidelity, 0)) out << "<tr><th>" << esc(r.label) << "</th><td>" << esc(r.text) << "</td></tr>";
+    out << "</table></div>\n";
   }
   out << "</body></html>\n";
 }

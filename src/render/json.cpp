@@ -1,5 +1,6 @@
 // json.cpp: the JSON report, a contract for machines: stable field names, raw integers.
 #include "../json_fields.h"
+#include "fidelity.h"
 #include "json_writer.h"
 #include "layout.h"
 #include "renderers.h"
@@ -393,6 +394,10 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   write_experts(j, a);
   write_mixers(j, a);
   write_cost(j, a.cost);
+
+  j.key("checkpoint");  // --checkpoint: does the export hold every weight of it?
+  if (a.fidelity) fidelity_json(*a.fidelity, j);
+  else j.null();
 
   j.key("findings").begin_array();
   for (const auto& f : a.findings) {

@@ -48,6 +48,15 @@ class JsonWriter {
   JsonWriter& value(int64_t n) { separate(); number(n); return *this; }
   JsonWriter& value(int n) { return value(static_cast<int64_t>(n)); }
   JsonWriter& value(bool b) { separate(); buf_ += b ? "true" : "false"; return *this; }
+  // The shortest text that reads back as the same double; null for an infinity or NaN (JSON has neither).
+  JsonWriter& value(double d) {
+    separate();
+    char b[32];
+    auto r = std::to_chars(b, b + sizeof b, d);
+    if (d != d || d - d != 0 || r.ec != std::errc()) buf_ += "null";
+    else buf_.append(b, r.ptr);
+    return *this;
+  }
   JsonWriter& null() { separate(); buf_ += "null"; return *this; }
   // A value written by a writer made with the depth of this place (a large one goes straight out).
   JsonWriter& raw(std::string_view value) {

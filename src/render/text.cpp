@@ -7,6 +7,7 @@
 #include <set>
 
 #include "fold.h"
+#include "fidelity.h"
 #include "layout.h"
 #include "renderers.h"
 #include "headcount/checkpoint.h"
@@ -430,6 +431,10 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   if (!fw.values_read) out << "  (--no-content: buffers found by their use only, no value was read)\n";
 
   cost_text(a.cost, out);
+  if (a.fidelity) {
+    out << "\ndoes the export hold its checkpoint?\n";
+    fidelity_text(*a.fidelity, options.all_blocks ? 0 : 10, out);
+  }
 
   out << "\nby dtype\n";
   Table d;

@@ -1,0 +1,666 @@
+// fidelity.cpp: does an export hold its checkpoint (fidelity.h)? Each checkpoint tensor is looked
+// for by its values in every export tensor of its size, then in packed export tensors; what is
+// nowhere is paired by name, role or shape (a changed weight) or else reported lost.
+//
+// Reads stay bounded: 16 sampled elements of every tensor first (one small read each), then in
+// full only the pairs whose samples agree, in bands of at most kBand elements per side.
+#include "headcount/fidelity.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "checkpoint/model.h"
+#include "headcount/audit.h"
+#include "headcount/numbers.h"
+#include "payload.h"
+
+namespace headcount {
+namespace {
+
+constexpr int kSamples = 16;
+constexpr uint64_t kBand = 256u << 10;   // elements of one side held at a time, as doubles
+constexpr uint64_t kHeld = 4u << 20;     // a tensor up to this many bytes is read once, then sampled
+
+std::vector<int64_t> squeezed(const Weight& w) {
+  std::vector<int64_t> out;
+  for (int64_t d : w.dims) {
+    if (d != 1) out.push_back(d);
+  }
+  return out;
+}
+
+// The k-th of kSamples positions spread over n elements, first and last included.
+uint64_t sample_position(uint64_t n, int k) {
+  if (n <= 1) return 0;
+  const uint64_t last = n - 1, m = kSamples - 1, kk = static_cast<uint64_t>(k);
+  return last / m * kk + last % m * kk / m;  // last · k / m without overflow
+}
+
+Holder holder(int weight, Layout layout, uint64_t start = 0, uint64_t end = 0) {
+  Holder h;
+  h.weight = weight;
+  h.layout = layout;
+  h.start = start;
+  h.end = end;
+  return h;
+}
+
+bool comparable(const Weight& w) {
+  return significand_bits(w.dtype) > 0 && w.payload_known && !w.sparse && !w.packed && w.elements > 0 &&
+         w.bytes == w.elements * static_cast<uint64_t>(dtype_bits(w.dtype) / 8);
+}
+
+// The narrower of two float types: the one with fewer significand bits.
+int32_t narrower(int32_t a, int32_t b) { return significand_bits(a) <= significand_bits(b) ? a : b; }
+
+bool same_value(double x, double y, int32_t as) {
+  double rx = round_to(as, x), ry = round_to(as, y);
+  return rx == ry || (std::isnan(rx) && std::isnan(ry));
+}
+
+// Elements of one tensor read as doubles, through a reader kept open.
+class Values {
+ public:
+  bool open(const Weight& w, PayloadFiles& files) {
+    w_ = &w;
+    es_ = static_cast<uint64_t>(dtype_bits(w.dtype) / 8);
+    if (!r_.open(w, &files)) return false;
+    if (w.bytes <= kHeld) r_.hold(kHeld);
+    return true;
+  }
+  bool read(uint64_t first, uint64_t n, double* out) {
+    if (first > w_->elements || n > w_->elements - first) return false;
+    raw_.resize(static_cast<size_t>(n * es_));
+    if (n > 0 && !r_.read(first * es_, raw_.size(), raw_.data())) return false;
+    decode_floats(w_->dtype, raw_.data(), static_cast<size_t>(n), out);
+    return true;
+  }
+
+ private:
+  const Weight* w_ = nullptr;
+  uint64_t es_ = 0;
+  PayloadReader r_;
+  std::vector<char> raw_;
+};
+
+struct Samples {
+  std::vector<double> direct, transposed;  // transposed: at the positions of this tensor's transpose
+};
+
+std::optional<Samples> take_samples(const Weight& w, PayloadFiles& files) {
+  Values v;
+  if (!v.open(w, files)) return std::nullopt;
+  Samples s;
+  s.direct.resize(kSamples);
+  for (int k = 0; k < kSamples; ++k) {
+    if (!v.read(sample_position(w.elements, k), 1, &s.direct[static_cast<size_t>(k)])) return std::nullopt;
+  }
+  std::vector<int64_t> d = squeezed(w);
+  if (d.size() == 2) {  // w is [r, c]; its transpose A is [c, r]: A's element s is w[s % r][s / r]
+    const uint64_t r = static_cast<uint64_t>(d[0]), c = static_cast<uint64_t>(d[1]);
+    s.transposed.resize(kSamples);
+    for (int k = 0; k < kSamples; ++k) {
+      uint64_t p = sample_position(w.elements, k);
+      if (!v.read((p % r) * c + p / r, 1, &s.transposed[static_cast<size_t>(k)])) return std::nullopt;
+    }
+  }
+  return s;
+}
+
+int equal_samples(const std::vector<double>& a, const std::vector<double>& b, int32_t as) {
+  int n = 0;
+  for (size_t k = 0; k < a.size() && k < b.size(); ++k) n += same_value(a[k], b[k], as) ? 1 : 0;
+  return n;
+}
+
+struct Comparison {
+  bool read = true;  // false: a payload could not be read
+  uint64_t differing = 0;
+  double largest = 0;
+  uint64_t at = 0;
+  double a_value = 0, b_value = 0;
+};
+
+void note(Comparison& out, double x, double y, uint64_t at, int32_t as) {
+  if (same_value(x, y, as)) return;
+  ++out.differing;
+  double d = std::fabs(round_to(as, x) - round_to(as, y));
+  if (std::isnan(d)) d = INFINITY;
+  if (out.differing == 1 || d > out.largest) {
+    out.largest = d;
+    out.at = at;
+    out.a_value = x;
+    out.b_value = y;
+  }
+}
+
+// A (checkpoint) against B (export) in `layout`: Same, Reshaped and Rows compare A's element e
+// with B's element start + e; Transposed and Columns read A as [R, C] and compare A[i][j] with
+// B[j][start + i], B being [C, stride]. With `first_only`, stops at the first difference.
+Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
+                   bool first_only, PayloadFiles& af, PayloadFiles& bf) {
+  Comparison out;
+  Values va, vb;
+  if (!va.open(a, af) || !vb.open(b, bf)) {
+    out.read = false;
+    return out;
+  }
+  std::vector<double> x, y;
+  if (layout == Layout::Same || layout == Layout::Reshaped || layout == Layout::Rows) {
+    for (uint64_t e = 0; e < a.elements; e += kBand) {
+      uint64_t n = std::min(kBand, a.elements - e);
+      x.resize(static_cast<size_t>(n));
+      y.resize(static_cast<size_t>(n));
+      if (!va.read(e, n, x.data()) || !vb.read(start + e, n, y.data())) {
+        out.read = false;
+        return out;
+      }
+      for (uint64_t i = 0; i < n; ++i) {
+        note(out, x[i], y[i], e + i, as);
+        if (first_only && out.differing) return out;
+      }
+    }
+    return out;
+  }
+  std::vector<int64_t> d = squeezed(a);
+  const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
+  const uint64_t band = std::max<uint64_t>(1, kBand / cols);  // rows of A per band
+  for (uint64_t r0 = 0; r0 < rows; r0 += band) {
+    const uint64_t nr = std::min(band, rows - r0);
+    x.resize(static_cast<size_t>(nr * cols));
+    y.resize(static_cast<size_t>(nr * cols));
+    bool ok = va.read(r0 * cols, nr * cols, x.data());
+    for (uint64_t j = 0; ok && j < cols; ++j) ok = vb.read(j * stride + start + r0, nr, y.data() + j * nr);
+    if (!ok) {
+      out.read = false;
+      return out;
+    }
+    for (uint64_t i = 0; i < nr; ++i) {
+      for (uint64_t j = 0; j < cols; ++j) {
+        note(out, x[i * cols + j], y[j * nr + i], (r0 + i) * cols + j, as);
+        if (first_only && out.differing) return out;
+      }
+    }
+  }
+  return out;
+}
+
+// The layouts in which export tensor b can hold checkpoint tensor a whole (same element count).
+std::vector<Layout> whole_layouts(const Weight& a, const Weight& b) {
+  std::vector<Layout> out;
+  if (a.elements != b.elements) return out;
+  std::vector<int64_t> da = squeezed(a), db = squeezed(b);
+  if (da == db) out.push_back(Layout::Same);
+  if (da.size() == 2 && db.size() == 2 && da[0] == db[1] && da[1] == db[0]) out.push_back(Layout::Transposed);
+  if (da != db) out.push_back(Layout::Reshaped);
+  return out;
+}
+
+// The checkpoint tensor's samples against the export tensor's in a whole layout.
+int equal_in(const Samples& a, const Samples& b, Layout l, int32_t as) {
+  return equal_samples(a.direct, l == Layout::Transposed ? b.transposed : b.direct, as);
+}
+
+bool ends_with_name(std::string_view s, std::string_view tail) {
+  return s.size() > tail.size() && s.substr(s.size() - tail.size()) == tail && s[s.size() - tail.size() - 1] == '.';
+}
+bool same_name(std::string_view a, std::string_view b) { return a == b || ends_with_name(a, b) || ends_with_name(b, a); }
+
+NamedShape named_shape(const Weight& w) {
+  return {std::string(w.name), std::vector<int64_t>(w.dims.begin(), w.dims.end()), dtype_name(w.dtype), w.elements};
+}
+
+std::string plural(uint64_t n, const std::string& one, const std::string& many) {
+  return with_commas(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Kept: return "kept";
+    case Verdict::Folded: return "folded";
+    case Verdict::Changed: return "changed";
+    case Verdict::Lost: return "lost";
+    default: return "unknown";
+  }
+}
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::Same: return "as stored";
+    case Layout::Transposed: return "transposed";
+    case Layout::Reshaped: return "reshaped";
+    case Layout::Rows: return "rows";
+    default: return "columns";
+  }
+}
+
+Fidelity check_fidelity(const Audit& exported, const std::string& export_path, const Audit& checkpoint,
+                        const std::string& checkpoint_path) {
+  const Model& E = exported.model;
+  const Model& C = checkpoint.model;
+  Fidelity f;
+  f.export_path = export_path;
+  f.checkpoint_path = checkpoint_path;
+  f.export_parameters = exported.framework.parameters;
+  f.checkpoint_parameters = checkpoint.framework.parameters;
+  PayloadFiles efiles, cfiles;
+
+  // The checkpoint's parameter tensors, and every export tensor that could hold one.
+  std::vector<int> cks, exs;
+  for (size_t i = 0; i < C.weights.size(); ++i) {
+    if (C.weights[i].parameter && C.weights[i].elements > 0) cks.push_back(static_cast<int>(i));
+  }
+  for (size_t j = 0; j < E.weights.size(); ++j) {
+    if (E.weights[j].elements > 0 && !E.weights[j].sparse) exs.push_back(static_cast<int>(j));
+  }
+  std::vector<std::optional<Samples>> cs(C.weights.size()), es(E.weights.size());
+  for (int i : cks) {
+    if (comparable(C.weights[static_cast<size_t>(i)])) cs[static_cast<size_t>(i)] = take_samples(C.weights[static_cast<size_t>(i)], cfiles);
+  }
+  for (int j : exs) {
+    if (comparable(E.weights[static_cast<size_t>(j)])) es[static_cast<size_t>(j)] = take_samples(E.weights[static_cast<size_t>(j)], efiles);
+  }
+  auto cw = [&](int i) -> const Weight& { return C.weights[static_cast<size_t>(i)]; };
+  auto ew = [&](int j) -> const Weight& { return E.weights[static_cast<size_t>(j)]; };
+
+  // 1. Checkpoint tensors with equal values form one class (equal untrained norms, say), so each
+  // export tensor is compared in full with one tensor of a class, not with all of them.
+  std::vector<int> class_of(C.weights.size(), -1);
+  std::vector<std::vector<int>> classes;  // checkpoint tensors, the first is the class's representative
+  {
+    std::map<uint64_t, std::vector<int>> reps_by_size;
+    for (int i : cks) {
+      if (!cs[static_cast<size_t>(i)]) continue;
+      auto& reps = reps_by_size[cw(i).elements];
+      for (int c : reps) {
+        int r = classes[static_cast<size_t>(c)][0];
+        int32_t as = narrower(cw(i).dtype, cw(r).dtype);
+        if (equal_samples(cs[static_cast<size_t>(i)]->direct, cs[static_cast<size_t>(r)]->direct, as) != kSamples) continue;
+        Comparison cmp = compare(cw(i), cw(r), Layout::Reshaped, 0, 0, as, true, cfiles, cfiles);
+        if (cmp.read && cmp.differing == 0) {
+          class_of[static_cast<size_t>(i)] = c;
+          classes[static_cast<size_t>(c)].push_back(i);
+          break;
+        }
+      }
+      if (class_of[static_cast<size_t>(i)] < 0) {
+        class_of[static_cast<size_t>(i)] = static_cast<int>(classes.size());
+        reps.push_back(static_cast<int>(classes.size()));
+        classes.push_back({i});
+      }
+    }
+  }
+
+  // 2. Each export tensor against the classes of its size, in each whole layout.
+  std::vector<std::vector<Holder>> class_holders(classes.size());
+  std::vector<bool> holds(E.weights.size(), false);
+  {
+    std::map<uint64_t, std::vector<int>> classes_by_size;
+    for (size_t c = 0; c < classes.size(); ++c) classes_by_size[cw(classes[c][0]).elements].push_back(static_cast<int>(c));
+    for (int j : exs) {
+      if (!es[static_cast<size_t>(j)]) continue;
+      auto it = classes_by_size.find(ew(j).elements);
+      if (it == classes_by_size.end()) continue;
+      for (int c : it->second) {
+        int r = classes[static_cast<size_t>(c)][0];
+        int32_t as = narrower(cw(r).dtype, ew(j).dtype);
+        bool found = false;
+        for (Layout l : whole_layouts(cw(r), ew(j))) {
+          if (equal_in(*cs[static_cast<size_t>(r)], *es[static_cast<size_t>(j)], l, as) != kSamples) continue;
+          const uint64_t stride = l == Layout::Transposed ? static_cast<uint64_t>(squeezed(cw(r))[0]) : 0;
+          Comparison cmp = compare(cw(r), ew(j), l, 0, stride, as, true, cfiles, efiles);
+          if (cmp.read && cmp.differing == 0) {
+            class_holders[static_cast<size_t>(c)].push_back(holder(j, l));
+            holds[static_cast<size_t>(j)] = true;
+            found = true;
+            break;
+          }
+        }
+        if (found) break;
+      }
+    }
+  }
+
+  f.tensors.reserve(cks.size());
+  std::vector<int> entry_of(C.weights.size(), -1);
+  for (int i : cks) {
+    entry_of[static_cast<size_t>(i)] = static_cast<int>(f.tensors.size());
+    TensorFidelity t;
+    t.tensor = i;
+    t.what = named_shape(cw(i));
+    f.tensors.push_back(t);
+  }
+  auto entry = [&](int i) -> TensorFidelity& { return f.tensors[static_cast<size_t>(entry_of[static_cast<size_t>(i)])]; };
+
+  // 3. Within a class, export tensors go one to one to its checkpoint tensors, by name first; a
+  // tensor left over is a second copy (of the class's first tensor), a checkpoint tensor left
+  // over shares an export tensor with an equal one (an exporter merges equal initializers).
+  for (size_t c = 0; c < classes.size(); ++c) {
+    auto& members = classes[c];
+    auto& holders = class_holders[c];
+    if (holders.empty()) continue;
+    std::vector<bool> used(holders.size(), false);
+    std::vector<int> unassigned;
+    for (int i : members) {
+      size_t pick = holders.size();
+      for (size_t h = 0; h < holders.size() && pick == holders.size(); ++h) {
+        if (!used[h] && same_name(ew(holders[h].weight).name, cw(i).name)) pick = h;
+      }
+      if (pick == holders.size()) {
+        unassigned.push_back(i);
+        continue;
+      }
+      used[pick] = true;
+      entry(i).held.push_back(holders[pick]);
+    }
+    for (int i : unassigned) {
+      size_t h = 0;
+      while (h < holders.size() && used[h]) ++h;
+      if (h == holders.size()) break;
+      used[h] = true;
+      entry(i).held.push_back(holders[h]);
+    }
+    for (size_t h = 0; h < holders.size(); ++h) {
+      if (!used[h]) entry(members[0]).held.push_back(holders[h]);
+    }
+    for (int i : members) {
+      TensorFidelity& t = entry(i);
+      t.verdict = Verdict::Kept;
+      if (t.held.empty()) {
+        t.held.push_back(holders[0]);
+        t.shared = true;
+      }
+    }
+  }
+
+  // 4. Packed: a checkpoint tensor whose values are a run of rows of a larger export tensor with
+  // the same trailing dimensions ([3·out, in], a bias [3·out]), or, transposed, a run of columns
+  // of an [in, k·out] one. Runs are tried at multiples of the tensor's own size from either end
+  // (Q at 0, then K and V, whatever their sizes).
+  std::map<int, std::vector<Holder>> packed_into;  // export tensor -> the runs found in it
+  for (TensorFidelity& t : f.tensors) {
+    const Weight& a = cw(t.tensor);
+    if (t.verdict != Verdict::Lost || !cs[static_cast<size_t>(t.tensor)]) continue;
+    std::vector<int64_t> da = squeezed(a);
+    if (da.empty()) continue;
+    Values va;
+    for (int j : exs) {
+      const Weight& b = ew(j);
+      if (!es[static_cast<size_t>(j)] || holds[static_cast<size_t>(j)] || b.elements <= a.elements) continue;
+      std::vector<int64_t> db = squeezed(b);
+      const int32_t as = narrower(a.dtype, b.dtype);
+      std::vector<std::pair<Layout, uint64_t>> tries;  // layout, the run's count of rows or columns
+      uint64_t run = 0, total = 0, unit = 0;  // unit: elements per row (Rows) or rows of b (Columns)
+      if (db.size() == da.size() && db[0] > da[0] && std::equal(da.begin() + 1, da.end(), db.begin() + 1)) {
+        run = static_cast<uint64_t>(da[0]);
+        total = static_cast<uint64_t>(db[0]);
+        unit = a.elements / run;
+        tries.push_back({Layout::Rows, 0});
+      }
+      if (da.size() == 2 && db.size() == 2 && db[0] == da[1] && db[1] > da[0]) {
+        tries.push_back({Layout::Columns, 0});
+      }
+      for (auto [layout, unused] : tries) {
+        (void)unused;
+        if (layout == Layout::Columns) {
+          run = static_cast<uint64_t>(da[0]);
+          total = static_cast<uint64_t>(db[1]);
+        }
+        std::set<uint64_t> starts;
+        for (uint64_t s = 0; s + run <= total && starts.size() < 64; s += run) starts.insert(s);
+        for (uint64_t s = total - run, k = 0; k < 64; s -= run, ++k) {
+          starts.insert(s);
+          if (s < run) break;
+        }
+        Values vb;
+        if (!vb.open(b, efiles)) break;
+        for (uint64_t s : starts) {
+          // The samples first: a's k-th sample against b at the same place of the run.
+          int equal = 0;
+          for (int k = 0; k < kSamples; ++k) {
+            uint64_t p = sample_position(a.elements, k), q = 0;
+            if (layout == Layout::Rows) q = s * unit + p;
+            else q = (p % static_cast<uint64_t>(da[1])) * total + s + p / static_cast<uint64_t>(da[1]);
+            double y = 0;
+            if (!vb.read(q, 1, &y)) break;
+            if (!same_value(cs[static_cast<size_t>(t.tensor)]->direct[static_cast<size_t>(k)], y, as)) break;
+            ++equal;
+          }
+          if (equal != kSamples) continue;
+          Comparison cmp = layout == Layout::Rows
+                               ? compare(a, b, Layout::Rows, s * unit, 0, as, true, cfiles, efiles)
+                               : compare(a, b, Layout::Columns, s, total, as, true, cfiles, efiles);
+          if (!cmp.read || cmp.differing) continue;
+          t.verdict = Verdict::Folded;
+          t.held.push_back(holder(j, layout, s, s + run));
+          packed_into[j].push_back(t.held.back());
+          break;
+        }
+        if (t.verdict == Verdict::Folded) break;
+      }
+      if (t.verdict == Verdict::Folded) break;
+    }
+  }
+  for (auto& [j, runs] : packed_into) holds[static_cast<size_t>(j)] = true;
+
+  // 5. What is still nowhere is paired with an export tensor of its size that holds nothing: by
+  // name, by its role in the layer's attention block, by the closest samples, or as the only one.
+  std::vector<bool> paired(E.weights.size(), false);
+  std::vector<NamedTensor> roles = name_roles(C);
+  std::vector<int> attention_layers;
+  for (int i : cks) {
+    const NamedTensor& n = roles[static_cast<size_t>(i)];
+    if (n.layer >= 0 && (n.role == "q" || n.role == "k" || n.role == "v" || n.role == "o" || n.role == "qkv")) {
+      attention_layers.push_back(n.layer);
+    }
+  }
+  std::sort(attention_layers.begin(), attention_layers.end());
+  attention_layers.erase(std::unique(attention_layers.begin(), attention_layers.end()), attention_layers.end());
+  const bool blocks_align = !attention_layers.empty() && attention_layers.size() == exported.attention.blocks.size();
+  auto by_role = [&](int i) -> int {
+    const NamedTensor& n = roles[static_cast<size_t>(i)];
+    if (!blocks_align || n.layer < 0) return -1;
+    auto rank = std::lower_bound(attention_layers.begin(), attention_layers.end(), n.layer) - attention_layers.begin();
+    if (rank >= static_cast<long>(attention_layers.size()) || attention_layers[static_cast<size_t>(rank)] != n.layer) return -1;
+    const AttentionBlock& b = exported.attention.blocks[static_cast<size_t>(rank)];
+    const Projection* p = n.role == "q" || n.role == "qkv" ? &b.q : n.role == "k" ? &b.k : n.role == "v" ? &b.v : n.role == "o" ? &b.o : nullptr;
+    if (!p) return -1;
+    for (const TensorShare& s : p->tensors) {
+      if (s.bias == n.bias && s.slice.empty()) return s.weight;
+    }
+    return -1;
+  };
+  for (TensorFidelity& t : f.tensors) {
+    if (t.verdict != Verdict::Lost) continue;
+    const Weight& a = cw(t.tensor);
+    const bool a_readable = cs[static_cast<size_t>(t.tensor)].has_value();
+    std::vector<int> free;
+    for (int j : exs) {
+      if (!holds[static_cast<size_t>(j)] && !paired[static_cast<size_t>(j)] && ew(j).elements == a.elements) free.push_back(j);
+    }
+    int pick = -1;
+    for (int j : free) {
+      if (pick < 0 && same_name(ew(j).name, a.name)) {
+        pick = j;
+        t.paired_by = "name";
+      }
+    }
+    if (pick < 0) {
+      int j = by_role(t.tensor);
+      if (j >= 0 && std::find(free.begin(), free.end(), j) != free.end()) {
+        pick = j;
+        t.paired_by = "role";
+      }
+    }
+    if (pick < 0 && a_readable) {
+      int best = -1, best_equal = -1;
+      bool tie = false;
+      for (int j : free) {
+        if (!es[static_cast<size_t>(j)]) continue;
+        for (Layout l : whole_layouts(a, ew(j))) {
+          int n = equal_in(*cs[static_cast<size_t>(t.tensor)], *es[static_cast<size_t>(j)], l, narrower(a.dtype, ew(j).dtype));
+          if (n > best_equal) {
+            best = j;
+            best_equal = n;
+            tie = false;
+          } else if (n == best_equal && j != best) {
+            tie = true;
+          }
+        }
+      }
+      if (best >= 0 && best_equal >= kSamples / 2 && !tie) {
+        pick = best;
+        t.paired_by = "closest values";
+      }
+    }
+    if (pick < 0 && free.size() == 1) {
+      pick = free[0];
+      t.paired_by = "only one of its size";
+    }
+    if (pick < 0) {
+      if (!a_readable) {
+        t.verdict = Verdict::Unknown;
+        t.why = "stored as " + dtype_name(a.dtype) + ", not read; no export tensor pairs with it by name, role or size";
+      }
+      continue;  // lost
+    }
+    paired[static_cast<size_t>(pick)] = true;
+    const Weight& b = ew(pick);
+    if (!a_readable || !es[static_cast<size_t>(pick)]) {
+      t.verdict = Verdict::Unknown;
+      t.held.push_back(holder(pick, Layout::Same));
+      t.why = !a_readable ? "the checkpoint stores it as " + dtype_name(a.dtype) + ", whose values are not read"
+                          : "the export stores it as " + dtype_name(b.dtype) + ", whose values are not read";
+      continue;
+    }
+    // The layout whose samples agree most (a square matrix may be stored either way).
+    int32_t as = narrower(a.dtype, b.dtype);
+    Layout best = Layout::Same;
+    int best_equal = -1;
+    for (Layout l : whole_layouts(a, b)) {
+      int n = equal_in(*cs[static_cast<size_t>(t.tensor)], *es[static_cast<size_t>(pick)], l, as);
+      if (n > best_equal) {
+        best = l;
+        best_equal = n;
+      }
+    }
+    const uint64_t stride = best == Layout::Transposed ? static_cast<uint64_t>(squeezed(a)[0]) : 0;
+    Comparison cmp = compare(a, b, best, 0, stride, as, false, cfiles, efiles);
+    t.held.push_back(holder(pick, best));
+    t.compared_as = as;
+    if (!cmp.read) {
+      t.verdict = Verdict::Unknown;
+      t.why = "a payload could not be read";
+      continue;
+    }
+    if (cmp.differing == 0) {  // equal after all (the samples of a NaN, say): kept
+      t.verdict = Verdict::Kept;
+      holds[static_cast<size_t>(pick)] = true;
+      continue;
+    }
+    t.verdict = Verdict::Changed;
+    t.differing = cmp.differing;
+    t.largest = cmp.largest;
+    t.largest_at = cmp.at;
+    t.checkpoint_value = cmp.a_value;
+    t.export_value = cmp.b_value;
+  }
+
+  // 6. Export parameters that hold nothing of the checkpoint (buffers and constants of arithmetic
+  // are not parameters of the framework's count, and are left out).
+  std::vector<bool> not_counted(E.weights.size(), false);
+  for (const BufferTensor& b : exported.framework.buffers) not_counted[static_cast<size_t>(b.weight)] = true;
+  for (const BufferTensor& b : exported.framework.constants) not_counted[static_cast<size_t>(b.weight)] = true;
+  for (int j : exs) {
+    if (ew(j).parameter && !holds[static_cast<size_t>(j)] && !paired[static_cast<size_t>(j)] && !not_counted[static_cast<size_t>(j)]) {
+      f.added.push_back(named_shape(ew(j)));
+      f.added_elements += ew(j).elements;
+    }
+  }
+
+  for (TensorFidelity& t : f.tensors) {
+    for (Holder& h : t.held) h.name = std::string(ew(h.weight).name);
+  }
+
+  // 7. The tallies, the two counts and the sentence.
+  const TensorFidelity* first_lost = nullptr;
+  const TensorFidelity* first_changed = nullptr;
+  const TensorFidelity* first_duplicated = nullptr;
+  for (const TensorFidelity& t : f.tensors) {
+    switch (t.verdict) {
+      case Verdict::Kept:
+        ++f.kept;
+        if (t.held.size() > 1) {
+          ++f.duplicated;
+          if (!first_duplicated) first_duplicated = &t;
+        }
+        if (t.shared) ++f.shared;
+        break;
+      case Verdict::Folded: ++f.folded; break;
+      case Verdict::Changed:
+        ++f.changed;
+        if (!first_changed) first_changed = &t;
+        break;
+      case Verdict::Lost:
+        ++f.lost;
+        f.lost_elements += cw(t.tensor).elements;
+        if (!first_lost) first_lost = &t;
+        break;
+      default: ++f.unknown; break;
+    }
+  }
+  const uint64_t n = f.tensors.size();
+  if (f.export_parameters == f.checkpoint_parameters) {
+    f.counts = "the export's framework count equals the checkpoint's: " + with_commas(f.checkpoint_parameters);
+  } else {
+    const bool more = f.export_parameters > f.checkpoint_parameters;
+    const uint64_t gap = more ? f.export_parameters - f.checkpoint_parameters : f.checkpoint_parameters - f.export_parameters;
+    f.counts = "the export's framework count, " + with_commas(f.export_parameters) + ", is " + with_commas(gap) +
+               (more ? " more" : " fewer") + " than the checkpoint's " + with_commas(f.checkpoint_parameters);
+    const int64_t explained = static_cast<int64_t>(f.added_elements) - static_cast<int64_t>(f.lost_elements);
+    const int64_t delta = static_cast<int64_t>(f.export_parameters) - static_cast<int64_t>(f.checkpoint_parameters);
+    std::string parts;
+    if (f.lost_elements) parts += with_commas(f.lost_elements) + " in lost tensors";
+    if (f.added_elements) parts += std::string(parts.empty() ? "" : " and ") + with_commas(f.added_elements) + " in added ones";
+    if (explained == delta && !parts.empty()) f.counts += ": " + parts;
+    else if (!parts.empty()) f.counts += "; the tensors compared account for " + parts + ", not all of it";
+    else f.counts += "; no tensor compared accounts for it";
+  }
+  auto name_of = [&](const TensorFidelity* t) { return std::string(cw(t->tensor).name); };
+  std::vector<std::string> clauses;
+  if (f.lost == 0 && f.changed == 0 && f.unknown == 0) {
+    std::string s = n == 1 ? "the checkpoint's one tensor is in the export" : "every one of the " + with_commas(n) + " checkpoint tensors is in the export";
+    if (f.folded) s += " (" + with_commas(f.folded) + " packed into larger tensors)";
+    clauses.push_back(s);
+  } else {
+    std::string s = "of the " + plural(n, "checkpoint tensor", "checkpoint tensors") + ", the export";
+    std::vector<std::string> what;
+    if (f.lost) what.push_back("lost " + with_commas(f.lost) + " (" + name_of(first_lost) + (f.lost > 1 ? ", …)" : ")"));
+    if (f.changed) {
+      what.push_back("changed " + with_commas(f.changed) + " (" + name_of(first_changed) + ": " +
+                     plural(first_changed->differing, "element differs", "elements differ") + (f.changed > 1 ? ", …)" : ")"));
+    }
+    if (f.kept || f.folded) what.push_back("holds " + with_commas(f.kept + f.folded));
+    for (size_t k = 0; k < what.size(); ++k) s += (k == 0 ? " " : k + 1 == what.size() ? " and " : ", ") + what[k];
+    if (f.unknown) s += "; " + with_commas(f.unknown) + " not compared";
+    clauses.push_back(s);
+  }
+  if (f.duplicated == 1) {
+    const size_t copies = first_duplicated->held.size();
+    clauses.push_back(name_of(first_duplicated) + " is stored " + (copies == 2 ? std::string("twice") : with_commas(copies) + " times"));
+  } else if (f.duplicated > 1) {
+    clauses.push_back(with_commas(f.duplicated) + " are stored more than once");
+  }
+  if (!f.added.empty()) clauses.push_back("it adds " + plural(f.added.size(), "tensor", "tensors") + " of " + with_commas(f.added_elements));
+  for (size_t k = 0; k < clauses.size(); ++k) f.outcome += (k ? "; " : "") + clauses[k];
+  return f;
+}
+
+}  // namespace headcount
