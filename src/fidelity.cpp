@@ -10,9 +10,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "checkpoint/model.h"
 #include "headcount/audit.h"
@@ -25,6 +29,8 @@ namespace {
 constexpr int kSamples = 16;
 constexpr uint64_t kBand = 256u << 10;   // elements of one side held at a time, as doubles
 constexpr uint64_t kHeld = 4u << 20;     // a tensor up to this many bytes is read once, then sampled
+constexpr size_t kCandidates = 64;       // tensors with one key (or of one size) compared with one tensor
+constexpr uint64_t kPackedReads = 4u << 20;  // sampled reads of the whole packed-tensor search
 
 std::vector<int64_t> squeezed(const Weight& w) {
   std::vector<int64_t> out;
@@ -66,11 +72,12 @@ bool same_value(double x, double y, int32_t as) {
 // Elements of one tensor read as doubles, through a reader kept open.
 class Values {
  public:
-  bool open(const Weight& w, PayloadFiles& files) {
+  // `hold`: a tensor of at most kHeld bytes is read whole at once, for many reads to follow.
+  bool open(const Weight& w, PayloadFiles& files, bool hold = true) {
     w_ = &w;
     es_ = static_cast<uint64_t>(dtype_bits(w.dtype) / 8);
     if (!r_.open(w, &files)) return false;
-    if (w.bytes <= kHeld) r_.hold(kHeld);
+    if (hold && w.bytes <= kHeld) r_.hold(kHeld);
     return true;
   }
   bool read(uint64_t first, uint64_t n, double* out) {
@@ -206,10 +213,61 @@ int equal_in(const Samples& a, const Samples& b, Layout l, int32_t as) {
   return equal_samples(a.direct, l == Layout::Transposed ? b.transposed : b.direct, as);
 }
 
-bool ends_with_name(std::string_view s, std::string_view tail) {
-  return s.size() > tail.size() && s.substr(s.size() - tail.size()) == tail && s[s.size() - tail.size() - 1] == '.';
+// A tensor's samples rounded to type `as`, with its element count and dtype: tensors whose
+// samples are equal at that type have the same key. -0 is 0 and every NaN one NaN.
+std::string sample_key(uint64_t elements, int32_t dtype, const std::vector<double>& samples, int32_t as) {
+  std::string key(reinterpret_cast<const char*>(&elements), sizeof elements);
+  key.append(reinterpret_cast<const char*>(&dtype), sizeof dtype);
+  for (double v : samples) {
+    double r = round_to(as, v);
+    if (r == 0) r = 0;
+    if (std::isnan(r)) r = NAN;
+    uint64_t bits;
+    std::memcpy(&bits, &r, sizeof bits);
+    if (std::isnan(r)) bits = 0x7FF8000000000000ull;
+    key.append(reinterpret_cast<const char*>(&bits), sizeof bits);
+  }
+  return key;
 }
-bool same_name(std::string_view a, std::string_view b) { return a == b || ends_with_name(a, b) || ends_with_name(b, a); }
+
+// Names that pair by name: the same name, or it with a dotted prefix
+// ("model.layers.0.q.weight" and "layers.0.q.weight"), each name indexed with its last few
+// dotted suffixes, so a lookup costs a few hash probes, not a pass over every name.
+class NameIndex {
+ public:
+  void add(std::string_view name, int id) {
+    full_[name].push_back(id);
+    size_t n = 0;
+    for (size_t dot = name.find('.'); dot != std::string_view::npos && n < kSuffixes; dot = name.find('.', dot + 1), ++n) {
+      suffix_[name.substr(dot + 1)].push_back(id);
+    }
+  }
+  // The first id that `ok` accepts among names equal to `name`, ending with "." + name, or that
+  // `name` ends with after a dot; -1 for none. At most kCandidates ids of each list are tried.
+  template <typename Ok>
+  int find(std::string_view name, Ok ok) const {
+    auto first = [&](const auto& map, std::string_view key) {
+      auto it = map.find(key);
+      if (it == map.end()) return -1;
+      for (size_t k = 0; k < it->second.size() && k < kCandidates; ++k) {
+        if (ok(it->second[k])) return it->second[k];
+      }
+      return -1;
+    };
+    if (int id = first(full_, name); id >= 0) return id;
+    if (int id = first(suffix_, name); id >= 0) return id;
+    size_t n = 0;
+    for (size_t dot = name.find('.'); dot != std::string_view::npos && n < kSuffixes; dot = name.find('.', dot + 1), ++n) {
+      if (int id = first(full_, name.substr(dot + 1)); id >= 0) return id;
+    }
+    return -1;
+  }
+
+ private:
+  static constexpr size_t kSuffixes = 8;
+  std::unordered_map<std::string_view, std::vector<int>> full_, suffix_;
+};
+
 
 NamedShape named_shape(const Weight& w) {
   return {std::string(w.name), std::vector<int64_t>(w.dims.begin(), w.dims.end()), dtype_name(w.dtype), w.elements};
@@ -271,19 +329,18 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   auto ew = [&](int j) -> const Weight& { return E.weights[static_cast<size_t>(j)]; };
 
   // 1. Checkpoint tensors with equal values form one class (equal untrained norms, say), so each
-  // export tensor is compared in full with one tensor of a class, not with all of them.
+  // export tensor is compared in full with one tensor of a class, not with all of them. Tensors
+  // of one dtype with equal values have equal samples, bit for bit: the samples are the key.
   std::vector<int> class_of(C.weights.size(), -1);
   std::vector<std::vector<int>> classes;  // checkpoint tensors, the first is the class's representative
   {
-    std::map<uint64_t, std::vector<int>> reps_by_size;
+    std::unordered_map<std::string, std::vector<int>> reps;
     for (int i : cks) {
       if (!cs[static_cast<size_t>(i)]) continue;
-      auto& reps = reps_by_size[cw(i).elements];
-      for (int c : reps) {
-        int r = classes[static_cast<size_t>(c)][0];
-        int32_t as = narrower(cw(i).dtype, cw(r).dtype);
-        if (equal_samples(cs[static_cast<size_t>(i)]->direct, cs[static_cast<size_t>(r)]->direct, as) != kSamples) continue;
-        Comparison cmp = compare(cw(i), cw(r), Layout::Reshaped, 0, 0, as, true, cfiles, cfiles);
+      auto& same = reps[sample_key(cw(i).elements, cw(i).dtype, cs[static_cast<size_t>(i)]->direct, cw(i).dtype)];
+      for (size_t k = 0; k < same.size() && k < kCandidates; ++k) {
+        const int c = same[k], r = classes[static_cast<size_t>(c)][0];
+        Comparison cmp = compare(cw(i), cw(r), Layout::Reshaped, 0, 0, cw(i).dtype, true, cfiles, cfiles);
         if (cmp.read && cmp.differing == 0) {
           class_of[static_cast<size_t>(i)] = c;
           classes[static_cast<size_t>(c)].push_back(i);
@@ -292,36 +349,58 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       }
       if (class_of[static_cast<size_t>(i)] < 0) {
         class_of[static_cast<size_t>(i)] = static_cast<int>(classes.size());
-        reps.push_back(static_cast<int>(classes.size()));
+        same.push_back(static_cast<int>(classes.size()));
         classes.push_back({i});
       }
     }
   }
 
-  // 2. Each export tensor against the classes of its size, in each whole layout.
+  // 2. Each export tensor against the classes whose samples equal its own, as stored or
+  // transposed, at the narrower of the two types: the classes are keyed by their samples rounded
+  // to that type (an index per checkpoint dtype and narrower type, built when first needed).
   std::vector<std::vector<Holder>> class_holders(classes.size());
   std::vector<bool> holds(E.weights.size(), false);
   {
-    std::map<uint64_t, std::vector<int>> classes_by_size;
-    for (size_t c = 0; c < classes.size(); ++c) classes_by_size[cw(classes[c][0]).elements].push_back(static_cast<int>(c));
+    std::set<int32_t> checkpoint_types;
+    for (const auto& c : classes) checkpoint_types.insert(cw(c[0]).dtype);
+    std::map<std::pair<int32_t, int32_t>, std::unordered_map<std::string, std::vector<int>>> index;
+    auto classes_by = [&](int32_t type, int32_t as) -> const std::unordered_map<std::string, std::vector<int>>& {
+      auto [it, fresh] = index.try_emplace({type, as});
+      if (fresh) {
+        for (size_t c = 0; c < classes.size(); ++c) {
+          const int r = classes[c][0];
+          if (cw(r).dtype == type) it->second[sample_key(cw(r).elements, type, cs[static_cast<size_t>(r)]->direct, as)].push_back(static_cast<int>(c));
+        }
+      }
+      return it->second;
+    };
     for (int j : exs) {
       if (!es[static_cast<size_t>(j)]) continue;
-      auto it = classes_by_size.find(ew(j).elements);
-      if (it == classes_by_size.end()) continue;
-      for (int c : it->second) {
-        int r = classes[static_cast<size_t>(c)][0];
-        int32_t as = narrower(cw(r).dtype, ew(j).dtype);
-        bool found = false;
-        for (Layout l : whole_layouts(cw(r), ew(j))) {
-          if (equal_in(*cs[static_cast<size_t>(r)], *es[static_cast<size_t>(j)], l, as) != kSamples) continue;
-          const uint64_t stride = l == Layout::Transposed ? static_cast<uint64_t>(squeezed(cw(r))[0]) : 0;
-          Comparison cmp = compare(cw(r), ew(j), l, 0, stride, as, true, cfiles, efiles);
-          if (cmp.read && cmp.differing == 0) {
-            class_holders[static_cast<size_t>(c)].push_back(holder(j, l));
-            holds[static_cast<size_t>(j)] = true;
-            found = true;
-            break;
+      const Weight& b = ew(j);
+      bool found = false;
+      for (int32_t type : checkpoint_types) {
+        const int32_t as = narrower(type, b.dtype);
+        const auto& by_key = classes_by(type, as);
+        for (bool transposed : {false, true}) {
+          const std::vector<double>& samples = transposed ? es[static_cast<size_t>(j)]->transposed : es[static_cast<size_t>(j)]->direct;
+          if (samples.empty()) continue;
+          auto it = by_key.find(sample_key(b.elements, type, samples, as));
+          if (it == by_key.end()) continue;
+          for (size_t k = 0; k < it->second.size() && k < kCandidates && !found; ++k) {
+            const int c = it->second[k], r = classes[static_cast<size_t>(c)][0];
+            for (Layout l : whole_layouts(cw(r), b)) {
+              if ((l == Layout::Transposed) != transposed) continue;
+              const uint64_t stride = transposed ? static_cast<uint64_t>(squeezed(cw(r))[0]) : 0;
+              Comparison cmp = compare(cw(r), b, l, 0, stride, as, true, cfiles, efiles);
+              if (cmp.read && cmp.differing == 0) {
+                class_holders[static_cast<size_t>(c)].push_back(holder(j, l));
+                holds[static_cast<size_t>(j)] = true;
+                found = true;
+                break;
+              }
+            }
           }
+          if (found) break;
         }
         if (found) break;
       }
@@ -347,25 +426,24 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     auto& holders = class_holders[c];
     if (holders.empty()) continue;
     std::vector<bool> used(holders.size(), false);
+    NameIndex names;
+    for (size_t h = 0; h < holders.size(); ++h) names.add(ew(holders[h].weight).name, static_cast<int>(h));
     std::vector<int> unassigned;
     for (int i : members) {
-      size_t pick = holders.size();
-      for (size_t h = 0; h < holders.size() && pick == holders.size(); ++h) {
-        if (!used[h] && same_name(ew(holders[h].weight).name, cw(i).name)) pick = h;
-      }
-      if (pick == holders.size()) {
+      int pick = names.find(cw(i).name, [&](int h) { return !used[static_cast<size_t>(h)]; });
+      if (pick < 0) {
         unassigned.push_back(i);
         continue;
       }
-      used[pick] = true;
-      entry(i).held.push_back(holders[pick]);
+      used[static_cast<size_t>(pick)] = true;
+      entry(i).held.push_back(holders[static_cast<size_t>(pick)]);
     }
+    size_t next = 0;
     for (int i : unassigned) {
-      size_t h = 0;
-      while (h < holders.size() && used[h]) ++h;
-      if (h == holders.size()) break;
-      used[h] = true;
-      entry(i).held.push_back(holders[h]);
+      while (next < holders.size() && used[next]) ++next;
+      if (next == holders.size()) break;
+      used[next] = true;
+      entry(i).held.push_back(holders[next]);
     }
     for (size_t h = 0; h < holders.size(); ++h) {
       if (!used[h]) entry(members[0]).held.push_back(holders[h]);
@@ -383,76 +461,105 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   // 4. Packed: a checkpoint tensor whose values are a run of rows of a larger export tensor with
   // the same trailing dimensions ([3·out, in], a bias [3·out]), or, transposed, a run of columns
   // of an [in, k·out] one. Runs are tried at multiples of the tensor's own size from either end
-  // (Q at 0, then K and V, whatever their sizes).
-  std::map<int, std::vector<Holder>> packed_into;  // export tensor -> the runs found in it
+  // (Q at 0, then K and V, whatever their sizes). The search reads at most kPackedReads sampled
+  // elements in all; a tensor it could not finish is not called lost.
+  // Export tensors by rank and the dims after the first, and 2-D ones by their first dim; each
+  // list sorted by the dim that must be larger than the checkpoint tensor's.
+  std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int>>> by_trailing;
+  std::map<int64_t, std::vector<std::pair<int64_t, int>>> by_rows;
+  for (int j : exs) {
+    if (!es[static_cast<size_t>(j)]) continue;
+    std::vector<int64_t> db = squeezed(ew(j));
+    if (db.empty()) continue;
+    std::vector<int64_t> key(db.begin() + 1, db.end());
+    key.insert(key.begin(), static_cast<int64_t>(db.size()));
+    by_trailing[key].push_back({db[0], j});
+    if (db.size() == 2) by_rows[db[0]].push_back({db[1], j});
+  }
+  for (auto& [k, v] : by_trailing) std::sort(v.begin(), v.end());
+  for (auto& [k, v] : by_rows) std::sort(v.begin(), v.end());
+  uint64_t packed_reads = 0;
+  std::vector<bool> unfinished(C.weights.size(), false);
   for (TensorFidelity& t : f.tensors) {
     const Weight& a = cw(t.tensor);
     if (t.verdict != Verdict::Lost || !cs[static_cast<size_t>(t.tensor)]) continue;
     std::vector<int64_t> da = squeezed(a);
     if (da.empty()) continue;
-    Values va;
-    for (int j : exs) {
-      const Weight& b = ew(j);
-      if (!es[static_cast<size_t>(j)] || holds[static_cast<size_t>(j)] || b.elements <= a.elements) continue;
-      std::vector<int64_t> db = squeezed(b);
-      const int32_t as = narrower(a.dtype, b.dtype);
-      std::vector<std::pair<Layout, uint64_t>> tries;  // layout, the run's count of rows or columns
-      uint64_t run = 0, total = 0, unit = 0;  // unit: elements per row (Rows) or rows of b (Columns)
-      if (db.size() == da.size() && db[0] > da[0] && std::equal(da.begin() + 1, da.end(), db.begin() + 1)) {
-        run = static_cast<uint64_t>(da[0]);
-        total = static_cast<uint64_t>(db[0]);
-        unit = a.elements / run;
-        tries.push_back({Layout::Rows, 0});
-      }
-      if (da.size() == 2 && db.size() == 2 && db[0] == da[1] && db[1] > da[0]) {
-        tries.push_back({Layout::Columns, 0});
-      }
-      for (auto [layout, unused] : tries) {
-        (void)unused;
-        if (layout == Layout::Columns) {
-          run = static_cast<uint64_t>(da[0]);
-          total = static_cast<uint64_t>(db[1]);
-        }
-        std::set<uint64_t> starts;
-        for (uint64_t s = 0; s + run <= total && starts.size() < 64; s += run) starts.insert(s);
-        for (uint64_t s = total - run, k = 0; k < 64; s -= run, ++k) {
-          starts.insert(s);
-          if (s < run) break;
-        }
-        Values vb;
-        if (!vb.open(b, efiles)) break;
-        for (uint64_t s : starts) {
-          // The samples first: a's k-th sample against b at the same place of the run.
-          int equal = 0;
-          for (int k = 0; k < kSamples; ++k) {
-            uint64_t p = sample_position(a.elements, k), q = 0;
-            if (layout == Layout::Rows) q = s * unit + p;
-            else q = (p % static_cast<uint64_t>(da[1])) * total + s + p / static_cast<uint64_t>(da[1]);
-            double y = 0;
-            if (!vb.read(q, 1, &y)) break;
-            if (!same_value(cs[static_cast<size_t>(t.tensor)]->direct[static_cast<size_t>(k)], y, as)) break;
-            ++equal;
-          }
-          if (equal != kSamples) continue;
-          Comparison cmp = layout == Layout::Rows
-                               ? compare(a, b, Layout::Rows, s * unit, 0, as, true, cfiles, efiles)
-                               : compare(a, b, Layout::Columns, s, total, as, true, cfiles, efiles);
-          if (!cmp.read || cmp.differing) continue;
-          t.verdict = Verdict::Folded;
-          t.held.push_back(holder(j, layout, s, s + run));
-          packed_into[j].push_back(t.held.back());
+    // Candidates: (export tensor, layout), at most kCandidates of each layout.
+    std::vector<std::pair<int, Layout>> candidates;
+    bool cut = false;
+    auto take = [&](const std::vector<std::pair<int64_t, int>>& sorted, int64_t above, Layout layout) {
+      auto it = std::upper_bound(sorted.begin(), sorted.end(), std::make_pair(above, std::numeric_limits<int>::max()));
+      for (size_t n = 0; it != sorted.end(); ++it, ++n) {
+        if (n == kCandidates) {
+          cut = true;
           break;
         }
-        if (t.verdict == Verdict::Folded) break;
+        candidates.push_back({it->second, layout});
+      }
+    };
+    std::vector<int64_t> key(da.begin() + 1, da.end());
+    key.insert(key.begin(), static_cast<int64_t>(da.size()));
+    if (auto it = by_trailing.find(key); it != by_trailing.end()) take(it->second, da[0], Layout::Rows);
+    if (da.size() == 2) {
+      if (auto it = by_rows.find(da[1]); it != by_rows.end()) take(it->second, da[0], Layout::Columns);
+    }
+    for (auto [j, layout] : candidates) {
+      const Weight& b = ew(j);
+      if (holds[static_cast<size_t>(j)]) continue;  // it holds a whole checkpoint tensor
+      std::vector<int64_t> db = squeezed(b);
+      const int32_t as = narrower(a.dtype, b.dtype);
+      const uint64_t run = static_cast<uint64_t>(da[0]);
+      const uint64_t total = static_cast<uint64_t>(layout == Layout::Rows ? db[0] : db[1]);
+      const uint64_t unit = a.elements / run;  // Rows: elements per row
+      std::set<uint64_t> starts;
+      for (uint64_t s = 0; s + run <= total && starts.size() < 64; s += run) starts.insert(s);
+      for (uint64_t s = total - run, k = 0; k < 64; s -= run, ++k) {
+        starts.insert(s);
+        if (s < run) break;
+      }
+      Values vb;
+      if (!vb.open(b, efiles, false)) continue;  // a few reads per run: not worth reading it whole
+      for (uint64_t s : starts) {
+        if (packed_reads >= kPackedReads) break;
+        // The samples first: a's k-th sample against b at the same place of the run.
+        int equal = 0;
+        for (int k = 0; k < kSamples; ++k) {
+          const uint64_t p = sample_position(a.elements, k), cols = static_cast<uint64_t>(da.size() == 2 ? da[1] : 1);
+          const uint64_t q = layout == Layout::Rows ? s * unit + p : (p % cols) * total + s + p / cols;
+          double y = 0;
+          ++packed_reads;
+          if (!vb.read(q, 1, &y) || !same_value(cs[static_cast<size_t>(t.tensor)]->direct[static_cast<size_t>(k)], y, as)) break;
+          ++equal;
+        }
+        if (equal != kSamples) continue;
+        packed_reads += a.elements;  // the whole comparison counts against the same budget
+        Comparison cmp = layout == Layout::Rows ? compare(a, b, Layout::Rows, s * unit, 0, as, true, cfiles, efiles)
+                                                : compare(a, b, Layout::Columns, s, total, as, true, cfiles, efiles);
+        if (!cmp.read || cmp.differing) continue;
+        t.verdict = Verdict::Folded;
+        t.held.push_back(holder(j, layout, s, s + run));
+        break;
       }
       if (t.verdict == Verdict::Folded) break;
     }
+    if (t.verdict != Verdict::Folded && (cut || packed_reads >= kPackedReads)) unfinished[static_cast<size_t>(t.tensor)] = true;
   }
-  for (auto& [j, runs] : packed_into) holds[static_cast<size_t>(j)] = true;
+  for (const TensorFidelity& t : f.tensors) {
+    if (t.verdict == Verdict::Folded) holds[static_cast<size_t>(t.held[0].weight)] = true;
+  }
 
   // 5. What is still nowhere is paired with an export tensor of its size that holds nothing: by
   // name, by its role in the layer's attention block, by the closest samples, or as the only one.
   std::vector<bool> paired(E.weights.size(), false);
+  auto free_tensor = [&](int j) { return !holds[static_cast<size_t>(j)] && !paired[static_cast<size_t>(j)]; };
+  std::unordered_map<uint64_t, std::vector<int>> by_size;  // what is left free is compacted as it is walked
+  NameIndex export_names;
+  for (int j : exs) {
+    if (!free_tensor(j)) continue;
+    by_size[ew(j).elements].push_back(j);
+    export_names.add(ew(j).name, j);
+  }
   std::vector<NamedTensor> roles = name_roles(C);
   std::vector<int> attention_layers;
   for (int i : cks) {
@@ -481,22 +588,32 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     if (t.verdict != Verdict::Lost) continue;
     const Weight& a = cw(t.tensor);
     const bool a_readable = cs[static_cast<size_t>(t.tensor)].has_value();
-    std::vector<int> free;
-    for (int j : exs) {
-      if (!holds[static_cast<size_t>(j)] && !paired[static_cast<size_t>(j)] && ew(j).elements == a.elements) free.push_back(j);
-    }
-    int pick = -1;
-    for (int j : free) {
-      if (pick < 0 && same_name(ew(j).name, a.name)) {
-        pick = j;
-        t.paired_by = "name";
-      }
-    }
+    int pick = export_names.find(a.name, [&](int j) { return free_tensor(j) && ew(j).elements == a.elements; });
+    if (pick >= 0) t.paired_by = "name";
     if (pick < 0) {
       int j = by_role(t.tensor);
-      if (j >= 0 && std::find(free.begin(), free.end(), j) != free.end()) {
+      if (j >= 0 && !ew(j).sparse && free_tensor(j) && ew(j).elements == a.elements) {
         pick = j;
         t.paired_by = "role";
+      }
+    }
+    // The free tensors of its size, at most kCandidates of them; the held ones met on the way are
+    // dropped from the list for good, so the lists shrink as the pairs are made.
+    std::vector<int> free;
+    bool more = false;  // more free tensors of its size than `free` holds
+    if (pick < 0) {
+      auto& same = by_size[a.elements];
+      for (size_t k = 0; k < same.size();) {
+        if (!free_tensor(same[k])) {
+          same[k] = same.back();
+          same.pop_back();
+          continue;
+        }
+        if (free.size() == kCandidates) {
+          more = true;
+          break;
+        }
+        free.push_back(same[k++]);
       }
     }
     if (pick < 0 && a_readable) {
@@ -520,7 +637,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         t.paired_by = "closest values";
       }
     }
-    if (pick < 0 && free.size() == 1) {
+    if (pick < 0 && free.size() == 1 && !more) {
       pick = free[0];
       t.paired_by = "only one of its size";
     }
@@ -528,6 +645,10 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       if (!a_readable) {
         t.verdict = Verdict::Unknown;
         t.why = "stored as " + dtype_name(a.dtype) + ", not read; no export tensor pairs with it by name, role or size";
+      } else if (unfinished[static_cast<size_t>(t.tensor)]) {
+        t.verdict = Verdict::Unknown;
+        t.why = "not looked for in every packed export tensor (the search stops at " + with_commas(kCandidates) +
+                " candidates of a shape and " + with_commas(kPackedReads) + " sampled reads in all)";
       }
       continue;  // lost
     }
@@ -560,7 +681,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       t.why = "a payload could not be read";
       continue;
     }
-    if (cmp.differing == 0) {  // equal after all (the samples of a NaN, say): kept
+    if (cmp.differing == 0) {  // equal after all (a class key missed by a NaN, say): kept
       t.verdict = Verdict::Kept;
       holds[static_cast<size_t>(pick)] = true;
       continue;

@@ -235,3 +235,23 @@ def test_checkpoint_errors_are_one_line(tmp_path):
     assert p.returncode == 2 and "checkpoint itself" in p.stderr
     p = run("audit", onnx_path, onnx_path, "--checkpoint", ck)
     assert p.returncode == 2 and "one MODEL" in p.stderr
+
+
+def test_many_tensors_of_one_size(tmp_path):
+    """2,000 tensors of 4 elements on each side, all distinct: none pairs by name, role or closest
+    values (random values share none of 16 samples), so each is lost and each export tensor added;
+    then the same with all zeros: each checkpoint tensor kept, one export tensor each."""
+    rng = np.random.default_rng(0)
+    for case, make in (("distinct", lambda: rng.standard_normal(4)), ("zeros", lambda: np.zeros(4))):
+        ck = {f"t{i}.weight": torch.tensor(make(), dtype=torch.float32) for i in range(2000)}
+        write_safetensors(tmp_path / f"{case}.safetensors", ck)
+        inits = [numpy_helper.from_array(make().astype(np.float32), f"e{i}") for i in range(2000)]
+        graph = helper.make_graph([helper.make_node("Add", ["x", f"e{i}"], [f"y{i}"]) for i in range(2000)], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                                  [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [4]) for i in range(2000)], inits)
+        onnx.save(helper.make_model(graph), str(tmp_path / f"{case}.onnx"))
+        f, code = diff_json(tmp_path / f"{case}.onnx", tmp_path / f"{case}.safetensors", "--fail-on-change")
+        if case == "distinct":
+            assert (f["lost"], len(f["added"]), f["kept"], code) == (2000, 2000, 0, 1)
+        else:
+            assert (f["kept"], f["duplicated"], f["shared"], f["lost"], f["added"], code) == (2000, 0, 0, 0, [], 0)
