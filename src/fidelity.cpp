@@ -549,6 +549,57 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     if (t.verdict == Verdict::Folded) holds[static_cast<size_t>(t.held[0].weight)] = true;
   }
 
+  // 4b. A last look for each tensor still nowhere, among every export tensor, held or not: its
+  // values may be in one an equal tensor claimed first (classes are formed from a bounded number
+  // of comparisons). Held, it shares that tensor. When more tensors share its samples than are
+  // compared, it is not called lost: it is unknown.
+  {
+    std::set<int32_t> export_types;
+    for (int j : exs) {
+      if (es[static_cast<size_t>(j)]) export_types.insert(ew(j).dtype);
+    }
+    std::map<std::pair<int32_t, int32_t>, std::unordered_map<std::string, std::vector<std::pair<int, bool>>>> index;
+    auto exports_by = [&](int32_t type, int32_t as) -> const std::unordered_map<std::string, std::vector<std::pair<int, bool>>>& {
+      auto [it, fresh] = index.try_emplace({type, as});
+      if (fresh) {
+        for (int j : exs) {
+          if (!es[static_cast<size_t>(j)] || ew(j).dtype != type) continue;
+          const Samples& sj = *es[static_cast<size_t>(j)];
+          it->second[sample_key(ew(j).elements, type, sj.direct, as)].push_back({j, false});
+          if (!sj.transposed.empty()) it->second[sample_key(ew(j).elements, type, sj.transposed, as)].push_back({j, true});
+        }
+      }
+      return it->second;
+    };
+    for (TensorFidelity& t : f.tensors) {
+      if (t.verdict != Verdict::Lost || !cs[static_cast<size_t>(t.tensor)]) continue;
+      const Weight& a = cw(t.tensor);
+      for (int32_t type : export_types) {
+        const int32_t as = narrower(a.dtype, type);
+        const auto& by_key = exports_by(type, as);
+        auto it = by_key.find(sample_key(a.elements, type, cs[static_cast<size_t>(t.tensor)]->direct, as));
+        if (it == by_key.end()) continue;
+        if (it->second.size() > kCandidates) unfinished[static_cast<size_t>(t.tensor)] = true;
+        for (size_t k = 0; k < it->second.size() && k < kCandidates && t.verdict == Verdict::Lost; ++k) {
+          const auto [j, transposed] = it->second[k];
+          for (Layout l : whole_layouts(a, ew(j))) {
+            if ((l == Layout::Transposed) != transposed) continue;
+            const uint64_t stride = transposed ? static_cast<uint64_t>(squeezed(a)[0]) : 0;
+            Comparison cmp = compare(a, ew(j), l, 0, stride, as, true, cfiles, efiles);
+            if (cmp.read && cmp.differing == 0) {
+              t.verdict = Verdict::Kept;
+              t.held.push_back(holder(j, l));
+              t.shared = holds[static_cast<size_t>(j)];
+              holds[static_cast<size_t>(j)] = true;
+              break;
+            }
+          }
+        }
+        if (t.verdict != Verdict::Lost) break;
+      }
+    }
+  }
+
   // 5. What is still nowhere is paired with an export tensor of its size that holds nothing: by
   // name, by its role in the layer's attention block, by the closest samples, or as the only one.
   std::vector<bool> paired(E.weights.size(), false);
@@ -647,8 +698,8 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         t.why = "stored as " + dtype_name(a.dtype) + ", not read; no export tensor pairs with it by name, role or size";
       } else if (unfinished[static_cast<size_t>(t.tensor)]) {
         t.verdict = Verdict::Unknown;
-        t.why = "not looked for in every packed export tensor (the search stops at " + with_commas(kCandidates) +
-                " candidates of a shape and " + with_commas(kPackedReads) + " sampled reads in all)";
+        t.why = "not compared with every export tensor that could hold it (the search stops at " + with_commas(kCandidates) +
+                " candidates of one shape or of equal samples, and at " + with_commas(kPackedReads) + " sampled reads in all)";
       }
       continue;  // lost
     }

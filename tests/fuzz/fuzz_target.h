@@ -27,6 +27,7 @@
 #include "headcount/diff.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
+#include "headcount/fidelity.h"
 #include "headcount/render.h"
 #include "headcount/run.h"
 
@@ -94,8 +95,18 @@ inline void run_all(const uint8_t* data, size_t size) {
     size_t blocks = std::min<size_t>(audit->attention.blocks.size(), 8);
     for (size_t i = 0; i < blocks; ++i) explain_block(*audit, static_cast<int>(i));
     // headcount diff of the model with itself and with an empty one, in every diff format.
-    for (const Diff& d : {compare_sides(diff_side(path, *audit), diff_side(path, *audit)),
-                          compare_sides(diff_side(path, *audit), diff_side("none", BaselineModel{}))}) {
+    // And as the export of itself: every tensor it holds is found (kept or folded; unknown when
+    // its values cannot be read), never lost or changed; every format prints the comparison.
+    Diff self = compare_sides(diff_side(path, *audit), diff_side(path, *audit));
+    self.fidelity = check_fidelity(*audit, path, *audit, path);
+    const Fidelity& f = *self.fidelity;
+    uint64_t parameters = 0;
+    for (const auto& w : audit->model.weights) parameters += w.parameter && w.elements > 0 ? 1 : 0;
+    if (f.lost || f.changed || f.tensors.size() != parameters ||
+        f.kept + f.folded + f.unknown != f.tensors.size()) {
+      fail("a model is not the export of itself", f.outcome + " (" + std::to_string(f.tensors.size()) + " tensors)");
+    }
+    for (const Diff& d : {self, compare_sides(diff_side(path, *audit), diff_side("none", BaselineModel{}))}) {
       if (d.counts_changed && d.b.audit) fail("a model differs from itself", d.outcome);
       for (const auto& format : diff_formats()) {
         std::ostringstream out;
