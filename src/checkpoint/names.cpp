@@ -22,7 +22,9 @@ struct Row {
 
 // Roles: q, k, v, o (a projection), qkv (Q, K and V packed [3·out, in]), qkv_t (packed and stored
 // transposed, GPT-2's Conv1D [in, 3·out]), q_norm, k_norm, sink, relative_bias (block extras),
-// latent (multi-head latent attention's tensors), cq/ck/cv/co (cross-attention), norm, ffn,
+// multi-head latent attention's q_a, q_a_norm, q_b (Q through its latent), kv_a (the K/V latent
+// and the RoPE key, [kv_rank + rope, in]), kv_a_norm, kv_b ([heads · (nope + v), kv_rank]: each
+// head's K then V) or llama.cpp's k_b and v_b (kv_b split), cq/ck/cv/co (cross-attention), norm, ffn,
 // expert (a routed expert, one per index or stacked [experts, ...]), shared (a shared expert),
 // router, mixer (a state-space or linear-attention layer), buffer (not a parameter).
 const Row kLayerRows[] = {
@@ -35,12 +37,12 @@ const Row kLayerRows[] = {
     {"self_attn.q_norm", "q_norm", "hf"},
     {"self_attn.k_norm", "k_norm", "hf"},
     {"self_attn.sinks", "sink", "hf"},
-    {"self_attn.q_a_proj", "latent", "hf"},
-    {"self_attn.q_a_layernorm", "latent", "hf"},
-    {"self_attn.q_b_proj", "latent", "hf"},
-    {"self_attn.kv_a_proj_with_mqa", "latent", "hf"},
-    {"self_attn.kv_a_layernorm", "latent", "hf"},
-    {"self_attn.kv_b_proj", "latent", "hf"},
+    {"self_attn.q_a_proj", "q_a", "hf"},
+    {"self_attn.q_a_layernorm", "q_a_norm", "hf"},
+    {"self_attn.q_b_proj", "q_b", "hf"},
+    {"self_attn.kv_a_proj_with_mqa", "kv_a", "hf"},
+    {"self_attn.kv_a_layernorm", "kv_a_norm", "hf"},
+    {"self_attn.kv_b_proj", "kv_b", "hf"},
     {"self_attn.rotary_emb.inv_freq", "buffer", "hf"},
     {"input_layernorm", "norm", "hf"},
     {"post_attention_layernorm", "norm", "hf"},
@@ -127,14 +129,14 @@ const Row kLayerRows[] = {
     {"attn_q_norm", "q_norm", "gguf"},
     {"attn_k_norm", "k_norm", "gguf"},
     {"attn_sinks", "sink", "gguf"},
-    {"attn_q_a", "latent", "gguf"},
-    {"attn_q_a_norm", "latent", "gguf"},
-    {"attn_q_b", "latent", "gguf"},
-    {"attn_kv_a_mqa", "latent", "gguf"},
-    {"attn_kv_a_norm", "latent", "gguf"},
-    {"attn_kv_b", "latent", "gguf"},
-    {"attn_k_b", "latent", "gguf"},
-    {"attn_v_b", "latent", "gguf"},
+    {"attn_q_a", "q_a", "gguf"},
+    {"attn_q_a_norm", "q_a_norm", "gguf"},
+    {"attn_q_b", "q_b", "gguf"},
+    {"attn_kv_a_mqa", "kv_a", "gguf"},
+    {"attn_kv_a_norm", "kv_a_norm", "gguf"},
+    {"attn_kv_b", "kv_b", "gguf"},
+    {"attn_k_b", "k_b", "gguf"},
+    {"attn_v_b", "v_b", "gguf"},
     {"attn_norm", "norm", "gguf"},
     {"attn_post_norm", "norm", "gguf"},
     {"post_attention_norm", "norm", "gguf"},
@@ -282,7 +284,10 @@ std::vector<Part> named_parts(const Model& model, const std::vector<NamedTensor>
       {"q", Part::Attention},      {"k", Part::Attention},      {"v", Part::Attention},
       {"o", Part::Attention},      {"o_t", Part::Attention},    {"qkv", Part::Attention},
       {"qkv_t", Part::Attention},  {"q_norm", Part::Attention}, {"k_norm", Part::Attention},
-      {"sink", Part::Attention},   {"relative_bias", Part::Attention}, {"latent", Part::Attention},
+      {"sink", Part::Attention},   {"relative_bias", Part::Attention}, {"q_a", Part::Attention},
+      {"q_a_norm", Part::Attention}, {"q_b", Part::Attention},  {"kv_a", Part::Attention},
+      {"kv_a_norm", Part::Attention}, {"kv_b", Part::Attention}, {"k_b", Part::Attention},
+      {"v_b", Part::Attention},
       {"cq", Part::Attention},     {"ck", Part::Attention},     {"cv", Part::Attention},
       {"co", Part::Attention},     {"norm", Part::Norms},       {"ffn", Part::FeedForward},
       {"shared", Part::FeedForward}, {"expert", Part::RoutedExperts}, {"router", Part::Routers},
@@ -310,6 +315,69 @@ void add_share(Projection& p, int wi, bool bias, uint64_t elements, const std::s
   (bias ? p.bias : p.weight) += elements;
 }
 
+// Multi-head latent attention from its tensors' shapes and the head count h: kv_a is
+// [kv_rank + rope, width] (kv_rank from kv_b's input or kv_a_norm's size), Q's output (q_b's, or
+// q's) is h · (nope + rope), and kv_b is h · (nope + v) rows over kv_rank: each head's nope rows
+// of K, then v rows of V. kv_b is split between K and V, and the latent sizes set, only when
+// every size follows; otherwise kv_b is K's with a note.
+void read_latent(const Model& m, const std::map<std::string, int>& t, const NamedHeads& heads, AttentionBlock& b) {
+  auto weight = [&](const char* role) -> const Weight* {
+    auto it = t.find(role);
+    return it == t.end() ? nullptr : &m.weights[static_cast<size_t>(it->second)];
+  };
+  auto out_in = [&](const char* role) { return weight(role) ? widths(*weight(role), false) : std::make_pair(int64_t{0}, int64_t{0}); };
+  const auto [kv_a_out, width] = out_in("kv_a");
+  const auto [kv_b_out, kv_b_in] = out_in("kv_b");
+  const auto [q_b_out, q_b_in] = out_in("q_b");
+  const auto [q_a_out, q_a_in] = out_in("q_a");
+  int64_t kv_rank = kv_b_in;
+  if (!kv_rank && weight("kv_a_norm") && weight("kv_a_norm")->elements < (uint64_t{1} << 31)) {
+    kv_rank = static_cast<int64_t>(weight("kv_a_norm")->elements);
+  }
+  const int64_t rope = kv_rank > 0 && kv_a_out > kv_rank ? kv_a_out - kv_rank : 0;
+  const int64_t q_out = q_b_out ? q_b_out : b.q.out_width;
+  int64_t nope = 0, v = 0;
+  if (heads.heads && *heads.heads > 0) {
+    const int64_t h = *heads.heads;
+    if (q_out > 0 && q_out % h == 0 && q_out / h > rope) nope = q_out / h - rope;
+    if (nope && kv_b_out > 0 && kv_b_out % h == 0 && kv_b_out / h > nope) v = kv_b_out / h - nope;
+    if (nope && !weight("kv_b") && weight("v_b") && kv_rank > 0 && weight("v_b")->elements % static_cast<uint64_t>(h * kv_rank) == 0) {
+      v = static_cast<int64_t>(weight("v_b")->elements / static_cast<uint64_t>(h * kv_rank));  // llama.cpp's split kv_b
+    }
+  }
+  if (width > 0) b.width = width;
+  else if (q_a_in > 0) b.width = q_a_in;
+  if (const Weight* w = weight("kv_b")) {
+    const int wi = t.at("kv_b");
+    if (v > 0 && kv_rank > 0) {
+      const int64_t h = *heads.heads;
+      const std::string each = " of each head's " + std::to_string(nope + v) + " (" + std::to_string(h) + " heads)";
+      add_share(b.k, wi, false, static_cast<uint64_t>(h * nope * kv_rank), "rows 0:" + std::to_string(nope) + each);
+      add_share(b.v, wi, false, static_cast<uint64_t>(h * v * kv_rank), "rows " + std::to_string(nope) + ":" + std::to_string(nope + v) + each);
+    } else {
+      add_share(b.k, wi, false, w->elements, "K and V of every head, split unknown");
+      b.notes.push_back("latent attention's kv_b '" + std::string(w->name) + "' " + shape_string(w->dims) +
+                        ": its split between K and V is unknown without the heads; counted under K");
+    }
+  }
+  if (nope > 0 && v > 0 && kv_rank > 0) {
+    LatentAttention l;
+    l.q_rank = q_a_out;
+    l.kv_rank = kv_rank;
+    l.rope_dim = rope;
+    l.qk_nope_dim = nope;
+    l.v_head_dim = v;
+    auto shape_of = [&](const char* role) { return weight(role) ? " " + shape_string(weight(role)->dims) : std::string(); };
+    l.from = "by name: " + std::string(weight("q_a") ? "Q through q_a" + shape_of("q_a") + " → norm → q_b" + shape_of("q_b") : "Q through q" + shape_of("q")) +
+             "; K/V through kv_a" + shape_of("kv_a") + " (" + std::to_string(kv_rank) + " latent + " + std::to_string(rope) +
+             " RoPE key) → norm → " + (weight("kv_b") ? "kv_b" + shape_of("kv_b") : "k_b" + shape_of("k_b") + " and v_b" + shape_of("v_b")) +
+             " (per head " + std::to_string(nope) + " K + " + std::to_string(v) + " V)";
+    b.latent = l;
+    b.head_dim = nope + rope;
+    b.v_head_dim = v;
+  }
+}
+
 std::string common_prefix(const Model& m, const std::vector<int>& weights) {
   if (weights.empty()) return "";
   std::string p(m.weights[static_cast<size_t>(weights[0])].name);
@@ -332,7 +400,9 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
   for (size_t i = 0; i < names.size(); ++i) {
     const NamedTensor& n = names[i];
     if (n.layer < 0) continue;
-    static const char* self_roles[] = {"q", "k", "v", "o", "o_t", "qkv", "qkv_t", "q_norm", "k_norm", "sink", "relative_bias"};
+    static const char* self_roles[] = {"q",    "k",        "v",    "o",    "o_t",       "qkv",  "qkv_t", "q_norm",
+                                       "k_norm", "sink", "relative_bias", "q_a", "q_a_norm", "q_b", "kv_a",
+                                       "kv_a_norm", "kv_b", "k_b", "v_b"};
     static const char* cross_roles[] = {"cq", "ck", "cv", "co"};
     bool self = std::any_of(std::begin(self_roles), std::end(self_roles), [&](const char* x) { return n.role == x; });
     bool cross = std::any_of(std::begin(cross_roles), std::end(cross_roles), [&](const char* x) { return n.role == x; });
@@ -341,6 +411,7 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
   std::vector<bool> counted(model.weights.size(), false);
   for (const auto& [key, tensors] : layers) {
     AttentionBlock b;
+    std::map<std::string, int> latent_tensors;  // latent attention's tensors by role
     b.index = static_cast<int>(r.blocks.size());
     b.form = "by name";
     b.kind = key.second ? "cross" : "self";
@@ -397,6 +468,18 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
           }
           at += size;
         }
+      } else if (role == "q_a" || role == "q_b" || role == "kv_a" || role == "k_b" || role == "v_b") {
+        // Latent attention: Q through its latent; K is the K/V latent with the RoPE key, plus its
+        // share of kv_b (or llama.cpp's k_b); V the rest of kv_b (or v_b).
+        Projection& p = role == "q_a" || role == "q_b" ? b.q : role == "v_b" ? b.v : b.k;
+        add_share(p, wi, n.bias, w.elements, "");
+        if (role == "q_a" && !n.bias) p.in_width = widths(w, false).second;
+        latent_tensors[role] = wi;
+      } else if (role == "kv_b") {
+        latent_tensors[role] = wi;  // split per head below, once the sizes are known
+      } else if (role == "q_a_norm" || role == "kv_a_norm") {
+        b.extras.push_back({wi, ExtraRole::LatentNorm, w.elements});
+        latent_tensors[role] = wi;
       } else if (role == "q_norm" || role == "k_norm" || role == "sink" || role == "relative_bias") {
         b.extras.push_back({wi,
                             role == "q_norm" ? ExtraRole::QNorm : role == "k_norm" ? ExtraRole::KNorm
@@ -404,8 +487,9 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
                             w.elements});
       }
     }
+    if (!latent_tensors.empty()) read_latent(model, latent_tensors, heads, b);
     if (!b.q.found && !b.k.found && !b.v.found && !b.o.found) continue;
-    b.width = b.q.in_width;
+    if (!b.width) b.width = b.q.in_width;
     for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
       b.total += p->total();
       b.has_bias = b.has_bias || p->bias > 0;
@@ -417,14 +501,17 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
     }
     if (!b.heads && heads.heads) b.heads = heads.heads;
     if (b.heads && !b.head_dim && b.q.out_width > 0 && b.q.out_width % *b.heads == 0) b.head_dim = b.q.out_width / *b.heads;
-    for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
-      for (const auto& t : p->tensors) {
-        if (!counted[static_cast<size_t>(t.weight)]) {
-          counted[static_cast<size_t>(t.weight)] = true;
-          r.parameters += model.weights[static_cast<size_t>(t.weight)].elements;
-        }
+    // Each tensor once, the extras too, as the graph's matcher counts them.
+    auto count_once = [&](int wi) {
+      if (!counted[static_cast<size_t>(wi)]) {
+        counted[static_cast<size_t>(wi)] = true;
+        r.parameters += model.weights[static_cast<size_t>(wi)].elements;
       }
+    };
+    for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
+      for (const auto& t : p->tensors) count_once(t.weight);
     }
+    for (const auto& e : b.extras) count_once(e.weight);
     r.blocks.push_back(std::move(b));
   }
   return r;

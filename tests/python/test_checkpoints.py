@@ -301,3 +301,47 @@ def test_a_mixture_of_experts_checkpoint_and_its_export(tmp_path):
     comp = r.parameters.composition
     assert comp.other == 0
     assert comp.routed_experts == 2 * 4 * 3_072
+
+
+def test_latent_attention_by_name(tmp_path):
+    """samples/mla.onnx's module (DeepSeek-V2's latent attention, 2 layers) saved under Hugging
+    Face's DeepSeek names: each layer is one latent block whose Q/K/V/O, latent sizes and K/V
+    cache are the export's. Per block (make_samples.LatentAttention: width 32, 4 heads, q_rank 16,
+    kv_rank 8, nope 8, rope 4, v 8): Q = 32·16 + 16·4·12 = 1,280; K = 32·(8 + 4) + 4·8·8 = 640
+    (kv_a and kv_b's K rows); V = 4·8·8 = 256; O = 32·32 = 1,024."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.environ.get("HEADCOUNT_REPO", "."), "samples"))
+    from make_samples import make_mla  # noqa: E402
+    torch.manual_seed(0)
+    model = make_mla()[0]
+    tensors = {}
+    for name, p in model.named_parameters():
+        if name.startswith("layers."):
+            name = "model." + name.replace(".attn.", ".self_attn.")
+        tensors[name] = p.detach()
+    write_safetensors(tmp_path / "model.safetensors", tensors)
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "deepseek_v2", "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "q_lora_rank": 16, "kv_lora_rank": 8, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8}))
+    r = headcount.audit(tmp_path / "model.safetensors")
+    export = headcount.audit(os.path.join(os.environ.get("HEADCOUNT_REPO", "."), "samples", "mla.onnx"))
+    assert len(r.attention_blocks) == len(export.attention_blocks) == 2
+    for b, o in zip(r.attention_blocks, export.attention_blocks):
+        p, q = b.projections, o.projections
+        assert [p.q.total, p.k.total, p.v.total, p.o.total] == [q.q.total, q.k.total, q.v.total, q.o.total] == \
+               [1_280, 640, 256, 1_024]
+        assert (b.latent.q_rank, b.latent.kv_rank, b.latent.rope_dim, b.latent.qk_nope_dim, b.latent.v_head_dim) == \
+               (o.latent.q_rank, o.latent.kv_rank, o.latent.rope_dim, o.latent.qk_nope_dim, o.latent.v_head_dim) == \
+               (16, 8, 4, 8, 8)
+        assert (b.heads, b.head_dim, b.v_head_dim, b.width) == (o.heads, o.head_dim, o.v_head_dim, o.width) == (4, 12, 8, 32)
+        assert b.total == o.total  # the latent norms (16 + 8) are the block's extras on both sides
+    # A decoder caches the latent and the RoPE key: 2 layers · (8 + 4) · 4 bytes, as the export says.
+    assert r.cost.kv.bytes_per_token == export.cost.kv.bytes_per_token == 2 * 12 * 4
+    # Without the config, the heads are unknown: kv_b is K's, with a note, and no latent sizes.
+    (tmp_path / "config.json").unlink()
+    r = headcount.audit(tmp_path / "model.safetensors")
+    b = r.attention_blocks[0]
+    assert b.latent is None and b.heads is None
+    assert b.projections.k.total == 32 * 12 + 4 * 16 * 8 and b.projections.v.total == 0
+    assert any("split between K and V is unknown" in n for n in b.notes)
