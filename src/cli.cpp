@@ -120,7 +120,7 @@ struct AuditArgs {
 struct ExplainArgs {
   std::string target, convention = "pytorch";
   int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0, layers = 0;
-  std::string context = "4096", kv_dtype = "float16", config, format = "text", window, sliding;
+  std::string context = "4096", kv_dtype = "float16", config, format = "text", window, sliding, model_config;
   bool no_bias = false;
   int block = -1;
   const CLI::Option* context_option = nullptr;  // given on the command line, not the default
@@ -227,6 +227,9 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e, detail::Choices& cho
                           ->check(CLI::IsMember(kv_names))
                           ->capture_default_str();
   explain->add_option("--block", e.block, "with MODEL: the block index to derive");
+  explain->add_option("--model-config", e.model_config,
+                      "with MODEL: its config.json or genai_config.json (default: the one beside it); a checkpoint's "
+                      "heads come from it");
   explain->add_option("--config", e.config,
                       "a Hugging Face config.json: the whole model's parameters by part, the active ones per token "
                       "(mixtures of experts), the K/V cache per token and at --context, and the recurrent state of "
@@ -401,6 +404,7 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
       return kExitOk;
     }
     if (e.format != "text") throw InputError("--format json is for --config");
+    if (!e.model_config.empty() && e.block < 0) throw InputError("--model-config goes with MODEL --block N");
     if (!e.sliding.empty() && e.window.empty()) throw InputError("--sliding needs --window: the tokens a sliding layer keeps");
     if (!e.window.empty() && !e.layers) throw InputError("--window needs --layers: the calculator's cost of L such blocks");
     if (e.width || e.heads || e.head_dim || e.key_channels || e.v_head_dim || e.kv_heads || e.layers) {
@@ -446,7 +450,9 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
     return kExitInput;
   }
   try {
-    Audit a = audit_file(e.target);
+    AuditOptions options;
+    options.model_config = e.model_config;
+    Audit a = audit_file(e.target, options);
     out << explain_block(a, e.block);
     return kExitOk;
   } catch (const InputError& ex) {

@@ -530,4 +530,15 @@ TEST_CASE("llama_tiny.safetensors: the checkpoint of llama_tiny.onnx, read by it
   std::string x = explain_block(c, 0);
   CHECK(x.find("heads      4 query, 2 key/value: the config's num_attention_heads\n") != std::string::npos);
   CHECK(x.find("weight layers.0.self_attn.k_proj.weight [16, 32]: 512") != std::string::npos);
+  // The same from the command line: the config is not beside the checkpoint, --model-config names it.
+  auto without = testutil::cli({"explain", dir + "/llama_tiny.safetensors", "--block", "0"});
+  CHECK(without.code == 0);
+  CHECK(without.out.find("heads      unknown: no config.json beside the checkpoint") != std::string::npos);
+  auto with = testutil::cli({"explain", dir + "/llama_tiny.safetensors", "--block", "0", "--model-config",
+                             dir + "/llama_tiny.config.json"});
+  CHECK(with.code == 0);
+  CHECK(with.out.find("heads      4 query, 2 key/value: the config's num_attention_heads\n") != std::string::npos);
+  auto alone = testutil::cli({"explain", "--width", "32", "--heads", "4", "--model-config", "c.json"});
+  CHECK(alone.code == 2);
+  CHECK(alone.err == "headcount: error: --model-config goes with MODEL --block N\n");
 }
