@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +30,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "checkpoint/model.h"
 #include "cli_docs.h"
 #include "config.h"
 #include "headcount/baseline.h"
@@ -121,7 +123,7 @@ struct ExplainArgs {
   std::string target, convention = "pytorch";
   int64_t width = 0, heads = 0, head_dim = 0, v_head_dim = 0, kv_heads = 0, key_channels = 0, layers = 0;
   std::string context = "4096", kv_dtype = "float16", config, format = "text", window, sliding, model_config;
-  bool no_bias = false;
+  bool no_bias = false, names = false;
   int block = -1;
   const CLI::Option* context_option = nullptr;  // given on the command line, not the default
   const CLI::Option* kv_dtype_option = nullptr;
@@ -227,6 +229,9 @@ void add_explain_options(CLI::App* explain, ExplainArgs& e, detail::Choices& cho
                           ->check(CLI::IsMember(kv_names))
                           ->capture_default_str();
   explain->add_option("--block", e.block, "with MODEL: the block index to derive");
+  explain->add_flag("--names", e.names,
+                    "the tensor names headcount reads in a checkpoint: each family's module paths and the role each "
+                    "gives a tensor");
   explain->add_option("--model-config", e.model_config,
                       "with MODEL: its config.json or genai_config.json (default: the one beside it); a checkpoint's "
                       "heads come from it");
@@ -391,6 +396,32 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
   return d.fail_on_change && failed ? kExitGate : kExitOk;
 }
 
+// `explain --names`: the checkpoint name tables, a row per name.
+std::string names_text() {
+  std::ostringstream out;
+  out << "Tensor names headcount reads in a checkpoint (safetensors, GGUF). In a layer, the path after\n"
+         "the layer index: ....C.N.PATH.weight (or .bias, .scale), where C, the component before the\n"
+         "index N, is layers, h, blocks, blk, layer or block, and # in PATH is an expert's index. Outside\n"
+         "the layers, the last one or two components of a name. A name no row matches is \"everything\n"
+         "else\".\n";
+  for (bool layer : {true, false}) {
+    out << (layer ? "\nin a layer\n" : "\noutside the layers\n");
+    std::vector<std::vector<std::string>> rows = {{"family", "path", "role"}};
+    for (const NameRow& r : name_rows()) {
+      if (r.in_layer == layer) rows.push_back({r.family, r.path, r.role});
+    }
+    size_t w0 = 0, w1 = 0;
+    for (const auto& r : rows) {
+      w0 = std::max(w0, r[0].size());
+      w1 = std::max(w1, r[1].size());
+    }
+    for (const auto& r : rows) {
+      out << "  " << r[0] << std::string(w0 - r[0].size() + 2, ' ') << r[1] << std::string(w1 - r[1].size() + 2, ' ') << r[2] << "\n";
+    }
+  }
+  return out.str();
+}
+
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
   try {
     if (!e.config.empty()) {
@@ -401,6 +432,11 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
       if (e.context_option && e.context_option->count()) o.context = positive_count("--context", e.context);
       if (e.kv_dtype_option && e.kv_dtype_option->count()) o.kv_dtype = e.kv_dtype;
       out << (e.format == "json" ? explain_config_json(e.config, o) : explain_config(e.config, o));
+      return kExitOk;
+    }
+    if (e.names) {
+      if (!e.target.empty() || e.width || e.heads || e.layers || e.block >= 0) throw InputError("give --names alone");
+      out << names_text();
       return kExitOk;
     }
     if (e.format != "text") throw InputError("--format json is for --config");

@@ -29,6 +29,15 @@ struct NamedTensor {
 // The names of every weight, read through the tables.
 std::vector<NamedTensor> name_roles(const Model& model);
 
+// Every row of the tables, for `headcount explain --names` and its documentation.
+struct NameRow {
+  const char* path;    // after the layer index ("self_attn.q_proj", '#' an expert's index), or a name's tail
+  const char* role;
+  const char* family;
+  bool in_layer;       // a layer's row; else a row for names outside the layers
+};
+const std::vector<NameRow>& name_rows();
+
 // What a checkpoint's names cannot say, from GGUF metadata or a config.json (unknown otherwise):
 // the heads of its attention, and the experts of its MoE layers.
 struct NamedHeads {

@@ -203,6 +203,16 @@ std::vector<std::string_view> split(std::string_view s) {
 
 }  // namespace
 
+const std::vector<NameRow>& name_rows() {
+  static const std::vector<NameRow> rows = [] {
+    std::vector<NameRow> out;
+    for (const Row& r : kLayerRows) out.push_back({r.path, r.role, r.family, true});
+    for (const Row& r : kModelRows) out.push_back({r.path, r.role, r.family, false});
+    return out;
+  }();
+  return rows;
+}
+
 std::vector<NamedTensor> name_roles(const Model& model) {
   static const auto layer_table = [] {
     std::unordered_map<std::string, const Row*> t;

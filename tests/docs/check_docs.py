@@ -168,6 +168,16 @@ def main():
         for gate in gates:
             if f"`{gate}`" not in ci and f"`--{gate}" not in ci:
                 failures.append(f"docs/ci.md does not describe the gate {gate}")
+        # Every row of the checkpoint name tables, with its role, in docs/names.md.
+        names_md = doc("docs/names.md")
+        names_text = subprocess.run([binary, "explain", "--names"], capture_output=True, text=True).stdout
+        name_rows = re.findall(r"^  (\w+) +(\S+) +(\w+)$", names_text, re.M)
+        name_rows = [r for r in name_rows if r[0] != "family"]
+        if len(name_rows) < 100:
+            failures.append(f"found only {len(name_rows)} rows in 'headcount explain --names'")
+        for family, path, role in name_rows:
+            if f"| `{path}` | `{role}` |" not in names_md:
+                failures.append(f"docs/names.md does not list the {family} row {path} ({role})")
         schema = json.load(open(os.path.join(repo, "docs", "headcount.schema.json")))
         fields = set()
 
