@@ -724,6 +724,12 @@ TEST_CASE("gguf: the llama-style checkpoint audited: blocks by llama.cpp's names
   // per token; 33,554,432 at 4,096 tokens.
   CHECK(a.cost.kv_bytes_per_token == 8192);
   CHECK(a.cost.kv_bytes_at_context == 33554432);
+  // --max-bytes gates what the weights take in the file, by each type's blocks (594,518,016 bytes),
+  // not parameters x 2 (1,233,166,336): one byte less than the file's weights fails it.
+  CHECK(testutil::cli({"audit", path, "--max-bytes", "594518016"}).code == 0);
+  auto over = testutil::cli({"audit", path, "--max-bytes", "594518015"});
+  CHECK(over.code == 1);
+  CHECK(over.err.find("max-bytes: parameter bytes 594,518,016") != std::string::npos);
 }
 
 TEST_CASE("gguf: a long string value keeps its first 65,536 bytes, and the reader goes on after it", "[gguf]") {
