@@ -876,6 +876,79 @@ def write_safetensors(path, model):
         f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
 
 
+# The same checkpoint as llama.cpp's converter writes it (convert_hf_to_gguf.py, --outtype q8_0):
+# GGUF version 3, its tensor names, Q and K rows permuted into its rotary layout, the embedding in
+# float16, norms in float32 and every matrix in Q8_0 (blocks of 32 weights: a float16 scale
+# max|x| / 127, then 32 int8 values round(x / scale), as ggml's quantize_row_q8_0_ref).
+GGUF_CHECKPOINTS = {"llama_tiny"}
+GGUF_NAMES = {"embed_tokens": "token_embd", "norm": "output_norm", "lm_head": "output",
+              "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+              "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+              "mlp.down_proj": "ffn_down"}
+
+
+def write_gguf(path, tensors, config):
+    """tensors: {HF-style name: float32 array [out, in] or [n]}; config: the model's config.json."""
+    import struct
+    heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
+
+    def gname(name):
+        parts = name.split(".")
+        if parts[0] == "layers":
+            return "blk.%s.%s.%s" % (parts[1], GGUF_NAMES[".".join(parts[2:-1])], parts[-1])
+        return "%s.%s" % (GGUF_NAMES[".".join(parts[:-1])], parts[-1])
+
+    def permute(w, n_head):  # convert_hf_to_gguf.py's LlamaModel.permute
+        return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+    def q8_0(w):
+        blocks = w.astype(np.float32).reshape(-1, 32)
+        out = bytearray()
+        for b in blocks:
+            d = float(np.abs(b).max()) / 127.0
+            inv = 1.0 / d if d else 0.0
+            q = np.clip(np.round(b * inv), -128, 127).astype(np.int8)
+            out += np.float16(d).tobytes() + q.tobytes()
+        return bytes(out)
+
+    def s(x):
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+    U32, F32, STR = 4, 6, 8
+    kvs = [("general.architecture", STR, "llama"), ("general.name", STR, "llama_tiny"), ("general.file_type", U32, 7),
+           ("llama.block_count", U32, config["num_hidden_layers"]),
+           ("llama.context_length", U32, config["max_position_embeddings"]),
+           ("llama.embedding_length", U32, config["hidden_size"]),
+           ("llama.feed_forward_length", U32, config["intermediate_size"]),
+           ("llama.attention.head_count", U32, heads), ("llama.attention.head_count_kv", U32, kv_heads),
+           ("llama.attention.layer_norm_rms_epsilon", F32, config["rms_norm_eps"]),
+           ("llama.rope.freq_base", F32, config["rope_theta"])]
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+    for key, vtype, v in kvs:
+        head += s(key) + struct.pack("<I", vtype) + (s(v) if vtype == STR else struct.pack("<I" if vtype == U32 else "<f", v))
+    data = b""
+    for name in sorted(tensors):
+        w = np.asarray(tensors[name], dtype=np.float32)
+        if name.endswith("q_proj.weight"):
+            w = permute(w, heads)
+        elif name.endswith("k_proj.weight"):
+            w = permute(w, kv_heads)
+        if w.ndim == 1:
+            ggml_type, blob = 0, w.tobytes()                       # F32
+        elif name.startswith("embed_tokens"):
+            ggml_type, blob = 1, w.astype(np.float16).tobytes()    # F16
+        else:
+            ggml_type, blob = 8, q8_0(w)                            # Q8_0
+        ne = list(reversed(w.shape))  # innermost first
+        head += s(gname(name)) + struct.pack("<I", len(ne)) + struct.pack("<%dQ" % len(ne), *ne)
+        head += struct.pack("<IQ", ggml_type, len(data))
+        data += blob + b"\0" * (-len(blob) % 32)
+    head += b"\0" * (-len(head) % 32)
+    with open(path, "wb") as f:
+        f.write(head + data)
+
+
 def write_counts(path, comments, total, params, buffers, blocks, moe=(), mixers=()):
     lines = ["# " + c for c in comments]
     lines.append("# made by torch %s, onnx %s, opset %d" % (torch.__version__, onnx.__version__,
@@ -1509,6 +1582,9 @@ def build(spec):
     write_counts(os.path.join(HERE, name + ".counts.tsv"), comments, total, params, buffers, blocks, moe, mixers)
     if name in CHECKPOINTS:
         write_safetensors(os.path.join(HERE, name + ".safetensors"), model)
+    if name in GGUF_CHECKPOINTS:
+        write_gguf(os.path.join(HERE, name + ".gguf"),
+                   {n: p.detach().float().numpy() for n, p in model.named_parameters()}, model.config())
     if hasattr(model, "config"):
         with open(os.path.join(HERE, name + ".config.json"), "w") as f:
             f.write(json.dumps(model.config(), indent=2, sort_keys=True) + "\n")
@@ -1578,6 +1654,10 @@ README_TAIL = """
 - `llama_tiny.safetensors`: the checkpoint `llama_tiny.onnx` was exported from, written beside
   it in the safetensors format (the module's parameters by their names, float32): the same
   24,992 parameters, read from the tensor names instead of a graph.
+- `llama_tiny.gguf`: the same checkpoint as llama.cpp's converter writes it with `--outtype q8_0`
+  (GGUF version 3, llama.cpp's names, Q and K rows permuted into its rotary layout, the
+  embedding in float16, norms in float32, every matrix in Q8_0): 24,992 parameters in 30,024
+  bytes of weights, 9.61 bits per weight.
 - `gpt2_tiny.onnx`: `lm_head.weight` is `wte.weight`. torch counts it once (the `total`); the
   exporter stores it as the Gather table and again as the constant-folded transpose used by the
   LM head MatMul (see the table's note and the `# tied:` line of the sidecar). Only comparing

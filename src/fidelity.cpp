@@ -750,10 +750,18 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   std::vector<bool> not_counted(E.weights.size(), false);
   for (const BufferTensor& b : exported.framework.buffers) not_counted[static_cast<size_t>(b.weight)] = true;
   for (const BufferTensor& b : exported.framework.constants) not_counted[static_cast<size_t>(b.weight)] = true;
+  std::set<uint64_t> uncompared_sizes;  // checkpoint tensors not compared and paired with nothing
+  for (const TensorFidelity& t : f.tensors) {
+    if (t.verdict == Verdict::Unknown && t.held.empty()) uncompared_sizes.insert(t.what.elements);
+  }
   for (int j : exs) {
     if (ew(j).parameter && !holds[static_cast<size_t>(j)] && !paired[static_cast<size_t>(j)] && !not_counted[static_cast<size_t>(j)]) {
-      f.added.push_back(named_shape(ew(j)));
-      f.added_elements += ew(j).elements;
+      if (uncompared_sizes.count(ew(j).elements)) {
+        f.unpaired.push_back(named_shape(ew(j)));
+      } else {
+        f.added.push_back(named_shape(ew(j)));
+        f.added_elements += ew(j).elements;
+      }
     }
   }
 
@@ -831,6 +839,10 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     clauses.push_back(with_commas(f.duplicated) + " are stored more than once");
   }
   if (!f.added.empty()) clauses.push_back("it adds " + plural(f.added.size(), "tensor", "tensors") + " of " + with_commas(f.added_elements));
+  if (!f.unpaired.empty()) {
+    clauses.push_back(plural(f.unpaired.size(), "export tensor", "export tensors") +
+                      " of the sizes of those not compared pair with none");
+  }
   for (size_t k = 0; k < clauses.size(); ++k) f.outcome += (k ? "; " : "") + clauses[k];
   return f;
 }

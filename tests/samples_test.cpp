@@ -10,6 +10,7 @@
 
 #include "graph_builder.h"
 #include "headcount/explain.h"
+#include "headcount/fidelity.h"
 #include "headcount/audit.h"
 
 using namespace headcount;
@@ -541,4 +542,43 @@ TEST_CASE("llama_tiny.safetensors: the checkpoint of llama_tiny.onnx, read by it
   auto alone = testutil::cli({"explain", "--width", "32", "--heads", "4", "--model-config", "c.json"});
   CHECK(alone.code == 2);
   CHECK(alone.err == "headcount: error: --model-config goes with MODEL --block N\n");
+}
+
+TEST_CASE("llama_tiny.gguf: the same checkpoint as llama.cpp writes it in Q8_0", "[samples][checkpoint]") {
+  const std::string dir = HEADCOUNT_SAMPLES_DIR;
+  Audit g = audit_file(dir + "/llama_tiny.gguf");
+  Audit e = audit_file(dir + "/llama_tiny.onnx");
+  // torch's sum(p.numel()) (llama_tiny.counts.tsv); heads from llama.attention.head_count 4 and
+  // head_count_kv 2.
+  CHECK(g.framework.parameters == read_counts("llama_tiny").total);
+  REQUIRE(g.attention.blocks.size() == e.attention.blocks.size());
+  for (size_t i = 0; i < g.attention.blocks.size(); ++i) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      CHECK(g.attention.blocks[i].projection(r).total() == e.attention.blocks[i].projection(r).total());
+    }
+    CHECK(g.attention.blocks[i].heads == 4);
+    CHECK(g.attention.blocks[i].kv_heads == 2);
+  }
+  // Bytes by the block sizes: the embedding 3,200 x 2 (float16), 5 norms of 32 x 4 (float32) and
+  // 21,632 matrix weights in Q8_0 blocks of 32 weights in 34 bytes: 676 x 34 = 22,984; 30,024 in all.
+  CHECK(g.inventory.bytes == 6400 + 640 + 22984);
+  // Against the export: the float16 embedding holds the export's float32 table at float16, the
+  // five float32 norms are the export's, as stored; the 15 Q8_0 matrices are not read: Q/K/V/O pair by their role in the layer's
+  // block (8), the feed-forward ones pair with nothing and the export's 6 of their sizes are
+  // unpaired, not added. Nothing is lost or changed.
+  Fidelity f = check_fidelity(e, "llama_tiny.onnx", g, "llama_tiny.gguf");
+  CHECK(f.kept == 6);
+  CHECK(f.unknown == 15);
+  CHECK((f.lost == 0 && f.changed == 0 && !f.failed()));
+  CHECK(f.added.empty());
+  CHECK(f.unpaired.size() == 6);
+  size_t by_role = 0;
+  for (const auto& t : f.tensors) {
+    by_role += t.paired_by == "role";
+    if (t.what.name == "token_embd.weight") {
+      CHECK(t.verdict == Verdict::Kept);
+      CHECK(t.what.dtype == "float16");
+    }
+  }
+  CHECK(by_role == 8);
 }

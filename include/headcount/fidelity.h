@@ -66,6 +66,9 @@ struct Fidelity {
   std::string export_path, checkpoint_path;
   std::vector<TensorFidelity> tensors;  // one per checkpoint parameter tensor, in its order
   std::vector<NamedShape> added;        // export parameter tensors that hold no checkpoint tensor
+  // Export parameters that hold nothing compared but have the size of a checkpoint tensor that
+  // was not compared (a quantized one): they may hold it, so they are not called added.
+  std::vector<NamedShape> unpaired;
   uint64_t kept = 0, folded = 0, changed = 0, lost = 0, unknown = 0;
   uint64_t duplicated = 0;  // kept tensors stored more than once
   uint64_t shared = 0;      // kept tensors whose export tensor holds an equal one too

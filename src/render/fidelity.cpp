@@ -65,6 +65,9 @@ std::vector<FidelityRow> fidelity_rows(const Fidelity& f, size_t limit) {
   if (f.lost) summary += ", " + with_commas(f.lost) + " lost";
   if (f.unknown) summary += ", " + with_commas(f.unknown) + " not compared";
   if (!f.added.empty()) summary += "; " + count_of(f.added.size(), "export tensor", "export tensors") + " added";
+  if (!f.unpaired.empty()) {
+    summary += "; " + count_of(f.unpaired.size(), "export tensor", "export tensors") + " unpaired, of the sizes of those not compared";
+  }
   rows.push_back({"tensors", summary});
   rows.push_back({"counts", f.counts});
 
@@ -102,6 +105,9 @@ std::vector<FidelityRow> fidelity_rows(const Fidelity& f, size_t limit) {
     }
   }
   for (const NamedShape& a : f.added) add("added", tensor(a) + ": " + count_of(a.elements, "parameter", "parameters") + " not in the checkpoint");
+  for (const NamedShape& a : f.unpaired) {
+    add("unpaired", tensor(a) + ": holds no checkpoint tensor that was compared, and has the size of one that was not");
+  }
   for (const auto& [label, n] : shown) {
     if (limit && n > limit) rows.push_back({label, "… and " + with_commas(n - limit) + " more (every one in --format json)"});
   }
@@ -156,13 +162,15 @@ void fidelity_json(const Fidelity& f, JsonWriter& j) {
     j.end_object();
   }
   j.end_array();
-  j.key("added").begin_array();
-  for (const NamedShape& a : f.added) {
-    j.begin_object();
-    shape(a);
-    j.end_object();
+  for (const auto& [key, list] : {std::make_pair("added", &f.added), std::make_pair("unpaired", &f.unpaired)}) {
+    j.key(key).begin_array();
+    for (const NamedShape& a : *list) {
+      j.begin_object();
+      shape(a);
+      j.end_object();
+    }
+    j.end_array();
   }
-  j.end_array();
   j.key("kept").value(f.kept).key("folded").value(f.folded).key("changed").value(f.changed).key("lost").value(f.lost);
   j.key("unknown").value(f.unknown).key("duplicated").value(f.duplicated).key("shared").value(f.shared);
   j.key("export_parameters").value(f.export_parameters).key("checkpoint_parameters").value(f.checkpoint_parameters);
