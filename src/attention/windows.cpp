@@ -166,7 +166,9 @@ class MaskEval {
       std::vector<int64_t> ind_idx(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()));
       auto k = at(in(1), ind_idx, depth + 1);
       if (!k) return std::nullopt;
-      int64_t pick = static_cast<int64_t>(*k);
+      auto whole_pick = Int::of_double(*k).opt();  // read from the file: NaN or 1e300 is no index
+      if (!whole_pick) return std::nullopt;
+      int64_t pick = *whole_pick;
       if (pick < 0) pick += (*data)[0];
       if (pick < 0 || pick >= (*data)[0]) return std::nullopt;
       std::vector<int64_t> data_idx{pick};
@@ -290,8 +292,9 @@ class MaskEval {
     std::vector<int64_t> out;
     for (int64_t k = 0; k < (*d)[0]; ++k) {
       auto x = at(v, {k}, depth + 1);
-      if (!x) return std::nullopt;
-      out.push_back(static_cast<int64_t>(*x));
+      auto n = x ? Int::of_double(*x).opt() : std::nullopt;  // NaN or 2^63 is no axis
+      if (!n) return std::nullopt;
+      out.push_back(*n);
     }
     return out;
   }
