@@ -57,8 +57,9 @@ Holder holder(int weight, Layout layout, uint64_t start = 0, uint64_t end = 0) {
 }
 
 bool comparable(const Weight& w) {
+  const uint64_t es = static_cast<uint64_t>(dtype_bits(w.dtype) / 8);
   return significand_bits(w.dtype) > 0 && w.payload_known && !w.sparse && !w.packed && w.elements > 0 &&
-         w.bytes == w.elements * static_cast<uint64_t>(dtype_bits(w.dtype) / 8);
+         w.bytes % es == 0 && w.bytes / es == w.elements;
 }
 
 // The narrower of two float types: the one with fewer significand bits.
@@ -174,23 +175,29 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
     }
     return out;
   }
+  // In tiles of A's rows r0.. and columns c0.., at most kBand elements: A's rows are read a row
+  // at a time (the whole band at once when a tile spans every column), B's a column run each.
   std::vector<int64_t> d = squeezed(a);
   const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
-  const uint64_t band = std::max<uint64_t>(1, kBand / cols);  // rows of A per band
-  for (uint64_t r0 = 0; r0 < rows; r0 += band) {
-    const uint64_t nr = std::min(band, rows - r0);
-    x.resize(static_cast<size_t>(nr * cols));
-    y.resize(static_cast<size_t>(nr * cols));
-    bool ok = va.read(r0 * cols, nr * cols, x.data());
-    for (uint64_t j = 0; ok && j < cols; ++j) ok = vb.read(j * stride + start + r0, nr, y.data() + j * nr);
-    if (!ok) {
-      out.read = false;
-      return out;
-    }
-    for (uint64_t i = 0; i < nr; ++i) {
-      for (uint64_t j = 0; j < cols; ++j) {
-        note(out, x[i * cols + j], y[j * nr + i], (r0 + i) * cols + j, as);
-        if (first_only && out.differing) return out;
+  const uint64_t nc_most = std::min(cols, kBand), nr_most = std::max<uint64_t>(1, kBand / nc_most);
+  for (uint64_t r0 = 0; r0 < rows; r0 += nr_most) {
+    const uint64_t nr = std::min(nr_most, rows - r0);
+    for (uint64_t c0 = 0; c0 < cols; c0 += nc_most) {
+      const uint64_t nc = std::min(nc_most, cols - c0);
+      x.resize(static_cast<size_t>(nr * nc));
+      y.resize(static_cast<size_t>(nr * nc));
+      bool ok = nc == cols ? va.read(r0 * cols, nr * cols, x.data()) : true;
+      for (uint64_t i = 0; ok && nc != cols && i < nr; ++i) ok = va.read((r0 + i) * cols + c0, nc, x.data() + i * nc);
+      for (uint64_t j = 0; ok && j < nc; ++j) ok = vb.read((c0 + j) * stride + start + r0, nr, y.data() + j * nr);
+      if (!ok) {
+        out.read = false;
+        return out;
+      }
+      for (uint64_t i = 0; i < nr; ++i) {
+        for (uint64_t j = 0; j < nc; ++j) {
+          note(out, x[i * nc + j], y[j * nr + i], (r0 + i) * cols + c0 + j, as);
+          if (first_only && out.differing) return out;
+        }
       }
     }
   }
@@ -220,8 +227,7 @@ std::string sample_key(uint64_t elements, int32_t dtype, const std::vector<doubl
   key.append(reinterpret_cast<const char*>(&dtype), sizeof dtype);
   for (double v : samples) {
     double r = round_to(as, v);
-    if (r == 0) r = 0;
-    if (std::isnan(r)) r = NAN;
+    if (r == 0) r = 0;  // -0 as 0
     uint64_t bits;
     std::memcpy(&bits, &r, sizeof bits);
     if (std::isnan(r)) bits = 0x7FF8000000000000ull;
@@ -267,7 +273,6 @@ class NameIndex {
   static constexpr size_t kSuffixes = 8;
   std::unordered_map<std::string_view, std::vector<int>> full_, suffix_;
 };
-
 
 NamedShape named_shape(const Weight& w) {
   return {std::string(w.name), std::vector<int64_t>(w.dims.begin(), w.dims.end()), dtype_name(w.dtype), w.elements};

@@ -255,3 +255,30 @@ def test_many_tensors_of_one_size(tmp_path):
             assert (f["lost"], len(f["added"]), f["kept"], code) == (2000, 2000, 0, 1)
         else:
             assert (f["kept"], f["duplicated"], f["shared"], f["lost"], f["added"], code) == (2000, 0, 0, 0, [], 0)
+
+
+def test_a_wide_matrix_is_compared_in_tiles(tmp_path):
+    """A [3, 300,001] weight against its transpose: wider than the 262,144 elements the comparison
+    holds of a side at once, so it goes tile by tile; one element changed at row 2, column
+    300,000 is found there, at element 2 · 300,001 + 300,000 = 900,002."""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((3, 300_001)).astype(np.float32)
+    write_safetensors(tmp_path / "wide.safetensors", {"proj.weight": torch.from_numpy(w)})
+
+    def export(a, name):
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 300_001])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+                                  [numpy_helper.from_array(a, "w")])
+        onnx.save(helper.make_model(graph), str(tmp_path / name))
+        return tmp_path / name
+
+    f, code = diff_json(export(np.ascontiguousarray(w.T), "same.onnx"), tmp_path / "wide.safetensors", "--fail-on-change")
+    (t,) = f["tensors"]
+    assert (t["verdict"], t["held"][0]["layout"], code) == ("kept", "transposed", 0)
+    changed = np.ascontiguousarray(w.T)
+    changed[300_000, 2] += 1.0
+    f, code = diff_json(export(changed, "changed.onnx"), tmp_path / "wide.safetensors", "--fail-on-change")
+    (t,) = f["tensors"]
+    assert (t["verdict"], t["differing"], t["largest_at"], code) == ("changed", 1, 900_002, 1)
+    assert t["largest_difference"] == float(np.float32(w[2, 300_000] + np.float32(1.0))) - float(w[2, 300_000])
