@@ -428,6 +428,13 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
   if (gates_configured) row("gates", f.gates.empty() ? "passed" : std::to_string(f.gates.size()) + " failed");
   out << "</table></div>\n";
   for (const auto& g : f.gates) out << "<p class='error'>gate " << esc(g.gate) << ": " << esc(g.message) << "</p>\n";
+  if (a.fidelity) {
+    out << "<h3>Does the export hold its checkpoint?</h3><div class='scroll'><table>";
+    for (const auto& r : fidelity_rows(*a.fidelity, all_blocks ? 0 : 10)) {
+      out << "<tr><th>" << esc(r.label) << "</th><td>" << esc(r.text) << "</td></tr>";
+    }
+    out << "</table></div>\n";
+  }
 
   out << "<h3>Where the parameters are</h3>\n";
   std::vector<Part> parts = parts_of(a);

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "fold.h"
+#include "fidelity.h"
 #include "layout.h"
 #include "renderers.h"
 
@@ -88,6 +89,13 @@ void write_markdown(const Run& run, const RenderOptions& options, std::ostream& 
     }
   }
   if (folded) out << "\nA finding about several blocks is listed once, naming them; `--all-blocks` lists each block's apart.\n";
+  for (const auto& f : run.files) {
+    if (!f.audit || !f.audit->fidelity) continue;
+    out << "\n#### Does " << md_code(f.path) << " hold its checkpoint?\n\n| | |\n|---|---|\n";
+    for (const auto& r : fidelity_rows(*f.audit->fidelity, options.all_blocks ? 0 : 10)) {
+      out << "| " << md_text(r.label) << " | " << md_text(r.text) << " |\n";
+    }
+  }
 }
 
 
