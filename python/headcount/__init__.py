@@ -112,7 +112,8 @@ class Report(Record):
 
 
 def audit(model: Union[str, "_os.PathLike[str]", bytes, bytearray, memoryview, Any], *, content: bool = True,
-          base_dir: Optional[str] = None, model_config: Optional[str] = None, name: Optional[str] = None) -> Report:
+          base_dir: Optional[str] = None, model_config: Optional[str] = None, name: Optional[str] = None,
+          checkpoint: Union[str, "_os.PathLike[str]", None] = None) -> Report:
     """Audits one model, as ``headcount audit`` does, and returns its ``Report``.
 
     ``model`` is a file path, the serialized bytes of a model, or an ``onnx.ModelProto`` (serialized
@@ -121,10 +122,15 @@ def audit(model: Union[str, "_os.PathLike[str]", bytes, bytearray, memoryview, A
     command line) and it is named ``name`` in the report
     (default ``"<memory>"``). ``content=False`` skips the duplicate and buffer checks, which read
     weight bytes. ``model_config`` compares the model with a config.json; for a path, the one
-    beside the model is read by default.
+    beside the model is read by default. ``checkpoint`` (a path; the model a path too) is
+    ``--checkpoint``: the report's ``checkpoint`` says whether the export holds every weight of
+    it, and ``check()`` fails the ``checkpoint`` gate on a lost or changed one.
     """
     if isinstance(model, (str, _os.PathLike)):
-        return Report(_headcount.audit_path(_os.fspath(model), content, model_config, base_dir))
+        return Report(_headcount.audit_path(_os.fspath(model), content, model_config, base_dir,
+                                            None if checkpoint is None else _os.fspath(checkpoint)))
+    if checkpoint is not None:
+        raise TypeError("checkpoint= compares a model read from its path: give the model's path")
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
     elif hasattr(model, "SerializeToString"):

@@ -147,6 +147,7 @@ class Report(Record):
     declared: Optional[Record]
     experts: Experts
     cost: Record
+    checkpoint: Optional[Record]
     findings: List[Finding]
     unmatched: List[Unmatched]
     gates: List[Record]
@@ -177,7 +178,8 @@ class Calculation(Record):
     explanation: str
 
 def audit(model: Union[str, PathLike[str], bytes, bytearray, memoryview, Any], *, content: bool = ...,
-          base_dir: Optional[str] = ..., model_config: Optional[str] = ..., name: Optional[str] = ...) -> Report: ...
+          base_dir: Optional[str] = ..., model_config: Optional[str] = ..., name: Optional[str] = ...,
+          checkpoint: Union[str, PathLike[str], None] = ...) -> Report: ...
 def audit_many(paths: Iterable[Union[str, PathLike[str]]], *, jobs: int = ..., content: bool = ...) -> List[Report]: ...
 def explain(width: int, heads: int, *, head_dim: Optional[int] = ..., key_channels: Optional[int] = ...,
             v_head_dim: Optional[int] = ..., kv_heads: Optional[int] = ..., bias: bool = ...,

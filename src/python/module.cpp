@@ -102,8 +102,12 @@ PyAudit audited(const std::string& shown, const std::function<Audit(StageTimes*)
 }
 
 PyAudit audit_path(const std::string& path, bool content, std::optional<std::string> model_config,
-                   std::optional<std::string> base_dir) {
+                   std::optional<std::string> base_dir, std::optional<std::string> checkpoint) {
   AuditOptions o = options_for(content, model_config, base_dir, true);
+  if (checkpoint) {
+    if (!content) throw InputError("checkpoint= compares weight values, which content=False does not read");
+    o.checkpoint = *checkpoint;
+  }
   py::gil_scoped_release release;
   return audited(path, [&](StageTimes* times) { return audit_file(path, o, times); });
 }
@@ -218,7 +222,8 @@ PYBIND11_MODULE(_headcount, m) {
         return names;
       },
       "Report.check's budget keywords, one per budget gate, in the table's order");
-  m.def("audit_path", &audit_path, py::arg("path"), py::arg("content"), py::arg("model_config"), py::arg("base_dir"));
+  m.def("audit_path", &audit_path, py::arg("path"), py::arg("content"), py::arg("model_config"), py::arg("base_dir"),
+        py::arg("checkpoint") = std::nullopt);
   m.def("audit_bytes", &audit_in_memory, py::arg("data"), py::arg("name"), py::arg("content"), py::arg("model_config"),
         py::arg("base_dir"));
   m.def("audit_many", &audit_many, py::arg("paths"), py::arg("jobs"), py::arg("content"));

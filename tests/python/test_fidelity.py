@@ -101,6 +101,13 @@ def test_an_export_with_one_weight_changed(tmp_path):
     assert p.returncode == 1
     (gate,) = json.loads(p.stdout)["models"][0]["gates"]
     assert gate["gate"] == "checkpoint" and "changed 1" in gate["message"]
+    # And from Python: the report's checkpoint, and check() failing its gate.
+    import headcount
+    r = headcount.audit(onnx_path, checkpoint=ck)
+    assert (r.checkpoint.changed, r.checkpoint.lost, r.checkpoint.failed) == (1, 0, True)
+    (failure,) = r.check()
+    assert failure.gate == "checkpoint" and failure.message == r.checkpoint.outcome
+    assert headcount.audit(onnx_path).checkpoint is None
 
 
 class WithPooler(LlamaForCausalLM):
