@@ -888,8 +888,9 @@ GGUF_NAMES = {"embed_tokens": "token_embd", "norm": "output_norm", "lm_head": "o
               "mlp.down_proj": "ffn_down"}
 
 
-def write_gguf(path, tensors, config):
-    """tensors: {HF-style name: float32 array [out, in] or [n]}; config: the model's config.json."""
+def write_gguf(path, tensors, config, matrices="q8_0"):
+    """tensors: {HF-style name: float32 array [out, in] or [n]}; config: the model's config.json;
+    matrices: "q8_0" (the sample), "f16" or "f32" (as --outtype f16 / f32 writes them)."""
     import struct
     heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
 
@@ -934,9 +935,9 @@ def write_gguf(path, tensors, config):
             w = permute(w, heads)
         elif name.endswith("k_proj.weight"):
             w = permute(w, kv_heads)
-        if w.ndim == 1:
+        if w.ndim == 1 or (matrices == "f32" and not name.startswith("embed_tokens")):
             ggml_type, blob = 0, w.tobytes()                       # F32
-        elif name.startswith("embed_tokens"):
+        elif name.startswith("embed_tokens") or matrices == "f16":
             ggml_type, blob = 1, w.astype(np.float16).tobytes()    # F16
         else:
             ggml_type, blob = 8, q8_0(w)                            # Q8_0

@@ -147,11 +147,20 @@ void note(Comparison& out, double x, double y, uint64_t at, int32_t as) {
   }
 }
 
+// llama.cpp's rotary order of a head of `head` rows (even): its row 2j + t is the model's row
+// t · head/2 + j, the two halves interleaved.
+uint64_t model_row(uint64_t row, uint64_t head) {
+  const uint64_t o = row % head;
+  return row - o + (o % 2) * (head / 2) + o / 2;
+}
+
 // A (checkpoint) against B (export) in `layout`: Same, Reshaped and Rows compare A's element e
 // with B's element start + e; Transposed and Columns read A as [R, C] and compare A[i][j] with
-// B[j][start + i], B being [C, stride]. With `first_only`, stops at the first difference.
+// B[j][start + i], B being [C, stride]. Rotary and RotaryTransposed compare A's row r with the
+// model's row model_row(r, head) of B, as stored or transposed. With `first_only`, stops at the
+// first difference.
 Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
-                   bool first_only, PayloadFiles& af, PayloadFiles& bf) {
+                   bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head = 0) {
   Comparison out;
   Values va, vb;
   if (!va.open(a, af) || !vb.open(b, bf)) {
@@ -159,6 +168,26 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
     return out;
   }
   std::vector<double> x, y;
+  if (layout == Layout::Rotary) {  // row by row: A's row r against B's row model_row(r)
+    std::vector<int64_t> d = squeezed(a);
+    const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t c0 = 0; c0 < cols; c0 += kBand) {
+        const uint64_t n = std::min(kBand, cols - c0);
+        x.resize(static_cast<size_t>(n));
+        y.resize(static_cast<size_t>(n));
+        if (!va.read(r * cols + c0, n, x.data()) || !vb.read(model_row(r, head) * cols + c0, n, y.data())) {
+          out.read = false;
+          return out;
+        }
+        for (uint64_t i = 0; i < n; ++i) {
+          note(out, x[i], y[i], r * cols + c0 + i, as);
+          if (first_only && out.differing) return out;
+        }
+      }
+    }
+    return out;
+  }
   if (layout == Layout::Same || layout == Layout::Reshaped || layout == Layout::Rows) {
     for (uint64_t e = 0; e < a.elements; e += kBand) {
       uint64_t n = std::min(kBand, a.elements - e);
@@ -179,7 +208,11 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   // at a time (the whole band at once when a tile spans every column), B's a column run each.
   std::vector<int64_t> d = squeezed(a);
   const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
-  const uint64_t nc_most = std::min(cols, kBand), nr_most = std::max<uint64_t>(1, kBand / nc_most);
+  const uint64_t nc_most = std::min(cols, kBand);
+  uint64_t nr_most = std::max<uint64_t>(1, kBand / nc_most);
+  // Rotary rows stay within their head: a tile of whole heads reads the same model rows.
+  const bool rotary = layout == Layout::RotaryTransposed;
+  if (rotary) nr_most = std::max<uint64_t>(1, nr_most / head) * head;
   for (uint64_t r0 = 0; r0 < rows; r0 += nr_most) {
     const uint64_t nr = std::min(nr_most, rows - r0);
     for (uint64_t c0 = 0; c0 < cols; c0 += nc_most) {
@@ -194,8 +227,9 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
         return out;
       }
       for (uint64_t i = 0; i < nr; ++i) {
+        const uint64_t yi = rotary ? model_row(r0 + i, head) - r0 : i;
         for (uint64_t j = 0; j < nc; ++j) {
-          note(out, x[i * nc + j], y[j * nr + i], (r0 + i) * cols + c0 + j, as);
+          note(out, x[i * nc + j], y[j * nr + yi], (r0 + i) * cols + c0 + j, as);
           if (first_only && out.differing) return out;
         }
       }
@@ -300,6 +334,8 @@ const char* layout_name(Layout l) {
     case Layout::Transposed: return "transposed";
     case Layout::Reshaped: return "reshaped";
     case Layout::Rows: return "rows";
+    case Layout::Rotary: return "rotary rows";
+    case Layout::RotaryTransposed: return "rotary rows, transposed";
     default: return "columns";
   }
 }
@@ -640,6 +676,18 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     }
     return -1;
   };
+  // A GGUF's Q and K weights, with their head counts: llama.cpp stores them in its rotary order.
+  std::map<int, int64_t> rotary_heads;
+  if (C.checkpoint && C.checkpoint->format == "gguf") {
+    for (const AttentionBlock& b : checkpoint.attention.blocks) {
+      for (const auto& [p, n] : {std::make_pair(&b.q, b.heads), std::make_pair(&b.k, b.kv_heads)}) {
+        if (!n || *n <= 0) continue;
+        for (const TensorShare& s : p->tensors) {
+          if (!s.bias && s.slice.empty()) rotary_heads[s.weight] = *n;
+        }
+      }
+    }
+  }
   for (TensorFidelity& t : f.tensors) {
     if (t.verdict != Verdict::Lost) continue;
     const Weight& a = cw(t.tensor);
@@ -741,6 +789,24 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       t.verdict = Verdict::Kept;
       holds[static_cast<size_t>(pick)] = true;
       continue;
+    }
+    // A GGUF's Q or K in llama.cpp's rotary row order: the same weights, rows reordered per head.
+    if (const auto rh = rotary_heads.find(t.tensor); rh != rotary_heads.end() && (best == Layout::Same || best == Layout::Transposed)) {
+      const std::vector<int64_t> da = squeezed(a);
+      const uint64_t out_rows = static_cast<uint64_t>(da[0]), heads_n = static_cast<uint64_t>(rh->second);
+      if (out_rows % heads_n == 0 && (out_rows / heads_n) % 2 == 0) {
+        const Layout rotary = best == Layout::Same ? Layout::Rotary : Layout::RotaryTransposed;
+        Comparison again = compare(a, b, rotary, 0, stride, as, false, cfiles, efiles, out_rows / heads_n);
+        if (again.read && again.differing < cmp.differing) {
+          cmp = again;
+          t.held.back().layout = rotary;
+        }
+        if (again.read && again.differing == 0) {
+          t.verdict = Verdict::Kept;
+          holds[static_cast<size_t>(pick)] = true;
+          continue;
+        }
+      }
     }
     t.verdict = Verdict::Changed;
     t.differing = cmp.differing;

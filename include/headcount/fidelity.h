@@ -20,6 +20,10 @@ enum class Layout {
   Reshaped,    // another shape with the same elements in the same order
   Rows,        // a run of the export tensor's elements: rows of a packed [3·out, in] or [3·out]
   Columns,     // transposed into a run of columns of a packed [in, 3·out]
+  // A GGUF's Q or K: llama.cpp's converter reorders each head's rows for its rotary layout (the
+  // two halves of a head interleaved); the export holds the rows in the model's own order.
+  Rotary,            // ... as stored
+  RotaryTransposed,  // ... transposed
 };
 
 struct Holder {

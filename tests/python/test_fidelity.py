@@ -289,3 +289,27 @@ def test_a_wide_matrix_is_compared_in_tiles(tmp_path):
     (t,) = f["tensors"]
     assert (t["verdict"], t["differing"], t["largest_at"], code) == ("changed", 1, 900_002, 1)
     assert t["largest_difference"] == float(np.float32(w[2, 300_000] + np.float32(1.0))) - float(w[2, 300_000])
+
+
+def test_a_gguf_in_llama_cpps_rotary_row_order(tmp_path):
+    """llama.cpp's converter reorders each head's rows of Q and K for its rotary layout
+    (samples/make_samples.py's write_gguf does as convert_hf_to_gguf.py's permute): an f32 GGUF
+    of the model holds every weight of the export, Q and K in 'rotary rows, transposed' (3 layers ·
+    2), nothing changed; in f16 the same at float16."""
+    import sys
+    sys.path.insert(0, os.path.join(REPO, "samples"))
+    from make_samples import write_gguf  # noqa: E402
+    torch.manual_seed(8)
+    model = LlamaForCausalLM()
+    onnx_path, _ = export_and_save(tmp_path / "gguf", model)
+    tensors = {n[len("model."):] if n.startswith("model.") else n: p.detach().numpy() for n, p in model.named_parameters()}
+    config = {**CONFIG, "num_key_value_heads": 2, "max_position_embeddings": 16, "rms_norm_eps": 1e-6, "rope_theta": 10000.0}
+    for matrices, as_type in (("f32", None), ("f16", "float16")):
+        path = tmp_path / f"model-{matrices}.gguf"
+        write_gguf(str(path), tensors, config, matrices)
+        f, code = diff_json(onnx_path, path, "--fail-on-change")
+        assert (f["kept"], f["changed"], f["lost"], f["unknown"], code) == (30, 0, 0, 0, 0), f["outcome"]
+        rotary = [t["name"] for t in f["tensors"] if t["held"][0]["layout"] == "rotary rows, transposed"]
+        assert sorted(rotary) == sorted(f"blk.{n}.attn_{r}.weight" for n in range(L) for r in ("q", "k"))
+        if as_type:
+            assert {t["compared_as"] for t in f["tensors"] if t["name"] in rotary} == {as_type}
