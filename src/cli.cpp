@@ -21,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,7 +29,6 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "checkpoint/model.h"
 #include "cli_docs.h"
 #include "config.h"
 #include "headcount/baseline.h"
@@ -396,32 +394,6 @@ int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
   return d.fail_on_change && failed ? kExitGate : kExitOk;
 }
 
-// `explain --names`: the checkpoint name tables, a row per name.
-std::string names_text() {
-  std::ostringstream out;
-  out << "Tensor names headcount reads in a checkpoint (safetensors, GGUF). In a layer, the path after\n"
-         "the layer index: ....C.N.PATH.weight (or .bias, .scale), where C, the component before the\n"
-         "index N, is layers, h, blocks, blk, layer or block, and # in PATH is an expert's index. Outside\n"
-         "the layers, the last one or two components of a name. A name no row matches is \"everything\n"
-         "else\".\n";
-  for (bool layer : {true, false}) {
-    out << (layer ? "\nin a layer\n" : "\noutside the layers\n");
-    std::vector<std::vector<std::string>> rows = {{"family", "path", "role"}};
-    for (const NameRow& r : name_rows()) {
-      if (r.in_layer == layer) rows.push_back({r.family, r.path, r.role});
-    }
-    size_t w0 = 0, w1 = 0;
-    for (const auto& r : rows) {
-      w0 = std::max(w0, r[0].size());
-      w1 = std::max(w1, r[1].size());
-    }
-    for (const auto& r : rows) {
-      out << "  " << r[0] << std::string(w0 - r[0].size() + 2, ' ') << r[1] << std::string(w1 - r[1].size() + 2, ' ') << r[2] << "\n";
-    }
-  }
-  return out.str();
-}
-
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
   try {
     if (!e.config.empty()) {
@@ -436,7 +408,7 @@ int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) 
     }
     if (e.names) {
       if (!e.target.empty() || e.width || e.heads || e.layers || e.block >= 0) throw InputError("give --names alone");
-      out << names_text();
+      out << explain_names();
       return kExitOk;
     }
     if (e.format != "text") throw InputError("--format json is for --config");

@@ -10,6 +10,7 @@
 #include "headcount/error.h"
 #include "headcount/families.h"
 #include "headcount/audit.h"
+#include "checkpoint/model.h"
 #include "render/layout.h"
 #include "headcount/numbers.h"
 
@@ -495,6 +496,26 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
     out << "  " << ci.name << std::string(8 - std::string(ci.name).size(), ' ') << how << " → ";
     if (dk) out << with_commas(count(c.width, h, dk, dk, c.kv_heads, c.bias)) << "\n";
     else out << "cannot be built\n";
+  }
+  return out.str();
+}
+
+std::string explain_names() {
+  std::ostringstream out;
+  out << "Tensor names headcount reads in a checkpoint (safetensors, GGUF). In a layer, the path after\n"
+         "the layer index: ....C.N.PATH.weight (or .bias, .scale), where C, the component before the\n"
+         "index N, is layers, h, blocks, blk, layer or block, and # in PATH is an expert's index. Outside\n"
+         "the layers, the last one or two components of a name. A name no row matches is \"everything\n"
+         "else\".\n";
+  for (bool layer : {true, false}) {
+    out << (layer ? "\nin a layer\n" : "\noutside the layers\n");
+    renderers::Table t;
+    t.right = {false, false, false};
+    t.rows.push_back({"family", "path", "role"});
+    for (const NameRow& r : name_rows()) {
+      if (r.in_layer == layer) t.rows.push_back({r.family, r.path, r.role});
+    }
+    t.print(out, "  ");
   }
   return out.str();
 }

@@ -155,10 +155,10 @@ uint64_t model_row(uint64_t row, uint64_t head) {
 }
 
 // A (checkpoint) against B (export) in `layout`: Same, Reshaped and Rows compare A's element e
-// with B's element start + e; Transposed and Columns read A as [R, C] and compare A[i][j] with
-// B[j][start + i], B being [C, stride]. Rotary and RotaryTransposed compare A's row r with the
-// model's row model_row(r, head) of B, as stored or transposed. With `first_only`, stops at the
-// first difference.
+// with B's element start + e; Columns reads A as [R, C] and compares A[i][j] with B[j][start + i],
+// B being [C, stride]; Transposed is Columns of a B of [C, R]. Rotary and RotaryTransposed compare
+// A's row r with the model's row model_row(r, head) of B, as stored or transposed. With
+// `first_only`, stops at the first difference.
 Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
                    bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head = 0) {
   Comparison out;
@@ -208,6 +208,7 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   // at a time (the whole band at once when a tile spans every column), B's a column run each.
   std::vector<int64_t> d = squeezed(a);
   const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
+  if (layout != Layout::Columns) stride = rows;  // B is A transposed, [C, R]
   const uint64_t nc_most = std::min(cols, kBand);
   uint64_t nr_most = std::max<uint64_t>(1, kBand / nc_most);
   // Rotary rows stay within their head: a tile of whole heads reads the same model rows.
@@ -247,6 +248,18 @@ std::vector<Layout> whole_layouts(const Weight& a, const Weight& b) {
   if (da.size() == 2 && db.size() == 2 && da[0] == db[1] && da[1] == db[0]) out.push_back(Layout::Transposed);
   if (da != db) out.push_back(Layout::Reshaped);
   return out;
+}
+
+// The whole layout in which b holds a's values exactly, among the transposed ones or the others;
+// nothing when b holds them in none.
+std::optional<Layout> held_whole(const Weight& a, const Weight& b, bool transposed, int32_t as, PayloadFiles& af,
+                                 PayloadFiles& bf) {
+  for (Layout l : whole_layouts(a, b)) {
+    if ((l == Layout::Transposed) != transposed) continue;
+    Comparison cmp = compare(a, b, l, 0, 0, as, true, af, bf);
+    if (cmp.read && cmp.differing == 0) return l;
+  }
+  return std::nullopt;
 }
 
 // The checkpoint tensor's samples against the export tensor's in a whole layout.
@@ -310,10 +323,6 @@ class NameIndex {
 
 NamedShape named_shape(const Weight& w) {
   return {std::string(w.name), std::vector<int64_t>(w.dims.begin(), w.dims.end()), dtype_name(w.dtype), w.elements};
-}
-
-std::string plural(uint64_t n, const std::string& one, const std::string& many) {
-  return with_commas(n) + " " + (n == 1 ? one : many);
 }
 
 }  // namespace
@@ -429,16 +438,10 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
           if (it == by_key.end()) continue;
           for (size_t k = 0; k < it->second.size() && k < kCandidates && !found; ++k) {
             const int c = it->second[k], r = classes[static_cast<size_t>(c)][0];
-            for (Layout l : whole_layouts(cw(r), b)) {
-              if ((l == Layout::Transposed) != transposed) continue;
-              const uint64_t stride = transposed ? static_cast<uint64_t>(squeezed(cw(r))[0]) : 0;
-              Comparison cmp = compare(cw(r), b, l, 0, stride, as, true, cfiles, efiles);
-              if (cmp.read && cmp.differing == 0) {
-                class_holders[static_cast<size_t>(c)].push_back(holder(j, l));
-                holds[static_cast<size_t>(j)] = true;
-                found = true;
-                break;
-              }
+            if (auto l = held_whole(cw(r), b, transposed, as, cfiles, efiles)) {
+              class_holders[static_cast<size_t>(c)].push_back(holder(j, *l));
+              holds[static_cast<size_t>(j)] = true;
+              found = true;
             }
           }
           if (found) break;
@@ -623,17 +626,11 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         if (it->second.size() > kCandidates) unfinished[static_cast<size_t>(t.tensor)] = true;
         for (size_t k = 0; k < it->second.size() && k < kCandidates && t.verdict == Verdict::Lost; ++k) {
           const auto [j, transposed] = it->second[k];
-          for (Layout l : whole_layouts(a, ew(j))) {
-            if ((l == Layout::Transposed) != transposed) continue;
-            const uint64_t stride = transposed ? static_cast<uint64_t>(squeezed(a)[0]) : 0;
-            Comparison cmp = compare(a, ew(j), l, 0, stride, as, true, cfiles, efiles);
-            if (cmp.read && cmp.differing == 0) {
-              t.verdict = Verdict::Kept;
-              t.held.push_back(holder(j, l));
-              t.shared = holds[static_cast<size_t>(j)];
-              holds[static_cast<size_t>(j)] = true;
-              break;
-            }
+          if (auto l = held_whole(a, ew(j), transposed, as, cfiles, efiles)) {
+            t.verdict = Verdict::Kept;
+            t.held.push_back(holder(j, *l));
+            t.shared = holds[static_cast<size_t>(j)];
+            holds[static_cast<size_t>(j)] = true;
           }
         }
         if (t.verdict != Verdict::Lost) break;
@@ -776,8 +773,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         best_equal = n;
       }
     }
-    const uint64_t stride = best == Layout::Transposed ? static_cast<uint64_t>(squeezed(a)[0]) : 0;
-    Comparison cmp = compare(a, b, best, 0, stride, as, false, cfiles, efiles);
+    Comparison cmp = compare(a, b, best, 0, 0, as, false, cfiles, efiles);
     t.held.push_back(holder(pick, best));
     t.compared_as = as;
     if (!cmp.read) {
@@ -796,7 +792,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       const uint64_t out_rows = static_cast<uint64_t>(da[0]), heads_n = static_cast<uint64_t>(rh->second);
       if (out_rows % heads_n == 0 && (out_rows / heads_n) % 2 == 0) {
         const Layout rotary = best == Layout::Same ? Layout::Rotary : Layout::RotaryTransposed;
-        Comparison again = compare(a, b, rotary, 0, stride, as, false, cfiles, efiles, out_rows / heads_n);
+        Comparison again = compare(a, b, rotary, 0, 0, as, false, cfiles, efiles, out_rows / heads_n);
         if (again.read && again.differing < cmp.differing) {
           cmp = again;
           t.held.back().layout = rotary;
@@ -891,12 +887,12 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     if (f.folded) s += " (" + with_commas(f.folded) + " packed into larger tensors)";
     clauses.push_back(s);
   } else {
-    std::string s = "of the " + plural(n, "checkpoint tensor", "checkpoint tensors") + ", the export";
+    std::string s = "of the " + count_of(n, "checkpoint tensor", "checkpoint tensors") + ", the export";
     std::vector<std::string> what;
     if (f.lost) what.push_back("lost " + with_commas(f.lost) + " (" + name_of(first_lost) + (f.lost > 1 ? ", …)" : ")"));
     if (f.changed) {
       what.push_back("changed " + with_commas(f.changed) + " (" + name_of(first_changed) + ": " +
-                     plural(first_changed->differing, "element differs", "elements differ") + (f.changed > 1 ? ", …)" : ")"));
+                     count_of(first_changed->differing, "element differs", "elements differ") + (f.changed > 1 ? ", …)" : ")"));
     }
     if (f.kept || f.folded) what.push_back("holds " + with_commas(f.kept + f.folded));
     for (size_t k = 0; k < what.size(); ++k) s += (k == 0 ? " " : k + 1 == what.size() ? " and " : ", ") + what[k];
@@ -909,9 +905,9 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   } else if (f.duplicated > 1) {
     clauses.push_back(with_commas(f.duplicated) + " are stored more than once");
   }
-  if (!f.added.empty()) clauses.push_back("it adds " + plural(f.added.size(), "tensor", "tensors") + " of " + with_commas(f.added_elements));
+  if (!f.added.empty()) clauses.push_back("it adds " + count_of(f.added.size(), "tensor", "tensors") + " of " + with_commas(f.added_elements));
   if (!f.unpaired.empty()) {
-    clauses.push_back(plural(f.unpaired.size(), "export tensor", "export tensors") +
+    clauses.push_back(count_of(f.unpaired.size(), "export tensor", "export tensors") +
                       " of the sizes of those not compared pair with none");
   }
   for (size_t k = 0; k < clauses.size(); ++k) f.outcome += (k ? "; " : "") + clauses[k];

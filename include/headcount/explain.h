@@ -100,6 +100,10 @@ std::string explain_config_json(const std::string& path, const ConfigExplainOpti
 // A rule's documentation.
 std::string explain_rule(const Rule& rule);
 
+// `explain --names`: the tensor names headcount reads in a checkpoint, a row per name-table row
+// (family, module path, role), the layers' rows first.
+std::string explain_names();
+
 // One block's derivation from the model: tensors, shapes, shares, formula. Throws InputError when
 // the block index does not exist.
 std::string explain_block(const Audit& audit, int block);

@@ -11,12 +11,6 @@
 namespace headcount::renderers {
 namespace {
 
-std::string shape_of(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 std::string number(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.6g", v);
@@ -32,7 +26,9 @@ std::string where(const Holder& h) {
   }
 }
 
-std::string tensor(const NamedShape& n) { return n.name + " " + shape_of(n.shape) + " " + n.dtype; }
+std::string tensor(const NamedShape& n) {
+  return n.name + " " + shape_string(n.shape) + " " + n.dtype;
+}
 
 }  // namespace
 

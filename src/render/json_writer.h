@@ -4,6 +4,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -53,7 +54,7 @@ class JsonWriter {
     separate();
     char b[32];
     auto r = std::to_chars(b, b + sizeof b, d);
-    if (d != d || d - d != 0 || r.ec != std::errc()) buf_ += "null";
+    if (!std::isfinite(d) || r.ec != std::errc()) buf_ += "null";
     else buf_.append(b, r.ptr);
     return *this;
   }
