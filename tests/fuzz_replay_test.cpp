@@ -87,23 +87,33 @@ void audit_once(const std::string& bytes) {
 // The child's scratch folder, which each forked child makes anew.
 void remove_scratch() { std::filesystem::remove_all(std::filesystem::path(fuzz::scratch_model()).parent_path()); }
 
+// One input through a harness (fuzz_target.h, gguf_target.h) in a child: it exits cleanly, within
+// the memory bound.
+void replay_one(const std::string& bytes, void (*harness)(const uint8_t*, size_t)) {
+  ChildResult r = in_child([&] {
+    harness(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    remove_scratch();
+  });
+  CHECK(WIFEXITED(r.status));
+  if (WIFSIGNALED(r.status)) FAIL_CHECK("killed by signal " << WTERMSIG(r.status));
+  CHECK(WEXITSTATUS(r.status) == 0);
+#ifndef HEADCOUNT_SANITIZED  // ASan's shadow memory is not the tool's
+  CHECK(r.max_rss_kib <= kMaxRssKiB);
+#endif
+}
+
+std::string read_bytes(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 void replay_all(const std::string& dir) {
   auto files = files_in(dir);
   REQUIRE(!files.empty());
   for (const auto& f : files) {
     INFO(f);
-    std::ifstream in(f, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ChildResult r = in_child([&] {
-      fuzz::run_all(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-      remove_scratch();
-    });
-    CHECK(WIFEXITED(r.status));
-    if (WIFSIGNALED(r.status)) FAIL_CHECK("killed by signal " << WTERMSIG(r.status));
-    CHECK(WEXITSTATUS(r.status) == 0);
-#ifndef HEADCOUNT_SANITIZED  // ASan's shadow memory is not the tool's
-    CHECK(r.max_rss_kib <= kMaxRssKiB);
-#endif
+    const std::string bytes = read_bytes(f);
+    replay_one(bytes, fuzz::run_all);
 #if defined(NDEBUG) && !defined(HEADCOUNT_SANITIZED)  // the README times the Release build
     if (bytes.size() < kBoundedSize) {
       ChildResult once = in_child([&] {
@@ -124,18 +134,7 @@ void replay_gguf(const std::string& dir) {
   REQUIRE(!files.empty());
   for (const auto& f : files) {
     INFO(f);
-    std::ifstream in(f, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ChildResult r = in_child([&] {
-      fuzz::run_gguf(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-      remove_scratch();
-    });
-    CHECK(WIFEXITED(r.status));
-    if (WIFSIGNALED(r.status)) FAIL_CHECK("killed by signal " << WTERMSIG(r.status));
-    CHECK(WEXITSTATUS(r.status) == 0);
-#ifndef HEADCOUNT_SANITIZED
-    CHECK(r.max_rss_kib <= kMaxRssKiB);
-#endif
+    replay_one(read_bytes(f), fuzz::run_gguf);
   }
 }
 

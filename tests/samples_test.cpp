@@ -502,6 +502,23 @@ TEST_CASE("sliding_qknorm: windows from the mask buffers, QK-norm in the block, 
   CHECK(a.framework.parameters == read_counts("sliding_qknorm").total);
 }
 
+namespace {
+
+// A checkpoint of llama_tiny read by its names has the export's blocks: each projection's count,
+// and llama_tiny's 4 query heads over 2 K/V heads.
+void check_llama_tiny_blocks(const Audit& checkpoint, const Audit& exported) {
+  REQUIRE(checkpoint.attention.blocks.size() == exported.attention.blocks.size());
+  for (size_t i = 0; i < checkpoint.attention.blocks.size(); ++i) {
+    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+      CHECK(checkpoint.attention.blocks[i].projection(r).total() == exported.attention.blocks[i].projection(r).total());
+    }
+    CHECK(checkpoint.attention.blocks[i].heads == 4);
+    CHECK(checkpoint.attention.blocks[i].kv_heads == 2);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("llama_tiny.safetensors: the checkpoint of llama_tiny.onnx, read by its names", "[samples][checkpoint]") {
   // The module's parameters, each once: torch's sum(p.numel()) is llama_tiny.counts.tsv's total.
   const std::string dir = HEADCOUNT_SAMPLES_DIR;
@@ -511,14 +528,7 @@ TEST_CASE("llama_tiny.safetensors: the checkpoint of llama_tiny.onnx, read by it
   Audit e = audit_file(dir + "/llama_tiny.onnx", o);
   CHECK(c.framework.parameters == read_counts("llama_tiny").total);
   CHECK(c.framework.parameters == e.framework.parameters);
-  REQUIRE(c.attention.blocks.size() == e.attention.blocks.size());
-  for (size_t i = 0; i < c.attention.blocks.size(); ++i) {
-    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-      CHECK(c.attention.blocks[i].projection(r).total() == e.attention.blocks[i].projection(r).total());
-    }
-    CHECK(c.attention.blocks[i].heads == 4);
-    CHECK(c.attention.blocks[i].kv_heads == 2);
-  }
+  check_llama_tiny_blocks(c, e);
   // Every tensor has a part by its name: embeddings 100·32, LM head 32·100, feed-forward
   // 2 · 3·32·64 = 12,288, norms 2 · 2·32 + 32 = 160.
   CHECK(c.composition.other == 0);
@@ -551,14 +561,7 @@ TEST_CASE("llama_tiny.gguf: the same checkpoint as llama.cpp writes it in Q8_0",
   // torch's sum(p.numel()) (llama_tiny.counts.tsv); heads from llama.attention.head_count 4 and
   // head_count_kv 2.
   CHECK(g.framework.parameters == read_counts("llama_tiny").total);
-  REQUIRE(g.attention.blocks.size() == e.attention.blocks.size());
-  for (size_t i = 0; i < g.attention.blocks.size(); ++i) {
-    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-      CHECK(g.attention.blocks[i].projection(r).total() == e.attention.blocks[i].projection(r).total());
-    }
-    CHECK(g.attention.blocks[i].heads == 4);
-    CHECK(g.attention.blocks[i].kv_heads == 2);
-  }
+  check_llama_tiny_blocks(g, e);
   // Bytes by the block sizes: the embedding 3,200 x 2 (float16), 5 norms of 32 x 4 (float32) and
   // 21,632 matrix weights in Q8_0 blocks of 32 weights in 34 bytes: 676 x 34 = 22,984; 30,024 in all.
   CHECK(g.inventory.bytes == 6400 + 640 + 22984);
