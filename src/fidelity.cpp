@@ -127,14 +127,20 @@ int equal_samples(const std::vector<double>& a, const std::vector<double>& b, in
 }
 
 struct Comparison {
-  bool read = true;  // false: a payload could not be read
+  bool read = true;     // false: a payload could not be read
+  bool applies = true;  // false: the layout does not fit a's shape (rotary rows of a 1-D tensor, say)
+  uint64_t compared = 0;  // elements of a compared: all of them unless it stopped at a difference
   uint64_t differing = 0;
   double largest = 0;
   uint64_t at = 0;
   double a_value = 0, b_value = 0;
 };
 
+// Whether the comparison proves b holds every one of a's elements.
+bool equal_whole(const Comparison& c) { return c.read && c.applies && c.differing == 0; }
+
 void note(Comparison& out, double x, double y, uint64_t at, int32_t as) {
+  ++out.compared;
   if (same_value(x, y, as)) return;
   ++out.differing;
   double d = std::fabs(round_to(as, x) - round_to(as, y));
@@ -158,10 +164,18 @@ uint64_t model_row(uint64_t row, uint64_t head) {
 // with B's element start + e; Columns reads A as [R, C] and compares A[i][j] with B[j][start + i],
 // B being [C, stride]; Transposed is Columns of a B of [C, R]. Rotary and RotaryTransposed compare
 // A's row r with the model's row model_row(r, head) of B, as stored or transposed. With
-// `first_only`, stops at the first difference.
-Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
-                   bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head = 0) {
+// `first_only`, stops at the first difference. The 2-D layouts need a of two dims (dims of 1
+// aside) and the rotary ones rows in whole heads of an even size: any other shape does not apply.
+Comparison compare_in(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
+                      bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head) {
   Comparison out;
+  const bool two_d = layout != Layout::Same && layout != Layout::Reshaped && layout != Layout::Rows;
+  const std::vector<int64_t> d = squeezed(a);
+  const bool rotary_layout = layout == Layout::Rotary || layout == Layout::RotaryTransposed;
+  if (two_d && (d.size() != 2 || (rotary_layout && (head < 2 || head % 2 || static_cast<uint64_t>(d[0]) % head)))) {
+    out.applies = false;
+    return out;
+  }
   Values va, vb;
   if (!va.open(a, af) || !vb.open(b, bf)) {
     out.read = false;
@@ -169,7 +183,6 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   }
   std::vector<double> x, y;
   if (layout == Layout::Rotary) {  // row by row: A's row r against B's row model_row(r)
-    std::vector<int64_t> d = squeezed(a);
     const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
     for (uint64_t r = 0; r < rows; ++r) {
       for (uint64_t c0 = 0; c0 < cols; c0 += kBand) {
@@ -206,7 +219,6 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   }
   // In tiles of A's rows r0.. and columns c0.., at most kBand elements: A's rows are read a row
   // at a time (the whole band at once when a tile spans every column), B's a column run each.
-  std::vector<int64_t> d = squeezed(a);
   const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
   if (layout != Layout::Columns) stride = rows;  // B is A transposed, [C, R]
   const uint64_t nc_most = std::min(cols, kBand);
@@ -239,6 +251,15 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   return out;
 }
 
+// compare_in, refusing a result that does not cover a: a layout that compared fewer elements than
+// a holds, without a difference, proves nothing (it is reported as not applying).
+Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
+                   bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head = 0) {
+  Comparison out = compare_in(a, b, layout, start, stride, as, first_only, af, bf, head);
+  if (out.read && out.applies && (out.differing == 0 || !first_only) && out.compared != a.elements) out.applies = false;
+  return out;
+}
+
 // The layouts in which export tensor b can hold checkpoint tensor a whole (same element count).
 std::vector<Layout> whole_layouts(const Weight& a, const Weight& b) {
   std::vector<Layout> out;
@@ -256,8 +277,7 @@ std::optional<Layout> held_whole(const Weight& a, const Weight& b, bool transpos
                                  PayloadFiles& bf) {
   for (Layout l : whole_layouts(a, b)) {
     if ((l == Layout::Transposed) != transposed) continue;
-    Comparison cmp = compare(a, b, l, 0, 0, as, true, af, bf);
-    if (cmp.read && cmp.differing == 0) return l;
+    if (equal_whole(compare(a, b, l, 0, 0, as, true, af, bf))) return l;
   }
   return std::nullopt;
 }
@@ -390,8 +410,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       auto& same = reps[sample_key(cw(i).elements, cw(i).dtype, cs[static_cast<size_t>(i)]->direct, cw(i).dtype)];
       for (size_t k = 0; k < same.size() && k < kCandidates; ++k) {
         const int c = same[k], r = classes[static_cast<size_t>(c)][0];
-        Comparison cmp = compare(cw(i), cw(r), Layout::Reshaped, 0, 0, cw(i).dtype, true, cfiles, cfiles);
-        if (cmp.read && cmp.differing == 0) {
+        if (equal_whole(compare(cw(i), cw(r), Layout::Reshaped, 0, 0, cw(i).dtype, true, cfiles, cfiles))) {
           class_of[static_cast<size_t>(i)] = c;
           classes[static_cast<size_t>(c)].push_back(i);
           break;
@@ -580,7 +599,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         packed_reads += a.elements;  // the whole comparison counts against the same budget
         Comparison cmp = layout == Layout::Rows ? compare(a, b, Layout::Rows, s * unit, 0, as, true, cfiles, efiles)
                                                 : compare(a, b, Layout::Columns, s, total, as, true, cfiles, efiles);
-        if (!cmp.read || cmp.differing) continue;
+        if (!equal_whole(cmp)) continue;
         t.verdict = Verdict::Folded;
         t.held.push_back(holder(j, layout, s, s + run));
         break;
@@ -776,9 +795,9 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     Comparison cmp = compare(a, b, best, 0, 0, as, false, cfiles, efiles);
     t.held.push_back(holder(pick, best));
     t.compared_as = as;
-    if (!cmp.read) {
+    if (!cmp.read || !cmp.applies) {
       t.verdict = Verdict::Unknown;
-      t.why = "a payload could not be read";
+      t.why = !cmp.read ? "a payload could not be read" : std::string("not every element could be compared ") + layout_name(best);
       continue;
     }
     if (cmp.differing == 0) {  // equal after all (a class key missed by a NaN, say): kept
@@ -787,17 +806,19 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       continue;
     }
     // A GGUF's Q or K in llama.cpp's rotary row order: the same weights, rows reordered per head.
+    // Only a matrix (two dims, dims of 1 aside) whose rows split into its heads, of an even size.
     if (const auto rh = rotary_heads.find(t.tensor); rh != rotary_heads.end() && (best == Layout::Same || best == Layout::Transposed)) {
       const std::vector<int64_t> da = squeezed(a);
-      const uint64_t out_rows = static_cast<uint64_t>(da[0]), heads_n = static_cast<uint64_t>(rh->second);
-      if (out_rows % heads_n == 0 && (out_rows / heads_n) % 2 == 0) {
+      const uint64_t heads_n = static_cast<uint64_t>(rh->second);
+      const uint64_t out_rows = da.size() == 2 ? static_cast<uint64_t>(da[0]) : 0;
+      if (out_rows > 0 && heads_n > 0 && out_rows % heads_n == 0 && (out_rows / heads_n) % 2 == 0) {
         const Layout rotary = best == Layout::Same ? Layout::Rotary : Layout::RotaryTransposed;
         Comparison again = compare(a, b, rotary, 0, 0, as, false, cfiles, efiles, out_rows / heads_n);
-        if (again.read && again.differing < cmp.differing) {
+        if (again.read && again.applies && again.differing < cmp.differing) {
           cmp = again;
           t.held.back().layout = rotary;
         }
-        if (again.read && again.differing == 0) {
+        if (equal_whole(again)) {
           t.verdict = Verdict::Kept;
           holds[static_cast<size_t>(pick)] = true;
           continue;
