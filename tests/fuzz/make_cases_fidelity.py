@@ -84,6 +84,29 @@ def q_changed(differing, at, layout="as stored"):
             'stdout: "layout": "%s"' % layout, 'stdout: "failed": true']
 
 
+def look_alikes(count=900):
+    """Issue 39, item 6: `count` U8 parameters, half [32, 33] and half [33, 32], every one with the
+    same 17 elements where the duplicate search samples it (its middle element and 16 spread over
+    it, read in the [32, 33] orientation) and the rest of it random: no two are equal, but all
+    share one fingerprint, and the search compared every pair of the group in full."""
+    rng = np.random.default_rng(39)
+    n = 32 * 33
+    sampled = sorted({n // 2} | {(n - 1) * s // 15 for s in range(16)})
+    inits = []
+    for i in range(count):
+        c = rng.integers(0, 256, n, dtype=np.uint8)
+        c[sampled] = np.arange(len(sampled), dtype=np.uint8) + 1
+        c = c.reshape(32, 33)
+        inits.append(numpy_helper.from_array(c if i % 2 == 0 else np.ascontiguousarray(c.T), "w%d" % i))
+    nodes = [helper.make_node("Identity", ["w%d" % i], ["y%d" % i]) for i in range(count)]
+    outs = [helper.make_tensor_value_info("y%d" % i, TensorProto.UINT8, None) for i in range(count)]
+    model = helper.make_model(helper.make_graph(nodes, "g", [], outs, inits), producer_name="make_cases_fidelity",
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    with open(os.path.join(HERE, "regressions", "duplicate-search-%d-look-alike-tensors.onnx" % count), "wb") as f:
+        f.write(model.SerializeToString())
+
+
 def main():
     # One element: 1 in the checkpoint, -1 in the export. Was SIGSEGV (squeezed dims are empty).
     case("gguf-q-one-element-changed", np.array([1.0]), np.array([-1.0]),
@@ -113,3 +136,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    look_alikes()
