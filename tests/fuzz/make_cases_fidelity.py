@@ -10,7 +10,15 @@ regressions-cases/gguf-q-*/  issue 39, item 1: a GGUF whose blk.0.attn_q.weight 
     folder keeps the rotary retry honest where it applies: a [4, 2] Q of one head of 4 rows in
     llama.cpp's order, one value changed, is "changed" in "rotary rows" with 1 element differing.
 
-Every tensor is float32 and tiny; the folders are deterministic (running twice gives the same bytes).
+regressions/duplicate-search-900-look-alike-tensors.onnx  issue 39, item 6 (see look_alikes).
+
+corpus-fidelity/*.pair  the seed corpus of the fuzz_fidelity harness (fidelity_target.h): each
+    file is a 4-byte little-endian length N, an ONNX export of N bytes, then its checkpoint
+    (safetensors or GGUF): samples/llama_tiny.onnx with llama_tiny.gguf and llama_tiny.safetensors,
+    the case folders' pairs above, and small safetensors pairs in each layout the check pairs
+    (as stored at ranks 0 to 4, transposed, reshaped, packed rows and columns), one value changed.
+
+Every tensor is float32 and tiny; the output is deterministic (running twice gives the same bytes).
 """
 import os
 import shutil
@@ -77,6 +85,60 @@ def case(name, q_checkpoint, q_export, expect, heads=1, args="diff model.onnx ck
         f.write("".join(line + "\n" for line in ["exit 1"] + expect))
 
 
+def safetensors(tensors):
+    """A safetensors file of float32 tensors [(name, array)], in order."""
+    import json
+    header, data = {}, b""
+    for name, w in tensors:
+        blob = np.ascontiguousarray(w, dtype=np.float32).tobytes()
+        header[name] = {"dtype": "F32", "shape": list(np.shape(w)), "data_offsets": [len(data), len(data) + len(blob)]}
+        data += blob
+    h = json.dumps(header, separators=(",", ":")).encode()
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def pair(model, checkpoint):
+    return struct.pack("<I", len(model)) + model + checkpoint
+
+
+def corpus_fidelity():
+    folder = os.path.join(HERE, "corpus-fidelity")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+
+    def save(name, data):
+        with open(os.path.join(folder, name + ".pair"), "wb") as f:
+            f.write(data)
+
+    samples = os.path.join(HERE, "..", "..", "samples")
+    read = lambda name: open(os.path.join(samples, name), "rb").read()
+    save("llama_tiny-gguf", pair(read("llama_tiny.onnx"), read("llama_tiny.gguf")))
+    save("llama_tiny-safetensors", pair(read("llama_tiny.onnx"), read("llama_tiny.safetensors")))
+    cases = os.path.join(HERE, "regressions-cases")
+    for name in sorted(os.listdir(cases)):
+        if name.startswith("gguf-q-") and not name.endswith("audit-gate"):
+            read_case = lambda f: open(os.path.join(cases, name, f), "rb").read()
+            save(name, pair(read_case("model.onnx"), read_case("ckpt.gguf")))
+
+    def iota(shape, offset=0.0):
+        return (np.arange(int(np.prod(shape)), dtype=np.float32) + 1 + offset).reshape(shape)
+
+    def changed(a):
+        a = np.ascontiguousarray(a, dtype=np.float32).copy()
+        a.reshape(-1)[-1] += 100
+        return a
+
+    for shape in ([], [5], [3, 4], [2, 3, 4], [2, 3, 2, 2]):
+        w = iota(shape)
+        save("as-stored-rank-%d" % len(shape), pair(export([("w", changed(w))]), safetensors([("w", w)])))
+    w = iota([3, 4])
+    save("transposed", pair(export([("w", changed(w.T))]), safetensors([("w", w)])))
+    save("reshaped", pair(export([("w", changed(iota([2, 3, 4])).reshape(4, 6))]), safetensors([("w", iota([2, 3, 4]))])))
+    q, k, v = iota([2, 3]), iota([2, 3], 100), iota([2, 3], 200)
+    save("packed-rows", pair(export([("qkv", np.concatenate([q, k, v]))]), safetensors([("q", q), ("k", k), ("v", v)])))
+    save("packed-columns", pair(export([("qkv", np.concatenate([q, k, v]).T)]), safetensors([("q", q), ("k", k), ("v", v)])))
+
+
 def q_changed(differing, at, layout="as stored"):
     """The expect lines of Q changed (JSON): `differing` elements, the largest at element `at`, the
     other three tensors kept (their "differing" is 0, their "largest_at" null)."""
@@ -137,3 +199,4 @@ def main():
 if __name__ == "__main__":
     main()
     look_alikes()
+    corpus_fidelity()
