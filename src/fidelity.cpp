@@ -9,13 +9,16 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "checkpoint/model.h"
@@ -96,6 +99,35 @@ class Values {
   std::vector<char> raw_;
 };
 
+// A 128-bit hash of a tensor's values rounded to a type, in its own element order or (a matrix) in
+// its transpose's: a sum over its elements of a keyed mix of (position, value), so it is summed
+// in the order the tensor is stored, whatever the order hashed. -0 is 0 and every NaN one NaN, as
+// same_value has them. Equal values give equal hashes; unequal ones almost never do, and the keys
+// are drawn per run, so no file can be made to collide. It only rules candidates out: a pair of
+// equal hashes is still compared in full, so the verdicts never depend on it.
+struct Hash128 {
+  uint64_t a = 0, b = 0;
+  bool operator==(const Hash128& o) const { return a == o.a && b == o.b; }
+};
+
+uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+const std::array<uint64_t, 4>& hash_keys() {
+  static const std::array<uint64_t, 4> keys = [] {
+    std::random_device rd;
+    std::array<uint64_t, 4> k{};
+    for (auto& x : k) x = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    return k;
+  }();
+  return keys;
+}
+
 struct Samples {
   std::vector<double> direct, transposed;  // transposed: at the positions of this tensor's transpose
 };
@@ -118,6 +150,58 @@ std::optional<Samples> take_samples(const Weight& w, PayloadFiles& files) {
     }
   }
   return s;
+}
+
+std::optional<Hash128> content_hash(const Weight& w, PayloadFiles& files, int32_t as, bool transposed) {
+  const std::vector<int64_t> d = squeezed(w);
+  if (transposed && d.size() != 2) return std::nullopt;
+  const uint64_t rows = transposed ? static_cast<uint64_t>(d[0]) : 1, cols = transposed ? static_cast<uint64_t>(d[1]) : w.elements;
+  Values v;
+  if (!v.open(w, files, false)) return std::nullopt;
+  const auto& k = hash_keys();
+  Hash128 h;
+  std::vector<double> x;
+  for (uint64_t e0 = 0; e0 < w.elements; e0 += kBand) {
+    const uint64_t n = std::min(kBand, w.elements - e0);
+    x.resize(static_cast<size_t>(n));
+    if (!v.read(e0, n, x.data())) return std::nullopt;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t e = e0 + i, at = transposed ? (e % cols) * rows + e / cols : e;  // its place in the order hashed
+      double r = round_to(as, x[static_cast<size_t>(i)]);
+      if (r == 0) r = 0;  // -0 as 0
+      uint64_t bits;
+      std::memcpy(&bits, &r, sizeof bits);
+      if (std::isnan(r)) bits = 0x7FF8000000000000ull;
+      h.a += mix64(bits ^ mix64(at ^ k[0]) ^ k[1]);
+      h.b += mix64((bits + k[2]) ^ mix64(at + k[3]));
+    }
+  }
+  return h;
+}
+
+// The content hashes of one model's tensors, each made when first asked for (a tensor is hashed
+// only when it meets more than one candidate of equal samples).
+class Hashes {
+ public:
+  Hashes(const Model& m, PayloadFiles& files) : m_(m), files_(files) {}
+  const std::optional<Hash128>& of(int tensor, int32_t as, bool transposed) {
+    auto [it, fresh] = memo_.try_emplace({tensor, as, transposed});
+    if (fresh) it->second = content_hash(m_.weights[static_cast<size_t>(tensor)], files_, as, transposed);
+    return it->second;
+  }
+
+ private:
+  const Model& m_;
+  PayloadFiles& files_;
+  std::map<std::tuple<int, int32_t, bool>, std::optional<Hash128>> memo_;
+};
+
+// Whether a's values (in its own order) may be b's (in b's order, or its transpose's) at type
+// `as`: false only when both hashes are known and differ.
+bool may_hold(Hashes& ah, int a, Hashes& bh, int b, int32_t as, bool transposed) {
+  const auto& x = ah.of(a, as, false);
+  const auto& y = bh.of(b, as, transposed);
+  return !x || !y || *x == *y;
 }
 
 int equal_samples(const std::vector<double>& a, const std::vector<double>& b, int32_t as) {
@@ -401,6 +485,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   // 1. Checkpoint tensors with equal values form one class (equal untrained norms, say), so each
   // export tensor is compared in full with one tensor of a class, not with all of them. Tensors
   // of one dtype with equal values have equal samples, bit for bit: the samples are the key.
+  Hashes chashes(C, cfiles), ehashes(E, efiles);  // ruling out look-alikes whose samples agree
   std::vector<int> class_of(C.weights.size(), -1);
   std::vector<std::vector<int>> classes;  // checkpoint tensors, the first is the class's representative
   {
@@ -410,6 +495,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       auto& same = reps[sample_key(cw(i).elements, cw(i).dtype, cs[static_cast<size_t>(i)]->direct, cw(i).dtype)];
       for (size_t k = 0; k < same.size() && k < kCandidates; ++k) {
         const int c = same[k], r = classes[static_cast<size_t>(c)][0];
+        if (same.size() > 1 && !may_hold(chashes, i, chashes, r, cw(i).dtype, false)) continue;
         if (equal_whole(compare(cw(i), cw(r), Layout::Reshaped, 0, 0, cw(i).dtype, true, cfiles, cfiles))) {
           class_of[static_cast<size_t>(i)] = c;
           classes[static_cast<size_t>(c)].push_back(i);
@@ -457,6 +543,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
           if (it == by_key.end()) continue;
           for (size_t k = 0; k < it->second.size() && k < kCandidates && !found; ++k) {
             const int c = it->second[k], r = classes[static_cast<size_t>(c)][0];
+            if (it->second.size() > 1 && !may_hold(chashes, r, ehashes, j, as, transposed)) continue;
             if (auto l = held_whole(cw(r), b, transposed, as, cfiles, efiles)) {
               class_holders[static_cast<size_t>(c)].push_back(holder(j, *l));
               holds[static_cast<size_t>(j)] = true;
@@ -645,6 +732,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         if (it->second.size() > kCandidates) unfinished[static_cast<size_t>(t.tensor)] = true;
         for (size_t k = 0; k < it->second.size() && k < kCandidates && t.verdict == Verdict::Lost; ++k) {
           const auto [j, transposed] = it->second[k];
+          if (it->second.size() > 1 && !may_hold(chashes, t.tensor, ehashes, j, as, transposed)) continue;
           if (auto l = held_whole(a, ew(j), transposed, as, cfiles, efiles)) {
             t.verdict = Verdict::Kept;
             t.held.push_back(holder(j, *l));
@@ -908,7 +996,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     if (f.folded) s += " (" + with_commas(f.folded) + " packed into larger tensors)";
     clauses.push_back(s);
   } else {
-    std::string s = "of the " + count_of(n, "checkpoint tensor", "checkpoint tensors") + ", the export";
+    std::string s = "of the " + count_of(n, "checkpoint tensor", "checkpoint tensors");
     std::vector<std::string> what;
     if (f.lost) what.push_back("lost " + with_commas(f.lost) + " (" + name_of(first_lost) + (f.lost > 1 ? ", …)" : ")"));
     if (f.changed) {
@@ -916,8 +1004,9 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
                      count_of(first_changed->differing, "element differs", "elements differ") + (f.changed > 1 ? ", …)" : ")"));
     }
     if (f.kept || f.folded) what.push_back("holds " + with_commas(f.kept + f.folded));
+    if (!what.empty()) s += ", the export";
     for (size_t k = 0; k < what.size(); ++k) s += (k == 0 ? " " : k + 1 == what.size() ? " and " : ", ") + what[k];
-    if (f.unknown) s += "; " + with_commas(f.unknown) + " not compared";
+    if (f.unknown) s += (what.empty() ? ", " : "; ") + with_commas(f.unknown) + " not compared";
     clauses.push_back(s);
   }
   if (f.duplicated == 1) {
