@@ -103,7 +103,7 @@ class Values {
 // its transpose's: a sum over its elements of a keyed mix of (position, value), so it is summed
 // in the order the tensor is stored, whatever the order hashed. -0 is 0 and every NaN one NaN, as
 // same_value has them. Equal values give equal hashes; unequal ones almost never do, and the keys
-// are drawn per run, so no file can be made to collide. It only rules candidates out: a pair of
+// are drawn per run, so a file cannot be written to collide. It only rules candidates out: a pair of
 // equal hashes is still compared in full, so the verdicts never depend on it.
 struct Hash128 {
   uint64_t a = 0, b = 0;
