@@ -702,8 +702,26 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   // 4b. A last look for each tensor still nowhere, among every export tensor, held or not: its
   // values may be in one an equal tensor claimed first (classes are formed from a bounded number
   // of comparisons). Held, it shares that tensor. When more tensors share its samples than are
-  // compared, it is not called lost: it is unknown.
+  // compared, they are split by their content hashes first; when more than that still may hold it,
+  // it is not called lost: it is unknown.
   {
+    using Entries = std::vector<std::pair<int, bool>>;
+    std::map<const Entries*, std::optional<std::map<std::pair<uint64_t, uint64_t>, Entries>>> split;
+    auto split_of = [&](const Entries& all, int32_t as) -> const auto& {  // nothing when a hash is unknown
+      auto [it, fresh] = split.try_emplace(&all);
+      if (fresh) {
+        std::map<std::pair<uint64_t, uint64_t>, Entries> by_hash;
+        bool known = true;
+        for (size_t k = 0; k < all.size() && known; ++k) {
+          const auto& h = ehashes.of(all[k].first, as, all[k].second);
+          known = h.has_value();
+          if (known) by_hash[{h->a, h->b}].push_back(all[k]);
+        }
+        if (known) it->second = std::move(by_hash);
+      }
+      return it->second;
+    };
+    const Entries none;
     std::set<int32_t> export_types;
     for (int j : exs) {
       if (es[static_cast<size_t>(j)]) export_types.insert(ew(j).dtype);
@@ -729,10 +747,18 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         const auto& by_key = exports_by(type, as);
         auto it = by_key.find(sample_key(a.elements, type, cs[static_cast<size_t>(t.tensor)]->direct, as));
         if (it == by_key.end()) continue;
-        if (it->second.size() > kCandidates) unfinished[static_cast<size_t>(t.tensor)] = true;
-        for (size_t k = 0; k < it->second.size() && k < kCandidates && t.verdict == Verdict::Lost; ++k) {
-          const auto [j, transposed] = it->second[k];
-          if (it->second.size() > 1 && !may_hold(chashes, t.tensor, ehashes, j, as, transposed)) continue;
+        const Entries* candidates = &it->second;
+        if (candidates->size() > kCandidates) {
+          const auto& ha = chashes.of(t.tensor, as, false);
+          if (const auto& parts = split_of(*candidates, as); ha && parts) {
+            auto p = parts->find({ha->a, ha->b});
+            candidates = p == parts->end() ? &none : &p->second;
+          }
+        }
+        if (candidates->size() > kCandidates) unfinished[static_cast<size_t>(t.tensor)] = true;
+        for (size_t k = 0; k < candidates->size() && k < kCandidates && t.verdict == Verdict::Lost; ++k) {
+          const auto [j, transposed] = (*candidates)[k];
+          if (candidates->size() > 1 && !may_hold(chashes, t.tensor, ehashes, j, as, transposed)) continue;
           if (auto l = held_whole(a, ew(j), transposed, as, cfiles, efiles)) {
             t.verdict = Verdict::Kept;
             t.held.push_back(holder(j, *l));
