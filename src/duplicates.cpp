@@ -169,11 +169,86 @@ bool same_transposed(const PayloadReader& ra, const PayloadReader& rb, uint64_t 
   return !differs;
 }
 
+// A 128-bit hash of a tensor's content in the canonical orientation (as canonical_position), so a
+// tensor and its transposed copy hash alike: each canonical row is hashed on its own (a chain per
+// row, two lanes) and the rows' hashes are chained in order. A stored [R, C] with R > C is read
+// as stored, row by row, feeding its C columns' chains (its canonical rows) side by side, so the
+// reads stay sequential and memory is C chains (C < sqrt of its elements). Equal hashes are
+// only candidates: the pairs are still compared in full.
+inline uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+struct Chain {
+  uint64_t a = 0x243f6a8885a308d3ull, b = 0x13198a2e03707344ull;
+  void add(uint64_t v) {
+    a = mix64(a + v + 0x9e3779b97f4a7c15ull);
+    b = mix64((b ^ v) * 0xff51afd7ed558ccdull + 0xc4ceb9fe1a85ec53ull);
+  }
+};
+std::optional<std::pair<uint64_t, uint64_t>> content_hash(const PayloadReader& r, const Weight& w, size_t es) {
+  const bool flip = w.dims.size() == 2 && w.dims[0] > w.dims[1];
+  const uint64_t cols = w.dims.size() == 2 ? static_cast<uint64_t>(w.dims[1]) : w.elements;  // as stored
+  if (cols == 0 || es == 0 || es > 8 || w.elements % cols) return std::nullopt;
+  std::vector<Chain> rows(flip ? static_cast<size_t>(cols) : 1);
+  Chain all;
+  std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(kBand / es * es, w.bytes)));
+  for (uint64_t at = 0, e = 0; at < w.bytes; at += buf.size()) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), w.bytes - at));
+    if (!r.read(at, n, buf.data())) return std::nullopt;
+    for (size_t k = 0; k + es <= n; k += es, ++e) {
+      uint64_t v = 0;
+      std::memcpy(&v, buf.data() + k, es);
+      const uint64_t col = e % cols;
+      if (flip) {
+        rows[static_cast<size_t>(col)].add(v);
+      } else {
+        rows[0].add(v);
+        if (col + 1 == cols) {  // the end of a canonical row
+          all.add(rows[0].a);
+          all.add(rows[0].b);
+          rows[0] = Chain();
+        }
+      }
+    }
+  }
+  for (size_t c = 0; flip && c < rows.size(); ++c) {
+    all.add(rows[c].a);
+    all.add(rows[c].b);
+  }
+  return std::make_pair(all.a, all.b);
+}
+
 bool same_full(const PayloadReader& ra, const PayloadReader& rb, const Weight& a, bool transposed, size_t es) {
   if (!transposed) return same_plain(ra, rb, a.bytes);
   uint64_t rows = static_cast<uint64_t>(a.dims[0]), cols = static_cast<uint64_t>(a.dims[1]);
   if (rows >= cols) return same_transposed(ra, rb, rows, cols, es);
   return same_transposed(rb, ra, cols, rows, es);  // b = [cols, rows] has more rows
+}
+
+// Every pair of `members` (in file order) compared in full; a copy is marked and compared no more.
+void compare_members(const Model& model, std::vector<int> members, size_t es, PayloadFiles& files,
+                     std::vector<bool>& is_copy, std::vector<DuplicatePair>& out) {
+  std::sort(members.begin(), members.end());
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (is_copy[static_cast<size_t>(members[i])]) continue;
+    const Weight& a = model.weights[static_cast<size_t>(members[i])];
+    PayloadReader ra;
+    if (!ra.open(a, &files)) continue;
+    for (size_t j = i + 1; j < members.size(); ++j) {
+      if (is_copy[static_cast<size_t>(members[j])]) continue;
+      const Weight& b = model.weights[static_cast<size_t>(members[j])];
+      bool transposed = transposed_shapes(a, b);
+      if (a.dims != b.dims && !transposed) continue;
+      PayloadReader rb;
+      if (!rb.open(b, &files) || !same_full(ra, rb, a, transposed, es)) continue;
+      is_copy[static_cast<size_t>(members[j])] = true;
+      out.push_back({members[i], members[j], transposed});
+    }
+  }
 }
 
 }  // namespace
@@ -232,26 +307,31 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
       }
     }
   }
+  // A group of more than two is split by a hash of each member's whole content first, so only
+  // tensors whose hashes agree are compared (look-alikes whose samples agree no longer cost a
+  // comparison per pair); a member that cannot be hashed is compared with every other as before.
   std::vector<bool> is_copy(model.weights.size(), false);
   for (auto& [key, members] : groups) {
     if (members.size() < 2) continue;
-    size_t es = static_cast<size_t>(dtype_bits(std::get<0>(key)) / 8);
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (is_copy[members[i]]) continue;
-      const Weight& a = model.weights[members[i]];
-      PayloadReader ra;
-      if (!ra.open(a, &files)) continue;
-      for (size_t j = i + 1; j < members.size(); ++j) {
-        if (is_copy[members[j]]) continue;
-        const Weight& b = model.weights[members[j]];
-        bool transposed = transposed_shapes(a, b);
-        if (a.dims != b.dims && !transposed) continue;
-        PayloadReader rb;
-        if (!rb.open(b, &files) || !same_full(ra, rb, a, transposed, es)) continue;
-        is_copy[members[j]] = true;
-        out.push_back({members[i], members[j], transposed});
-      }
+    const size_t es = static_cast<size_t>(dtype_bits(std::get<0>(key)) / 8);
+    if (members.size() == 2) {
+      compare_members(model, members, es, files, is_copy, out);
+      continue;
     }
+    std::map<std::optional<std::pair<uint64_t, uint64_t>>, std::vector<int>> by_hash;
+    for (int i : members) {
+      PayloadReader r;
+      std::optional<std::pair<uint64_t, uint64_t>> h;
+      if (r.open(model.weights[static_cast<size_t>(i)], &files)) h = content_hash(r, model.weights[static_cast<size_t>(i)], es);
+      by_hash[h].push_back(i);
+    }
+    std::vector<int> unhashed = by_hash[std::nullopt];
+    for (auto& [h, same] : by_hash) {
+      if (!h) continue;
+      same.insert(same.end(), unhashed.begin(), unhashed.end());
+      compare_members(model, same, es, files, is_copy, out);
+    }
+    if (!unhashed.empty()) compare_members(model, unhashed, es, files, is_copy, out);
   }
   std::sort(out.begin(), out.end(), [](const DuplicatePair& x, const DuplicatePair& y) { return x.copy < y.copy; });
   return out;

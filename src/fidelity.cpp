@@ -9,13 +9,16 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "checkpoint/model.h"
@@ -96,6 +99,35 @@ class Values {
   std::vector<char> raw_;
 };
 
+// A 128-bit hash of a tensor's values rounded to a type, in its own element order or (a matrix) in
+// its transpose's: a sum over its elements of a keyed mix of (position, value), so it is summed
+// in the order the tensor is stored, whatever the order hashed. -0 is 0 and every NaN one NaN, as
+// same_value has them. Equal values give equal hashes; unequal ones almost never do, and the keys
+// are drawn per run, so a file cannot be written to collide. It only rules candidates out: a pair of
+// equal hashes is still compared in full, so the verdicts never depend on it.
+struct Hash128 {
+  uint64_t a = 0, b = 0;
+  bool operator==(const Hash128& o) const { return a == o.a && b == o.b; }
+};
+
+uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+const std::array<uint64_t, 4>& hash_keys() {
+  static const std::array<uint64_t, 4> keys = [] {
+    std::random_device rd;
+    std::array<uint64_t, 4> k{};
+    for (auto& x : k) x = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    return k;
+  }();
+  return keys;
+}
+
 struct Samples {
   std::vector<double> direct, transposed;  // transposed: at the positions of this tensor's transpose
 };
@@ -120,6 +152,58 @@ std::optional<Samples> take_samples(const Weight& w, PayloadFiles& files) {
   return s;
 }
 
+std::optional<Hash128> content_hash(const Weight& w, PayloadFiles& files, int32_t as, bool transposed) {
+  const std::vector<int64_t> d = squeezed(w);
+  if (transposed && d.size() != 2) return std::nullopt;
+  const uint64_t rows = transposed ? static_cast<uint64_t>(d[0]) : 1, cols = transposed ? static_cast<uint64_t>(d[1]) : w.elements;
+  Values v;
+  if (!v.open(w, files, false)) return std::nullopt;
+  const auto& k = hash_keys();
+  Hash128 h;
+  std::vector<double> x;
+  for (uint64_t e0 = 0; e0 < w.elements; e0 += kBand) {
+    const uint64_t n = std::min(kBand, w.elements - e0);
+    x.resize(static_cast<size_t>(n));
+    if (!v.read(e0, n, x.data())) return std::nullopt;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t e = e0 + i, at = transposed ? (e % cols) * rows + e / cols : e;  // its place in the order hashed
+      double r = round_to(as, x[static_cast<size_t>(i)]);
+      if (r == 0) r = 0;  // -0 as 0
+      uint64_t bits;
+      std::memcpy(&bits, &r, sizeof bits);
+      if (std::isnan(r)) bits = 0x7FF8000000000000ull;
+      h.a += mix64(bits ^ mix64(at ^ k[0]) ^ k[1]);
+      h.b += mix64((bits + k[2]) ^ mix64(at + k[3]));
+    }
+  }
+  return h;
+}
+
+// The content hashes of one model's tensors, each made when first asked for (a tensor is hashed
+// only when it meets more than one candidate of equal samples).
+class Hashes {
+ public:
+  Hashes(const Model& m, PayloadFiles& files) : m_(m), files_(files) {}
+  const std::optional<Hash128>& of(int tensor, int32_t as, bool transposed) {
+    auto [it, fresh] = memo_.try_emplace({tensor, as, transposed});
+    if (fresh) it->second = content_hash(m_.weights[static_cast<size_t>(tensor)], files_, as, transposed);
+    return it->second;
+  }
+
+ private:
+  const Model& m_;
+  PayloadFiles& files_;
+  std::map<std::tuple<int, int32_t, bool>, std::optional<Hash128>> memo_;
+};
+
+// Whether a's values (in its own order) may be b's (in b's order, or its transpose's) at type
+// `as`: false only when both hashes are known and differ.
+bool may_hold(Hashes& ah, int a, Hashes& bh, int b, int32_t as, bool transposed) {
+  const auto& x = ah.of(a, as, false);
+  const auto& y = bh.of(b, as, transposed);
+  return !x || !y || *x == *y;
+}
+
 int equal_samples(const std::vector<double>& a, const std::vector<double>& b, int32_t as) {
   int n = 0;
   for (size_t k = 0; k < a.size() && k < b.size(); ++k) n += same_value(a[k], b[k], as) ? 1 : 0;
@@ -127,14 +211,20 @@ int equal_samples(const std::vector<double>& a, const std::vector<double>& b, in
 }
 
 struct Comparison {
-  bool read = true;  // false: a payload could not be read
+  bool read = true;     // false: a payload could not be read
+  bool applies = true;  // false: the layout does not fit a's shape (rotary rows of a 1-D tensor, say)
+  uint64_t compared = 0;  // elements of a compared: all of them unless it stopped at a difference
   uint64_t differing = 0;
   double largest = 0;
   uint64_t at = 0;
   double a_value = 0, b_value = 0;
 };
 
+// Whether the comparison proves b holds every one of a's elements.
+bool equal_whole(const Comparison& c) { return c.read && c.applies && c.differing == 0; }
+
 void note(Comparison& out, double x, double y, uint64_t at, int32_t as) {
+  ++out.compared;
   if (same_value(x, y, as)) return;
   ++out.differing;
   double d = std::fabs(round_to(as, x) - round_to(as, y));
@@ -158,10 +248,18 @@ uint64_t model_row(uint64_t row, uint64_t head) {
 // with B's element start + e; Columns reads A as [R, C] and compares A[i][j] with B[j][start + i],
 // B being [C, stride]; Transposed is Columns of a B of [C, R]. Rotary and RotaryTransposed compare
 // A's row r with the model's row model_row(r, head) of B, as stored or transposed. With
-// `first_only`, stops at the first difference.
-Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
-                   bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head = 0) {
+// `first_only`, stops at the first difference. The 2-D layouts need a of two dims (dims of 1
+// aside) and the rotary ones rows in whole heads of an even size: any other shape does not apply.
+Comparison compare_in(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
+                      bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head) {
   Comparison out;
+  const bool two_d = layout != Layout::Same && layout != Layout::Reshaped && layout != Layout::Rows;
+  const std::vector<int64_t> d = squeezed(a);
+  const bool rotary_layout = layout == Layout::Rotary || layout == Layout::RotaryTransposed;
+  if (two_d && (d.size() != 2 || (rotary_layout && (head < 2 || head % 2 || static_cast<uint64_t>(d[0]) % head)))) {
+    out.applies = false;
+    return out;
+  }
   Values va, vb;
   if (!va.open(a, af) || !vb.open(b, bf)) {
     out.read = false;
@@ -169,7 +267,6 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   }
   std::vector<double> x, y;
   if (layout == Layout::Rotary) {  // row by row: A's row r against B's row model_row(r)
-    std::vector<int64_t> d = squeezed(a);
     const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
     for (uint64_t r = 0; r < rows; ++r) {
       for (uint64_t c0 = 0; c0 < cols; c0 += kBand) {
@@ -206,7 +303,6 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   }
   // In tiles of A's rows r0.. and columns c0.., at most kBand elements: A's rows are read a row
   // at a time (the whole band at once when a tile spans every column), B's a column run each.
-  std::vector<int64_t> d = squeezed(a);
   const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
   if (layout != Layout::Columns) stride = rows;  // B is A transposed, [C, R]
   const uint64_t nc_most = std::min(cols, kBand);
@@ -239,6 +335,15 @@ Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t sta
   return out;
 }
 
+// compare_in, refusing a result that does not cover a: a layout that compared fewer elements than
+// a holds, without a difference, proves nothing (it is reported as not applying).
+Comparison compare(const Weight& a, const Weight& b, Layout layout, uint64_t start, uint64_t stride, int32_t as,
+                   bool first_only, PayloadFiles& af, PayloadFiles& bf, uint64_t head = 0) {
+  Comparison out = compare_in(a, b, layout, start, stride, as, first_only, af, bf, head);
+  if (out.read && out.applies && (out.differing == 0 || !first_only) && out.compared != a.elements) out.applies = false;
+  return out;
+}
+
 // The layouts in which export tensor b can hold checkpoint tensor a whole (same element count).
 std::vector<Layout> whole_layouts(const Weight& a, const Weight& b) {
   std::vector<Layout> out;
@@ -256,8 +361,7 @@ std::optional<Layout> held_whole(const Weight& a, const Weight& b, bool transpos
                                  PayloadFiles& bf) {
   for (Layout l : whole_layouts(a, b)) {
     if ((l == Layout::Transposed) != transposed) continue;
-    Comparison cmp = compare(a, b, l, 0, 0, as, true, af, bf);
-    if (cmp.read && cmp.differing == 0) return l;
+    if (equal_whole(compare(a, b, l, 0, 0, as, true, af, bf))) return l;
   }
   return std::nullopt;
 }
@@ -381,6 +485,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   // 1. Checkpoint tensors with equal values form one class (equal untrained norms, say), so each
   // export tensor is compared in full with one tensor of a class, not with all of them. Tensors
   // of one dtype with equal values have equal samples, bit for bit: the samples are the key.
+  Hashes chashes(C, cfiles), ehashes(E, efiles);  // ruling out look-alikes whose samples agree
   std::vector<int> class_of(C.weights.size(), -1);
   std::vector<std::vector<int>> classes;  // checkpoint tensors, the first is the class's representative
   {
@@ -390,8 +495,8 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       auto& same = reps[sample_key(cw(i).elements, cw(i).dtype, cs[static_cast<size_t>(i)]->direct, cw(i).dtype)];
       for (size_t k = 0; k < same.size() && k < kCandidates; ++k) {
         const int c = same[k], r = classes[static_cast<size_t>(c)][0];
-        Comparison cmp = compare(cw(i), cw(r), Layout::Reshaped, 0, 0, cw(i).dtype, true, cfiles, cfiles);
-        if (cmp.read && cmp.differing == 0) {
+        if (same.size() > 1 && !may_hold(chashes, i, chashes, r, cw(i).dtype, false)) continue;
+        if (equal_whole(compare(cw(i), cw(r), Layout::Reshaped, 0, 0, cw(i).dtype, true, cfiles, cfiles))) {
           class_of[static_cast<size_t>(i)] = c;
           classes[static_cast<size_t>(c)].push_back(i);
           break;
@@ -438,6 +543,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
           if (it == by_key.end()) continue;
           for (size_t k = 0; k < it->second.size() && k < kCandidates && !found; ++k) {
             const int c = it->second[k], r = classes[static_cast<size_t>(c)][0];
+            if (it->second.size() > 1 && !may_hold(chashes, r, ehashes, j, as, transposed)) continue;
             if (auto l = held_whole(cw(r), b, transposed, as, cfiles, efiles)) {
               class_holders[static_cast<size_t>(c)].push_back(holder(j, *l));
               holds[static_cast<size_t>(j)] = true;
@@ -580,7 +686,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         packed_reads += a.elements;  // the whole comparison counts against the same budget
         Comparison cmp = layout == Layout::Rows ? compare(a, b, Layout::Rows, s * unit, 0, as, true, cfiles, efiles)
                                                 : compare(a, b, Layout::Columns, s, total, as, true, cfiles, efiles);
-        if (!cmp.read || cmp.differing) continue;
+        if (!equal_whole(cmp)) continue;
         t.verdict = Verdict::Folded;
         t.held.push_back(holder(j, layout, s, s + run));
         break;
@@ -596,8 +702,26 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
   // 4b. A last look for each tensor still nowhere, among every export tensor, held or not: its
   // values may be in one an equal tensor claimed first (classes are formed from a bounded number
   // of comparisons). Held, it shares that tensor. When more tensors share its samples than are
-  // compared, it is not called lost: it is unknown.
+  // compared, they are split by their content hashes first; when more than that still may hold it,
+  // it is not called lost: it is unknown.
   {
+    using Entries = std::vector<std::pair<int, bool>>;
+    std::map<const Entries*, std::optional<std::map<std::pair<uint64_t, uint64_t>, Entries>>> split;
+    auto split_of = [&](const Entries& all, int32_t as) -> const auto& {  // nothing when a hash is unknown
+      auto [it, fresh] = split.try_emplace(&all);
+      if (fresh) {
+        std::map<std::pair<uint64_t, uint64_t>, Entries> by_hash;
+        bool known = true;
+        for (size_t k = 0; k < all.size() && known; ++k) {
+          const auto& h = ehashes.of(all[k].first, as, all[k].second);
+          known = h.has_value();
+          if (known) by_hash[{h->a, h->b}].push_back(all[k]);
+        }
+        if (known) it->second = std::move(by_hash);
+      }
+      return it->second;
+    };
+    const Entries none;
     std::set<int32_t> export_types;
     for (int j : exs) {
       if (es[static_cast<size_t>(j)]) export_types.insert(ew(j).dtype);
@@ -623,9 +747,18 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
         const auto& by_key = exports_by(type, as);
         auto it = by_key.find(sample_key(a.elements, type, cs[static_cast<size_t>(t.tensor)]->direct, as));
         if (it == by_key.end()) continue;
-        if (it->second.size() > kCandidates) unfinished[static_cast<size_t>(t.tensor)] = true;
-        for (size_t k = 0; k < it->second.size() && k < kCandidates && t.verdict == Verdict::Lost; ++k) {
-          const auto [j, transposed] = it->second[k];
+        const Entries* candidates = &it->second;
+        if (candidates->size() > kCandidates) {
+          const auto& ha = chashes.of(t.tensor, as, false);
+          if (const auto& parts = split_of(*candidates, as); ha && parts) {
+            auto p = parts->find({ha->a, ha->b});
+            candidates = p == parts->end() ? &none : &p->second;
+          }
+        }
+        if (candidates->size() > kCandidates) unfinished[static_cast<size_t>(t.tensor)] = true;
+        for (size_t k = 0; k < candidates->size() && k < kCandidates && t.verdict == Verdict::Lost; ++k) {
+          const auto [j, transposed] = (*candidates)[k];
+          if (candidates->size() > 1 && !may_hold(chashes, t.tensor, ehashes, j, as, transposed)) continue;
           if (auto l = held_whole(a, ew(j), transposed, as, cfiles, efiles)) {
             t.verdict = Verdict::Kept;
             t.held.push_back(holder(j, *l));
@@ -776,9 +909,9 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     Comparison cmp = compare(a, b, best, 0, 0, as, false, cfiles, efiles);
     t.held.push_back(holder(pick, best));
     t.compared_as = as;
-    if (!cmp.read) {
+    if (!cmp.read || !cmp.applies) {
       t.verdict = Verdict::Unknown;
-      t.why = "a payload could not be read";
+      t.why = !cmp.read ? "a payload could not be read" : std::string("not every element could be compared ") + layout_name(best);
       continue;
     }
     if (cmp.differing == 0) {  // equal after all (a class key missed by a NaN, say): kept
@@ -787,17 +920,19 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
       continue;
     }
     // A GGUF's Q or K in llama.cpp's rotary row order: the same weights, rows reordered per head.
+    // Only a matrix (two dims, dims of 1 aside) whose rows split into its heads, of an even size.
     if (const auto rh = rotary_heads.find(t.tensor); rh != rotary_heads.end() && (best == Layout::Same || best == Layout::Transposed)) {
       const std::vector<int64_t> da = squeezed(a);
-      const uint64_t out_rows = static_cast<uint64_t>(da[0]), heads_n = static_cast<uint64_t>(rh->second);
-      if (out_rows % heads_n == 0 && (out_rows / heads_n) % 2 == 0) {
+      const uint64_t heads_n = static_cast<uint64_t>(rh->second);
+      const uint64_t out_rows = da.size() == 2 ? static_cast<uint64_t>(da[0]) : 0;
+      if (out_rows > 0 && heads_n > 0 && out_rows % heads_n == 0 && (out_rows / heads_n) % 2 == 0) {
         const Layout rotary = best == Layout::Same ? Layout::Rotary : Layout::RotaryTransposed;
         Comparison again = compare(a, b, rotary, 0, 0, as, false, cfiles, efiles, out_rows / heads_n);
-        if (again.read && again.differing < cmp.differing) {
+        if (again.read && again.applies && again.differing < cmp.differing) {
           cmp = again;
           t.held.back().layout = rotary;
         }
-        if (again.read && again.differing == 0) {
+        if (equal_whole(again)) {
           t.verdict = Verdict::Kept;
           holds[static_cast<size_t>(pick)] = true;
           continue;
@@ -887,7 +1022,7 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
     if (f.folded) s += " (" + with_commas(f.folded) + " packed into larger tensors)";
     clauses.push_back(s);
   } else {
-    std::string s = "of the " + count_of(n, "checkpoint tensor", "checkpoint tensors") + ", the export";
+    std::string s = "of the " + count_of(n, "checkpoint tensor", "checkpoint tensors");
     std::vector<std::string> what;
     if (f.lost) what.push_back("lost " + with_commas(f.lost) + " (" + name_of(first_lost) + (f.lost > 1 ? ", …)" : ")"));
     if (f.changed) {
@@ -895,8 +1030,9 @@ Fidelity check_fidelity(const Audit& exported, const std::string& export_path, c
                      count_of(first_changed->differing, "element differs", "elements differ") + (f.changed > 1 ? ", …)" : ")"));
     }
     if (f.kept || f.folded) what.push_back("holds " + with_commas(f.kept + f.folded));
+    if (!what.empty()) s += ", the export";
     for (size_t k = 0; k < what.size(); ++k) s += (k == 0 ? " " : k + 1 == what.size() ? " and " : ", ") + what[k];
-    if (f.unknown) s += "; " + with_commas(f.unknown) + " not compared";
+    if (f.unknown) s += (what.empty() ? ", " : "; ") + with_commas(f.unknown) + " not compared";
     clauses.push_back(s);
   }
   if (f.duplicated == 1) {

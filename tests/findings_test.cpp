@@ -535,6 +535,48 @@ TEST_CASE("duplicate-weights: a transposed copy that differs in one unsampled el
   CHECK(with_rule(r->audit, "duplicate-weights").empty());
 }
 
+TEST_CASE("duplicate-weights: a group of look-alikes whose samples agree finds its copies, and only them", "[findings]") {
+  // Seven [30, 40] or [40, 30] tensors, each a canonical [30, 40] matrix (a [40, 30] one is stored
+  // as its transpose) whose 17 sampled elements are the same 1..17 in all: element 600 (the
+  // middle, 1,200 / 2) and 1,199 x s / 15 for s = 0..15 of the canonical orientation. So all
+  // seven have one fingerprint, and the search must tell them apart by their whole content:
+  // t0 [30, 40] = K0; t1 [40, 30] = K0 transposed (a copy of t0); t2 [30, 40] = K2; t3 [30, 40]
+  // = K2 (a copy of t2); t4 [40, 30] = K4 transposed; t5 [40, 30] = K0 transposed with canonical
+  // element 1 (row 0, column 1; stored at 1 x 30 + 0 = 30) changed: not a copy; t6 [30, 40] = K6.
+  std::vector<int64_t> sampled = {600};
+  for (int64_t s = 0; s < 16; ++s) sampled.push_back(1199 * s / 15);
+  auto canonical = [&](uint32_t seed) {
+    std::vector<float> k = random_floats(1200, seed);
+    for (size_t i = 0; i < sampled.size(); ++i) k[static_cast<size_t>(sampled[i])] = static_cast<float>(i + 1);
+    return k;
+  };
+  const std::vector<float> k0 = canonical(10), k2 = canonical(12), k4 = canonical(14), k6 = canonical(16);
+  std::vector<float> t5 = transposed(k0, 30, 40);
+  t5[30] += 0.5f;
+  std::vector<onnx::TensorProto> ts = {
+      float_tensor("t0", {30, 40}, k0), float_tensor("t1", {40, 30}, transposed(k0, 30, 40)),
+      float_tensor("t2", {30, 40}, k2), float_tensor("t3", {30, 40}, k2),
+      float_tensor("t4", {40, 30}, transposed(k4, 30, 40)), float_tensor("t5", {40, 30}, t5),
+      float_tensor("t6", {30, 40}, k6)};
+  GraphBuilder n;
+  for (auto& t : ts) {
+    const std::string name = t.name();
+    *n.g->add_initializer() = std::move(t);
+    n.op("Identity", {name}, name + "/out");
+    n.output(name + "/out");
+  }
+  auto r = audited(n.m);
+  const Audit& a = r->audit;
+  REQUIRE(a.duplicates.size() == 2);
+  CHECK(a.model.weights[a.duplicates[0].original].name == "t0");
+  CHECK(a.model.weights[a.duplicates[0].copy].name == "t1");
+  CHECK(a.duplicates[0].transposed);
+  CHECK(a.model.weights[a.duplicates[1].original].name == "t2");
+  CHECK(a.model.weights[a.duplicates[1].copy].name == "t3");
+  CHECK_FALSE(a.duplicates[1].transposed);
+  CHECK(a.unique == 7u * 1200u - 2u * 1200u);  // 8,400 stored, two copies of 1,200: 6,000
+}
+
 TEST_CASE("duplicate-weights: a transposed copy whose sides are not multiples of 4 is compared to the last element", "[findings]") {
   // [257, 67]: 257 = 4 x 64 + 1 rows and 67 = 64 + 3 columns, so the comparison's 4 x 4 blocks
   // leave a last row and three last columns to the element-by-element edge.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_target.h"
+#include "fuzz/fidelity_target.h"
 #include "fuzz/gguf_target.h"
 
 namespace {
@@ -138,7 +139,22 @@ void replay_gguf(const std::string& dir) {
   }
 }
 
+// Each export-and-checkpoint pair (fidelity_target.h) compared as the fuzz_fidelity harness
+// compares it, in a child within the memory bound.
+void replay_fidelity(const std::string& dir) {
+  auto files = files_in(dir, ".pair");
+  REQUIRE(!files.empty());
+  for (const auto& f : files) {
+    INFO(f);
+    replay_one(read_bytes(f), fuzz::run_fidelity);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("export-check fuzz corpus: each export and checkpoint pair compares cleanly", "[fuzz][fidelity]") {
+  replay_fidelity(std::string(HEADCOUNT_FUZZ_DIR) + "/corpus-fidelity");
+}
 
 TEST_CASE("GGUF fuzz corpus and regression files read cleanly", "[fuzz][gguf]") {
   replay_gguf(std::string(HEADCOUNT_FUZZ_DIR) + "/corpus-gguf");

@@ -36,10 +36,11 @@ echo "fuzz: the test suite under ASan and UBSan" >&2
 
 [ "$seconds" -gt 0 ] || exit 0
 mkdir -p build-fuzz/artifacts
-for harness in fuzz_model fuzz_bytes fuzz_gguf; do
+for harness in fuzz_model fuzz_bytes fuzz_gguf fuzz_fidelity; do
   work=$(mktemp -d)
   seeds=(tests/fuzz/corpus tests/fuzz/regressions)
   [ "$harness" != fuzz_gguf ] || seeds=(tests/fuzz/corpus-gguf tests/fuzz/regressions-gguf)
+  [ "$harness" != fuzz_fidelity ] || seeds=(tests/fuzz/corpus-fidelity)
   echo "fuzz: $harness for ${seconds}s" >&2
   build-fuzz/tests/fuzz/$harness -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=256 \
     -max_len=300000 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ "$work" "${seeds[@]}" \
