@@ -273,3 +273,26 @@ TEST_CASE("counts: the cost's unknown says a figure does not fit in 64 bits (--c
   CHECK(fine.out.find("do not fit in 64 bits") == std::string::npos);
   CHECK(fine.out.find("does not fit in 64 bits") == std::string::npos);
 }
+
+TEST_CASE("counts: the same cases in GGUF (head_count and expert_used_count from the metadata)", "[counts][gguf]") {
+  const std::string dir = std::string(HEADCOUNT_FUZZ_DIR) + "/regressions-gguf/";
+  // attn_q_b [2^62, 0] and attn_kv_b [2^63 − 2, 0] store nothing; attn_kv_a_mqa [2, 1] and its
+  // norm [2] store 4; head_count 2.
+  Audit latent = audit_file(dir + "counts-empty-latent-tensors.gguf");
+  REQUIRE(latent.attention.blocks.size() == 1);
+  CHECK(latent.attention.blocks[0].heads == std::optional<int64_t>(2));
+  CHECK(latent.attention.blocks[0].total == 4u);
+  CHECK(latent.attention.parameters == 4u);
+  testutil::check_block_invariants(latent.model, latent.attention);
+  // expert_used_count 9 of expert_count 4: up [4, 16, 8] and down [4, 8, 16] are 512 each, one
+  // expert 256; k is no count.
+  Audit moe = audit_file(dir + "counts-expert-used-count-9-of-4.gguf");
+  REQUIRE(moe.experts.layers.size() == 1);
+  const ExpertLayer& l = moe.experts.layers[0];
+  CHECK(l.experts == std::optional<int64_t>(4));
+  CHECK(l.routed == 1024u);
+  CHECK(l.expert == std::optional<uint64_t>(256));
+  CHECK_FALSE(l.top_k.has_value());
+  CHECK(has_note(l.notes, "k = 9 is outside 1..4"));
+  CHECK_FALSE(moe.active_parameters.has_value());
+}

@@ -3,6 +3,7 @@
 counts that the file cannot hold, experts that do not add up, overflow and its reason.
 
 regressions/counts-*.onnx|.safetensors   single files, replayed by tests/fuzz_replay_test.cpp;
+regressions-gguf/counts-*.gguf           GGUF headers, replayed by tests/fuzz_replay_test.cpp;
 regressions-cases/counts-*/              a checkpoint with its config.json, replayed by
                                          tests/hostile_cases_test.cpp.
 
@@ -130,6 +131,26 @@ def experts():
     save_onnx(nodes, inits, "counts-routed-topk-9-of-4.onnx")
 
 
+def gguf_cases():
+    """Items 8 and 14 in GGUF: empty latent tensors with head_count 2 in the metadata, and an
+    expert_used_count above expert_count (llama.cpp's ne are innermost first: [in, out])."""
+    import sys
+    sys.path.insert(0, HERE)
+    from make_gguf_corpus import gguf, STRING, U32
+    kvs = [("general.architecture", STRING, "deepseek2"), ("deepseek2.block_count", U32, 1),
+           ("deepseek2.attention.head_count", U32, 2)]
+    tensors = [("blk.0.attn_q_b.weight", [0, 2**62], "F32"), ("blk.0.attn_kv_b.weight", [0, 2**63 - 2], "F32"),
+               ("blk.0.attn_kv_a_mqa.weight", [1, 2], "F32"), ("blk.0.attn_kv_a_norm.weight", [2], "F32")]
+    with open(os.path.join(HERE, "regressions-gguf", "counts-empty-latent-tensors.gguf"), "wb") as f:
+        f.write(gguf(kvs, tensors))
+    kvs = [("general.architecture", STRING, "qwen2moe"), ("qwen2moe.block_count", U32, 1),
+           ("qwen2moe.expert_count", U32, 4), ("qwen2moe.expert_used_count", U32, 9)]
+    tensors = [("blk.0.ffn_gate_inp.weight", [8, 4], "F32"), ("blk.0.ffn_up_exps.weight", [8, 16, 4], "F32"),
+               ("blk.0.ffn_down_exps.weight", [16, 8, 4], "F32")]
+    with open(os.path.join(HERE, "regressions-gguf", "counts-expert-used-count-9-of-4.gguf"), "wb") as f:
+        f.write(gguf(kvs, tensors))
+
+
 def overflow():
     """Item 15: the Concat of two declared [1, 2^62] tensors: as graph inputs, and as stored tensors
     (dims, no values) whose Concat is the mask added to an attention block's scores, where the
@@ -150,4 +171,5 @@ def overflow():
 if __name__ == "__main__":
     empty_tensors()
     experts()
+    gguf_cases()
     overflow()
