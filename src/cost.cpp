@@ -147,6 +147,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     if (b.latent) {
       expanded = (Int(bc.k_width) + Int(bc.v_width)).positive() ? Int(bc.k_width) + Int(bc.v_width) : Int();
       bc.k_width = (Int(b.latent->kv_rank) + Int(b.latent->rope_dim)).opt();
+      if (!bc.k_width) width_overflow = true;  // both ranks are known: only their sum can fail
       bc.v_width = 0;
     }
 
@@ -229,7 +230,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       Int full = Int(static_cast<int64_t>(*bc.kv_bytes_per_token)) * Int(*b.heads);
       Int per = floor_div(full, Int(*b.kv_heads));
       if (per) bc.full_mha_bytes_per_token = static_cast<uint64_t>(*per);
-      Int saved = (Int(static_cast<int64_t>(b.k.weight)) + Int(static_cast<int64_t>(b.v.weight))) *
+      Int saved = (Int::of_unsigned(b.k.weight) + Int::of_unsigned(b.v.weight)) *
                   (Int(*b.heads) - Int(*b.kv_heads));
       Int saved_per = floor_div(saved, Int(*b.kv_heads));
       if (saved_per && *saved_per > 0 && b.k.found && b.v.found) add_to(c.kv_parameters_saved, static_cast<uint64_t>(*saved_per), overflow);
