@@ -296,3 +296,18 @@ TEST_CASE("counts: the same cases in GGUF (head_count and expert_used_count from
   CHECK(has_note(l.notes, "k = 9 is outside 1..4"));
   CHECK_FALSE(moe.active_parameters.has_value());
 }
+
+TEST_CASE("counts: a config's experts per token above its experts gives no active count", "[counts][config]") {
+  // Mixtral-8x7B with num_experts_per_tok 9 of 8: (8 − 9) idle experts would make the active count
+  // 52.34B, larger than the 46.70B total. The total stands; the active count is not given.
+  std::string text = testutil::read_text(std::string(HEADCOUNT_CONFIGS_DIR) + "/mixtral-8x7b.config.json");
+  const std::string key = "\"num_experts_per_tok\": 2";
+  REQUIRE(text.find(key) != std::string::npos);
+  text.replace(text.find(key), key.size(), "\"num_experts_per_tok\": 9");
+  testutil::TempDir dir;
+  testutil::write_bytes(dir.file("config.json"), text);
+  auto r = testutil::cli({"explain", "--config", dir.file("config.json")});
+  CHECK(r.out.find("total           46,702,792,704") != std::string::npos);
+  CHECK(r.out.find("num_experts_per_tok is 9, outside 1..8 (the experts): no active count") != std::string::npos);
+  CHECK(r.out.find("active per token") == std::string::npos);
+}
