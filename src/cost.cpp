@@ -65,6 +65,14 @@ void add_to(uint64_t& sum, uint64_t v, bool& overflow) {
   if (add_overflows(sum, v, &sum)) overflow = true;
 }
 
+// "0, 1, 2", the first 8 and how many more.
+std::string list_of(const std::vector<std::string>& items) {
+  std::string list;
+  for (size_t i = 0; i < items.size() && i < 8; ++i) list += (i ? ", " : "") + items[i];
+  if (items.size() > 8) list += " and " + std::to_string(items.size() - 8) + " more";
+  return list;
+}
+
 const onnx::ValueInfoProto* graph_input(const Model& m, std::string_view name) {
   for (const auto& vi : m.proto->graph().input()) {
     if (vi.name() == name) return &vi;
@@ -97,6 +105,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
   std::vector<bool> projection_weights(model.weights.size(), false);  // counted per block, not again as products of their own
   uint64_t full_mha = 0;
   bool grouped = false;
+  std::vector<std::string> overflowing_scores;  // blocks whose score MACs do not fit in 64 bits
 
   for (const auto& b : attention.blocks) {
     BlockCost bc;
@@ -122,11 +131,13 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     // K and V features per token: the projections' output widths, else heads x head size.
     const std::optional<int64_t> dk = b.k_head_dim ? b.k_head_dim : b.head_dim;
     const std::optional<int64_t> dv = b.v_head_dim ? b.v_head_dim : b.head_dim;
+    bool width_overflow = false;  // heads x head size known, their product past 64 bits
     auto width_of = [&](const Projection& p, const std::optional<int64_t>& d) -> std::optional<int64_t> {
       if (p.found && p.out_width > 0) return p.out_width;
       if (b.kv_heads && d) {
         Int w = Int(*b.kv_heads) * Int(*d);
         if (w && *w > 0) return *w;
+        if (!w && *b.kv_heads > 0 && *d > 0) width_overflow = true;
       }
       return std::nullopt;
     };
@@ -136,6 +147,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     if (b.latent) {
       expanded = (Int(bc.k_width) + Int(bc.v_width)).positive() ? Int(bc.k_width) + Int(bc.v_width) : Int();
       bc.k_width = (Int(b.latent->kv_rank) + Int(b.latent->rope_dim)).opt();
+      if (!bc.k_width) width_overflow = true;  // both ranks are known: only their sum can fail
       bc.v_width = 0;
     }
 
@@ -190,7 +202,9 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       bc.dtype_from = "unknown: K has no projection or input to take its type from (give --kv-dtype)";
     }
 
-    if (!bc.k_width || !bc.v_width) {
+    if ((!bc.k_width || !bc.v_width) && width_overflow) {
+      bc.unknown = "its K/V widths (K/V heads × head size) do not fit in 64 bits";
+    } else if (!bc.k_width || !bc.v_width) {
       bc.unknown = "its K/V widths are unknown (heads or head size not found)";
     } else if (bc.bits == 0) {
       bc.unknown = bc.dtype_from;
@@ -216,7 +230,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
       Int full = Int(static_cast<int64_t>(*bc.kv_bytes_per_token)) * Int(*b.heads);
       Int per = floor_div(full, Int(*b.kv_heads));
       if (per) bc.full_mha_bytes_per_token = static_cast<uint64_t>(*per);
-      Int saved = (Int(static_cast<int64_t>(b.k.weight)) + Int(static_cast<int64_t>(b.v.weight))) *
+      Int saved = (Int::of_unsigned(b.k.weight) + Int::of_unsigned(b.v.weight)) *
                   (Int(*b.heads) - Int(*b.kv_heads));
       Int saved_per = floor_div(saved, Int(*b.kv_heads));
       if (saved_per && *saved_per > 0 && b.k.found && b.v.found) add_to(c.kv_parameters_saved, static_cast<uint64_t>(*saved_per), overflow);
@@ -227,13 +241,20 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     bc.window = b.window;
     uint64_t tokens = std::min<uint64_t>(options.context, INT64_MAX);
     if (b.window && *b.window > 0) tokens = std::min<uint64_t>(tokens, static_cast<uint64_t>(*b.window));
+    bool scores_overflow = false;  // heads and head sizes known, the product past 64 bits
     if (b.heads && dk && dv) {
       Int per = Int(*b.heads) * (Int(*dk) + Int(*dv)) * Int(static_cast<int64_t>(tokens));
       if (per && *per >= 0) bc.score_macs = static_cast<uint64_t>(*per);
+      else scores_overflow = *b.heads > 0 && *dk >= 0 && *dv >= 0;
     }
     if (!bc.score_macs) {
       c.macs_lower_bound = true;
-      if (bc.unknown.empty()) bc.unknown = "its heads or head sizes are unknown";
+      if (scores_overflow) {
+        overflowing_scores.push_back(std::to_string(b.index));
+        if (bc.unknown.empty()) bc.unknown = "its score MACs (heads × (d_k + d_v) × context) do not fit in 64 bits";
+      } else if (bc.unknown.empty()) {
+        bc.unknown = "its heads or head sizes are unknown";
+      }
     }
 
     // Totals.
@@ -254,6 +275,11 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     c.blocks.push_back(std::move(bc));
   }
   if (grouped) c.full_mha_kv_bytes_per_token = full_mha;
+  if (!overflowing_scores.empty()) {
+    c.notes.push_back("the attention scores of " + std::string(overflowing_scores.size() == 1 ? "block " : "blocks ") +
+                      list_of(overflowing_scores) + " at a context of " + with_commas(options.context) +
+                      " tokens do not fit in 64 bits: left out of the MACs, which are a lower bound");
+  }
 
   // Every other matrix product with a stored weight: one MAC per weight element per token. An
   // embedding table (or its tied copy) in a product is the LM head; so is a weight of the
@@ -317,10 +343,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
     }
   }
   if (!unknown_layers.empty()) {
-    std::string list;
-    for (size_t i = 0; i < unknown_layers.size() && i < 8; ++i) list += (i ? ", " : "") + unknown_layers[i];
-    if (unknown_layers.size() > 8) list += " and " + std::to_string(unknown_layers.size() - 8) + " more";
-    c.notes.push_back("the routed experts of MoE " + std::string(unknown_layers.size() == 1 ? "layer " : "layers ") + list +
+    c.notes.push_back("the routed experts of MoE " + std::string(unknown_layers.size() == 1 ? "layer " : "layers ") + list_of(unknown_layers) +
                       " are left out of the MACs: the size of one expert or k is unknown");
   }
   for (uint64_t v : {c.macs_attention_projections, c.macs_attention_scores, c.macs_feed_forward, c.macs_experts,
@@ -338,7 +361,7 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
   }
   // The cache at the context: each block keeps min(context, window) tokens of K/V.
   {
-    bool fits = true, windowed = false;
+    bool fits = true, fits_full = true, windowed = false;
     uint64_t kept = 0, full = 0;
     for (const auto& bc : c.blocks) {
       if (bc.shared_with >= 0 || bc.cross || !bc.kv_bytes_per_token) continue;
@@ -348,16 +371,29 @@ Cost estimate_cost(const Model& model, const AttentionResult& attention, const E
         windowed = true;
       }
       auto k = times(*bc.kv_bytes_per_token, tokens), f = times(*bc.kv_bytes_per_token, options.context);
-      fits = fits && k && f && !add_overflows(kept, *k, &kept) && !add_overflows(full, *f, &full);
+      fits = fits && k && !add_overflows(kept, *k, &kept);
+      fits_full = fits_full && f && !add_overflows(full, *f, &full);
     }
-    if (fits) {
-      c.kv_bytes_at_context = times(kept, options.batch);
+    bool cached = false;  // a block whose K/V per token is known
+    for (const auto& bc : c.blocks) cached = cached || (bc.shared_with < 0 && !bc.cross && bc.kv_bytes_per_token);
+    if (fits) c.kv_bytes_at_context = times(kept, options.batch);
+    if (cached && !c.kv_bytes_at_context && !overflow) {
+      c.notes.push_back("the K/V cache at " + with_commas(options.context) + " tokens" +
+                        (options.batch > 1 ? " × " + with_commas(options.batch) + " sequences" : std::string()) +
+                        " does not fit in 64 bits: no figure at the context");
+    }
+    if (fits_full) {
       if (windowed && c.kv_bytes_at_context) {
         if (auto all = times(full, options.batch)) c.kv_window_saved_bytes = *all - *c.kv_bytes_at_context;
       }
     }
   }
   if (auto p = times(c.macs_per_token, options.context)) c.prefill_macs = times(*p, options.batch);
+  if (!c.prefill_macs && !overflow) {
+    c.notes.push_back("the prefill MACs (MACs per token × " + with_commas(options.context) + " tokens" +
+                      (options.batch > 1 ? " × " + with_commas(options.batch) + " sequences" : std::string()) +
+                      ") do not fit in 64 bits");
+  }
   if (overflow) {
     c.kv_bytes_at_context.reset();
     c.kv_window_saved_bytes.reset();

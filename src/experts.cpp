@@ -11,6 +11,7 @@
 #include "stages.h"
 #include "ops.h"
 #include "headcount/checked.h"
+#include "headcount/numbers.h"
 
 namespace headcount {
 
@@ -112,6 +113,7 @@ class ExpertMatcher {
     for (size_t i = 0; i < r.layers.size(); ++i) {
       ExpertLayer& l = r.layers[i];
       l.index = static_cast<int>(i);
+      check_expert_counts(l);
       Int e = l.experts, k = l.top_k;
       if (l.expert && e.positive() && k.positive() && *k <= *e) {
         idle = idle + (e - k) * Int::of_unsigned(*l.expert);
@@ -460,14 +462,23 @@ class ExpertMatcher {
     l.top_k = (k ? k : Int(1)).opt();  // the operator's default is 1
     // Weights and biases of fc1, fc2 and fc3 (the SwiGLU gate); QMoE's scales sit between them.
     std::vector<int> slots = q ? std::vector<int>{2, 4, 5, 7, 8, 10} : std::vector<int>{2, 3, 4, 5, 6, 7};
+    std::map<int, int> repeated;  // a tensor given to several slots: counted once, how many more
     for (int s : slots) {
       int wi = weight_index(g, input_of(n, s));
       if (wi < 0) {
         if (!input_of(n, s).empty()) l.notes.push_back("input " + std::to_string(s) + " of " + l.form + " is not a stored tensor");
         continue;
       }
+      if (std::find(l.routed_weights.begin(), l.routed_weights.end(), wi) != l.routed_weights.end()) {
+        ++repeated[wi];
+        continue;
+      }
       l.routed_weights.push_back(wi);
       l.routed += params(wi);
+    }
+    for (const auto& [wi, more] : repeated) {
+      l.notes.push_back("tensor '" + std::string(m_.weights[static_cast<size_t>(wi)].name) + "' fills " +
+                        std::to_string(more + 1) + " expert inputs of " + l.form + ": counted once");
     }
     int fc1 = weight_index(g, input_of(n, 2));
     if (fc1 >= 0 && !m_.weights[static_cast<size_t>(fc1)].dims.empty()) {
@@ -486,7 +497,6 @@ class ExpertMatcher {
       if (stacked && each.count()) l.expert = *each.count();
       else l.notes.push_back("the expert tensors are not stacked [experts, ...] alike: no size of one expert");
     }
-    if (l.top_k && l.experts && *l.top_k > *l.experts) l.notes.push_back("k is larger than the number of experts");
     budget_.start_walk(256);
     Router router = router_of(g, input_of(n, 1));
     l.score_node = router.score;
@@ -529,7 +539,7 @@ class ExpertMatcher {
     l.score_node = router.score >= 0 ? router.score : score_after(g, topk);
     l.experts = out_first ? w.dims[0] : w.dims[1];
     auto kv = shapes_.get().eval(g, input_of(t, 1));
-    if (kv && kv->size() == 1 && (*kv)[0].positive()) l.top_k = *(*kv)[0];
+    if (kv && kv->size() == 1 && (*kv)[0].known()) l.top_k = *(*kv)[0];  // checked against the experts later
     else l.notes.push_back("top-k is computed at run time");
     add_router(g, l, router.node);
     // A tensor added to the logits or scores on the way, one value per expert (the router's bias,
@@ -621,6 +631,22 @@ class ExpertMatcher {
 };
 
 }  // namespace
+
+void check_expert_counts(ExpertLayer& l) {
+  if (l.top_k && (*l.top_k < 1 || (l.experts && *l.top_k > *l.experts))) {
+    l.notes.push_back("k = " + std::to_string(*l.top_k) + " is outside 1.." + (l.experts ? std::to_string(*l.experts) : std::string("experts")) +
+                      ": not a count of the experts a token runs; the active parameters and the experts' MACs are unknown");
+    l.top_k.reset();
+  }
+  if (l.expert && l.experts) {
+    Int all = Int(*l.experts) * Int::of_unsigned(*l.expert);
+    if (!all.count() || *all.count() > l.routed) {
+      l.notes.push_back(std::to_string(*l.experts) + " experts of " + with_commas(*l.expert) + " parameters each are more than the " +
+                        with_commas(l.routed) + " routed parameters stored (experts share tensors): no size of one expert");
+      l.expert.reset();
+    }
+  }
+}
 
 ExpertResult detail::match_experts(SharedShapes& shapes, AttentionResult& attention) {
   ExpertResult r = ExpertMatcher(shapes, attention).run();

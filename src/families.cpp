@@ -1148,6 +1148,14 @@ bool Counter::closing_parts() {
 void Counter::active() {
   const ModelConfig& c = c_;
   if (!moe_) return;
+  if (!c.experts_per_token.positive() || !c.experts.known() || *c.experts_per_token > *c.experts) {
+    // Never a count: k experts of fewer would make the idle experts negative and the active count
+    // larger than the total.
+    out_.notes.push_back(c.key_of.count("experts_per_token") ? c.key_of.at("experts_per_token") + " is " + c.experts_per_token.str() +
+                         ", outside 1.." + c.experts.str() + " (the experts): no active count"
+                                                            : "the experts per token are outside 1.." + c.experts.str() + ": no active count");
+    return;
+  }
   Int M = Int(moe_layers_);
   Int active = total_ - M * (c.experts - c.experts_per_token) * expert_;
   if (!active.non_negative()) return;

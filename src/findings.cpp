@@ -78,6 +78,13 @@ const std::vector<Rule>& rules() {
        "attention, embeddings, norms and routers are there once (Mixtral-8x7B: 46.7B in all, 12.9B per token). "
        "headcount reads onnxruntime's fused MoE and QMoE and routing written out (a TopK over a router "
        "projection, experts as MLPs weighted by the routing). Shared experts run for every token."},
+      {"count-exceeds-tensors", Severity::Warning, "a block's shares of a tensor added up to more than the tensor holds",
+       "A packed Q/K/V tensor is split by rows and the heads, a latent attention's kv_b into each head's K and V. "
+       "Per-head arithmetic on a hostile or empty shape (a [3 x 2^61, 0] qkv_proj stores nothing) can give "
+       "shares that add up to more than the tensor stores. No block or projection may hold more parameters than "
+       "the tensors it claims: such a split is refused, the tensor is counted whole once under the first "
+       "projection that claimed it, and this finding names it. The per-projection split of that block is then "
+       "unknown."},
       {"shared-weights", Severity::Info, "one tensor is used by several blocks or roles and counted once",
        "Exporters merge equal tensors (zero biases, unit norms, repeated layers of an untrained model) into "
        "one initializer used many times. headcount counts a tensor once however often it is used; per-block "
@@ -229,6 +236,7 @@ void latent_rules(const AttentionBlock& b, std::vector<Finding>& out) {
 }
 
 void block_rules(const AttentionBlock& b, Int declared_head_dim, std::vector<Finding>& out) {
+  for (const auto& what : b.overclaimed) out.push_back(make("count-exceeds-tensors", b.index, what));
   if (b.latent) {
     latent_rules(b, out);
   } else {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -253,6 +254,22 @@ inline void check_block_invariants(const headcount::Model& model, const headcoun
       sum += e.elements;
     }
     CHECK(b.total == sum);
+    // No block holds more of a tensor than the tensor stores (headcount::bound_claims): a share
+    // read by several projections counts once, as the attention total counts it.
+    std::map<int, uint64_t> claimed;
+    std::set<std::pair<int, std::string>> seen;
+    for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+      for (const auto& t : b.projection(role).tensors) {
+        if (seen.insert({t.weight, t.slice}).second) claimed[t.weight] += t.elements;
+      }
+    }
+    for (const auto& e : b.extras) {
+      if (seen.insert({e.weight, ""}).second) claimed[e.weight] += e.elements;
+    }
+    for (const auto& [wi, n] : claimed) {
+      INFO("tensor '" << model.weights[static_cast<size_t>(wi)].name << "'");
+      CHECK(n <= model.weights[static_cast<size_t>(wi)].elements);
+    }
   }
 }
 

@@ -108,6 +108,9 @@ struct AttentionBlock {
   int core_node = -1;         // the Softmax or fused node (index into Model::nodes)
   std::vector<int> merged_cores;  // further Softmaxes of the same block (one per head, merged)
   std::vector<std::string> notes;  // what the matcher could not see, in words
+  // Shares refused by bound_claims: a tensor whose shares in this block summed to more than it
+  // holds, counted whole once instead (in words, one per tensor; the count-exceeds-tensors finding).
+  std::vector<std::string> overclaimed;
   const Projection& projection(Role r) const;
   Projection& projection(Role r);
 };
@@ -124,6 +127,14 @@ struct AttentionResult {
   std::vector<UnmatchedSoftmax> unmatched;
   uint64_t parameters = 0;  // elements in all Q/K/V/O projections, each tensor once
 };
+
+// The invariant every matcher's blocks keep: a block's shares of one tensor (a packed Q/K/V's
+// slices, a latent kv_b's K and V) add up to at most the elements it stores, so no block or
+// projection holds more parameters than the tensors it claims. A tensor whose shares sum to more
+// (per-head arithmetic on an empty or hostile shape) is refused: its shares are replaced by the
+// whole tensor under the first projection that claimed it, said in `overclaimed`, and the
+// projections' and block's totals are summed again. Run by match_attention and named_attention.
+void bound_claims(const Model& model, AttentionBlock& block);
 
 // Finds the attention blocks of a loaded model. Never throws for unusual graphs: what it cannot
 // read becomes an unmatched entry or a note.

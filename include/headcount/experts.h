@@ -59,6 +59,12 @@ struct ExpertResult {
   std::vector<std::string> notes;
 };
 
+// Keeps a layer's counts to what its tensors hold, whichever form found it: a k outside
+// 1..experts is a note and never a count (top_k unset: the active count and the experts' MACs are
+// then unknown, and said to be); experts × one expert above the routed parameters (tensors shared
+// between experts) leaves the size of one expert unknown. So active <= routed <= stored.
+void check_expert_counts(ExpertLayer& layer);
+
 // Finds the mixture-of-experts layers. A router's Softmax that matching left unmatched is taken
 // out of attention.unmatched: it is the router of its layer, not attention.
 ExpertResult match_experts(const Model& model, AttentionResult& attention);

@@ -358,6 +358,7 @@ std::string Matcher::block_name(const AttentionBlock& b, const std::vector<int>&
 }
 
 void Matcher::finish(AttentionResult& r) {
+  for (auto& b : r.blocks) bound_claims(m_, b);
   // By weight index (vectors, not maps: a model of many layers has many weights in blocks).
   std::vector<uint64_t> per_weight(m_.weights.size(), 0);  // elements claimed by the busiest block
   std::vector<int> blocks_using(m_.weights.size(), 0);     // the number of blocks that use it
@@ -409,6 +410,59 @@ void Matcher::finish(AttentionResult& r) {
 
 // The matcher first evaluates every value's shape (the audit's ShapeOracle); shapes_ms, when
 // given, is how long that took.
+void bound_claims(const Model& model, AttentionBlock& b) {
+  // What the block's shares claim of each tensor: a share read by several projections once (as
+  // finish() counts them), the extras whole.
+  std::map<int, uint64_t> claimed;
+  std::set<std::pair<int, std::string>> seen;
+  bool overflow = false;
+  auto add = [&](int wi, uint64_t n) {
+    uint64_t& c = claimed[wi];
+    if (add_overflows(c, n, &c)) overflow = true, c = UINT64_MAX;
+  };
+  for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+    for (const auto& t : b.projection(role).tensors) {
+      if (seen.insert({t.weight, t.slice}).second) add(t.weight, t.elements);
+    }
+  }
+  for (const auto& e : b.extras) {
+    if (seen.insert({e.weight, ""}).second) add(e.weight, e.elements);
+  }
+  bool refused = false;
+  for (const auto& [tensor, n] : claimed) {
+    const int wi = tensor;  // a plain variable: lambdas cannot capture a structured binding in C++17
+    const Weight& w = model.weights[static_cast<size_t>(wi)];
+    if (n <= w.elements) continue;
+    refused = true;
+    bool placed = false;
+    for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+      auto& tensors = b.projection(role).tensors;
+      auto first = std::find_if(tensors.begin(), tensors.end(), [&](const TensorShare& t) { return t.weight == wi; });
+      if (first == tensors.end()) continue;
+      const TensorShare whole{wi, first->bias, placed ? 0 : w.elements, "the whole tensor: its shares summed to more than it holds"};
+      tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [&](const TensorShare& t) { return t.weight == wi; }), tensors.end());
+      if (!placed) tensors.push_back(whole);
+      placed = true;
+    }
+    for (auto& e : b.extras) {
+      if (e.weight == wi) e.elements = std::min(e.elements, w.elements);
+    }
+    b.overclaimed.push_back("tensor '" + std::string(w.name) + "' " + shape_string(w.dims) + " holds " + with_commas(w.elements) +
+                            " elements, but the block's shares of it summed to " +
+                            (overflow && n == UINT64_MAX ? std::string("more than 64 bits hold") : with_commas(n)) +
+                            ": the split is refused and the tensor counted whole, once");
+  }
+  if (!refused) return;
+  b.total = 0;
+  for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+    Projection& p = b.projection(role);
+    p.weight = p.bias = 0;
+    for (const auto& t : p.tensors) (t.bias ? p.bias : p.weight) = detail::plus(t.bias ? p.bias : p.weight, t.elements);
+    b.total = detail::plus(b.total, p.total());
+  }
+  for (const auto& e : b.extras) b.total = detail::plus(b.total, e.elements);
+}
+
 AttentionResult detail::match_attention(SharedShapes& shapes, double* shapes_ms) {
   auto start = std::chrono::steady_clock::now();
   detail::Matcher matcher(shapes.get());

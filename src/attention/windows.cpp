@@ -486,10 +486,12 @@ class MaskEval {
         if (a < 0 || static_cast<size_t>(a) >= d->size()) return std::nullopt;
         if (!out) {
           out = d;
-        } else if (out->size() != d->size() || (*out)[static_cast<size_t>(a)] + (*d)[static_cast<size_t>(a)] > kSeq) {
+        } else if (out->size() != d->size()) {
           return std::nullopt;
         } else {
-          (*out)[static_cast<size_t>(a)] += (*d)[static_cast<size_t>(a)];
+          Int sum = Int((*out)[static_cast<size_t>(a)]) + Int((*d)[static_cast<size_t>(a)]);  // two stored [1, 2^62]: past 64 bits
+          if (!sum.known() || *sum > kSeq) return std::nullopt;
+          (*out)[static_cast<size_t>(a)] = *sum;
         }
       }
       return out;

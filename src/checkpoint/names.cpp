@@ -8,6 +8,7 @@
 
 #include "checkpoint/model.h"
 #include "headcount/checked.h"
+#include "headcount/error.h"
 
 namespace headcount {
 namespace {
@@ -351,23 +352,37 @@ void read_latent(const Model& m, const std::map<std::string, int>& t, const Name
     const int64_t h = *heads.heads;
     if (q_out > 0 && q_out % h == 0 && q_out / h > rope) nope = q_out / h - rope;
     if (nope && kv_b_out > 0 && kv_b_out % h == 0 && kv_b_out / h > nope) v = kv_b_out / h - nope;
-    if (nope && !weight("kv_b") && weight("v_b") && kv_rank > 0 && weight("v_b")->elements % static_cast<uint64_t>(h * kv_rank) == 0) {
-      v = static_cast<int64_t>(weight("v_b")->elements / static_cast<uint64_t>(h * kv_rank));  // llama.cpp's split kv_b
+    if (nope && !weight("kv_b") && weight("v_b") && kv_rank > 0) {
+      // llama.cpp's split kv_b: v_b holds h · v · kv_rank elements.
+      Int each = exact_div(Int::of_unsigned(weight("v_b")->elements), Int(h) * Int(kv_rank));
+      if (each.positive()) v = *each;
     }
+  }
+  // The split holds only when kv_b is exactly h · (nope + v) rows of kv_rank: kv_rank read from
+  // kv_a_norm does not make an empty kv_b hold anything.
+  Int k_share, v_share;
+  if (const Weight* w = weight("kv_b"); w && v > 0 && kv_rank > 0) {
+    const Int h = Int(*heads.heads);
+    k_share = h * Int(nope) * Int(kv_rank);
+    v_share = h * Int(v) * Int(kv_rank);
+    if (!same(k_share + v_share, Int::of_unsigned(w->elements))) k_share = v_share = Int();
+    if (!k_share.known()) v = 0;
   }
   if (width > 0) b.width = width;
   else if (q_a_in > 0) b.width = q_a_in;
   if (const Weight* w = weight("kv_b")) {
     const int wi = t.at("kv_b");
-    if (v > 0 && kv_rank > 0) {
+    if (k_share.known()) {
       const int64_t h = *heads.heads;
-      const std::string each = " of each head's " + std::to_string(nope + v) + " (" + std::to_string(h) + " heads)";
-      add_share(b.k, wi, false, static_cast<uint64_t>(h * nope * kv_rank), "rows 0:" + std::to_string(nope) + each);
-      add_share(b.v, wi, false, static_cast<uint64_t>(h * v * kv_rank), "rows " + std::to_string(nope) + ":" + std::to_string(nope + v) + each);
+      const std::string each = " of each head's " + (Int(nope) + Int(v)).str() + " (" + std::to_string(h) + " heads)";
+      add_share(b.k, wi, false, static_cast<uint64_t>(*k_share), "rows 0:" + std::to_string(nope) + each);
+      add_share(b.v, wi, false, static_cast<uint64_t>(*v_share), "rows " + std::to_string(nope) + ":" + (Int(nope) + Int(v)).str() + each);
     } else {
       add_share(b.k, wi, false, w->elements, "K and V of every head, split unknown");
       b.notes.push_back("latent attention's kv_b '" + std::string(w->name) + "' " + shape_string(w->dims) +
-                        ": its split between K and V is unknown without the heads; counted under K");
+                        (heads.heads ? ": its shape is not heads × (K + V head sizes) rows over the K/V latent, so its "
+                                       "split between K and V is unknown; counted under K"
+                                     : ": its split between K and V is unknown without the heads; counted under K"));
     }
   }
   if (nope > 0 && v > 0 && kv_rank > 0) {
@@ -455,7 +470,7 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
             how = "by the heads";
           }
         }
-        if (!q_out && out > 0 && out % 3 == 0 && (in == 0 || out / 3 == in)) {
+        if (!q_out && out > 0 && out % 3 == 0 && (n.bias || out / 3 == in)) {
           q_out = kv_out = out / 3;
           how = "in thirds (output = 3 × width, as multi-head attention packs it)";
         }
@@ -465,13 +480,15 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
           add_share(b.q, wi, n.bias, w.elements, "Q, K and V packed, split unknown");
           continue;
         }
-        uint64_t per = in > 0 ? static_cast<uint64_t>(in) : 1;
-        int64_t at = 0;
+        // Each share is its rows times the input width (a bias: its elements): a weight with an
+        // empty input axis stores nothing, and none of its slices holds more.
+        const Int per = n.bias ? Int(1) : Int(in);
+        int64_t at = 0;  // q_out + 2·kv_out = out: no step overflows
         for (auto [role2, size] : {std::make_pair(Role::Q, q_out), std::make_pair(Role::K, kv_out), std::make_pair(Role::V, kv_out)}) {
           Projection& p = b.projection(role2);
           std::string slice = std::string(n.bias ? "elements " : "rows ") + std::to_string(at) + ":" + std::to_string(at + size) +
                               " of " + std::to_string(out) + ", " + how;
-          add_share(p, wi, n.bias, static_cast<uint64_t>(size) * per, slice);
+          add_share(p, wi, n.bias, (Int(size) * per).count().value_or(w.elements), slice);
           if (!n.bias) {
             p.out_width = size;
             p.in_width = in;
@@ -499,12 +516,16 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
     }
     if (!latent_tensors.empty()) read_latent(model, latent_tensors, heads, b);
     if (!b.q.found && !b.k.found && !b.v.found && !b.o.found) continue;
+    bound_claims(model, b);
     if (!b.width) b.width = b.q.in_width;
+    Int total = 0;  // each share within its tensor, and the tensors within the file: it fits, checked all the same
     for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
-      b.total += p->total();
+      total += Int::of_unsigned(p->weight) + Int::of_unsigned(p->bias);
       b.has_bias = b.has_bias || p->bias > 0;
     }
-    for (const auto& e : b.extras) b.total += e.elements;
+    for (const auto& e : b.extras) total += Int::of_unsigned(e.elements);
+    if (!total.count()) throw InputError("an attention block's parameter count overflows 64 bits");
+    b.total = *total.count();
     if (b.width > 0) {
       Int std4 = Int(4) * Int(b.width) * Int(b.width) + (b.has_bias ? Int(4) * Int(b.width) : Int(0));
       if (std4.known()) b.standard = static_cast<uint64_t>(*std4);
@@ -582,6 +603,7 @@ ExpertResult named_experts(const Model& model, const std::vector<NamedTensor>& n
       l.expert = l.routed / static_cast<uint64_t>(*l.experts);
     }
     if (!l.top_k) l.notes.push_back("the experts a token runs (k) are unknown: " + heads.experts_from);
+    check_expert_counts(l);
     if (l.experts && l.top_k && l.expert && *l.top_k >= 0 && *l.top_k <= *l.experts) {
       Int layer_idle = Int(*l.experts - *l.top_k) * Int::of_unsigned(*l.expert);
       if (auto n = layer_idle.count(); n && !add_overflows(idle, *n, &idle)) {

@@ -127,9 +127,9 @@ void cost_text(const Cost& c, std::ostream& out) {
     out << head << wrap(text, head.size(), head.size()) << "\n";
   };
   const char* at_least = c.kv_lower_bound ? "at least " : "";
-  std::string unknown;
+  std::string unknown;  // why the K/V cache is a lower bound: a block whose K/V size is unknown
   for (const auto& bc : c.blocks) {
-    if (!bc.unknown.empty()) {
+    if (!bc.unknown.empty() && !bc.kv_bytes_per_token && bc.shared_with < 0) {
       unknown = "block " + std::to_string(bc.block) + ": " + bc.unknown;
       break;
     }
