@@ -408,8 +408,8 @@ void Matcher::finish(AttentionResult& r) {
 
 }  // namespace detail
 
-// The matcher first evaluates every value's shape (the audit's ShapeOracle); shapes_ms, when
-// given, is how long that took.
+// A block may claim no more of a tensor than it stores (an empty tensor of huge dims split per
+// head would): a split that does is refused and the tensor counted whole, once.
 void bound_claims(const Model& model, AttentionBlock& b) {
   // What the block's shares claim of each tensor: a share read by several projections once (as
   // finish() counts them), the extras whole.
@@ -463,6 +463,8 @@ void bound_claims(const Model& model, AttentionBlock& b) {
   for (const auto& e : b.extras) b.total = detail::plus(b.total, e.elements);
 }
 
+// The matcher first evaluates every value's shape (the audit's ShapeOracle); shapes_ms, when
+// given, is how long that took.
 AttentionResult detail::match_attention(SharedShapes& shapes, double* shapes_ms) {
   auto start = std::chrono::steady_clock::now();
   detail::Matcher matcher(shapes.get());
