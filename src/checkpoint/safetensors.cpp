@@ -436,8 +436,16 @@ Checkpoint read_safetensors(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     fs::path dir(path);
-    if (fs::exists(dir / "model.safetensors.index.json", ec)) return read_index((dir / "model.safetensors.index.json").string());
-    if (fs::exists(dir / "model.safetensors", ec)) return read_safetensors((dir / "model.safetensors").string());
+    // What is wrong names the file the folder led to: "model.safetensors: is a FIFO, ...".
+    auto in_folder = [](const fs::path& file) {
+      try {
+        return read_safetensors(file.string());
+      } catch (const InputError& e) {
+        throw InputError(file.filename().string() + ": " + e.what());
+      }
+    };
+    if (fs::exists(dir / "model.safetensors.index.json", ec)) return in_folder(dir / "model.safetensors.index.json");
+    if (fs::exists(dir / "model.safetensors", ec)) return in_folder(dir / "model.safetensors");
     std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       std::string name = e.path().filename().string();
@@ -446,7 +454,7 @@ Checkpoint read_safetensors(const std::string& path) {
       }
       if (found.size() > 1) break;
     }
-    if (found.size() == 1) return read_safetensors(found[0]);
+    if (found.size() == 1) return in_folder(found[0]);
     throw InputError(found.empty() ? "the folder holds no model.safetensors, model.safetensors.index.json or single .safetensors file"
                                    : "the folder holds more than one checkpoint; name the file");
   }
