@@ -130,6 +130,18 @@ TEST_CASE("a FIFO wherever a reader opens a file is refused with one error line,
   }
 }
 
+TEST_CASE("a config.json beside a checkpoint that is a FIFO is not read; the report says why", "[readers][hostile][fifo]") {
+  testutil::TempDir dir;
+  testutil::write_bytes(dir.file("model.safetensors"),
+                        safetensors({{"model.layers.0.self_attn.q_proj.weight", {4, 4}, iota(16, 1)}}));
+  fifo(dir.file("config.json"));
+  hostile::Outcome o = hostile::run({"audit", "model.safetensors"}, dir.path.string());
+  hostile::check_bound(o);
+  CHECK(o.exit_code == 0);  // the weights are audited
+  CHECK(o.out.find("16 stored in 1 tensor") != std::string::npos);
+  CHECK(o.out.find("model config 'config.json' is a FIFO, not a regular file") != std::string::npos);
+}
+
 TEST_CASE("ONNX external data that is a FIFO is missing, and no read waits on it", "[readers][hostile][fifo]") {
   using T = onnx::TensorProto;
   testutil::TempDir dir;
