@@ -19,9 +19,33 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
   return ms;
 }
 
+// The model's config, read once for both its readers (a checkpoint's heads, what the config
+// declares): --model-config, whose error stops the audit, or the config.json / genai_config.json
+// beside the model, whose error is reported and ignored.
+struct ConfigRead {
+  std::optional<ModelConfig> config;
+  std::string error;  // why the config beside the model was not read
+};
+
+ConfigRead read_config_once(const AuditOptions& options, const std::string& path) {
+  ConfigRead r;
+  if (!options.model_config.empty()) {
+    r.config = read_model_config(options.model_config);  // asked for: an error stops the audit
+    return r;
+  }
+  const std::string beside = options.find_model_config && !path.empty() ? find_model_config(path) : "";
+  if (beside.empty()) return r;
+  try {
+    r.config = read_model_config(beside);
+  } catch (const InputError& e) {
+    r.error = e.what();  // a config.json that describes something else is not the model's fault
+  }
+  return r;
+}
+
 // A checkpoint's heads: GGUF's <arch>.attention.* metadata, else the config (--model-config, or a
 // config.json beside the checkpoint or in its folder).
-NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const std::string& path) {
+NamedHeads checkpoint_heads(const Model& m, const ConfigRead& config) {
   NamedHeads h;
   const Checkpoint& c = *m.checkpoint;
   if (c.format == "gguf") {
@@ -50,14 +74,16 @@ NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const s
       }
     }
   }
-  std::string config = options.model_config;
-  if (config.empty() && options.find_model_config && !path.empty()) config = find_model_config(path);
-  if (config.empty()) {
+  if (!config.error.empty()) {
+    h.from = h.experts_from = "unknown: " + config.error;
+    return h;
+  }
+  if (!config.config) {
     h.from = h.experts_from = "unknown: no config.json beside the checkpoint (--model-config names one)";
     return h;
   }
-  try {
-    ModelConfig mc = read_model_config(config);
+  {
+    const ModelConfig& mc = *config.config;
     // A config's numbers are as hostile as a file's: only a positive count below 2^31 is a count.
     auto count = [](Int v) { return v.positive() && *v < (int64_t{1} << 31) ? v.opt() : std::nullopt; };
     h.heads = count(mc.heads);
@@ -70,8 +96,6 @@ NamedHeads checkpoint_heads(const Model& m, const AuditOptions& options, const s
     if (mc.q_lora_rank.known() || mc.kv_lora_rank.known()) h.head_dim = h.v_head_dim = std::nullopt;  // latent: per role
     h.from = h.heads ? "the config's " + (mc.key_of.count("heads") ? mc.key_of.at("heads") : std::string("heads"))
                      : "unknown: the config states no positive head count";
-  } catch (const InputError& e) {
-    h.from = h.experts_from = std::string("unknown: ") + e.what();
   }
   return h;
 }
@@ -88,10 +112,11 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   std::vector<NamedTensor> names;
   std::vector<Part> named;
   detail::SharedShapes shapes(a.model);  // one oracle for every stage that reads shapes
+  const ConfigRead config = read_config_once(options, path);
   if (a.model.checkpoint) {
     names = name_roles(a.model);
     named = named_parts(a.model, names);
-    NamedHeads heads = checkpoint_heads(a.model, options, path);
+    NamedHeads heads = checkpoint_heads(a.model, config);
     a.attention = named_attention(a.model, names, heads);
     a.experts = named_experts(a.model, names, heads);
   } else {
@@ -127,12 +152,12 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   auto declared = [&](const ModelConfig& config) {
     return compare_declared(config, a.model, a.attention, a.composition, a.duplicates, a.framework.parameters);
   };
-  if (!options.model_config.empty()) {
-    a.declared = declared(read_model_config(options.model_config));  // asked for: an error stops the audit
-  } else if (std::string beside = options.find_model_config && !path.empty() ? find_model_config(path) : "";
-             !beside.empty()) {
+  a.declared_error = config.error;
+  if (config.config && !options.model_config.empty()) {
+    a.declared = declared(*config.config);  // asked for: an error stops the audit
+  } else if (config.config) {
     try {
-      a.declared = declared(read_model_config(beside));
+      a.declared = declared(*config.config);
     } catch (const InputError& e) {
       a.declared_error = e.what();  // a config.json that describes something else is not the model's fault
     }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headcount/error.h"
+#include "paths.h"
 #include "headcount/version.h"
 #include "json_fields.h"
 
@@ -93,11 +94,13 @@ std::string baseline_key(const std::string& path) {
 
 Baseline read_baseline(const std::string& path) {
   namespace F = json_field;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read baseline '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
+  std::string text;
+  try {
+    text = RegularFile(path).read_all();  // a FIFO is refused, not waited on
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    throw InputError("cannot read baseline '" + path + "'" + (what.rfind("cannot open", 0) == 0 ? "" : ": it " + what));
+  }
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError("baseline '" + path + "' is empty");
   Baseline b;
   b.path = path;

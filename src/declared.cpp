@@ -81,7 +81,9 @@ std::string find_model_config(const std::string& model_path) {
   for (const char* name : {"config.json", "genai_config.json"}) {
     std::filesystem::path p = dir / name;
     struct stat st;
-    if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return p.string();
+    // Anything but a folder: a FIFO or a device is then refused by the reader, and the report says
+    // why the config was not read instead of saying there is none.
+    if (stat(p.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return p.string();
   }
   return "";
 }

@@ -4,12 +4,12 @@
 #include "headcount/families.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "headcount/error.h"
+#include "paths.h"
 
 namespace headcount {
 namespace {
@@ -552,12 +552,24 @@ const Family* wrapped_by(const std::string& type) {
 
 }  // namespace
 
+// A config.json or genai_config.json is a few kB (a vision model's label names: a few MB); a
+// larger one is refused before it is read, as the safetensors header and the index are.
+constexpr uint64_t kMostModelConfigBytes = 16u << 20;
+
 ModelConfig read_model_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("model config '" + path + "' cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, false);
+  std::string text;
+  try {
+    RegularFile in(path);  // a FIFO is refused, not waited on
+    if (in.size() > kMostModelConfigBytes) {
+      throw InputError("is " + std::to_string(in.size()) + " bytes, above the " + std::to_string(kMostModelConfigBytes) +
+                       " a model config can be");
+    }
+    text = in.read_all();
+  } catch (const InputError& e) {
+    const std::string what = e.what();  // "is a FIFO, not a regular file", "is N bytes, above ..."
+    throw InputError("model config '" + path + "' " + (what.rfind("cannot open", 0) == 0 ? "cannot be opened" : what));
+  }
+  json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) throw InputError("model config '" + path + "' is not valid JSON");
   if (!j.is_object()) throw InputError("model config '" + path + "' is not a JSON object");
   ModelConfig c;

@@ -769,10 +769,13 @@ class Indexer {
   std::vector<int> dequantizers_;            // the DequantizeLinear nodes
   std::vector<uint64_t> name_hashes_;        // by pool index
   std::vector<int32_t> first_value_;         // by pool index: the value the first scope to use the name made
-  std::map<std::string, std::pair<bool, uint64_t>> stat_cache_;  // resolved path -> (regular file, size)
+  std::map<std::string, FileIdentity> stat_cache_;  // resolved path -> what a stat found (known: a regular file)
 
-  // The model's one copy of a payload file's name.
-  const std::string* payload_file(const std::string& path) { return &*m_.payload_files.insert(path).first; }
+  // The model's one record of a payload file: its name, and the file the loader found there (the
+  // model file's was recorded when it was opened).
+  const PayloadFile* payload_file(const std::string& path, const FileIdentity& id = {}) {
+    return &*m_.payload_files.insert(PayloadFile{path, id}).first;
+  }
 
   int new_graph(int parent) {
     Graph g;
@@ -951,21 +954,27 @@ class Indexer {
     uint64_t length = x->length >= 0 ? static_cast<uint64_t>(x->length) : w.bytes;
     auto it = stat_cache_.find(file.string());
     if (it == stat_cache_.end()) {
+      // A stat never blocks (a FIFO is only refused here); the bytes are read later through
+      // reopen_regular (paths.h), which reads them only from the file found now.
       struct stat st;
-      bool ok = stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-      it = stat_cache_.emplace(file.string(), std::make_pair(ok, ok ? static_cast<uint64_t>(st.st_size) : 0)).first;
+      FileIdentity id;
+      if (stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        id = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size), true};
+      }
+      it = stat_cache_.emplace(file.string(), id).first;
     }
+    const FileIdentity& found = it->second;
     uint64_t end = 0;
-    if (!it->second.first) {
+    if (!found.known) {
       x->status = ExternalStatus::Missing;
-    } else if (length != w.bytes || add_overflows(x->offset, length, &end) || end > it->second.second) {
+    } else if (length != w.bytes || add_overflows(x->offset, length, &end) || end > found.size) {
       x->status = ExternalStatus::SizeMismatch;
-      x->file_size = it->second.second;
+      x->file_size = found.size;
     } else {
       x->status = ExternalStatus::Present;
-      x->file_size = it->second.second;
+      x->file_size = found.size;
       w.payload_known = true;
-      w.payload_file = payload_file(file.string());
+      w.payload_file = payload_file(file.string(), found);
       w.payload_offset = x->offset;
       w.payload_length = length;
     }
@@ -1229,36 +1238,18 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
   uint64_t block_ = kFirst;
 };
 
-// Opens the file and refuses what protobuf cannot read, with a message a person understands.
-int open_model_file(const std::string& path, uint64_t* size) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    throw InputError(std::string("cannot stat: ") + std::strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    close(fd);
-    throw InputError("is a directory with no .onnx files in it");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    throw InputError("is not a regular file");
-  }
-  *size = static_cast<uint64_t>(st.st_size);
-  if (*size == 0) {
-    close(fd);
-    throw InputError("file is empty");
-  }
-  if (*size > static_cast<uint64_t>(INT_MAX)) {
-    close(fd);
-    throw InputError("file is " + std::to_string(*size) +
+// Opens the file (paths.h: a FIFO or a device is refused before a read) and refuses what protobuf
+// cannot read, with a message a person understands. The caller closes the descriptor.
+int open_model_file(const std::string& path, FileIdentity* id) {
+  RegularFile file(path, "is a directory with no .onnx files in it");
+  *id = file.identity();
+  if (file.size() == 0) throw InputError("file is empty");
+  if (file.size() > static_cast<uint64_t>(INT_MAX)) {
+    throw InputError("file is " + std::to_string(file.size()) +
                      " bytes; an embedded model above protobuf's 2 GiB limit cannot be read "
                      "(models this large keep their weights in external data)");
   }
-  return fd;
+  return file.release();
 }
 
 }  // namespace
@@ -1315,7 +1306,10 @@ Model load_model_bytes(const char* data, uint64_t size, const std::string& name,
 Model load_model(const std::string& path, const LoadOptions& options) {
   Model m;
   m.path = path;
-  int fd = open_model_file(path, &m.file_size);
+  FileIdentity id;
+  int fd = open_model_file(path, &id);
+  m.file_size = id.size;
+  m.payload_files.insert(PayloadFile{path, id});  // the embedded payloads are read from this file only
   FileWindow file(fd, m.file_size);
   read_and_index(m, file, options, nullptr);
   spdlog::debug("{}: {} graphs, {} nodes, {} tensors, {} payload bytes left unread", path, m.graphs.size(),

@@ -1,15 +1,60 @@
 // paths.cpp: see paths.h.
 #include "paths.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <deque>
 #include <vector>
 
+#include "headcount/error.h"
+
 namespace headcount {
 namespace {
+
+// What a file that is not a regular one is, for the error line.
+const char* kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// Opens without blocking and fstats the descriptor: -1 with `why` set for anything that is not a
+// regular file (a directory: why = "directory").
+int open_checked(const std::string& path, FileIdentity* id, std::string* why) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    *why = std::string("cannot open: ") + std::strerror(errno);
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    *why = std::string("cannot stat: ") + std::strerror(errno);
+  } else if (S_ISDIR(st.st_mode)) {
+    *why = "directory";
+  } else if (!S_ISREG(st.st_mode)) {
+    const char* kind = kind_of(st.st_mode);
+    *why = std::string("is ") + kind + (std::strcmp(kind, "not a regular file") == 0 ? "" : ", not a regular file");
+  } else {
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0) {
+      id->device = static_cast<uint64_t>(st.st_dev);
+      id->inode = static_cast<uint64_t>(st.st_ino);
+      id->size = static_cast<uint64_t>(st.st_size);
+      id->known = true;
+      return fd;
+    }
+    *why = std::string("cannot read: ") + std::strerror(errno);
+  }
+  ::close(fd);
+  return -1;
+}
 
 // Splits a location on '/' and '\\' (Windows exporters write either).
 std::vector<std::string> path_parts(const std::string& s) {
@@ -28,6 +73,53 @@ std::vector<std::string> path_parts(const std::string& s) {
 }
 
 }  // namespace
+
+RegularFile::RegularFile(const std::string& path, const char* directory) {
+  std::string why;
+  fd_ = open_checked(path, &id_, &why);
+  if (fd_ < 0) throw InputError(why == "directory" ? (directory ? directory : "is a directory") : why);
+}
+
+RegularFile::~RegularFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int RegularFile::release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+void RegularFile::read(uint64_t offset, void* out, uint64_t n) const {
+  if (offset > size() || n > size() - offset) throw InputError("truncated: a read past the end of the file");
+  char* to = static_cast<char*>(out);
+  for (uint64_t done = 0; done < n;) {
+    ssize_t got = ::pread(fd_, to + done, static_cast<size_t>(n - done), static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      throw InputError("cannot read " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
+                       (got == 0 ? " (the file shrank while it was read)" : ": " + std::string(std::strerror(errno))));
+    }
+    done += static_cast<uint64_t>(got);
+  }
+}
+
+std::string RegularFile::read_all() const {
+  std::string text(static_cast<size_t>(size()), '\0');
+  read(0, text.data(), size());
+  return text;
+}
+
+int reopen_regular(const std::string& path, const FileIdentity& expected) {
+  FileIdentity now;
+  std::string why;
+  int fd = open_checked(path, &now, &why);
+  if (fd >= 0 && expected.known && now != expected) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
 
 std::filesystem::path resolve_inside(const std::string& root, const std::string& location, std::string* why) {
   auto refuse = [&](const char* what) {

@@ -1,10 +1,52 @@
-// paths.h: proving that a path a file names stays inside a folder (internal).
+// paths.h: opening the files headcount reads (internal): the one opener every reader uses, which
+// never blocks on a FIFO and reads only regular files; and proving that a path a file names stays
+// inside a folder.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
+#include "headcount/file_identity.h"
+
 namespace headcount {
+
+// A file open for reading, proven a regular file before a byte of it is read. The open uses
+// O_NONBLOCK, so that a FIFO with no writer (or a symlink to one) returns at once instead of
+// hanging the audit; the descriptor's own fstat, not the name's, decides; then O_NONBLOCK is
+// cleared. Every reader opens through it: a model, its external data, a checkpoint, a shard, an
+// index, a split part, a config, a baseline.
+class RegularFile {
+ public:
+  // Throws InputError: "cannot open: <reason>", "is a FIFO, not a regular file" (a socket, a
+  // device ...), and for a directory `directory` ("is a directory" when not given).
+  explicit RegularFile(const std::string& path, const char* directory = nullptr);
+  RegularFile(RegularFile&& o) noexcept : fd_(o.fd_), id_(o.id_) { o.fd_ = -1; }
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+  RegularFile& operator=(RegularFile&&) = delete;
+  ~RegularFile();
+
+  int fd() const { return fd_; }
+  uint64_t size() const { return id_.size; }
+  const FileIdentity& identity() const { return id_; }
+  // Hands the descriptor to the caller, who closes it.
+  int release();
+  // n bytes at `offset`: InputError past the size found at the open, or on a short read (a file
+  // that shrank since).
+  void read(uint64_t offset, void* out, uint64_t n) const;
+  // The whole file (its size as opened): the caller has checked that size against its bound.
+  std::string read_all() const;
+
+ private:
+  int fd_ = -1;
+  FileIdentity id_;
+};
+
+// Opens `path` again for reading, through the same checks, when it is still the file `expected`
+// names (same device, inode and size, when known); -1 otherwise (missing, replaced, a FIFO now,
+// grown or shrunk): what was read of it before may not be compared with what is there now.
+int reopen_regular(const std::string& path, const FileIdentity& expected);
 
 // Resolves `location` (relative, '/' or '\\' separated) below the folder `root` (already
 // canonical) without touching anything outside it: only paths inside the folder are lstat'ed, and

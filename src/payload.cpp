@@ -1,7 +1,6 @@
 // payload.cpp: reading tensor bytes in bounded chunks, and decoding them element by element.
 #include "payload.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
+
+#include "paths.h"
 
 namespace headcount {
 
@@ -55,16 +56,16 @@ PayloadFiles::~PayloadFiles() {
   }
 }
 
-int PayloadFiles::fd(const std::string& path, bool* owned) {
+int PayloadFiles::fd(const PayloadFile& file, bool* owned) {
   *owned = false;
-  auto it = open_.find(path);
+  auto it = open_.find(file.path);
   if (it != open_.end()) return it->second;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = reopen_regular(file.path, file.identity);
   if (open_.size() >= kKept) {
     *owned = true;
     return fd;
   }
-  open_.emplace(path, fd);
+  open_.emplace(file.path, fd);
   return fd;
 }
 
@@ -83,7 +84,7 @@ bool PayloadReader::open(const Weight& w, PayloadFiles* files) {
   if (files) {
     fd_ = files->fd(*w.payload_file, &owns_fd_);
   } else {
-    fd_ = ::open(w.payload_file->c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = reopen_regular(w.payload_file->path, w.payload_file->identity);
     owns_fd_ = true;
   }
   return fd_ >= 0;
@@ -98,7 +99,7 @@ bool PayloadReader::hold(uint64_t max_bytes) {
   return true;
 }
 
-bool ReadWindow::read(const std::string* file, int fd, uint64_t offset, size_t n, char* out) {
+bool ReadWindow::read(const PayloadFile* file, int fd, uint64_t offset, size_t n, char* out) {
   uint64_t end = 0;
   if (file != file_ || offset < start_ || add_overflows(offset, n, &end) || end > start_ + filled_) {
     if (n > kSize) return false;

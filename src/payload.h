@@ -48,10 +48,10 @@ class PayloadFiles {
   PayloadFiles(const PayloadFiles&) = delete;
   PayloadFiles& operator=(const PayloadFiles&) = delete;
   ~PayloadFiles();
-  // An open descriptor for `path` (-1 when it cannot be opened), kept open for the next tensor.
-  // Past kKept files (a hostile model may name thousands) it is a new one the caller closes:
-  // *owned is then true.
-  int fd(const std::string& path, bool* owned);
+  // An open descriptor for `file` (-1 when it cannot be opened, or is no longer the file the
+  // loader found: reopen_regular in paths.h), kept open for the next tensor. Past kKept files (a
+  // hostile model may name thousands) it is a new one the caller closes: *owned is then true.
+  int fd(const PayloadFile& file, bool* owned);
 
  private:
   static constexpr size_t kKept = 64;
@@ -64,13 +64,13 @@ class PayloadFiles {
 class ReadWindow {
  public:
   // n bytes at `offset` of the file `file` names (open as fd); false on a short read.
-  bool read(const std::string* file, int fd, uint64_t offset, size_t n, char* out);
+  bool read(const PayloadFile* file, int fd, uint64_t offset, size_t n, char* out);
 
  private:
   static constexpr size_t kSize = ScratchBlock::kScratchSize;
   std::optional<ScratchBlock> buf_;  // taken at the first read
   uint64_t last_miss_ = 0;  // where the last read outside the window began
-  const std::string* file_ = nullptr;  // the model's one copy of the file's name (Weight::payload_file)
+  const PayloadFile* file_ = nullptr;  // the model's one record of the file (Weight::payload_file)
   uint64_t start_ = 0;
   size_t filled_ = 0;
 };
@@ -83,8 +83,8 @@ class PayloadReader {
   PayloadReader& operator=(const PayloadReader&) = delete;
   ~PayloadReader();
   // Prepares to read w's bytes; false when they are not available (stripped typed fields, a
-  // missing or mismatched external file). With `files`, the file is opened through it and stays
-  // open for the next tensor.
+  // missing or mismatched external file, a file replaced since the loader read it). With `files`,
+  // the file is opened through it and stays open for the next tensor.
   bool open(const Weight& w, PayloadFiles* files = nullptr);
   // Reads `n` bytes at byte `at` of the tensor; false past its end or on a short read.
   bool read(uint64_t at, size_t n, char* out) const;

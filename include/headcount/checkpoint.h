@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "headcount/file_identity.h"
+
 namespace headcount {
 
 // One tensor of a checkpoint, as its header describes it.
@@ -52,6 +54,9 @@ struct Checkpoint {
   std::string format;               // "safetensors" or "gguf"
   std::vector<std::string> files;   // the files read, the first one named on the command line
   std::vector<uint64_t> file_sizes;
+  // Each file as the reader opened it: a later read of its tensors' bytes opens it again only
+  // when it is still that file (the same device, inode and size).
+  std::vector<FileIdentity> file_ids;
   std::vector<CheckpointTensor> tensors;  // in file order, file after file
   std::map<std::string, CheckpointValue> metadata;
   // A sharded safetensors checkpoint: the index's metadata.total_size, when it states one.

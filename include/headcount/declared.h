@@ -41,7 +41,8 @@ struct Declared {
   std::string count_note;            // how that count compares with the graph's framework count
 };
 
-// config.json, else genai_config.json, in the model file's folder; "" when there is neither.
+// config.json, else genai_config.json, in the model file's folder (any file but a folder: one that
+// is not a regular file is refused when read, with the reason); "" when there is neither.
 std::string find_model_config(const std::string& model_path);
 
 // Compares a config with a model: its attention blocks, its composition (the feed-forward and

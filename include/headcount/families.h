@@ -70,7 +70,7 @@ struct ModelConfig {
 };
 
 // Reads config.json or genai_config.json. Throws InputError (message with the file) when the file
-// is missing, is not JSON, or is not a model description.
+// is missing, not a regular file, above 16 MiB, not JSON, or not a model description.
 ModelConfig read_model_config(const std::string& path);
 
 // One part of a family's count and its formula with the numbers in.

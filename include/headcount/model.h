@@ -22,6 +22,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "headcount/checked.h"
+#include "headcount/file_identity.h"
 
 namespace headcount {
 
@@ -92,6 +93,17 @@ enum class ExternalStatus { NotExternal, Present, Missing, SizeMismatch };
 const char* storage_name(Storage s);
 const char* external_status_name(ExternalStatus s);
 
+// A file weights' bytes are read from (the model, an external data file, a checkpoint's file),
+// as the loader found it: a read of the bytes later opens it again only when it is still that
+// file (payload.h), so a file replaced since (by another, or by a FIFO) is not read.
+struct PayloadFile {
+  std::string path;
+  FileIdentity identity;  // not known for a model read from memory
+  bool operator<(const PayloadFile& o) const { return path < o.path; }
+  friend bool operator<(const PayloadFile& a, const std::string& b) { return a.path < b; }
+  friend bool operator<(const std::string& a, const PayloadFile& b) { return a < b.path; }
+};
+
 // One tensor stored in the model: an initializer (embedded or external), a sparse initializer, or
 // the value of a Constant node. Elements and bytes come from dims and data_type, overflow-checked.
 struct Weight {
@@ -108,7 +120,7 @@ struct Weight {
   // Payload location for content comparisons: in the model file (embedded raw_data) or in an
   // external file. payload_known is false when the bytes are in typed fields or missing.
   bool payload_known = false;
-  const std::string* payload_file = nullptr;  // the model file, or an external file checked to lie in its folder
+  const PayloadFile* payload_file = nullptr;  // the model file, or an external file checked to lie in its folder
   uint64_t payload_offset = 0;
   uint64_t payload_length = 0;
   // A model loaded from memory (load_model_bytes): the payload in the caller's buffer, which
@@ -387,8 +399,8 @@ struct Model {
   ValueIndex value_index;          // (scope, name) -> id
   std::vector<int> consumer_list;  // the consumers of every value, value after value
   std::vector<int> weight_consumer_list;  // the consumers of every weight, weight after weight
-  std::set<std::string> payload_files;  // the files weights' payloads are in, each named once; a
-                                       // Weight points at its element, which never moves
+  std::set<PayloadFile, std::less<>> payload_files;  // the files weights' payloads are in, each named
+                                                    // once; a Weight points at its element, which never moves
   uint64_t stripped_payload_bytes = 0;      // payload bytes skipped, never read
 
   // The lookups below take a node's own Name (its id, when g is the node's scope, is the record)

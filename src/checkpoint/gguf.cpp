@@ -86,18 +86,18 @@ constexpr uint64_t kMinKeyValue = 13;
 class GgufFile {
  public:
   explicit GgufFile(const std::string& path) {
-    f_.reset(std::fopen(path.c_str(), "rb"));
-    if (!f_) throw InputError(std::string("cannot open: ") + std::strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f_.get()), &st) != 0) throw InputError(std::string("cannot stat: ") + std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) throw InputError("is a directory, not a GGUF file");
-    if (!S_ISREG(st.st_mode)) throw InputError("is not a regular file");
-    size_ = static_cast<uint64_t>(st.st_size);
+    checkpoint::File file(path, "is a directory, not a GGUF file");  // a FIFO is refused before a read
+    id_ = file.identity();
+    size_ = file.size();
     if (size_ == 0) throw InputError("file is empty");
+    f_.reset(fdopen(file.fd(), "rb"));
+    if (!f_) throw InputError(std::string("cannot open: ") + std::strerror(errno));
+    file.release();  // f_ closes it now
     buffer_.resize(kBuffer);
   }
 
   uint64_t size() const { return size_; }
+  const FileIdentity& identity() const { return id_; }
   uint64_t at() const { return at_; }
   uint64_t left() const { return size_ - at_; }
 
@@ -193,6 +193,7 @@ class GgufFile {
     void operator()(FILE* f) const { std::fclose(f); }
   };
   std::unique_ptr<FILE, Close> f_;
+  FileIdentity id_;
   uint64_t size_ = 0;
   uint64_t at_ = 0;  // the next byte the reader hands out
   std::vector<char> buffer_;
@@ -321,6 +322,7 @@ struct GgufPart {
   uint32_t version = 0;
   uint64_t alignment = kDefaultAlignment;
   uint64_t size = 0;
+  FileIdentity identity;
   std::map<std::string, CheckpointValue> metadata;
   std::vector<CheckpointTensor> tensors;
 };
@@ -465,6 +467,7 @@ GgufPart read_part(const std::string& path) {
   GgufFile in(path);
   GgufPart part;
   part.size = in.size();
+  part.identity = in.identity();
   part.version = read_version(in);
   uint64_t tensors = in.u64("the tensor count");
   read_metadata(in, part);
@@ -552,6 +555,9 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
   Checkpoint c;
   c.format = "gguf";
   std::unordered_set<std::string> names;
+  std::map<std::pair<uint64_t, uint64_t>, int> files;  // (device, inode) -> the part read from it
+  const std::filesystem::path root =
+      checkpoint::folder_root(named.parent_path().empty() ? std::filesystem::path(".") : named.parent_path());
   for (int k = 1; k <= split.count; ++k) {
     const std::string name = part_file(split, k);
     const std::filesystem::path path = named.parent_path() / name;
@@ -564,10 +570,14 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
                            std::to_string(split.count) + ")");
         }
         // The other parts are read only inside the named part's folder, not through a symlink out.
-        std::filesystem::path folder = named.parent_path().empty() ? std::filesystem::path(".") : named.parent_path();
-        if (!checkpoint::inside_folder(folder, name)) throw InputError("resolves outside the folder of " + file);
+        if (!checkpoint::inside_root(root, name)) throw InputError("resolves outside the folder of " + file);
       }
       part = read_part(path.string());
+      // A symlink or a hard link to an earlier part: its tensors are not counted twice.
+      auto [it, fresh] = files.try_emplace({part.identity.device, part.identity.inode}, static_cast<int>(c.files.size()));
+      if (!fresh) {
+        throw InputError("is the same file as split part " + part_file(split, it->second + 1) + ": one file under two names");
+      }
       check_split_keys(part, k, split.count);
     } catch (const InputError& e) {
       if (k == split.part) throw;
@@ -583,6 +593,7 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
     }
     c.files.push_back(path.string());
     c.file_sizes.push_back(part.size);
+    c.file_ids.push_back(part.identity);
     if (k == 1) {
       c.gguf_version = part.version;
       c.alignment = part.alignment;
@@ -620,6 +631,7 @@ Checkpoint read_gguf(const std::string& path) {
   c.format = "gguf";
   c.files = {path};
   c.file_sizes = {part.size};
+  c.file_ids = {part.identity};
   c.gguf_version = part.version;
   c.alignment = part.alignment;
   c.metadata = std::move(part.metadata);

@@ -29,8 +29,12 @@ Model checkpoint_model(Checkpoint checkpoint, const std::string& path) {
   for (uint64_t s : c->file_sizes) m.file_size += s;
   m.graphs.emplace_back();  // the main scope: weights, no nodes
   m.value_index.reserve(c->tensors.size());
-  std::vector<const std::string*> files;
-  for (const std::string& f : c->files) files.push_back(&*m.payload_files.insert(f).first);
+  // Each file with what its reader opened: the content comparison reads only from that file.
+  std::vector<const PayloadFile*> files;
+  for (size_t i = 0; i < c->files.size(); ++i) {
+    FileIdentity id = i < c->file_ids.size() ? c->file_ids[i] : FileIdentity{};
+    files.push_back(&*m.payload_files.insert(PayloadFile{c->files[i], id}).first);
+  }
   m.weights.reserve(c->tensors.size());
   for (const CheckpointTensor& t : c->tensors) {
     Weight w;

@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -186,30 +187,10 @@ class HeaderReader : public nlohmann::json_sax<json> {
   }
 };
 
-// One .safetensors file's tensors, checked against the file's size; `file` is its index.
-void read_file(const std::string& path, int file, Checkpoint& c) {
-  checkpoint::File f(path);
-  unsigned char head[8];
-  if (f.size() < 8) throw InputError("truncated: " + std::to_string(f.size()) + " bytes, fewer than the 8 of the header length");
-  f.read(0, head, 8);
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = n << 8 | head[i];
-  if (n > f.size() - 8) {
-    throw InputError("the header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(f.size()) + " bytes)");
-  }
-  if (n > kMostHeaderBytes) {
-    throw InputError("the header length " + std::to_string(n) + " is above the format's limit of " + std::to_string(kMostHeaderBytes) + " bytes");
-  }
-  if (n < 2) throw InputError("the header is " + std::to_string(n) + " bytes long: not a JSON object");
-  std::string header(static_cast<size_t>(n), '\0');
-  f.read(8, header.data(), n);
-  if (header[0] != '{') throw InputError("the header does not start with '{': not a safetensors file");
-  // The format pads the header with spaces to an 8-byte boundary: whitespace JSON skips.
-  HeaderReader r;
-  bool ok = json::sax_parse(header, &r, json::input_format_t::json, /*strict=*/true);
-  if (!ok || !r.error.empty()) throw InputError(r.error.empty() ? "the header is not valid JSON" : r.error);
-
-  const uint64_t data_start = 8 + n, data_size = f.size() - data_start;
+// The header's tensors, each checked against the data (`data_size` bytes from `data_start`),
+// added to c; then the data must be covered exactly: tensor after tensor, no overlap, no hole,
+// nothing after.
+void add_tensors(HeaderReader& r, uint64_t data_size, uint64_t data_start, int file, Checkpoint& c) {
   std::vector<std::pair<uint64_t, size_t>> by_offset;  // (begin, index into c.tensors)
   for (RawTensor& t : r.tensors) {
     int bits = dtype_bits(t.dtype);
@@ -252,7 +233,6 @@ void read_file(const std::string& path, int file, Checkpoint& c) {
     by_offset.emplace_back(begin, c.tensors.size());
     c.tensors.push_back(std::move(ct));
   }
-  // The data must be covered exactly: tensor after tensor, no overlap, no hole, nothing after.
   std::sort(by_offset.begin(), by_offset.end());
   uint64_t at = 0;
   for (const auto& [begin, i] : by_offset) {
@@ -266,31 +246,149 @@ void read_file(const std::string& path, int file, Checkpoint& c) {
   if (at != data_size) {
     throw InputError("the data holds " + std::to_string(data_size - at) + " bytes after its last tensor that no tensor describes");
   }
+}
+
+// An index's "metadata": total_size as a byte count, anything else kept as a string.
+void read_index_metadata(const json& md, Checkpoint& c) {
+  if (!md.is_object()) throw InputError("the index's \"metadata\" is not an object");
+  for (const auto& [k, v] : md.items()) {
+    if (k == "total_size") {
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+        throw InputError("the index's total_size is not a byte count");
+      }
+      c.declared_total_size = v.get<uint64_t>();
+    } else {
+      CheckpointValue cv;
+      cv.type = CheckpointValue::Type::String;
+      cv.type_name = "string";
+      cv.s = v.is_string() ? v.get<std::string>() : v.dump();
+      c.metadata["index." + k] = std::move(cv);
+    }
+  }
+}
+
+// One .safetensors file's tensors (opened as `f`), checked against the file's size; `file` is
+// its index.
+void read_file(const checkpoint::File& f, const std::string& path, int file, Checkpoint& c) {
+  unsigned char head[8];
+  if (f.size() < 8) throw InputError("truncated: " + std::to_string(f.size()) + " bytes, fewer than the 8 of the header length");
+  f.read(0, head, 8);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | head[i];
+  if (n > f.size() - 8) {
+    throw InputError("the header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(f.size()) + " bytes)");
+  }
+  if (n > kMostHeaderBytes) {
+    throw InputError("the header length " + std::to_string(n) + " is above the format's limit of " + std::to_string(kMostHeaderBytes) + " bytes");
+  }
+  if (n < 2) throw InputError("the header is " + std::to_string(n) + " bytes long: not a JSON object");
+  std::string header(static_cast<size_t>(n), '\0');
+  f.read(8, header.data(), n);
+  if (header[0] != '{') throw InputError("the header does not start with '{': not a safetensors file");
+  // The format pads the header with spaces to an 8-byte boundary: whitespace JSON skips.
+  HeaderReader r;
+  bool ok = json::sax_parse(header, &r, json::input_format_t::json, /*strict=*/true);
+  if (!ok || !r.error.empty()) throw InputError(r.error.empty() ? "the header is not valid JSON" : r.error);
+  add_tensors(r, f.size() - (8 + n), 8 + n, file, c);
   if (file == 0) c.metadata = std::move(r.metadata);
   c.files.push_back(path);
   c.file_sizes.push_back(f.size());
+  c.file_ids.push_back(f.identity());
 }
 
-// A shard named by an index: a plain file name in the index's folder.
-std::string shard_path(const fs::path& folder, const std::string& name) {
+void read_file(const std::string& path, int file, Checkpoint& c) {
+  checkpoint::File f(path, "is a directory, not a safetensors file");
+  read_file(f, path, file, c);
+}
+
+// A shard named by an index: a plain file name in the index's folder (whose root is `root`).
+std::string shard_path(const fs::path& folder, const fs::path& root, const std::string& name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos || name.find('\\') != std::string::npos ||
       name.find('\0') != std::string::npos) {
     throw InputError("the index names the shard '" + name + "', which is not a file name in its folder");
   }
   // A shard is read only inside the index's folder: not through a symlink that leaves it.
-  if (!checkpoint::inside_folder(folder, name)) {
+  if (!checkpoint::inside_root(root, name)) {
     throw InputError("the index names the shard '" + name + "', which resolves outside its folder");
   }
   return (folder / name).string();
 }
 
+// An index's weight_map: each tensor's shard, and the shards in name order, each with the
+// number of tensors the map gives it. Lookups are hashed: an index of 64,000 shards costs 64,000
+// steps, not 64,000 squared.
+struct WeightMap {
+  std::unordered_map<std::string, std::string> where;  // tensor -> shard
+  std::vector<std::string> shards;                     // sorted
+  std::unordered_map<std::string, uint64_t> assigned;  // shard -> tensors the map gives it
+};
+
+WeightMap weight_map(const json& map) {
+  WeightMap w;
+  w.where.reserve(map.size());
+  for (const auto& [name, shard] : map.items()) {
+    if (!shard.is_string()) throw InputError("the index maps '" + name + "' to something other than a file name");
+    const std::string& s = shard.get_ref<const std::string&>();
+    w.where[name] = s;  // a name given twice: JSON's last value, as the parse kept it
+    auto [it, fresh] = w.assigned.try_emplace(s, 0);
+    if (fresh) {
+      if (w.shards.size() >= 100000) throw InputError("the index names more than 100,000 shards");
+      w.shards.push_back(s);
+    }
+  }
+  for (const auto& [name, shard] : w.where) ++w.assigned[shard];
+  std::sort(w.shards.begin(), w.shards.end());
+  return w;
+}
+
+// Checks the tensors one shard added (from `first` on) against the map before the next shard is
+// read: each is the map's, in this shard, once, and the shard holds all the map gives it. So the
+// tensors kept never outnumber the map's entries, whatever the shards hold.
+void check_shard(const WeightMap& w, const std::string& shard, const Checkpoint& data, size_t first,
+                 std::unordered_set<std::string>& seen) {
+  for (size_t i = first; i < data.tensors.size(); ++i) {
+    const std::string& name = data.tensors[i].name;
+    auto it = w.where.find(name);
+    if (it == w.where.end()) throw InputError("tensor '" + name + "' of shard " + shard + " is not in the index's weight_map");
+    if (it->second != shard) throw InputError("tensor '" + name + "' is in shard " + shard + ", where the index says " + it->second);
+    if (!seen.insert(name).second) throw InputError("tensor '" + name + "' is in more than one shard");
+  }
+  if (data.tensors.size() - first == w.assigned.at(shard)) return;
+  std::vector<std::string> missing;  // the first of them by name, as a sorted map would give it
+  for (const auto& [name, s] : w.where) {
+    if (s == shard && !seen.count(name)) missing.push_back(name);
+  }
+  const std::string& name = *std::min_element(missing.begin(), missing.end());
+  throw InputError("the index maps '" + name + "' to " + shard + ", which does not hold it");
+}
+
+// The shards of an index, each read and checked before the next. One file under two names (a
+// symlink, a hard link) is refused at the first: every tensor of a shard must be the map's for
+// that shard, so the file holds tensors the map gives the other name. Its tensors are never
+// counted twice, and what is kept never outgrows the map.
+Checkpoint read_shards(const fs::path& folder, const WeightMap& w) {
+  const fs::path root = checkpoint::folder_root(folder);
+  Checkpoint data;
+  std::unordered_set<std::string> seen;
+  for (const std::string& s : w.shards) {
+    std::string p = shard_path(folder, root, s);
+    const size_t first = data.tensors.size();
+    try {
+      read_file(p, static_cast<int>(data.files.size()) + 1, data);
+    } catch (const InputError& e) {
+      throw InputError("shard " + s + ": " + e.what());
+    }
+    check_shard(w, s, data, first, seen);
+  }
+  return data;
+}
+
 Checkpoint read_index(const std::string& path) {
-  checkpoint::File f(path);
+  checkpoint::File f(path, "is a directory, not an index");
   if (f.size() > kMostIndexBytes) {
     throw InputError("the index is " + std::to_string(f.size()) + " bytes, above the " + std::to_string(kMostIndexBytes) + " an index can be");
   }
-  std::string text(static_cast<size_t>(f.size()), '\0');
-  f.read(0, text.data(), f.size());
+  const std::string text = f.read_all();
   json doc;
   try {
     doc = json::parse(text, [](int depth, json::parse_event_t, json&) {
@@ -310,62 +408,17 @@ Checkpoint read_index(const std::string& path) {
   }
   Checkpoint c;
   c.format = "safetensors";
-  if (doc.contains("metadata")) {
-    const json& md = doc["metadata"];
-    if (!md.is_object()) throw InputError("the index's \"metadata\" is not an object");
-    for (const auto& [k, v] : md.items()) {
-      if (k == "total_size") {
-        if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
-          throw InputError("the index's total_size is not a byte count");
-        }
-        c.declared_total_size = v.get<uint64_t>();
-      } else {
-        CheckpointValue cv;
-        cv.type = CheckpointValue::Type::String;
-        cv.type_name = "string";
-        cv.s = v.is_string() ? v.get<std::string>() : v.dump();
-        c.metadata["index." + k] = std::move(cv);
-      }
-    }
-  }
+  if (doc.contains("metadata")) read_index_metadata(doc["metadata"], c);
   fs::path folder = fs::path(path).parent_path();
   if (folder.empty()) folder = ".";
-  std::map<std::string, std::string> where;  // tensor -> shard
-  std::vector<std::string> shards;             // in the order the map first names them
-  for (const auto& [name, shard] : doc["weight_map"].items()) {
-    if (!shard.is_string()) throw InputError("the index maps '" + name + "' to something other than a file name");
-    const std::string& s = shard.get_ref<const std::string&>();
-    where[name] = s;
-    if (std::find(shards.begin(), shards.end(), s) == shards.end()) {
-      if (shards.size() >= 100000) throw InputError("the index names more than 100,000 shards");
-      shards.push_back(s);
-    }
-  }
-  std::sort(shards.begin(), shards.end());
+  const WeightMap w = weight_map(doc["weight_map"]);
   c.files.push_back(path);  // the index itself comes first
   c.file_sizes.push_back(f.size());
-  Checkpoint data;
-  for (const std::string& s : shards) {
-    std::string p = shard_path(folder, s);
-    try {
-      read_file(p, static_cast<int>(data.files.size()) + 1, data);
-    } catch (const InputError& e) {
-      throw InputError("shard " + s + ": " + e.what());
-    }
-  }
-  std::set<std::string> seen;
-  for (const CheckpointTensor& t : data.tensors) {
-    const std::string& shard = shards[static_cast<size_t>(t.file - 1)];
-    auto it = where.find(t.name);
-    if (it == where.end()) throw InputError("tensor '" + t.name + "' of shard " + shard + " is not in the index's weight_map");
-    if (it->second != shard) throw InputError("tensor '" + t.name + "' is in shard " + shard + ", where the index says " + it->second);
-    if (!seen.insert(t.name).second) throw InputError("tensor '" + t.name + "' is in more than one shard");
-  }
-  for (const auto& [name, shard] : where) {
-    if (!seen.count(name)) throw InputError("the index maps '" + name + "' to " + shard + ", which does not hold it");
-  }
+  c.file_ids.push_back(f.identity());
+  Checkpoint data = read_shards(folder, w);
   for (auto& p : data.files) c.files.push_back(std::move(p));
   for (uint64_t s : data.file_sizes) c.file_sizes.push_back(s);
+  for (const FileIdentity& id : data.file_ids) c.file_ids.push_back(id);
   c.tensors = std::move(data.tensors);
   if (!data.metadata.empty()) {
     for (auto& [k, v] : data.metadata) c.metadata.emplace(k, std::move(v));
@@ -383,8 +436,16 @@ Checkpoint read_safetensors(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     fs::path dir(path);
-    if (fs::exists(dir / "model.safetensors.index.json", ec)) return read_index((dir / "model.safetensors.index.json").string());
-    if (fs::exists(dir / "model.safetensors", ec)) return read_safetensors((dir / "model.safetensors").string());
+    // What is wrong names the file the folder led to: "model.safetensors: is a FIFO, ...".
+    auto in_folder = [](const fs::path& file) {
+      try {
+        return read_safetensors(file.string());
+      } catch (const InputError& e) {
+        throw InputError(file.filename().string() + ": " + e.what());
+      }
+    };
+    if (fs::exists(dir / "model.safetensors.index.json", ec)) return in_folder(dir / "model.safetensors.index.json");
+    if (fs::exists(dir / "model.safetensors", ec)) return in_folder(dir / "model.safetensors");
     std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       std::string name = e.path().filename().string();
@@ -393,7 +454,7 @@ Checkpoint read_safetensors(const std::string& path) {
       }
       if (found.size() > 1) break;
     }
-    if (found.size() == 1) return read_safetensors(found[0]);
+    if (found.size() == 1) return in_folder(found[0]);
     throw InputError(found.empty() ? "the folder holds no model.safetensors, model.safetensors.index.json or single .safetensors file"
                                    : "the folder holds more than one checkpoint; name the file");
   }
@@ -429,12 +490,17 @@ std::string checkpoint_format(const std::string& path) {
   }
   if (ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json")) return "safetensors";
   if (ends_with(path, ".gguf")) return "gguf";
-  // By content: GGUF's magic, or a safetensors header (a length that fits, then '{').
-  std::ifstream in(path, std::ios::binary);
-  char head[9] = {};
-  if (!in.read(head, 9)) return "";
-  uint64_t size = fs::file_size(path, ec);
-  return ec ? "" : checkpoint_format_of(head, size);
+  // By content: GGUF's magic, or a safetensors header (a length that fits, then '{'). Opened as
+  // every reader opens: a FIFO or a device is not read here (the loader then says what it is).
+  try {
+    checkpoint::File f(path);
+    char head[9] = {};
+    if (f.size() < 9) return "";
+    f.read(0, head, 9);
+    return checkpoint_format_of(head, f.size());
+  } catch (const InputError&) {
+    return "";
+  }
 }
 
 std::string checkpoint_format_of(const char* data, uint64_t size) {
