@@ -107,7 +107,7 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   a.unique = a.inventory.stored;
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
   a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
-  find_windows(a.model, a.attention, options.compare_content);  // a stored band mask is read here
+  find_windows(a.model, a.attention, options.compare_content, &shapes.budget());  // a stored band mask is read here
   t.content = ms_since(clock);
   a.mixers = detail::match_mixers(shapes, a.attention, a.experts, a.framework);  // after buffers: they are not a mixer's
   add_buffers(a.framework, a.mixers.built, a.model);
