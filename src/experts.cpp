@@ -36,6 +36,7 @@ class ExpertMatcher {
  public:
   ExpertMatcher(detail::SharedShapes& shapes, const AttentionResult& attention)
       : m_(shapes.model()), shapes_(shapes), budget_(m_), in_attention_(m_.weights.size(), false) {
+    budget_.share(&shapes.budget(), "routers");  // every visit also spends the audit's value budget
     for (const auto& b : attention.blocks) {
       for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
         for (const auto& t : b.projection(r).tensors) in_attention_[static_cast<size_t>(t.weight)] = true;
@@ -97,7 +98,12 @@ class ExpertMatcher {
         ++r.unexamined;
         continue;
       }
-      if (auto layer = routed(t.g, t.node, t.router)) {
+      auto layer = routed(t.g, t.node, t.router);
+      if (budget_.exhausted()) {  // a layer whose search ran out is not reported half-found
+        ++r.unexamined;
+        continue;
+      }
+      if (layer) {
         if (layer->found > 0) {
           r.layers.push_back(std::move(*layer));
         } else {
@@ -151,7 +157,10 @@ class ExpertMatcher {
     return found == it->second.end() ? none : found->second;
   }
 
+  // A lookup spends like a walk step even when it is cached: many TopKs over one input each pay
+  // for the products they look at.
   int cached_down_of(int g, int up) {
+    if (!budget_.spend()) return -1;
     auto it = down_.find(up);
     if (it != down_.end()) return it->second;
     return down_[up] = down_of(g, up);
@@ -549,6 +558,7 @@ class ExpertMatcher {
     // experts is 256 times the walking of a layer of one (the model's own budget still bounds it).
     for (int ni : products_reading(g, input)) {
       if (ni == router.node) continue;
+      if (budget_.exhausted()) return std::nullopt;  // run() counts the TopK as not examined
       budget_.start_walk(256);
       int down = cached_down_of(g, ni);
       if (down >= 0) groups[down].insert(ni);
