@@ -139,6 +139,7 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   }
   a.findings = run_rules(a.model, a.attention, a.duplicates, a.declared ? &*a.declared : nullptr, &a.experts,
                          a.framework.parameters, a.active_parameters);
+  if (auto spent = value_budget_finding(shapes.budget())) a.findings.push_back(std::move(*spent));
   t.rules = ms_since(clock);
   return a;
 }

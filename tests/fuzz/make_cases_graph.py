@@ -195,6 +195,21 @@ def stored_mask(blocks, side):
     return finish(nodes, inits, "all")
 
 
+def long_window_from_positions(window):
+    """The budget: a band of `window` keys computed from positions, read key by key over a row of
+    2^20: more steps than the audit's value budget holds, so the evaluator stops and says so."""
+    nodes, pos = positions()
+    inits = list(POSITION_CONSTANTS)
+    more, axes = unsqueezed(pos)
+    nodes += more
+    inits += axes
+    more, w = band("i", "j", window, "mask")
+    nodes += more
+    inits += w
+    core, weights = attention("mask")
+    return finish(nodes + core, inits + weights, "out")
+
+
 def causal_from_positions():
     """Item 10: one ordinary causal mask, j <= i, computed from positions."""
     nodes, pos = positions()
@@ -285,6 +300,7 @@ def main():
     save(shared_concat(700, 150000), "mask-shared-concat-700-masks.onnx")
     save(stored_mask(750, 800), "mask-stored-750-blocks.onnx")
     save(causal_from_positions(), "mask-causal-from-positions.onnx")
+    save(long_window_from_positions(131071), "mask-window-131071-spends-the-budget.onnx")
     save(alibi_declared(200), "alibi-declared-200-of-2-25-heads.onnx")
     save(topks_over_products(10000, 10000), "router-10000-topks-10000-products.onnx")
     save(mixer_layers(2, 8000), "mixer-2-layers-8000-products.onnx")
