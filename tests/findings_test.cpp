@@ -912,7 +912,8 @@ TEST_CASE("every rule in the table has a test (in this file, or where named)", "
       "external-data-missing", "external-data-size-mismatch", "external-data-outside-model-dir",
       "quantized-weights",     "config-mismatch" /* declared_test.cpp */,
       "latent-attention" /* samples_test.cpp */, "mixture-of-experts" /* experts_test.cpp */,
-      "decoupled-head-size", "checkpoint-total-size" /* python/test_checkpoints.py */};
+      "decoupled-head-size", "checkpoint-total-size" /* python/test_checkpoints.py */,
+      "value-budget-spent" /* budget_test.cpp */};
   std::set<std::string> ids;
   for (const auto& r : rules()) {
     INFO(r.id);

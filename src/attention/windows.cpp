@@ -264,16 +264,12 @@ class MaskEval {
       std::optional<std::vector<int64_t>> ends(std::in_place);
       for (const auto& part : n.input()) {
         const Dims& d = dims(part, depth + 1);
-        if (!d || d->size() != rank || (*d)[axis] < 0) {
+        int64_t before = ends->empty() ? 0 : ends->back();  // at most kSeq
+        if (!d || d->size() != rank || (*d)[axis] < 0 || (*d)[axis] > kSeq - before) {  // a file's dim: no overflow
           ends.reset();
           break;
         }
-        int64_t end = (ends->empty() ? 0 : ends->back()) + (*d)[axis];  // the sum is at most kSeq (compute_dims)
-        if (end > kSeq) {
-          ends.reset();
-          break;
-        }
-        ends->push_back(end);
+        ends->push_back(before + (*d)[axis]);
       }
       it = ends_.emplace(node, std::move(ends)).first;
     }
@@ -574,8 +570,10 @@ class MaskEval {
         int64_t a = axis < 0 ? axis + static_cast<int64_t>(d->size()) : axis;
         if (a < 0 || static_cast<size_t>(a) >= d->size()) return std::nullopt;
         if (!out) {
+          if ((*d)[static_cast<size_t>(a)] < 0 || (*d)[static_cast<size_t>(a)] > kSeq) return std::nullopt;
           out = d;
-        } else if (out->size() != d->size() || (*out)[static_cast<size_t>(a)] + (*d)[static_cast<size_t>(a)] > kSeq) {
+        } else if (out->size() != d->size() || (*d)[static_cast<size_t>(a)] < 0 ||
+                   (*d)[static_cast<size_t>(a)] > kSeq - (*out)[static_cast<size_t>(a)]) {  // a file's dims: no overflow
           return std::nullopt;
         } else {
           (*out)[static_cast<size_t>(a)] += (*d)[static_cast<size_t>(a)];
