@@ -103,3 +103,19 @@ TEST_CASE("data-less tensors declared [2^25, 2] are no ALiBi bias and no buffer"
   CHECK(a.framework.buffers.empty());
   CHECK(a.framework.parameters == 13421772800ull);
 }
+
+TEST_CASE("look-alikes of a folded exp spend the budget: the search stops, and every tensor stays a parameter", "[budget][buffers]") {
+  // 8,000 Exp-read parameters [0.5, k] and 8,000 tensors [exp(0.5), -1]: each tensor's first value
+  // is exp of every source's first, so each source is compared with all 8,000 (2 reads each), and
+  // 8,000 x 8,000 x 2 = 128 million reads exceed the budget: 2^24 + 256 x 16,001 nodes (8,000 Exp,
+  // 8,000 Mul, an Identity) + 4 x 16,000 x 8 stored bytes = 16,777,216 + 4,096,256 + 512,000 =
+  // 21,385,472. No tensor is -exp or exp of a source (the second values differ), and none is proven
+  // anything: all 16,000 x 2 = 32,000 elements stay parameters.
+  Audit a = regression("exp-read-8000-sources-8000-look-alikes.onnx");
+  CHECK(a.framework.buffers.empty());
+  CHECK(a.framework.parameters == 32000);
+  auto f = with_rule(a, "value-budget-spent");
+  REQUIRE(f.size() == 1);
+  CHECK_THAT(f[0].message, Catch::StartsWith("the analyses that read values used up this audit's budget of 21,385,472 units "
+                                             "and stopped early: folded constants and buffers."));
+}

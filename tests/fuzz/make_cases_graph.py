@@ -277,6 +277,18 @@ def exp_read_parameters(count):
     return finish(nodes, inits, "e0")
 
 
+def exp_read_look_alikes(count):
+    """The budget: `count` Exp-read parameters [0.5, k] and `count` tensors [exp(0.5), -1] that
+    start as a folded exp would and differ after: every pair is a candidate the index cannot
+    tell apart, so the comparisons spend the budget, and the folded-constant search stops."""
+    e = 1.6487212707001282  # exp(0.5)
+    inits, nodes = [], []
+    for k in range(count):
+        inits += [floats("a%d" % k, [2], [0.5, float(k)]), floats("t%d" % k, [2], [e, -1.0])]
+        nodes += [h.make_node("Exp", ["a%d" % k], ["e%d" % k]), h.make_node("Mul", ["e%d" % k, "t%d" % k], ["m%d" % k])]
+    return finish(nodes, inits, "m0")
+
+
 def a_log_overflow():
     """Item 13: A_log [64, 64] of 1000s read by an Exp (exp overflows to +inf), and two real MLP
     weights [64, 64]: the test "computed from A_log" held for any tensor when exp was +inf."""
@@ -305,6 +317,7 @@ def main():
     save(topks_over_products(10000, 10000), "router-10000-topks-10000-products.onnx")
     save(mixer_layers(2, 8000), "mixer-2-layers-8000-products.onnx")
     save(exp_read_parameters(20000), "exp-read-20000-parameters.onnx")
+    save(exp_read_look_alikes(8000), "exp-read-8000-sources-8000-look-alikes.onnx")
     save(a_log_overflow(), "a-log-overflow-mlp-weights.onnx")
 
 
