@@ -69,6 +69,7 @@ TEST_CASE("the mask regressions still read the windows their graphs state, withi
     int64_t window;
   };
   for (const Case& c : {Case{"mask-where-chain-24-under-div.onnx", 1, 4},  // i / 1 - j < 4
+                        Case{"mask-max-chain-30.onnx", 1, 4},              // max(p, p) = p, 30 times
                         Case{"mask-concat-131072-parts.onnx", 1, 256},      // the last part: W = 256
                         Case{"mask-unsqueeze-16000-axes.onnx", 1, 4},
                         Case{"mask-shared-concat-700-masks.onnx", 700, 4},  // -(-band): the band

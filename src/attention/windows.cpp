@@ -51,7 +51,7 @@ std::string window_words(int64_t w) { return w == 1 ? "itself" : "itself and the
 constexpr int64_t kSeq = int64_t{1} << 20;     // the sequence length a computed mask is read at
 constexpr int64_t kMostWindow = int64_t{1} << 17;  // a longer band is not told from a causal mask
 constexpr size_t kMostValues = 1 << 16;         // constants read to evaluate a mask
-constexpr size_t kMostMemo = 1 << 16;           // reads remembered while one element is evaluated
+constexpr size_t kMostMemo = 1 << 18;           // index entries remembered while one element is evaluated
 constexpr const char* kEvaluator = "the mask evaluator";  // as the budget names it
 
 using Dims = std::optional<std::vector<int64_t>>;
@@ -77,11 +77,9 @@ class MaskEval {
   // answered once.
   std::optional<double> element(Name v, const std::vector<int64_t>& idx) {
     memo_.clear();
+    memo_entries_ = 0;
     return at(v, idx);
   }
-
-  // Whether the budget ran out while this evaluator worked.
-  bool stopped() const { return stopped_; }
 
  private:
   // The element of v at idx (one index per axis of dims(v)); every call spends, in proportion
@@ -92,7 +90,10 @@ class MaskEval {
     auto hit = memo_.find(key);
     if (hit != memo_.end()) return hit->second;
     std::optional<double> x = compute_at(v, idx, depth);
-    if (memo_.size() < kMostMemo) memo_.emplace(std::move(key), x);
+    if (memo_entries_ + idx.size() + 1 <= kMostMemo) {  // memory bounded by the index entries kept, not the reads
+      memo_entries_ += idx.size() + 1;
+      memo_.emplace(std::move(key), x);
+    }
     return x;
   }
 
@@ -253,6 +254,7 @@ class MaskEval {
   std::map<std::string_view, Dims> dims_;
   std::map<const Weight*, std::optional<std::vector<double>>> values_;
   std::map<std::pair<std::string_view, std::vector<int64_t>>, std::optional<double>> memo_;  // one element's reads
+  size_t memo_entries_ = 0;  // the index entries memo_ holds
   std::map<std::string_view, bool> integral_;
   std::map<int, std::optional<std::vector<int64_t>>> ends_;   // by Concat node
   std::map<int, std::optional<std::vector<char>>> inserted_;  // by Unsqueeze node

@@ -119,6 +119,25 @@ def where_chain_under_div(links):
     return finish(nodes + core, inits + weights, "out")
 
 
+def max_chain(links):
+    """Item 9: `links` Max(p, p) over the positions (the positions again): the evaluator followed
+    both operands of every link for every element read (2^links)."""
+    nodes, pos = positions()
+    inits = list(POSITION_CONSTANTS)
+    p = pos
+    for k in range(links):
+        nodes.append(h.make_node("Max", [p, p], ["p%d" % k]))
+        p = "p%d" % k
+    more, axes = unsqueezed(p)
+    nodes += more
+    inits += axes
+    more, w = band("i", "j", 4, "mask")
+    nodes += more
+    inits += w
+    core, weights = attention("mask")
+    return finish(nodes + core, inits + weights, "out")
+
+
 def concat_of_parts(parts, window):
     """Item 10: a mask Concat of `parts` parts along the rows, all but the last empty: every
     element read walked every part before it and copied its dims."""
@@ -307,6 +326,7 @@ def a_log_overflow():
 
 def main():
     save(where_chain_under_div(24), "mask-where-chain-24-under-div.onnx")
+    save(max_chain(30), "mask-max-chain-30.onnx")
     save(concat_of_parts(131072, 256), "mask-concat-131072-parts.onnx")
     save(unsqueeze_axes(16000), "mask-unsqueeze-16000-axes.onnx")
     save(shared_concat(700, 150000), "mask-shared-concat-700-masks.onnx")
