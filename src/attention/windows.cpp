@@ -343,6 +343,7 @@ class MaskEval {
     auto it = values_.find(&w);
     if (it == values_.end()) {
       std::optional<std::vector<double>> v;
+      if (w.elements <= kMostValues && !spend(w.elements * ValueBudget::kElement)) return nullptr;  // read once per audit
       if (w.elements <= kMostValues && w.tensor) {
         if (auto i = int_values(*w.tensor)) v = std::vector<double>(i->begin(), i->end());
         else if (auto f = float_values(*w.tensor)) v = f;
