@@ -138,6 +138,28 @@ class ExpertMatcher {
   // from; and each product's down projection once found. Many TopKs over one input cost no more.
   std::map<int, std::map<std::string_view, std::vector<int>>> by_input_;
   std::map<int, int> down_;
+  std::map<std::pair<int, std::string_view>, std::map<int, std::set<int>>> groups_;  // by (graph, input)
+
+  // The products reading an input grouped by their down projection (down -> up/gate projections),
+  // worked out once per input: many TopKs over one input look the groups up, not every product
+  // again. Each candidate gets a walk allowance of its own: a layer of 256 experts is 256 times the
+  // walking of a layer of one (the model's own budget still bounds it). nullptr once spent.
+  const std::map<int, std::set<int>>* groups_reading(int g, std::string_view input) {
+    auto key = std::make_pair(g, input);
+    auto it = groups_.find(key);
+    if (it == groups_.end()) {
+      std::map<int, std::set<int>> groups;
+      for (int ni : products_reading(g, input)) {
+        if (budget_.exhausted()) return nullptr;
+        budget_.start_walk(256);
+        int down = cached_down_of(g, ni);
+        if (down >= 0) groups[down].insert(ni);
+      }
+      it = groups_.emplace(key, std::move(groups)).first;
+    }
+    budget_.start_walk(static_cast<int64_t>(it->second.size()) + 1);  // a lookup spends, one per group read
+    return budget_.spend() ? &it->second : nullptr;
+  }
 
   const std::vector<int>& products_reading(int g, std::string_view input) {
     auto it = by_input_.find(g);
@@ -553,15 +575,14 @@ class ExpertMatcher {
 
     // The experts: MLPs reading the router's input, grouped by their down projection.
     std::string_view input = base_of(g, input_of(rn, 0));
-    std::map<int, std::set<int>> groups;  // down -> up/gate projections
-    // Each candidate, expert and shared expert gets a walk allowance of its own: a layer of 256
-    // experts is 256 times the walking of a layer of one (the model's own budget still bounds it).
-    for (int ni : products_reading(g, input)) {
-      if (ni == router.node) continue;
-      if (budget_.exhausted()) return std::nullopt;  // run() counts the TopK as not examined
-      budget_.start_walk(256);
-      int down = cached_down_of(g, ni);
-      if (down >= 0) groups[down].insert(ni);
+    const std::map<int, std::set<int>>* reading = groups_reading(g, input);
+    if (!reading) return std::nullopt;  // run() counts the TopK as not examined
+    std::map<int, std::set<int>> groups;  // down -> up/gate projections, the router's own left out
+    for (const auto& [down, ups] : *reading) {
+      if (!budget_.spend()) return std::nullopt;
+      std::set<int> mine = ups;
+      mine.erase(router.node);
+      if (!mine.empty()) groups.emplace(down, std::move(mine));
     }
     std::set<int> routing{topk};
     if (l.score_node >= 0) routing.insert(l.score_node);
