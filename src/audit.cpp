@@ -131,8 +131,8 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   a.content_compared = options.compare_content;
   a.unique = a.inventory.stored;
   for (const auto& d : a.duplicates) a.unique -= a.model.weights[d.copy].elements;
-  a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content);
-  find_windows(a.model, a.attention, options.compare_content);  // a stored band mask is read here
+  a.framework = framework_view(a.model, a.attention, a.duplicates, a.unique, options.compare_content, &shapes.budget());
+  find_windows(a.model, a.attention, options.compare_content, &shapes.budget());  // a stored band mask is read here
   t.content = ms_since(clock);
   a.mixers = detail::match_mixers(shapes, a.attention, a.experts, a.framework);  // after buffers: they are not a mixer's
   add_buffers(a.framework, a.mixers.built, a.model);
@@ -164,6 +164,7 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   }
   a.findings = run_rules(a.model, a.attention, a.duplicates, a.declared ? &*a.declared : nullptr, &a.experts,
                          a.framework.parameters, a.active_parameters);
+  if (auto spent = value_budget_finding(shapes.budget())) a.findings.push_back(std::move(*spent));
   t.rules = ms_since(clock);
   return a;
 }

@@ -3,7 +3,11 @@
 #include "headcount/buffers.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <limits>
+#include <optional>
+#include <tuple>
 #include <map>
 #include <set>
 
@@ -24,6 +28,18 @@ struct CacheSlots {
 };
 const CacheSlots kRotaryCaches[] = {
     {"RotaryEmbedding", 2, 3}, {"GroupQueryAttention", 7, 8}, {"SparseAttention", 9, 10}, {"PagedAttention", 8, 9}};
+
+// Reads a tensor's values for the checks below: every element read spends from the audit's budget,
+// and a read it cannot pay for ends the check, which then proves nothing (the tensor stays a
+// parameter).
+struct Reader {
+  ValueBudget& budget;
+  const char* analysis;
+  template <typename F>
+  bool each(const Weight& w, F f) const {
+    return for_each_value(w, [&](uint64_t index, double v) { return budget.spend(analysis, ValueBudget::kElement) && f(index, v); });
+  }
+};
 
 std::string node_label(const NodeRec& n) {
   return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
@@ -71,10 +87,10 @@ std::string number(double v) {
 }
 
 // 0 where attention is allowed, -inf (or a large negative number) where it is not.
-std::string additive_mask(const Weight& w) {
+std::string additive_mask(const Weight& w, const Reader& r) {
   uint64_t zeros = 0, negatives = 0;
   double low = 0;
-  bool ok = for_each_value(w, [&](uint64_t, double v) {
+  bool ok = r.each(w, [&](uint64_t, double v) {
     if (v == 0) ++zeros;
     else if (v <= -1e4) {
       ++negatives;
@@ -85,6 +101,7 @@ std::string additive_mask(const Weight& w) {
     return true;
   });
   if (!ok || zeros + negatives != w.elements || !zeros || !negatives) return "";
+  if (!r.budget.spend(r.analysis, w.elements * ValueBudget::kElement)) return "";  // mask_window reads it again
   if (auto window = mask_window(w, true)) {
     return "a sliding-window mask: 0 where 0 ≤ i − j < " + std::to_string(*window) + ", " + number(low) +
            " elsewhere (each query sees its last " + std::to_string(*window) + " tokens)";
@@ -93,13 +110,13 @@ std::string additive_mask(const Weight& w) {
 }
 
 // 0/1 (or bool-like) lower- or upper-triangular over the last two axes: a causal mask.
-std::string triangle_mask(const Weight& w) {
+std::string triangle_mask(const Weight& w, const Reader& r) {
   int64_t n = square_side(w);
   if (n < 2) return "";
   uint64_t side = static_cast<uint64_t>(n);
   bool lower = true, upper = true, lower_strict = true, upper_strict = true;
   uint64_t seen = 0;
-  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+  bool ok = r.each(w, [&](uint64_t index, double v) {
     if (v != 0 && v != 1) return false;
     uint64_t i = index / side % side, j = index % side;
     bool one = v == 1;
@@ -116,7 +133,7 @@ std::string triangle_mask(const Weight& w) {
 
 // [.., h, ...] with one axis of h >= 2 heads before the rest: every head's slice is a slope
 // times the same integer distances (ALiBi). Infinite entries (a mask folded in) must agree.
-std::string alibi(const Weight& w) {
+std::string alibi(const Weight& w, const Reader& r) {
   size_t axis = w.dims.size();
   for (size_t i = 0; i < w.dims.size(); ++i) {
     if (w.dims[i] > 1) {
@@ -127,44 +144,49 @@ std::string alibi(const Weight& w) {
   if (axis + 1 >= w.dims.size() || w.dims[axis] < 2) return "";
   uint64_t heads = static_cast<uint64_t>(w.dims[axis]), slice = w.elements / heads;
   if (slice < 2 || slice > kMostHeadSlice || heads * slice != w.elements) return "";
+  // Memory grows with the values read, never with the heads or the slice a file declares: head
+  // 0's values, and the current head's scale (every head's must be positive).
   std::vector<double> first;
-  first.reserve(static_cast<size_t>(slice));
-  std::vector<double> scale(static_cast<size_t>(heads), 0.0);
+  uint64_t head = 0;
+  double c = 0;
+  bool positive = true;
   double unit = 0;  // the smallest nonzero |distance| of head 0
-  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+  bool ok = r.each(w, [&](uint64_t index, double v) {
     uint64_t h = index / slice, k = index % slice;
     if (h == 0) {
       first.push_back(v);
       if (std::isfinite(v) && v != 0 && (unit == 0 || std::fabs(v) < unit)) unit = std::fabs(v);
       return true;
     }
+    if (h != head) {  // a new head: the one before it had a positive scale
+      positive = positive && (head == 0 || c > 0);
+      head = h;
+      c = 0;
+    }
     double f = first[static_cast<size_t>(k)];
     if (std::isinf(f) || std::isinf(v)) return std::isinf(f) && std::isinf(v) && (f < 0) == (v < 0);
     if (f == 0) return v == 0;
-    double& c = scale[static_cast<size_t>(h)];
     if (c == 0) c = v / f;
     return std::fabs(v - c * f) <= 1e-5 * std::fabs(v) + 1e-30;
   });
-  if (!ok || unit == 0 || first.size() != slice) return "";
+  positive = positive && (head == 0 || c > 0);
+  if (!ok || unit == 0 || first.size() != slice || head + 1 != heads || !positive) return "";
   for (double v : first) {  // the distances: whole multiples of the smallest one
     if (!std::isfinite(v)) continue;
     double q = v / unit;
     if (std::fabs(q - std::round(q)) > 1e-4) return "";
-  }
-  for (uint64_t h = 1; h < heads; ++h) {
-    if (scale[static_cast<size_t>(h)] <= 0) return "";
   }
   return "ALiBi position bias: for each of " + std::to_string(heads) + " heads, a slope times the same integer distances";
 }
 
 // ALiBi's per-head slopes stored on their own ([H] or [1, H, 1, 1]): r, r², ..., r^H with
 // 0 < r < 1, the geometric sequence 2^(-8(i+1)/H) of the ALiBi paper when H is a power of two.
-std::string alibi_slopes(const Weight& w) {
+std::string alibi_slopes(const Weight& w, const Reader& r) {
   uint64_t longest = 0;
   for (int64_t d : w.dims) longest = std::max<uint64_t>(longest, static_cast<uint64_t>(d));
   if (w.elements < 2 || longest != w.elements) return "";  // one axis holds them all
   double first = 0, prev = 0;
-  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+  bool ok = r.each(w, [&](uint64_t index, double v) {
     if (!(v > 0 && v < 1)) return false;
     if (index == 0) first = v;
     // Each is the one before times the first: r^(i+1) = r^i · r.
@@ -179,12 +201,12 @@ std::string alibi_slopes(const Weight& w) {
 
 // Relative distances between positions, j - i (or i - j, or |j - i|) over the last two axes of
 // an n x n tensor whose other axes are 1: what ALiBi multiplies by its slopes.
-std::string relative_distances(const Weight& w) {
+std::string relative_distances(const Weight& w, const Reader& r) {
   int64_t n = square_side(w);
   if (n < 2 || static_cast<uint64_t>(n) * static_cast<uint64_t>(n) != w.elements) return "";
   uint64_t side = static_cast<uint64_t>(n);
   bool forward = true, backward = true, absolute = true, negative_absolute = true;
-  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+  bool ok = r.each(w, [&](uint64_t index, double v) {
     double i = static_cast<double>(index / side), j = static_cast<double>(index % side);
     forward = forward && v == j - i;
     backward = backward && v == i - j;
@@ -198,12 +220,12 @@ std::string relative_distances(const Weight& w) {
 }
 
 // A rotary cos or sin table: every value in [-1, 1], the first row all 1 (cos 0) or all 0 (sin 0).
-std::string rotary_table(const Weight& w) {
+std::string rotary_table(const Weight& w, const Reader& r) {
   if (w.dims.size() < 2 || w.dims.back() < 1) return "";
   uint64_t row = static_cast<uint64_t>(w.dims.back());
   if (w.elements < 2 * row) return "";
   bool ones = true, zeros = true, varied = false;
-  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+  bool ok = r.each(w, [&](uint64_t index, double v) {
     if (!(std::fabs(v) <= 1.0 + 1e-6)) return false;
     if (index < row) {
       ones = ones && v == 1;
@@ -219,12 +241,12 @@ std::string rotary_table(const Weight& w) {
 }
 
 // Rotary inverse frequencies: 1, r, r², ... with 0 < r < 1.
-std::string inverse_frequencies(const Weight& w) {
+std::string inverse_frequencies(const Weight& w, const Reader& r) {
   uint64_t longest = 0;
   for (int64_t d : w.dims) longest = std::max<uint64_t>(longest, static_cast<uint64_t>(d));
   if (w.elements < 2 || longest != w.elements) return "";  // one axis holds them all
   double prev = 0, ratio = 0;
-  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+  bool ok = r.each(w, [&](uint64_t index, double v) {
     if (index == 0) {
       prev = v;
       return v == 1;
@@ -240,18 +262,18 @@ std::string inverse_frequencies(const Weight& w) {
 }
 
 // Positions 0, 1, 2, ... stored as floats.
-std::string arange(const Weight& w) {
+std::string arange(const Weight& w, const Reader& r) {
   uint64_t longest = 0;
   for (int64_t d : w.dims) longest = std::max<uint64_t>(longest, static_cast<uint64_t>(d));
   if (w.elements < 2 || longest != w.elements) return "";
-  bool ok = for_each_value(w, [&](uint64_t index, double v) { return v == static_cast<double>(index); });
+  bool ok = r.each(w, [&](uint64_t index, double v) { return v == static_cast<double>(index); });
   return ok ? "positions 0, 1, ..., " + std::to_string(w.elements - 1) + " (an arange)" : "";
 }
 
 // A tensor of one repeated value that Scatter ops write into (and nothing else reads): a
 // zeros_like accumulator the exporter folded into a constant, as a traced loop over experts
 // leaves one per index_add. Not learned.
-std::string scatter_target(const Model& m, const Weight& w) {
+std::string scatter_target(const Model& m, const Weight& w, const Reader& r) {
   if (w.consumers.empty() || w.elements > kMostValues) return "";
   for (int ni : w.consumers) {
     const auto& n = *m.nodes[ni].rec;
@@ -261,7 +283,7 @@ std::string scatter_target(const Model& m, const Weight& w) {
     }
   }
   double first = 0;
-  bool ok = for_each_value(w, [&](uint64_t index, double v) {
+  bool ok = r.each(w, [&](uint64_t index, double v) {
     if (index == 0) first = v;
     return v == first;
   });
@@ -295,7 +317,7 @@ bool arithmetic_constant(double v) {
 
 // A one-element float tensor that only arithmetic reads, holding an arithmetic constant: the
 // reason, or "".
-std::string scalar_constant(const Model& m, const Weight& w) {
+std::string scalar_constant(const Model& m, const Weight& w, const Reader& r) {
   if (w.elements != 1 || w.consumers.empty()) return "";
   if (!is_float_dtype(w.dtype)) return "";
   for (int ni : w.consumers) {
@@ -303,7 +325,7 @@ std::string scalar_constant(const Model& m, const Weight& w) {
     if (!op_has(op, Trait::Arithmetic) && op != "Where"sv) return "";
   }
   double value = 0;
-  bool ok = for_each_value(w, [&](uint64_t, double v) {
+  bool ok = r.each(w, [&](uint64_t, double v) {
     value = v;
     return true;
   });
@@ -315,46 +337,84 @@ std::string scalar_constant(const Model& m, const Weight& w) {
   return "a scalar constant " + number(value) + ", " + role;
 }
 
+// Whether x is an exp that an element test can tell: finite, and a normal float32 (an exp that
+// overflows to +inf is within 1e-5·inf of any value; one that underflows to 0 of any zero).
+bool telling(double x) { return std::isfinite(x) && x >= static_cast<double>(std::numeric_limits<float>::min()); }
+
+// The tolerance of the test "v is ±exp(a)": relative to exp(a).
+double exp_tolerance(double e) { return 1e-5 * e + 1e-30; }
+
+// The parameters a folded constant may be, by (element count, |first value|): a source is
+// compared only with those whose first value is ±exp of its own, never with every tensor of its
+// size.
+using FoldIndex = std::vector<std::tuple<uint64_t, double, int>>;
+
+FoldIndex fold_candidates(const Model& m, const std::set<int>& claimed, const Reader& r) {
+  FoldIndex index;
+  for (size_t i = 0; i < m.weights.size(); ++i) {
+    const Weight& w = m.weights[i];
+    if (!w.parameter || w.elements < 2 || w.elements > kMostHeadSlice || claimed.count(static_cast<int>(i))) continue;
+    std::optional<double> first;
+    r.each(w, [&](uint64_t, double v) {
+      first = v;
+      return false;  // the first value is all the index needs
+    });
+    if (first && std::isfinite(*first)) index.emplace_back(w.elements, std::fabs(*first), static_cast<int>(i));
+  }
+  std::sort(index.begin(), index.end());
+  return index;
+}
+
+// Whether the tensor `ti` holds -exp (sign -1) or exp (+1) of `values`, element for element, each
+// a test that can tell; 0 when not.
+int exp_of(const Weight& t, const std::vector<double>& values, const Reader& r) {
+  int sign = 0;  // -1: -exp, +1: exp, 0: not yet seen
+  bool ok = r.each(t, [&](uint64_t index, double v) {
+    double e = std::exp(values[static_cast<size_t>(index)]);
+    if (!telling(e) || !std::isfinite(v)) return false;  // proves nothing
+    double tol = exp_tolerance(e);
+    int s = std::fabs(v + e) <= tol ? -1 : std::fabs(v - e) <= tol ? 1 : 0;
+    if (s == 0 || (sign != 0 && s != sign)) return false;
+    sign = s;
+    return true;
+  });
+  return ok ? sign : 0;
+}
+
 // Constants the exporter computed in forward from a parameter and stored beside it: a tensor of
 // a parameter's element count whose values are -exp (or exp) of that parameter's, as Mamba's
 // A = -exp(A_log) folds. By weight index, with the reason. Only parameters read by Exp are
-// sources, and only tensors of the same element count are compared.
-std::map<int, std::string> folded_from_parameters(const Model& m, const std::set<int>& claimed) {
+// sources, and only tensors of the same element count and a matching first value are compared.
+std::map<int, std::string> folded_from_parameters(const Model& m, const std::set<int>& claimed, const Reader& r) {
   std::map<int, std::string> out;
-  std::map<uint64_t, std::vector<int>> by_elements;
-  for (size_t i = 0; i < m.weights.size(); ++i) {
-    const Weight& w = m.weights[i];
-    if (w.parameter && w.elements >= 2 && w.elements <= kMostHeadSlice && !claimed.count(static_cast<int>(i))) {
-      by_elements[w.elements].push_back(static_cast<int>(i));
-    }
-  }
+  FoldIndex index;
+  bool indexed = false;
   for (size_t si = 0; si < m.weights.size(); ++si) {
     const Weight& src = m.weights[si];
     if (!src.parameter || src.elements < 2 || src.elements > kMostHeadSlice) continue;
     bool exp_read = std::any_of(src.consumers.begin(), src.consumers.end(), [&](int ni) {
       return m.nodes[static_cast<size_t>(ni)].rec->op_type() == "Exp"sv;
     });
-    auto candidates = by_elements.find(src.elements);
-    if (!exp_read || candidates == by_elements.end()) continue;
-    std::vector<double> values;
-    values.reserve(static_cast<size_t>(src.elements));
-    if (!for_each_value(src, [&](uint64_t, double v) {
+    if (!exp_read) continue;
+    if (!indexed) {
+      index = fold_candidates(m, claimed, r);
+      indexed = true;
+    }
+    std::vector<double> values;  // grows with the values read, not the elements declared
+    if (!r.each(src, [&](uint64_t, double v) {
           values.push_back(v);
           return true;
-        })) {
+        }) || values.size() != src.elements) {
       continue;
     }
-    for (int ti : candidates->second) {
+    double e = std::exp(values[0]);
+    if (!telling(e)) continue;
+    auto from = std::lower_bound(index.begin(), index.end(), std::make_tuple(src.elements, e - exp_tolerance(e), INT_MIN));
+    auto to = std::upper_bound(index.begin(), index.end(), std::make_tuple(src.elements, e + exp_tolerance(e), INT_MAX));
+    for (auto it = from; it != to; ++it) {
+      int ti = std::get<2>(*it);
       if (ti == static_cast<int>(si) || out.count(ti)) continue;
-      int sign = 0;  // -1: -exp, +1: exp, 0: not yet seen
-      bool ok = for_each_value(m.weights[static_cast<size_t>(ti)], [&](uint64_t index, double v) {
-        double e = std::exp(values[static_cast<size_t>(index)]);
-        int s = std::fabs(v + e) <= 1e-5 * e + 1e-30 ? -1 : std::fabs(v - e) <= 1e-5 * e + 1e-30 ? 1 : 0;
-        if (s == 0 || (sign != 0 && s != sign)) return false;
-        sign = s;
-        return true;
-      });
-      if (ok) {
+      if (int sign = exp_of(m.weights[static_cast<size_t>(ti)], values, r)) {
         out[ti] = std::string("a constant the exporter computed from the parameter '") + std::string(src.name) + "' (" +
                   (sign < 0 ? "-exp" : "exp") + " of it, folded out of forward): not a second parameter";
       }
@@ -363,11 +423,11 @@ std::map<int, std::string> folded_from_parameters(const Model& m, const std::set
   return out;
 }
 
-std::string by_values(const Weight& w) {
+std::string by_values(const Weight& w, const Reader& r) {
   if (w.elements > kMostValues) return "";
   for (auto check : {additive_mask, triangle_mask, alibi, alibi_slopes, relative_distances, rotary_table,
                      inverse_frequencies, arange}) {
-    std::string why = check(w);
+    std::string why = check(w, r);
     if (!why.empty()) return why;
   }
   return "";
@@ -385,7 +445,11 @@ void add_buffers(FrameworkView& view, const std::vector<BufferTensor>& more, con
 }
 
 FrameworkView framework_view(const Model& model, const AttentionResult& attention,
-                             const std::vector<DuplicatePair>& duplicates, uint64_t unique, bool read_values) {
+                             const std::vector<DuplicatePair>& duplicates, uint64_t unique, bool read_values,
+                             ValueBudget* audit_budget) {
+  std::optional<ValueBudget> own;
+  ValueBudget& budget = audit_budget ? *audit_budget : own.emplace(model);
+  const Reader buffers{budget, "buffers"}, folded_reader{budget, "folded constants"};
   FrameworkView v;
   v.values_read = read_values;
   std::set<int> claimed;  // attention weights and extras, and duplicate copies: not buffers
@@ -397,22 +461,22 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
   }
   for (const auto& d : duplicates) claimed.insert(d.copy);
 
-  std::map<int, std::string> folded = read_values ? folded_from_parameters(model, claimed) : std::map<int, std::string>();
+  std::map<int, std::string> folded = read_values ? folded_from_parameters(model, claimed, folded_reader) : std::map<int, std::string>();
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 1) continue;
     std::string why = cache_slot(model, w);
-    if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w);
+    if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w, buffers);
     // A 0/1 triangle is a cumulative sum written as a product (or a mask), whatever reads it: a
     // learned weight is never exactly that.
-    if (why.empty() && read_values && w.elements <= kMostValues) why = triangle_mask(w);
+    if (why.empty() && read_values && w.elements <= kMostValues) why = triangle_mask(w, buffers);
     if (why.empty()) {
       auto it = folded.find(static_cast<int>(i));
       if (it != folded.end()) why = it->second;
     }
-    if (why.empty() && read_values) why = scatter_target(model, w);
+    if (why.empty() && read_values) why = scatter_target(model, w, buffers);
     if (why.empty() && read_values && w.elements == 1) {
-      if (std::string c = scalar_constant(model, w); !c.empty()) {
+      if (std::string c = scalar_constant(model, w, buffers); !c.empty()) {
         v.constants.push_back({static_cast<int>(i), c});
         v.constant_elements += w.elements;
         continue;

@@ -37,6 +37,7 @@ class ExpertMatcher {
  public:
   ExpertMatcher(detail::SharedShapes& shapes, const AttentionResult& attention)
       : m_(shapes.model()), shapes_(shapes), budget_(m_), in_attention_(m_.weights.size(), false) {
+    budget_.share(&shapes.budget(), "routers");  // every visit also spends the audit's value budget
     for (const auto& b : attention.blocks) {
       for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
         for (const auto& t : b.projection(r).tensors) in_attention_[static_cast<size_t>(t.weight)] = true;
@@ -98,7 +99,12 @@ class ExpertMatcher {
         ++r.unexamined;
         continue;
       }
-      if (auto layer = routed(t.g, t.node, t.router)) {
+      auto layer = routed(t.g, t.node, t.router);
+      if (budget_.exhausted()) {  // a layer whose search ran out is not reported half-found
+        ++r.unexamined;
+        continue;
+      }
+      if (layer) {
         if (layer->found > 0) {
           r.layers.push_back(std::move(*layer));
         } else {
@@ -134,6 +140,28 @@ class ExpertMatcher {
   // from; and each product's down projection once found. Many TopKs over one input cost no more.
   std::map<int, std::map<std::string_view, std::vector<int>>> by_input_;
   std::map<int, int> down_;
+  std::map<std::pair<int, std::string_view>, std::map<int, std::set<int>>> groups_;  // by (graph, input)
+
+  // The products reading an input grouped by their down projection (down -> up/gate projections),
+  // worked out once per input: many TopKs over one input look the groups up, not every product
+  // again. Each candidate gets a walk allowance of its own: a layer of 256 experts is 256 times the
+  // walking of a layer of one (the model's own budget still bounds it). nullptr once spent.
+  const std::map<int, std::set<int>>* groups_reading(int g, std::string_view input) {
+    auto key = std::make_pair(g, input);
+    auto it = groups_.find(key);
+    if (it == groups_.end()) {
+      std::map<int, std::set<int>> groups;
+      for (int ni : products_reading(g, input)) {
+        if (budget_.exhausted()) return nullptr;
+        budget_.start_walk(256);
+        int down = cached_down_of(g, ni);
+        if (down >= 0) groups[down].insert(ni);
+      }
+      it = groups_.emplace(key, std::move(groups)).first;
+    }
+    budget_.start_walk(static_cast<int64_t>(it->second.size()) + 1);  // a lookup spends, one per group read
+    return budget_.spend() ? &it->second : nullptr;
+  }
 
   const std::vector<int>& products_reading(int g, std::string_view input) {
     auto it = by_input_.find(g);
@@ -153,7 +181,10 @@ class ExpertMatcher {
     return found == it->second.end() ? none : found->second;
   }
 
+  // A lookup spends like a walk step even when it is cached: many TopKs over one input each pay
+  // for the products they look at.
   int cached_down_of(int g, int up) {
+    if (!budget_.spend()) return -1;
     auto it = down_.find(up);
     if (it != down_.end()) return it->second;
     return down_[up] = down_of(g, up);
@@ -554,14 +585,14 @@ class ExpertMatcher {
 
     // The experts: MLPs reading the router's input, grouped by their down projection.
     std::string_view input = base_of(g, input_of(rn, 0));
-    std::map<int, std::set<int>> groups;  // down -> up/gate projections
-    // Each candidate, expert and shared expert gets a walk allowance of its own: a layer of 256
-    // experts is 256 times the walking of a layer of one (the model's own budget still bounds it).
-    for (int ni : products_reading(g, input)) {
-      if (ni == router.node) continue;
-      budget_.start_walk(256);
-      int down = cached_down_of(g, ni);
-      if (down >= 0) groups[down].insert(ni);
+    const std::map<int, std::set<int>>* reading = groups_reading(g, input);
+    if (!reading) return std::nullopt;  // run() counts the TopK as not examined
+    std::map<int, std::set<int>> groups;  // down -> up/gate projections, the router's own left out
+    for (const auto& [down, ups] : *reading) {
+      if (!budget_.spend()) return std::nullopt;
+      std::set<int> mine = ups;
+      mine.erase(router.node);
+      if (!mine.empty()) groups.emplace(down, std::move(mine));
     }
     std::set<int> routing{topk};
     if (l.score_node >= 0) routing.insert(l.score_node);

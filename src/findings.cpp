@@ -122,12 +122,34 @@ const std::vector<Rule>& rules() {
        "agrees, differs or not checkable. A difference means the model was exported with another "
        "configuration than the one that travels with it, or the config is stale: code that reads the config "
        "(generation loops, KV-cache allocation, serving) will then disagree with the weights."},
+      {"value-budget-spent", Severity::Warning, "the analyses that read values used up the audit's budget and stopped early",
+       "The analyses that read values or search the graph around a candidate (the mask evaluator, buffers, "
+       "folded constants, routers, mixers) share one allowance per audit, in proportion to the file: a floor "
+       "of 2^24 units, 256 per node and 4 per stored byte (an evaluator step or a graph visit costs 8, an "
+       "element read 1). A file built to make them slow spends it; each analysis that runs out stops where it "
+       "is and leaves unproven what it did not finish: a window it did not read is not reported, a tensor "
+       "not proven a buffer or a folded constant counts as a parameter, a TopK not examined is counted as "
+       "such, a mixer whose roles were not worked out is not reported. The finding names the analyses that "
+       "stopped. No ordinary model comes near the budget: a model that does is built to."},
       {"quantized-weights", Severity::Info, "how quantized and packed sub-byte weights were counted",
        "One parameter per logical weight element: int8 QDQ weights count their elements (scales and zero "
        "points are stored too and counted as such); 4-bit types hold two parameters per byte; MatMulNBits "
        "weights count the logical K x N from the operator's attributes, not the bytes of the packed blob."},
   };
   return table;
+}
+
+std::optional<Finding> value_budget_finding(const ValueBudget& budget) {
+  const auto& stopped = budget.stopped();
+  if (stopped.empty()) return std::nullopt;
+  std::string names;
+  for (size_t i = 0; i < stopped.size(); ++i) names += (i ? i + 1 == stopped.size() ? " and " : ", " : "") + stopped[i];
+  const Rule* r = find_rule("value-budget-spent");
+  return Finding{"value-budget-spent", r->severity, std::nullopt,
+                 "the analyses that read values used up this audit's budget of " + with_commas(budget.total()) +
+                     " units and stopped early: " + names + ". What they did not finish is left unproven: a window " +
+                     "not read is not reported, a tensor not proven a buffer counts as a parameter, a TopK not "
+                     "examined is counted as such"};
 }
 
 const Rule* find_rule(const std::string& id) {

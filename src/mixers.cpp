@@ -84,6 +84,7 @@ class MixerMatcher {
         claimed_(m_.weights.size(), false),
         core_(m_.nodes.size(), false),
         shapes_(shapes) {
+    budget_.share(&shapes.budget(), "mixers");  // every visit also spends the audit's value budget
     for (const auto& b : attention.blocks) {
       for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
         for (const auto& t : b.projection(r).tensors) claimed_[static_cast<size_t>(t.weight)] = true;
@@ -331,23 +332,24 @@ class MixerMatcher {
     return true;
   }
 
-  // Whether `from`'s outputs reach `to` inside the region without passing another product.
-  bool reaches(int g, int from, int to, const std::set<int>& inside, bool through_products) {
-    std::deque<int> queue{from};
+  // The products whose outputs reach one of `targets` inside the region without passing another
+  // product: one walk back from the targets, not a walk forward for every product and target.
+  std::set<int> products_reaching(int g, const std::set<int>& targets, const std::set<int>& inside) {
+    std::set<int> found;
+    if (budget_.exhausted()) return found;
+    std::deque<int> queue(targets.begin(), targets.end());
     std::set<int> seen;
     while (!queue.empty() && budget_.spend()) {
       int n = queue.front();
       queue.pop_front();
-      if (!seen.insert(n).second) continue;
-      for (const auto& out : m_.nodes[static_cast<size_t>(n)].rec->output()) {
-        for (int c : readers(g, out)) {
-          if (c == to) return true;
-          if (!inside.count(c) || (!through_products && product_weight(m_, c) >= 0)) continue;
-          queue.push_back(c);
-        }
+      for (const auto& in : reads(n)) {
+        int p = m_.producer_of(g, in);
+        if (p < 0 || !inside.count(p) || !seen.insert(p).second) continue;
+        if (product_weight(m_, p) >= 0) found.insert(p);
+        else queue.push_back(p);
       }
     }
-    return false;
+    return found;
   }
 
   std::optional<Mixer> build(int anchor, int g, const std::string& input, const std::vector<int>& nodes,
@@ -402,24 +404,35 @@ class MixerMatcher {
     std::map<int, std::string> role_of;  // product node -> role
     std::vector<int> entries, inner;
     int out_proj = -1;
+    budget_.start_walk(static_cast<int64_t>(kMostRegionNodes) * 4);
+    std::set<int> last = products_reaching(g, exits, inside);
     for (int p : products) {
       const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
       if (input_of(n, 0) == input) {
         entries.push_back(p);
         continue;
       }
-      bool last = std::any_of(exits.begin(), exits.end(), [&](int e) { return reaches(g, p, e, inside, false); });
-      if (last && out_proj < 0) out_proj = p;
+      if (last.count(p) && out_proj < 0) out_proj = p;
       else inner.push_back(p);
+    }
+    std::map<int, size_t> reached;  // entry product -> the cumulative sums it reaches
+    if (mx.kind == MixerKind::LinearAttention) {
+      for (int c : cumsums) {
+        budget_.start_walk(static_cast<int64_t>(kMostRegionNodes) * 4);
+        for (int p : products_reaching(g, {c}, inside)) ++reached[p];
+      }
+    }
+    if (budget_.exhausted()) {
+      *why = "is not read as a mixer: the roles of its projections could not be worked out within the budget";
+      return std::nullopt;
     }
     for (int p : entries) {
       if (mx.kind != MixerKind::LinearAttention) {
         role_of[p] = "in_proj";
         continue;
       }
-      size_t reached = 0;
-      for (int c : cumsums) reached += reaches(g, p, c, inside, false) ? 1 : 0;
-      role_of[p] = reached == 0 ? "q" : reached == cumsums.size() && cumsums.size() > 1 ? "k" : "v";
+      size_t n = reached.count(p) ? reached[p] : 0;
+      role_of[p] = n == 0 ? "q" : n == cumsums.size() && cumsums.size() > 1 ? "k" : "v";
     }
     if (out_proj >= 0) role_of[out_proj] = "out_proj";
     const char* inner_names[] = {"x_proj", "dt_proj"};

@@ -1,6 +1,8 @@
 // model.cpp: small facts about ONNX data types and the lookups the later stages share.
 #include "headcount/model.h"
 
+#include "headcount/checked.h"
+
 #include "headcount/checkpoint.h"
 
 #include <sys/mman.h>
@@ -368,6 +370,18 @@ void ValueIndex::grow() {
     while (slots_[i] != 0) i = (i + 1) & mask;
     slots_[i] = s;
   }
+}
+
+ValueBudget::ValueBudget(const Model& m) {
+  // Each term saturates: a model's size never wraps its allowance around to a small one.
+  uint64_t stored = 0;
+  for (const Weight& w : m.weights) {
+    if (w.payload_known && add_overflows(stored, w.payload_length, &stored)) stored = UINT64_MAX;
+  }
+  uint64_t units = kFloor, more = 0;
+  if (mul_overflows(static_cast<uint64_t>(m.nodes.size()), kPerNode, &more) || add_overflows(units, more, &units)) units = UINT64_MAX;
+  if (mul_overflows(stored, kPerStoredByte, &more) || add_overflows(units, more, &units)) units = UINT64_MAX;
+  left_ = total_ = units;
 }
 
 int Model::defining_value(int g, const Name& name) const {

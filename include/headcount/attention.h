@@ -148,7 +148,9 @@ AttentionResult match_attention(const Model& model, double* shapes_ms = nullptr)
 std::optional<int64_t> mask_window(const Weight& w, bool additive, bool inverted = false);
 
 // Sets each block's window from what the graph states: GroupQueryAttention's local_window_size,
-// or a band-shaped mask on the score path (stored, read only when `read_values`).
-void find_windows(const Model& model, AttentionResult& attention, bool read_values);
+// or a band-shaped mask on the score path (stored, read only when `read_values`). Reading masks
+// spends from `budget` (the audit's; an allowance of its own when null): a block whose mask was
+// not read before it ran out keeps no window.
+void find_windows(const Model& model, AttentionResult& attention, bool read_values, ValueBudget* budget = nullptr);
 
 }  // namespace headcount

@@ -55,8 +55,11 @@ struct FrameworkView {
 void add_buffers(FrameworkView& view, const std::vector<BufferTensor>& more, const Model& model);
 
 // Classifies the buffers and merged copies of an audited model. `unique` is the stored count less
-// duplicate copies (find_duplicates); `read_values` allows reading candidate tensors' bytes.
+// duplicate copies (find_duplicates); `read_values` allows reading candidate tensors' bytes, each
+// element read spending from `budget` (the audit's; an allowance of its own when null): a tensor
+// whose check it cannot pay for is not proven a buffer and stays a parameter.
 FrameworkView framework_view(const Model& model, const AttentionResult& attention,
-                             const std::vector<DuplicatePair>& duplicates, uint64_t unique, bool read_values);
+                             const std::vector<DuplicatePair>& duplicates, uint64_t unique, bool read_values,
+                             ValueBudget* budget = nullptr);
 
 }  // namespace headcount

@@ -38,6 +38,10 @@ struct Finding {
 
 struct Declared;
 
+// The finding that the analyses reading values ran out of the audit's budget (rule
+// value-budget-spent), naming those that stopped; nothing when none did.
+std::optional<Finding> value_budget_finding(const ValueBudget& budget);
+
 // Runs every rule over a model, its attention blocks, its duplicate tensors and, when the model
 // has a config beside it, what that config declares.
 std::vector<Finding> run_rules(const Model& model, const AttentionResult& attention,

@@ -433,6 +433,45 @@ struct Model {
   std::string scope_name(int g) const;
 };
 
+// The work the analyses that read values (the mask evaluator, buffers and folded constants,
+// routers, mixers) may still do in one audit: one allowance, in proportion to the file (a floor,
+// so much per node and per stored byte), that every step of theirs spends. An analysis that runs
+// out stops where it is and leaves what it did not prove unproven (a window unknown, a buffer
+// counted as a parameter, a TopK not examined); the analyses that stopped are named in the order
+// they ran out, and the report says so (rule value-budget-spent).
+class ValueBudget {
+ public:
+  static constexpr uint64_t kStep = 8;             // one evaluator step or graph visit...
+  static constexpr uint64_t kElement = 1;          // ...and one stored element read, in units
+  static constexpr uint64_t kFloor = uint64_t{1} << 24;  // at least this many units
+  static constexpr uint64_t kPerNode = 256;        // and so many more per node
+  static constexpr uint64_t kPerStoredByte = 4;    // and per byte the file stores
+  explicit ValueBudget(const Model& m);
+  explicit ValueBudget(uint64_t units) : left_(units), total_(units) {}
+  // `units` of `analysis`'s work; false once the allowance is used up (and `analysis` named).
+  bool spend(const char* analysis, uint64_t units) {
+    if (left_ >= units) {
+      left_ -= units;
+      return true;
+    }
+    left_ = 0;
+    stopped_by(analysis);
+    return false;
+  }
+  bool spent() const { return left_ == 0; }
+  uint64_t total() const { return total_; }
+  // The analyses that ran out, each named once, in the order they did.
+  const std::vector<std::string>& stopped() const { return stopped_; }
+  void stopped_by(const char* analysis) {
+    if (std::find(stopped_.begin(), stopped_.end(), analysis) == stopped_.end()) stopped_.push_back(analysis);
+  }
+
+ private:
+  uint64_t left_;
+  uint64_t total_;
+  std::vector<std::string> stopped_;
+};
+
 // Node visits a stage's graph walks may still make. Each walk starts with an allowance of its own,
 // and the model as a whole has one in proportion to its size, so no wiring of a graph, however
 // hostile (a doubling chain, a fan-out of thousands), makes a stage more than linear in the file.
@@ -442,18 +481,34 @@ class VisitBudget {
   static constexpr uint64_t kFloor = 1u << 16;  // ...and at least this many
   explicit VisitBudget(const Model& m) : model_(kFloor + kPerNode * m.nodes.size()) {}
   void start_walk(int64_t allowance) { walk_ = allowance; }
-  // One node (or one consumer of a value) looked at; false once either allowance is used up.
+  // A stage that reads values (routers, mixers) also spends every visit from the audit's one
+  // ValueBudget, named `analysis` when it runs out.
+  void share(ValueBudget* audit, const char* analysis) {
+    audit_ = audit;
+    analysis_ = analysis;
+  }
+  // One node (or one consumer of a value) looked at; false once any allowance is used up.
   bool spend() {
     if (walk_ <= 0 || model_ == 0) return false;
+    if (audit_ && !audit_->spend(analysis_, ValueBudget::kStep)) {
+      model_ = 0;
+      return false;
+    }
     --walk_;
     --model_;
     return true;
   }
-  bool exhausted() const { return model_ == 0; }
+  // Whether any allowance is used up (the audit's: this stage is then named as stopped too).
+  bool exhausted() {
+    if (audit_ && audit_->spent()) audit_->stopped_by(analysis_);
+    return model_ == 0 || (audit_ && audit_->spent());
+  }
 
  private:
   uint64_t model_;
   int64_t walk_ = 0;
+  ValueBudget* audit_ = nullptr;
+  const char* analysis_ = "";
 };
 
 // Whether an op type is one of the names listed.

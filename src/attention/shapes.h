@@ -75,7 +75,7 @@ class ShapeOracle {
 // (src/stages.h), so a graph's dims are propagated once.
 class SharedShapes {
  public:
-  explicit SharedShapes(const Model& model) : m_(model) {}
+  explicit SharedShapes(const Model& model) : m_(model), budget_(model) {}
   ShapeOracle& get() {
     if (!oracle_) oracle_.emplace(m_);
     return *oracle_;
@@ -83,10 +83,14 @@ class SharedShapes {
   const Model& model() const { return m_; }
   // Frees the oracle once no later stage will ask (get() would build it again).
   void release() { oracle_.reset(); }
+  // The audit's one allowance for the analyses that read values (routers, buffers, the mask
+  // evaluator, mixers): each spends from it, in the order the audit runs them.
+  ValueBudget& budget() { return budget_; }
 
  private:
   const Model& m_;
   std::optional<ShapeOracle> oracle_;
+  ValueBudget budget_;
 };
 
 // What one evaluator sees of its node: the inputs' dims and integer values, and the attributes.

@@ -51,24 +51,59 @@ std::string window_words(int64_t w) { return w == 1 ? "itself" : "itself and the
 constexpr int64_t kSeq = int64_t{1} << 20;     // the sequence length a computed mask is read at
 constexpr int64_t kMostWindow = int64_t{1} << 17;  // a longer band is not told from a causal mask
 constexpr size_t kMostValues = 1 << 16;         // constants read to evaluate a mask
+constexpr size_t kMostMemo = 1 << 18;           // index entries remembered while one element is evaluated
+constexpr const char* kEvaluator = "the mask evaluator";  // as the budget names it
 
+using Dims = std::optional<std::vector<int64_t>>;
+
+// One per graph and audit: what it works out of a value (its dims, whether it holds integers, a
+// Concat's part ends, an Unsqueeze's inserted axes) is kept for every mask that reads it, and
+// every step spends from the audit's budget.
 class MaskEval {
  public:
-  MaskEval(const Model& m, int g, uint64_t& budget) : m_(m), g_(g), budget_(budget) {}
+  MaskEval(const Model& m, int g, ValueBudget& budget) : m_(m), g_(g), budget_(budget) {}
 
-  std::optional<std::vector<int64_t>> dims(Name v, int depth = 0) {
-    if (v.empty() || depth > 48) return std::nullopt;
+  const Dims& dims(Name v, int depth = 0) {
+    static const Dims none;
+    if (v.empty() || depth > 48 || !spend(ValueBudget::kElement)) return none;
     auto memo = dims_.find(v);
     if (memo != dims_.end()) return memo->second;
-    auto d = compute_dims(v, depth);
-    dims_[v] = d;
-    return d;
+    if (!spend(ValueBudget::kStep)) return none;
+    Dims d = compute_dims(v, depth);
+    return dims_[v] = std::move(d);
   }
 
-  // The element of v at idx (one index per axis of dims(v)).
+  // One element of a mask, v at idx: the reads it repeats (a value two operands share) are
+  // answered once.
+  std::optional<double> element(Name v, const std::vector<int64_t>& idx) {
+    memo_.clear();
+    memo_entries_ = 0;
+    return at(v, idx);
+  }
+
+ private:
+  // The element of v at idx (one index per axis of dims(v)); every call spends, in proportion
+  // to the index's length.
   std::optional<double> at(Name v, const std::vector<int64_t>& idx, int depth = 0) {
-    if (budget_ == 0 || depth > 48) return std::nullopt;
-    --budget_;
+    if (depth > 48 || !spend(ValueBudget::kStep * (1 + idx.size() / 16))) return std::nullopt;
+    auto key = std::make_pair(std::string_view(v), idx);
+    auto hit = memo_.find(key);
+    if (hit != memo_.end()) return hit->second;
+    std::optional<double> x = compute_at(v, idx, depth);
+    if (memo_entries_ + idx.size() + 1 <= kMostMemo) {  // memory bounded by the index entries kept, not the reads
+      memo_entries_ += idx.size() + 1;
+      memo_.emplace(std::move(key), x);
+    }
+    return x;
+  }
+
+  bool spend(uint64_t units) {
+    if (stopped_) return false;
+    if (!budget_.spend(kEvaluator, units)) stopped_ = true;
+    return !stopped_;
+  }
+
+  std::optional<double> compute_at(Name v, const std::vector<int64_t>& idx, int depth) {
     if (const Weight* w = m_.weight_for(g_, v)) {
       const std::vector<double>* values = values_of(*w);
       if (!values) return std::nullopt;
@@ -80,11 +115,11 @@ class MaskEval {
     if (p < 0) return std::nullopt;
     const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
     std::string_view op = n.op_type();
-    auto out = dims(v, depth);
+    const Dims& out = dims(v, depth);
     if (!out || out->size() != idx.size()) return std::nullopt;
     auto in = [&](int i) { return input_of(n, i); };
     if (op == "Shape"sv) {
-      auto d = dims(in(0), depth + 1);
+      const Dims& d = dims(in(0), depth + 1);
       if (!d || idx.empty() || idx[0] < 0 || static_cast<size_t>(idx[0]) >= d->size()) return std::nullopt;
       return static_cast<double>((*d)[static_cast<size_t>(idx[0])]);
     }
@@ -144,23 +179,24 @@ class MaskEval {
       return *start + static_cast<double>(idx[0]) * *delta;
     }
     if (op == "Unsqueeze"sv) {
-      auto axes = axes_of(n, out->size(), depth);
-      if (!axes) return std::nullopt;
+      const std::vector<char>* inserted = inserted_axes(p, n, out->size(), depth);
+      if (!inserted) return std::nullopt;
       std::vector<int64_t> inner;
       for (size_t k = 0; k < idx.size(); ++k) {
-        if (!std::count(axes->begin(), axes->end(), static_cast<int64_t>(k))) inner.push_back(idx[k]);
+        if (!(*inserted)[k]) inner.push_back(idx[k]);
       }
       return at(in(0), inner, depth + 1);
     }
     if (op == "Squeeze"sv || op == "Reshape"sv) {
-      auto from = dims(in(0), depth + 1);
+      const Dims& from = dims(in(0), depth + 1);
       if (!from) return std::nullopt;
       auto flat = ravel(idx, *out);
       auto inner = flat ? unravel(*flat, *from) : std::nullopt;
       return inner ? at(in(0), *inner, depth + 1) : std::nullopt;
     }
     if (op == "Gather"sv) {
-      auto data = dims(in(0), depth + 1), ind = dims(in(1), depth + 1);
+      const Dims& data = dims(in(0), depth + 1);
+      const Dims& ind = dims(in(1), depth + 1);
       int64_t axis = int_attr(n, "axis", 0);
       if (!data || !ind || axis != 0 || data->empty()) return std::nullopt;
       std::vector<int64_t> ind_idx(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()));
@@ -179,19 +215,15 @@ class MaskEval {
       int64_t axis = int_attr(n, "axis", 0);
       if (axis < 0) axis += static_cast<int64_t>(out->size());
       if (axis < 0 || static_cast<size_t>(axis) >= idx.size()) return std::nullopt;
+      const std::vector<int64_t>* ends = part_ends(p, n, static_cast<size_t>(axis), idx.size(), depth);
       int64_t offset = idx[static_cast<size_t>(axis)];
-      for (const auto& part : n.input()) {
-        auto d = dims(part, depth + 1);
-        if (!d || d->size() != idx.size()) return std::nullopt;
-        int64_t len = (*d)[static_cast<size_t>(axis)];
-        if (offset < len) {
-          std::vector<int64_t> inner = idx;
-          inner[static_cast<size_t>(axis)] = offset;
-          return at(part, inner, depth + 1);
-        }
-        offset -= len;
-      }
-      return std::nullopt;
+      if (!ends || offset < 0) return std::nullopt;
+      // The part holding the offset: the first whose end is past it.
+      size_t k = static_cast<size_t>(std::upper_bound(ends->begin(), ends->end(), offset) - ends->begin());
+      if (k >= ends->size()) return std::nullopt;
+      std::vector<int64_t> inner = idx;
+      inner[static_cast<size_t>(axis)] = offset - (k ? (*ends)[k - 1] : 0);
+      return at(input_of(n, static_cast<int>(k)), inner, depth + 1);
     }
     if (op == "ConstantOfShape"sv) {
       for (const Attribute& a : n.attribute()) {
@@ -217,14 +249,68 @@ class MaskEval {
  private:
   const Model& m_;
   int g_;
-  uint64_t& budget_;
-  std::map<std::string_view, std::optional<std::vector<int64_t>>> dims_;
+  ValueBudget& budget_;
+  bool stopped_ = false;
+  std::map<std::string_view, Dims> dims_;
   std::map<const Weight*, std::optional<std::vector<double>>> values_;
+  std::map<std::pair<std::string_view, std::vector<int64_t>>, std::optional<double>> memo_;  // one element's reads
+  size_t memo_entries_ = 0;  // the index entries memo_ holds
+  std::map<std::string_view, bool> integral_;
+  std::map<int, std::optional<std::vector<int64_t>>> ends_;   // by Concat node
+  std::map<int, std::optional<std::vector<char>>> inserted_;  // by Unsqueeze node
+
+  // A Concat's parts' ends along its axis (each part's offset plus its length), worked out once.
+  const std::vector<int64_t>* part_ends(int node, const NodeRec& n, size_t axis, size_t rank, int depth) {
+    auto it = ends_.find(node);
+    if (it == ends_.end()) {
+      std::optional<std::vector<int64_t>> ends(std::in_place);
+      for (const auto& part : n.input()) {
+        const Dims& d = dims(part, depth + 1);
+        int64_t before = ends->empty() ? 0 : ends->back();  // at most kSeq
+        if (!d || d->size() != rank || (*d)[axis] < 0 || (*d)[axis] > kSeq - before) {  // a file's dim: no overflow
+          ends.reset();
+          break;
+        }
+        ends->push_back(before + (*d)[axis]);
+      }
+      it = ends_.emplace(node, std::move(ends)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+  // An Unsqueeze's output axes, 1 where it inserts one, worked out once: every axis in range and
+  // none twice.
+  const std::vector<char>* inserted_axes(int node, const NodeRec& n, size_t rank, int depth) {
+    auto it = inserted_.find(node);
+    if (it == inserted_.end()) {
+      std::optional<std::vector<char>> marks;
+      if (auto axes = axes_of(n, rank, depth)) {
+        marks.emplace(rank, 0);
+        for (int64_t a : *axes) {
+          if ((*marks)[static_cast<size_t>(a)]) {
+            marks.reset();
+            break;
+          }
+          (*marks)[static_cast<size_t>(a)] = 1;
+        }
+      }
+      it = inserted_.emplace(node, std::move(marks)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
 
   // Whether a value holds integers (or booleans): integer Div truncates. From the types of its
-  // constants, casts and the ops that keep them.
+  // constants, casts and the ops that keep them; worked out once per value.
   bool integral(Name v, int depth) {
-    if (v.empty() || depth > 48) return false;
+    if (v.empty() || depth > 48 || !spend(ValueBudget::kStep)) return false;
+    auto memo = integral_.find(v);
+    if (memo != integral_.end()) return memo->second;
+    bool x = compute_integral(v, depth);
+    integral_.emplace(v, x);
+    return x;
+  }
+
+  bool compute_integral(Name v, int depth) {
     if (const Weight* w = m_.weight_for(g_, v)) return !is_float_dtype(w->dtype);
     int p = m_.producer_of(g_, v);
     if (p < 0) return false;
@@ -257,6 +343,7 @@ class MaskEval {
     auto it = values_.find(&w);
     if (it == values_.end()) {
       std::optional<std::vector<double>> v;
+      if (w.elements <= kMostValues && !spend(w.elements * ValueBudget::kElement)) return nullptr;  // read once per audit
       if (w.elements <= kMostValues && w.tensor) {
         if (auto i = int_values(*w.tensor)) v = std::vector<double>(i->begin(), i->end());
         else if (auto f = float_values(*w.tensor)) v = f;
@@ -277,7 +364,7 @@ class MaskEval {
   }
 
   std::optional<double> scalar(Name v, int depth) {
-    auto d = dims(v, depth + 1);
+    const Dims& d = dims(v, depth + 1);
     if (!d) return std::nullopt;
     for (int64_t x : *d) {
       if (x != 1) return std::nullopt;
@@ -287,7 +374,7 @@ class MaskEval {
 
   // The values of a small 1-D integer input (axes, a shape), whole.
   std::optional<std::vector<int64_t>> list(Name v, int depth) {
-    auto d = dims(v, depth + 1);
+    const Dims& d = dims(v, depth + 1);
     if (!d || d->size() != 1 || (*d)[0] < 0 || (*d)[0] > 16) return std::nullopt;
     std::vector<int64_t> out;
     for (int64_t k = 0; k < (*d)[0]; ++k) {
@@ -338,7 +425,7 @@ class MaskEval {
 
   // An output index mapped to an input that broadcasts to it (right-aligned, 1 repeats).
   std::vector<int64_t> broadcast_index(Name input, const std::vector<int64_t>& idx, int depth) {
-    auto d = dims(input, depth + 1);
+    const Dims& d = dims(input, depth + 1);
     if (!d || d->size() > idx.size()) return {};
     std::vector<int64_t> inner(d->size(), 0);
     size_t shift = idx.size() - d->size();
@@ -402,22 +489,23 @@ class MaskEval {
       return std::vector<int64_t>{static_cast<int64_t>(count)};
     }
     if (op == "Unsqueeze"sv) {
-      auto d = dims(in(0), depth + 1);
+      const Dims& d = dims(in(0), depth + 1);
       if (!d) return std::nullopt;
-      std::optional<std::vector<int64_t>> axes;
+      size_t count = 0;  // the axes it inserts
       for (const Attribute& a : n.attribute()) {
-        if (a.name == "axes"sv) axes = std::vector<int64_t>(a.ints.begin(), a.ints.end());
+        if (a.name == "axes"sv) count = a.ints.size();
       }
-      if (!axes && n.input_size() > 1) axes = list(in(1), depth);
-      if (!axes) return std::nullopt;
-      size_t rank = d->size() + axes->size();
+      if (count == 0 && n.input_size() > 1) {
+        const Dims& listed = dims(in(1), depth + 1);
+        if (!listed || listed->size() != 1 || (*listed)[0] < 0) return std::nullopt;
+        count = static_cast<size_t>((*listed)[0]);
+      }
+      const std::vector<char>* inserted = inserted_axes(p, n, d->size() + count, depth);
+      if (!inserted) return std::nullopt;
       std::vector<int64_t> out;
       size_t from = 0;
-      for (size_t k = 0; k < rank; ++k) {
-        bool inserted = std::any_of(axes->begin(), axes->end(), [&](int64_t a) {
-          return (a < 0 ? a + static_cast<int64_t>(rank) : a) == static_cast<int64_t>(k);
-        });
-        if (inserted) out.push_back(1);
+      for (char mark : *inserted) {
+        if (mark) out.push_back(1);
         else if (from < d->size()) out.push_back((*d)[from++]);
         else return std::nullopt;
       }
@@ -480,13 +568,15 @@ class MaskEval {
       std::optional<std::vector<int64_t>> out;
       int64_t axis = int_attr(n, "axis", 0);
       for (const auto& part : n.input()) {
-        auto d = dims(part, depth + 1);
+        const Dims& d = dims(part, depth + 1);
         if (!d) return std::nullopt;
         int64_t a = axis < 0 ? axis + static_cast<int64_t>(d->size()) : axis;
         if (a < 0 || static_cast<size_t>(a) >= d->size()) return std::nullopt;
         if (!out) {
+          if ((*d)[static_cast<size_t>(a)] < 0 || (*d)[static_cast<size_t>(a)] > kSeq) return std::nullopt;
           out = d;
-        } else if (out->size() != d->size()) {
+        } else if (out->size() != d->size() || (*d)[static_cast<size_t>(a)] < 0 ||
+                   (*d)[static_cast<size_t>(a)] > kSeq - (*out)[static_cast<size_t>(a)]) {  // a file's dims: no overflow
           return std::nullopt;
         } else {
           Int sum = Int((*out)[static_cast<size_t>(a)]) + Int((*d)[static_cast<size_t>(a)]);  // two stored [1, 2^62]: past 64 bits
@@ -517,6 +607,10 @@ std::optional<Band> read_band(int64_t rows, int64_t columns, Allowed allowed) {
     if (i + 1 < columns) {
       auto ahead = allowed(i, i + 1);
       if (!ahead || *ahead) return std::nullopt;  // unknown, or not causal
+    }
+    if (i >= kMostWindow) {  // a key this far back seen: no window told from causal (one read, not a row)
+      auto far = allowed(i, i - kMostWindow);
+      if (!far || *far) return std::nullopt;
     }
     int64_t count = 0;
     for (int64_t j = i; j >= 0 && count <= kMostWindow; --j) {
@@ -614,8 +708,7 @@ std::optional<Band> stored_chunks(const Weight& w, bool additive, bool inverted)
   if (r < 2 || w.dims[r - 1] != w.dims[r - 2] || w.dims[r - 1] < 4) return std::nullopt;
   uint64_t side = static_cast<uint64_t>(w.dims[r - 1]);
   if (side * side != w.elements || w.elements > kMostMaskValues) return std::nullopt;
-  std::vector<int8_t> grid;  // 1 allowed, 0 forbidden
-  grid.reserve(static_cast<size_t>(w.elements));
+  std::vector<int8_t> grid;  // 1 allowed, 0 forbidden; grows with the values read, not the dims declared
   bool ok = for_each_value(w, [&](uint64_t, double v) {
     if (additive) {
       if (v != 0 && v > -1e4) return false;
@@ -637,25 +730,34 @@ std::optional<Band> stored_chunks(const Weight& w, bool additive, bool inverted)
 // One answer per mask value and reading of it: the layers of a model share one computed mask.
 using WindowCache = std::map<std::tuple<int, std::string, int>, std::optional<int64_t>>;
 
+// What the computed masks of one audit share: the answers, one evaluator per graph (what it
+// worked out of a value serves every mask that reads it) and the budget they spend.
+struct ComputedMasks {
+  const Model& m;
+  ValueBudget& budget;
+  WindowCache cache;
+  std::map<int, MaskEval> evals;
+  MaskEval& eval(int g) { return evals.try_emplace(g, m, g, budget).first->second; }
+};
+
 template <typename Allowed>
-void computed(const Model& m, int g, AttentionBlock& b, Name mask, int reading, WindowCache& cache, uint64_t& budget,
-              Allowed allowed_value) {
+void computed(ComputedMasks& masks, int g, AttentionBlock& b, Name mask, int reading, Allowed allowed_value) {
   if (b.window) return;
   auto key = std::make_tuple(g, std::string(mask), reading);
-  auto hit = cache.find(key);
-  if (hit != cache.end()) {
+  auto hit = masks.cache.find(key);
+  if (hit != masks.cache.end()) {
     if (hit->second) describe(b, Band{std::abs(*hit->second), *hit->second < 0}, "a mask computed from positions on the score path");
     return;
   }
-  std::optional<int64_t>& answer = cache[key];
-  MaskEval eval(m, g, budget);
-  auto d = eval.dims(mask);
+  std::optional<int64_t>& answer = masks.cache[key];
+  MaskEval& eval = masks.eval(g);
+  Dims d = eval.dims(mask);
   if (!d || d->size() < 2) return;
   std::vector<int64_t> idx(d->size(), 0);
   auto allowed = [&](int64_t i, int64_t j) -> std::optional<bool> {
     idx[idx.size() - 2] = (*d)[d->size() - 2] == 1 ? 0 : i;
     idx[idx.size() - 1] = j;
-    auto v = eval.at(mask, idx);
+    auto v = eval.element(mask, idx);
     if (!v) return std::nullopt;
     return allowed_value(*v);
   };
@@ -665,12 +767,37 @@ void computed(const Model& m, int g, AttentionBlock& b, Name mask, int reading, 
   }
 }
 
+// What a stored mask's values show, read once however many blocks add it: chunks, or a window.
+struct StoredBand {
+  std::optional<Band> chunks;
+  std::optional<int64_t> window;
+};
+
+using StoredCache = std::map<std::tuple<const Weight*, bool, bool>, StoredBand>;
+
+// A stored mask's band, each element read at most twice per audit (once for chunks, once for a
+// window), spending from the budget; nothing when the budget cannot pay for it.
+const StoredBand& stored_band(const Weight& w, bool additive, bool inverted, StoredCache& cache, ValueBudget& budget) {
+  auto key = std::make_tuple(&w, additive, inverted);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  StoredBand band;
+  uint64_t reads = std::min<uint64_t>(w.elements, kMostMaskValues);
+  if (budget.spend(kEvaluator, 2 * reads * ValueBudget::kElement)) {
+    band.chunks = stored_chunks(w, additive, inverted);
+    if (!band.chunks) band.window = mask_window(w, additive, inverted);
+  }
+  return cache.emplace(key, band).first->second;
+}
+
 }  // namespace
 
-void find_windows(const Model& m, AttentionResult& attention, bool read_values) {
-  // Evaluating computed masks spends from one allowance per audit: a file cannot make it slow.
-  uint64_t budget = uint64_t{1} << 23;
-  WindowCache cache;
+void find_windows(const Model& m, AttentionResult& attention, bool read_values, ValueBudget* audit_budget) {
+  // Evaluating masks spends from the audit's one allowance: a file cannot make it slow.
+  std::optional<ValueBudget> own;
+  ValueBudget& budget = audit_budget ? *audit_budget : own.emplace(m);
+  ComputedMasks masks{m, budget, {}, {}};
+  StoredCache stored;
   for (AttentionBlock& b : attention.blocks) {
     if (b.core_node < 0) continue;
     const auto& core = *m.nodes[static_cast<size_t>(b.core_node)].rec;
@@ -699,7 +826,7 @@ void find_windows(const Model& m, AttentionResult& attention, bool read_values) 
           bool inverted = false;
           const Weight* w = mask_source(m, g, in, &inverted);
           if (!w) {
-            computed(m, g, b, in, 0, cache, budget, [](double v) -> std::optional<bool> {
+            computed(masks, g, b, in, 0, [](double v) -> std::optional<bool> {
               if (v == 0) return true;
               if (v <= -1e4) return false;
               return std::nullopt;
@@ -707,9 +834,10 @@ void find_windows(const Model& m, AttentionResult& attention, bool read_values) 
             continue;
           }
           if (inverted || !read_values) continue;
-          if (auto band = stored_chunks(*w, true, false)) {
+          const StoredBand& read = stored_band(*w, true, false, stored, budget);
+          if (auto band = read.chunks) {
             describe(b, *band, "the mask '" + std::string(w->name) + "' " + shape_string(w->dims) + " added to the scores");
-          } else if (auto win = mask_window(*w, true)) {
+          } else if (auto win = read.window) {
             b.window = win;
             b.window_from = "the band of the mask '" + std::string(w->name) + "' " + shape_string(w->dims) +
                             " added to the scores: 0 where 0 ≤ i − j < " + std::to_string(*win) +
@@ -723,15 +851,16 @@ void find_windows(const Model& m, AttentionResult& attention, bool read_values) 
         bool inverted = !scores_if_true;
         const Weight* w = mask_source(m, g, input_of(n, 0), &inverted);
         if (!w) {
-          computed(m, g, b, input_of(n, 0), scores_if_true ? 1 : 2, cache, budget, [scores_if_true](double v) -> std::optional<bool> {
+          computed(masks, g, b, input_of(n, 0), scores_if_true ? 1 : 2, [scores_if_true](double v) -> std::optional<bool> {
             return (v != 0) == scores_if_true;
           });
           continue;
         }
         if (!read_values) continue;
-        if (auto band = stored_chunks(*w, false, inverted)) {
+        const StoredBand& read = stored_band(*w, false, inverted, stored, budget);
+        if (auto band = read.chunks) {
           describe(b, *band, "the boolean mask '" + std::string(w->name) + "' " + shape_string(w->dims) + " that selects the scores");
-        } else if (auto win = mask_window(*w, false, inverted)) {
+        } else if (auto win = read.window) {
           b.window = win;
           b.window_from = "the band of the boolean mask '" + std::string(w->name) + "' " + shape_string(w->dims) +
                           " that selects the scores: each query attends to " + window_words(*win);
