@@ -297,206 +297,278 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
     return fail;
   }
   int p = m_.producer_of(g, value);
-  if (p < 0) {
-    if (const Weight* w = m_.weight_for(g, value)) {
-      fail.failure = "comes from the constant '" + std::string(value) + "', not a projection";
-      fail.from_weight = static_cast<int>(w - m_.weights.data());
-    }
-    else fail.failure = "comes from the graph input '" + std::string(value) + "' without a projection";
-    if (!m_.weight_for(g, value)) fail.from_input = value;
-    return fail;
-  }
+  if (p < 0) return from_leaf(g, value);
   const auto& n = *m_.nodes[p].rec;
   std::string_view op = n.op_type();
   if (auto hit = as_projection(g, p, n.input_size() ? input_of(n, 0) : "")) return *hit;
 
-  if (op == "Reshape"sv) {
-    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
-    if (r.found() && n.input_size() > 1) {
-      // Only a reshape that splits features into heads counts, not one that keeps the width.
-      auto target = s_.eval(g, input_of(n, 1));
-      bool keeps_width = target && !target->empty() && same(target->back(), r.out);
-      if (target && !keeps_width) {
-        if (!r.reshape) {  // the first on the way back up is the one nearest the projection
-          r.reshape = target;
-          r.reshape_node = label(p);
-        }
-      } else if (!target && !r.reshape && r.reshape_node.empty()) {
-        r.reshape_node = label(p);  // a target computed at run time: named in "heads unknown"
-      }
-    }
-    return r;
-  }
+  if (op == "Reshape"sv) return back_reshape(g, p, depth);
   if (is_pass_through(op)) return back_impl(g, input_of(n, 0), depth + 1);
-  if (op_has(op, Trait::TokenNorm) && !op_has(op, Trait::AddsSkip)) {  // inputs 1 and 2 are scale and bias
-    // A norm between projection and core (QK-norm): its scale and bias are the block's.
-    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
-    if (r.found() && r.per_head.empty()) {
-      for (int i = 1; i < n.input_size() && i < 3; ++i) {
-        if (auto w = weight_of(g, input_of(n, i)); w && !w->rows) r.norm_weights.push_back(w->weight);
-      }
-    }
-    return r;
-  }
-
-  if (op == "Split"sv || op == "Slice"sv) {
-    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
-    if (op == "Slice"sv && r.found() && r.reshape && !r.part.offset && !r.part.index && r.per_head.empty()) {
-      // After a head split, a Slice of one element of one axis picks Q, K or V out of a packed
-      // [3, B, h, L, d] as a Gather of that index does (paddle2onnx writes qkv[0] as Slice +
-      // Squeeze).
-      if (auto index = single_index(s_, g, n)) {
-        r.selected = true;
-        r.part.index = *index;
-      }
-      return r;
-    }
-    if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
-    r.selected = true;
-    Dims d = s_.dims(g, input_of(n, 0));
-    auto last_axis = [&](Int axis) { return axis.is(-1) || (d.rank > 0 && axis.is(d.rank - 1)); };
-    if (op == "Split"sv) {
-      int which = 0;
-      for (int o = 0; o < n.output_size(); ++o) {
-        if (output_of(n, o) == value) which = o;
-      }
-      // The parts as the spec has them, of an axis as wide as the projection's output: lengths
-      // that are negative or do not add up to it ([-64, 64, 192] of 192) take no part of it.
-      auto sizes = split_sizes(NodeView(s_, g, n, 0), r.out);
-      if (!sizes || !all_known(*sizes) || which >= static_cast<int>(sizes->size())) return r;
-      Int offset = 0, total = 0;
-      for (size_t i = 0; i < sizes->size(); ++i) {
-        if (i < static_cast<size_t>(which)) offset += (*sizes)[i];
-        total += (*sizes)[i];
-      }
-      if (same(total, r.out) && offset) {
-        r.part.offset = offset;
-        r.part.length = (*sizes)[static_cast<size_t>(which)];
-      }
-      return r;
-    }
-    // A Slice must name the last axis explicitly: the default axes start at 0.
-    if (!NodeView(s_, g, n, 0).has(3)) return r;
-    if (auto cols = slice_bounds(s_, g, n, r.out, last_axis)) {
-      r.part.offset = cols->first;
-      r.part.length = cols->second - cols->first;
-    }
-    return r;
-  }
-  if (op == "Gather"sv) {
-    if (m_.weight_for(g, input_of(n, 0))) {
-      fail.failure = "comes from a lookup in the constant '" + std::string(input_of(n, 0)) + "', not a projection";
-      return fail;
-    }
-    ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
-    r.selected = r.selected || r.found();
-    auto idx = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
-    if (r.found() && !r.part.offset && !r.part.index && idx && idx->size() == 1 && (*idx)[0].non_negative()) {
-      r.part.index = *(*idx)[0];
-    }
-    return r;
-  }
-  if (one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Concat"})) {
-    std::vector<ProjectionHit> hits;
-    std::vector<int> constants;
-    std::vector<std::string> from_inputs;  // operands that are graph inputs: a bias fed at run time?
-    ProjectionHit first_failure;
-    int bias = -1;
-    std::optional<std::pair<int64_t, int64_t>> bias_range;
-    for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
-      Name in = input_of(n, i);
-      if (in.empty()) continue;
-      if (auto w = weight_of(g, in)) {
-        constants.push_back(w->weight);
-        if (op == "Add"sv && m_.weights[w->weight].dims.size() <= 2) {
-          bias = w->weight;
-          bias_range = w->rows;
-        }
-        continue;
-      }
-      ProjectionHit r = back_impl(g, in, depth + 1);
-      if (r.found()) {
-        hits.push_back(std::move(r));
-      } else if (!r.from_input.empty() && m_.producer_of(g, in) < 0) {
-        from_inputs.push_back(r.from_input);
-        if (first_failure.failure.empty()) first_failure = std::move(r);
-      } else if (op == "Concat"sv && r.from_weight >= 0) {
-        constants.push_back(r.from_weight);  // a learned token expanded and tiled onto K or V
-      } else if (first_failure.failure.empty()) {
-        first_failure = std::move(r);
-      }
-    }
-    // A constant added right after the projection is its bias.
-    if (op == "Add"sv && hits.size() == 1 && bias >= 0 && hits[0].bias < 0 && !hits[0].reshape &&
-        hits[0].per_head.empty()) {
-      const Weight& b = m_.weights[bias];
-      if (b.elements == hits[0].out.count() || bias_range) {
-        hits[0].bias = bias;
-        hits[0].bias_range = bias_range;
-      }
-    }
-    // A norm written out on the way: Mul(normalized, scale) and then Add(·, bias), 1-D tensors of
-    // the feature axis (QK-norm over head_dim or over the projection's width).
-    if (hits.size() == 1 && hits[0].per_head.empty() && constants.size() == 1 && (op == "Mul"sv || op == "Add"sv)) {
-      const Weight& w = m_.weights[static_cast<size_t>(constants[0])];
-      Name other = weight_of(g, input_of(n, 0)) ? input_of(n, 1) : input_of(n, 0);
-      bool vector = w.dims.size() == 1 && w.elements > 1 && w.parameter && dtype_is_parameter_type(w.dtype);
-      int producer = m_.producer_of(g, other);
-      bool scaled = op == "Mul"sv && normalized(g, other);
-      bool shifted = op == "Add"sv && !hits[0].norm_weights.empty() && producer >= 0 &&
-                     m_.nodes[static_cast<size_t>(producer)].rec->op_type() == "Mul"sv &&
-                     m_.weights[static_cast<size_t>(hits[0].norm_weights.back())].elements == w.elements;
-      if (vector && (scaled || shifted) && same(s_.dims(g, other).last(), Int::of_unsigned(w.elements))) {
-        hits[0].norm_weights.push_back(constants[0]);
-        return hits[0];
-      }
-    }
-    if (op == "Add"sv && hits.size() == 1 && hits[0].bias < 0 && hits[0].bias_input.empty() && from_inputs.size() == 1 &&
-        !hits[0].reshape && hits[0].per_head.empty()) {
-      Dims d = s_.dims(g, Name(from_inputs[0]));
-      if (d.rank == 1 && same(d.d[0], hits[0].out)) hits[0].bias_input = from_inputs[0];
-    }
-    if (hits.empty()) {
-      if (first_failure.failure.empty()) first_failure.failure = "reaches only constants at " + label(p);
-      return first_failure;
-    }
-    // Rotary and scaling branches meet again at the same projection.
-    std::vector<ProjectionHit> distinct;
-    for (auto& h : hits) {
-      bool same = std::any_of(distinct.begin(), distinct.end(), [&](const ProjectionHit& d) {
-        return d.node == h.node && d.per_head.empty() && h.per_head.empty();
-      });
-      if (!same) distinct.push_back(std::move(h));
-    }
-    if (distinct.size() == 1) {
-      if (op == "Concat"sv) {
-        for (auto& c : constants) distinct[0].extra_weights.push_back(c);
-      }
-      return distinct[0];
-    }
-    if (op == "Concat"sv) {
-      ProjectionHit per_head;
-      for (auto& d : distinct) {
-        if (!d.per_head.empty()) {
-          fail.failure = "per-head projections are nested at " + label(p);
-          return fail;
-        }
-      }
-      per_head.per_head = std::move(distinct);
-      per_head.input = per_head.per_head[0].input;
-      per_head.reshape = per_head.per_head[0].reshape;
-      per_head.reshape_node = per_head.per_head[0].reshape_node;
-      for (auto& c : constants) per_head.extra_weights.push_back(c);
-      return per_head;
-    }
-    fail.failure = "two different projections meet at " + label(p);
-    return fail;
-  }
+  if (op_has(op, Trait::TokenNorm) && !op_has(op, Trait::AddsSkip)) return back_norm(g, n, depth);
+  if (op == "Split"sv || op == "Slice"sv) return back_part(g, n, value, depth);
+  if (op == "Gather"sv) return back_gather(g, n, depth);
+  if (one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Concat"})) return back_operands(g, p, depth);
   if (op_has(op, Trait::MatrixProduct) || op == "Einsum"sv) {
     fail.failure = "comes from " + label(p) + ", a product of two activations";
     return fail;
   }
   fail.failure = "the walk to its projection stops at " + label(p);
+  return fail;
+}
+
+// A value no node produces: a constant or a graph input, not a projection.
+ProjectionHit ProjectionWalker::from_leaf(int g, Name value) {
+  ProjectionHit fail;
+  if (const Weight* w = m_.weight_for(g, value)) {
+    fail.failure = "comes from the constant '" + std::string(value) + "', not a projection";
+    fail.from_weight = static_cast<int>(w - m_.weights.data());
+  }
+  else fail.failure = "comes from the graph input '" + std::string(value) + "' without a projection";
+  if (!m_.weight_for(g, value)) fail.from_input = value;
+  return fail;
+}
+
+ProjectionHit ProjectionWalker::back_reshape(int g, int node, int depth) {
+  const auto& n = *m_.nodes[node].rec;
+  ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+  if (r.found() && n.input_size() > 1) {
+    // Only a reshape that splits features into heads counts, not one that keeps the width.
+    auto target = s_.eval(g, input_of(n, 1));
+    bool keeps_width = target && !target->empty() && same(target->back(), r.out);
+    if (target && !keeps_width) {
+      if (!r.reshape) {  // the first on the way back up is the one nearest the projection
+        r.reshape = target;
+        r.reshape_node = label(node);
+      }
+    } else if (!target && !r.reshape && r.reshape_node.empty()) {
+      r.reshape_node = label(node);  // a target computed at run time: named in "heads unknown"
+    }
+  }
+  return r;
+}
+
+// A norm between projection and core (QK-norm): its scale and bias (inputs 1 and 2) are the
+// block's.
+ProjectionHit ProjectionWalker::back_norm(int g, const NodeRec& n, int depth) {
+  ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+  if (r.found() && r.per_head.empty()) {
+    for (int i = 1; i < n.input_size() && i < 3; ++i) {
+      if (auto w = weight_of(g, input_of(n, i)); w && !w->rows) r.norm_weights.push_back(w->weight);
+    }
+  }
+  return r;
+}
+
+namespace {
+
+// The columns a Slice of the projection's output takes. A Slice must name the last axis
+// explicitly: the default axes start at 0.
+void slice_part(ShapeOracle& s, int g, const NodeRec& n, const Dims& d, ProjectionHit& r) {
+  auto last_axis = [&](Int axis) { return axis.is(-1) || (d.rank > 0 && axis.is(d.rank - 1)); };
+  if (!NodeView(s, g, n, 0).has(3)) return;
+  if (auto cols = slice_bounds(s, g, n, r.out, last_axis)) {
+    r.part.offset = cols->first;
+    r.part.length = cols->second - cols->first;
+  }
+}
+
+}  // namespace
+
+// A Split or Slice that takes part of the projection's output (or, after a head split, one of a
+// packed Q, K and V).
+ProjectionHit ProjectionWalker::back_part(int g, const NodeRec& n, Name value, int depth) {
+  std::string_view op = n.op_type();
+  ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+  if (op == "Slice"sv && r.found() && r.reshape && !r.part.offset && !r.part.index && r.per_head.empty()) {
+    // After a head split, a Slice of one element of one axis picks Q, K or V out of a packed
+    // [3, B, h, L, d] as a Gather of that index does (paddle2onnx writes qkv[0] as Slice +
+    // Squeeze).
+    if (auto index = single_index(s_, g, n)) {
+      r.selected = true;
+      r.part.index = *index;
+    }
+    return r;
+  }
+  if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
+  r.selected = true;
+  Dims d = s_.dims(g, input_of(n, 0));
+  if (op == "Split"sv) split_part(g, n, value, r);
+  else slice_part(s_, g, n, d, r);
+  return r;
+}
+
+// The features the output `value` of a Split takes of the projection's output.
+void ProjectionWalker::split_part(int g, const NodeRec& n, Name value, ProjectionHit& r) {
+  int which = 0;
+  for (int o = 0; o < n.output_size(); ++o) {
+    if (output_of(n, o) == value) which = o;
+  }
+  // The parts as the spec has them, of an axis as wide as the projection's output: lengths
+  // that are negative or do not add up to it ([-64, 64, 192] of 192) take no part of it.
+  auto sizes = split_sizes(NodeView(s_, g, n, 0), r.out);
+  if (!sizes || !all_known(*sizes) || which >= static_cast<int>(sizes->size())) return;
+  Int offset = 0, total = 0;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    if (i < static_cast<size_t>(which)) offset += (*sizes)[i];
+    total += (*sizes)[i];
+  }
+  if (same(total, r.out) && offset) {
+    r.part.offset = offset;
+    r.part.length = (*sizes)[static_cast<size_t>(which)];
+  }
+}
+
+ProjectionHit ProjectionWalker::back_gather(int g, const NodeRec& n, int depth) {
+  if (m_.weight_for(g, input_of(n, 0))) {
+    ProjectionHit fail;
+    fail.failure = "comes from a lookup in the constant '" + std::string(input_of(n, 0)) + "', not a projection";
+    return fail;
+  }
+  ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
+  r.selected = r.selected || r.found();
+  auto idx = s_.eval(g, n.input_size() > 1 ? input_of(n, 1) : "");
+  if (r.found() && !r.part.offset && !r.part.index && idx && idx->size() == 1 && (*idx)[0].non_negative()) {
+    r.part.index = *(*idx)[0];
+  }
+  return r;
+}
+
+// What the walk found behind each operand of an Add, Sub, Mul, Div, Where or Concat.
+struct ProjectionWalker::Operands {
+  std::vector<ProjectionHit> hits;
+  std::vector<int> constants;
+  std::vector<std::string> from_inputs;  // operands that are graph inputs: a bias fed at run time?
+  ProjectionHit first_failure;
+  int bias = -1;
+  std::optional<std::pair<int64_t, int64_t>> bias_range;
+};
+
+// An elementwise op or Concat: walks back from each operand, then reads what met there (a bias,
+// a norm written out, per-head projections concatenated).
+ProjectionHit ProjectionWalker::back_operands(int g, int node, int depth) {
+  const auto& n = *m_.nodes[node].rec;
+  std::string_view op = n.op_type();
+  Operands o = read_operands(g, n, depth);
+  attach_bias(op, o);
+  if (attach_written_norm(g, n, o)) return o.hits[0];
+  attach_bias_input(g, op, o);
+  return merge_hits(node, op, o);
+}
+
+ProjectionWalker::Operands ProjectionWalker::read_operands(int g, const NodeRec& n, int depth) {
+  std::string_view op = n.op_type();
+  Operands o;
+  for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
+    Name in = input_of(n, i);
+    if (in.empty()) continue;
+    if (auto w = weight_of(g, in)) {
+      o.constants.push_back(w->weight);
+      if (op == "Add"sv && m_.weights[w->weight].dims.size() <= 2) {
+        o.bias = w->weight;
+        o.bias_range = w->rows;
+      }
+      continue;
+    }
+    ProjectionHit r = back_impl(g, in, depth + 1);
+    if (r.found()) {
+      o.hits.push_back(std::move(r));
+    } else if (!r.from_input.empty() && m_.producer_of(g, in) < 0) {
+      o.from_inputs.push_back(r.from_input);
+      if (o.first_failure.failure.empty()) o.first_failure = std::move(r);
+    } else if (op == "Concat"sv && r.from_weight >= 0) {
+      o.constants.push_back(r.from_weight);  // a learned token expanded and tiled onto K or V
+    } else if (o.first_failure.failure.empty()) {
+      o.first_failure = std::move(r);
+    }
+  }
+  return o;
+}
+
+// A constant added right after the projection is its bias.
+void ProjectionWalker::attach_bias(std::string_view op, Operands& o) {
+  auto& hits = o.hits;
+  if (op == "Add"sv && hits.size() == 1 && o.bias >= 0 && hits[0].bias < 0 && !hits[0].reshape &&
+      hits[0].per_head.empty()) {
+    const Weight& b = m_.weights[o.bias];
+    if (b.elements == hits[0].out.count() || o.bias_range) {
+      hits[0].bias = o.bias;
+      hits[0].bias_range = o.bias_range;
+    }
+  }
+}
+
+// A norm written out on the way: Mul(normalized, scale) and then Add(·, bias), 1-D tensors of
+// the feature axis (QK-norm over head_dim or over the projection's width). True when the constant
+// is one.
+bool ProjectionWalker::attach_written_norm(int g, const NodeRec& n, Operands& o) {
+  std::string_view op = n.op_type();
+  auto& hits = o.hits;
+  if (!(hits.size() == 1 && hits[0].per_head.empty() && o.constants.size() == 1 && (op == "Mul"sv || op == "Add"sv))) {
+    return false;
+  }
+  const Weight& w = m_.weights[static_cast<size_t>(o.constants[0])];
+  Name other = weight_of(g, input_of(n, 0)) ? input_of(n, 1) : input_of(n, 0);
+  bool vector = w.dims.size() == 1 && w.elements > 1 && w.parameter && dtype_is_parameter_type(w.dtype);
+  int producer = m_.producer_of(g, other);
+  bool scaled = op == "Mul"sv && normalized(g, other);
+  bool shifted = op == "Add"sv && !hits[0].norm_weights.empty() && producer >= 0 &&
+                 m_.nodes[static_cast<size_t>(producer)].rec->op_type() == "Mul"sv &&
+                 m_.weights[static_cast<size_t>(hits[0].norm_weights.back())].elements == w.elements;
+  if (vector && (scaled || shifted) && same(s_.dims(g, other).last(), Int::of_unsigned(w.elements))) {
+    hits[0].norm_weights.push_back(o.constants[0]);
+    return true;
+  }
+  return false;
+}
+
+// A bias fed as a graph input [out], added right after the projection.
+void ProjectionWalker::attach_bias_input(int g, std::string_view op, Operands& o) {
+  auto& hits = o.hits;
+  if (op == "Add"sv && hits.size() == 1 && hits[0].bias < 0 && hits[0].bias_input.empty() && o.from_inputs.size() == 1 &&
+      !hits[0].reshape && hits[0].per_head.empty()) {
+    Dims d = s_.dims(g, Name(o.from_inputs[0]));
+    if (d.rank == 1 && same(d.d[0], hits[0].out)) hits[0].bias_input = o.from_inputs[0];
+  }
+}
+
+// The projections the operands reached: one (branches that meet again), per-head projections a
+// Concat joins, or a failure.
+ProjectionHit ProjectionWalker::merge_hits(int node, std::string_view op, Operands& o) {
+  ProjectionHit fail;
+  if (o.hits.empty()) {
+    if (o.first_failure.failure.empty()) o.first_failure.failure = "reaches only constants at " + label(node);
+    return std::move(o.first_failure);
+  }
+  // Rotary and scaling branches meet again at the same projection.
+  std::vector<ProjectionHit> distinct;
+  for (auto& h : o.hits) {
+    bool same = std::any_of(distinct.begin(), distinct.end(), [&](const ProjectionHit& d) {
+      return d.node == h.node && d.per_head.empty() && h.per_head.empty();
+    });
+    if (!same) distinct.push_back(std::move(h));
+  }
+  if (distinct.size() == 1) {
+    if (op == "Concat"sv) {
+      for (auto& c : o.constants) distinct[0].extra_weights.push_back(c);
+    }
+    return distinct[0];
+  }
+  if (op == "Concat"sv) {
+    ProjectionHit per_head;
+    for (auto& d : distinct) {
+      if (!d.per_head.empty()) {
+        fail.failure = "per-head projections are nested at " + label(node);
+        return fail;
+      }
+    }
+    per_head.per_head = std::move(distinct);
+    per_head.input = per_head.per_head[0].input;
+    per_head.reshape = per_head.per_head[0].reshape;
+    per_head.reshape_node = per_head.per_head[0].reshape_node;
+    for (auto& c : o.constants) per_head.extra_weights.push_back(c);
+    return per_head;
+  }
+  fail.failure = "two different projections meet at " + label(node);
   return fail;
 }
 

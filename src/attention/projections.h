@@ -84,6 +84,20 @@ class ProjectionWalker {
   VisitBudget& budget_;  // shared with the matcher: keeps branching walks linear
   std::optional<std::set<std::string_view>> inputs_;  // the main graph's declared inputs, once asked
   ProjectionHit back_impl(int g, Name value, int depth);
+  // The steps of back_impl: one per kind of node the walk passes back through.
+  struct Operands;  // what the walk found behind each operand of an elementwise op or Concat
+  ProjectionHit from_leaf(int g, Name value);
+  ProjectionHit back_reshape(int g, int node, int depth);
+  ProjectionHit back_norm(int g, const NodeRec& n, int depth);
+  ProjectionHit back_part(int g, const NodeRec& n, Name value, int depth);
+  void split_part(int g, const NodeRec& n, Name value, ProjectionHit& r);
+  ProjectionHit back_gather(int g, const NodeRec& n, int depth);
+  ProjectionHit back_operands(int g, int node, int depth);
+  Operands read_operands(int g, const NodeRec& n, int depth);
+  void attach_bias(std::string_view op, Operands& o);
+  bool attach_written_norm(int g, const NodeRec& n, Operands& o);
+  void attach_bias_input(int g, std::string_view op, Operands& o);
+  ProjectionHit merge_hits(int node, std::string_view op, Operands& o);
   bool is_graph_input(int g, std::string_view name);
   // Whether `value` is a value scaled by a statistic of itself: Mul or Div by something computed
   // through Sqrt or Reciprocal from a ReduceMean (a norm written out).
