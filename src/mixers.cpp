@@ -352,32 +352,67 @@ class MixerMatcher {
     return found;
   }
 
+  // The nodes of a mixer's sublayer that say what kind of mixer it is.
+  struct MixerNodes {
+    std::vector<int> cumsums, convs, exps, products, sigmoids;
+    bool learned_decay = false;
+  };
+
   std::optional<Mixer> build(int anchor, int g, const std::string& input, const std::vector<int>& nodes,
                              const std::set<int>& exits, std::vector<bool>& used, std::string* why) {
     std::set<int> inside(nodes.begin(), nodes.end());
-    std::vector<int> cumsums, convs, exps, products, sigmoids;
-    bool learned_decay = false;
-    for (int ni : nodes) {
-      const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
-      if (n.op_type() == "CumSum"sv) cumsums.push_back(ni);
-      if (n.op_type() == "Sigmoid"sv) sigmoids.push_back(ni);
-      if (depthwise_conv1d(m_, ni)) convs.push_back(ni);
-      if (n.op_type() == "Exp"sv && decay(ni)) {
-        exps.push_back(ni);
-        learned_decay = true;
-      }
-      if (product_weight(m_, ni) >= 0) products.push_back(ni);
-    }
+    MixerNodes parts = classify(nodes);
     Mixer mx;
     mx.anchor = anchor;
+    if (!read_kind(parts, mx, why)) return std::nullopt;
+    note_loop(nodes, mx);
+    for (int c : parts.cumsums) used[static_cast<size_t>(c)] = true;
+    for (int c : parts.convs) used[static_cast<size_t>(c)] = true;
+    auto role_of = product_roles(g, input, inside, exits, parts, mx.kind, why);
+    if (!role_of) return std::nullopt;
+    std::map<int, std::string> tensors = tensor_roles(g, nodes, *role_of, mx.kind);
+    drop_initial_states(mx.kind, tensors);
+    for (auto& [wi, role] : tensors) {
+      mx.tensors.push_back({wi, role, m_.weights[static_cast<size_t>(wi)].elements});
+      mx.total += m_.weights[static_cast<size_t>(wi)].elements;
+    }
+    std::stable_sort(mx.tensors.begin(), mx.tensors.end(), [&](const MixerTensor& a, const MixerTensor& b) {
+      return role_rank(a.role) < role_rank(b.role);
+    });
+    state(g, mx, parts.cumsums, parts.convs, parts.exps);
+    mx.name = name_of(mx, anchor);
+    return mx;
+  }
+
+  MixerNodes classify(const std::vector<int>& nodes) {
+    MixerNodes parts;
+    for (int ni : nodes) {
+      const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
+      if (n.op_type() == "CumSum"sv) parts.cumsums.push_back(ni);
+      if (n.op_type() == "Sigmoid"sv) parts.sigmoids.push_back(ni);
+      if (depthwise_conv1d(m_, ni)) parts.convs.push_back(ni);
+      if (n.op_type() == "Exp"sv && decay(ni)) {
+        parts.exps.push_back(ni);
+        parts.learned_decay = true;
+      }
+      if (product_weight(m_, ni) >= 0) parts.products.push_back(ni);
+    }
+    return parts;
+  }
+
+  // The kind of mixer and the evidence for it; false (and *why) when the sublayer is none.
+  bool read_kind(const MixerNodes& parts, Mixer& mx, std::string* why) {
+    const auto& cumsums = parts.cumsums;
+    const auto& convs = parts.convs;
+    const auto& exps = parts.exps;
     // A per-head decay (A_log [heads]) and a Sigmoid write strength beside the conv: the gated
     // delta rule (Gated DeltaNet); a decay per channel and state entry (A_log [d_inner, N]): Mamba.
     bool per_head_decay = !exps.empty() && decay(exps[0])->dims.size() == 1;
-    if (!convs.empty() && learned_decay && per_head_decay && !sigmoids.empty()) {
+    if (!convs.empty() && parts.learned_decay && per_head_decay && !parts.sigmoids.empty()) {
       mx.kind = MixerKind::DeltaRule;
       mx.evidence = "a depthwise causal " + label(m_, convs[0]) + ", a per-head decay read through " + label(m_, exps[0]) +
-                    " and a write strength through " + label(m_, sigmoids[0]) + " (Gated DeltaNet's conv1d, A_log and beta)";
-    } else if (!convs.empty() && learned_decay) {
+                    " and a write strength through " + label(m_, parts.sigmoids[0]) + " (Gated DeltaNet's conv1d, A_log and beta)";
+    } else if (!convs.empty() && parts.learned_decay) {
       mx.kind = MixerKind::StateSpace;
       mx.evidence = "a depthwise causal " + label(m_, convs[0]) + " and a learned decay read through " + label(m_, exps[0]) +
                     " (Mamba's conv1d and A_log)";
@@ -388,8 +423,12 @@ class MixerMatcher {
                     ") of products of the projections: a running state instead of a Softmax over the context";
     } else {
       *why = "is not read as a mixer: its sublayer is neither a cumulative sum of projections nor a convolution with a learned decay";
-      return std::nullopt;
+      return false;
     }
+    return true;
+  }
+
+  void note_loop(const std::vector<int>& nodes, Mixer& mx) {
     for (int ni : nodes) {  // a recurrence written as a loop over the sequence
       std::string_view op = m_.nodes[static_cast<size_t>(ni)].rec->op_type();
       if (op == "Loop"sv || op == "Scan"sv) {
@@ -397,16 +436,20 @@ class MixerMatcher {
         break;
       }
     }
-    for (int c : cumsums) used[static_cast<size_t>(c)] = true;
-    for (int c : convs) used[static_cast<size_t>(c)] = true;
+  }
 
-    // Roles of the products: those reading the input, the one reaching the residual Add, the rest.
+  // Roles of the products: those reading the input, the one reaching the residual Add, the rest.
+  // nullopt (and *why) when the walks that tell them apart run out of budget.
+  std::optional<std::map<int, std::string>> product_roles(int g, const std::string& input, const std::set<int>& inside,
+                                                          const std::set<int>& exits, const MixerNodes& parts, MixerKind kind,
+                                                          std::string* why) {
+    const auto& cumsums = parts.cumsums;
     std::map<int, std::string> role_of;  // product node -> role
     std::vector<int> entries, inner;
     int out_proj = -1;
     budget_.start_walk(static_cast<int64_t>(kMostRegionNodes) * 4);
     std::set<int> last = products_reaching(g, exits, inside);
-    for (int p : products) {
+    for (int p : parts.products) {
       const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
       if (input_of(n, 0) == input) {
         entries.push_back(p);
@@ -416,7 +459,7 @@ class MixerMatcher {
       else inner.push_back(p);
     }
     std::map<int, size_t> reached;  // entry product -> the cumulative sums it reaches
-    if (mx.kind == MixerKind::LinearAttention) {
+    if (kind == MixerKind::LinearAttention) {
       for (int c : cumsums) {
         budget_.start_walk(static_cast<int64_t>(kMostRegionNodes) * 4);
         for (int p : products_reaching(g, {c}, inside)) ++reached[p];
@@ -427,7 +470,7 @@ class MixerMatcher {
       return std::nullopt;
     }
     for (int p : entries) {
-      if (mx.kind != MixerKind::LinearAttention) {
+      if (kind != MixerKind::LinearAttention) {
         role_of[p] = "in_proj";
         continue;
       }
@@ -437,10 +480,15 @@ class MixerMatcher {
     if (out_proj >= 0) role_of[out_proj] = "out_proj";
     const char* inner_names[] = {"x_proj", "dt_proj"};
     for (size_t i = 0; i < inner.size(); ++i) {
-      role_of[inner[i]] = mx.kind == MixerKind::StateSpace && i < 2 ? inner_names[i] : "projection";
+      role_of[inner[i]] = kind == MixerKind::StateSpace && i < 2 ? inner_names[i] : "projection";
     }
+    return role_of;
+  }
 
-    // Every learned tensor read inside, with its role.
+  // Every learned tensor read inside, with its role (weight -> role); remembers in read_as_ the
+  // name each is read as.
+  std::map<int, std::string> tensor_roles(int g, const std::vector<int>& nodes, const std::map<int, std::string>& role_of,
+                                          MixerKind kind) {
     std::map<int, std::string> tensors;  // weight -> role
     read_as_.clear();
     auto add = [&](int wi, const std::string& role) {
@@ -458,35 +506,47 @@ class MixerMatcher {
     }
     for (int ni : order) {
       const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
-      std::string_view op = n.op_type();
       for (int i = 0; i < n.input_size(); ++i) {
         int wi = weight_behind(m_, g, input_of(n, i));
         if (wi < 0 || tensors.count(wi)) continue;
         read_as_.emplace(wi, input_of(n, i));
-        std::string role = "other";
-        if (depthwise_conv1d(m_, ni)) {
-          role = "conv1d";
-        } else if (op == "Exp"sv) {
-          role = "A_log";
-        } else if (op == "Add"sv) {
-          // A bias added right after a product is that product's.
-          for (const auto& other : n.input()) {
-            int p = m_.producer_of(g, other);
-            if (p >= 0 && role_of.count(p)) role = role_of[p];
-          }
-        } else if (op == "Mul"sv && mx.kind == MixerKind::StateSpace && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) {
-          role = "D";
-        } else if (op == "Mul"sv && mx.kind == MixerKind::DeltaRule && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) {
-          role = "norm";  // the gated RMSNorm on the output
-        }
-        if (role == "other" && op == "Add"sv && mx.kind == MixerKind::DeltaRule && m_.weights[static_cast<size_t>(wi)].dims.size() == 1) {
-          role = "dt_bias";
-        }
-        add(wi, role);
+        add(wi, tensor_role(g, ni, wi, kind, role_of));
       }
     }
-    // A recurrence's initial state, built in forward as zeros [batch, d_inner, N] (A_log's shape
-    // for the export's batch) and stored by the exporter: not a parameter.
+    return tensors;
+  }
+
+  // The role of the weight `wi` that node `ni` reads, by what reads it.
+  std::string tensor_role(int g, int ni, int wi, MixerKind kind, const std::map<int, std::string>& role_of) {
+    const auto& n = *m_.nodes[static_cast<size_t>(ni)].rec;
+    std::string_view op = n.op_type();
+    bool vector = m_.weights[static_cast<size_t>(wi)].dims.size() == 1;
+    std::string role = "other";
+    if (depthwise_conv1d(m_, ni)) {
+      role = "conv1d";
+    } else if (op == "Exp"sv) {
+      role = "A_log";
+    } else if (op == "Add"sv) {
+      // A bias added right after a product is that product's.
+      for (const auto& other : n.input()) {
+        int p = m_.producer_of(g, other);
+        if (p >= 0 && role_of.count(p)) role = role_of.at(p);
+      }
+    } else if (op == "Mul"sv && kind == MixerKind::StateSpace && vector) {
+      role = "D";
+    } else if (op == "Mul"sv && kind == MixerKind::DeltaRule && vector) {
+      role = "norm";  // the gated RMSNorm on the output
+    }
+    if (role == "other" && op == "Add"sv && kind == MixerKind::DeltaRule && vector) {
+      role = "dt_bias";
+    }
+    return role;
+  }
+
+  // A recurrence's initial state, built in forward as zeros [batch, d_inner, N] (A_log's shape
+  // for the export's batch) and stored by the exporter: not a parameter. Moves each from
+  // `tensors` to built_.
+  void drop_initial_states(MixerKind kind, std::map<int, std::string>& tensors) {
     const Weight* a_log = nullptr;
     for (auto& [wi, role] : tensors) {
       if (role == "A_log") a_log = &m_.weights[static_cast<size_t>(wi)];
@@ -495,9 +555,9 @@ class MixerMatcher {
     delta_state_ = nullptr;
     for (auto it = tensors.begin(); it != tensors.end();) {
       const Weight& w = m_.weights[static_cast<size_t>(it->first)];
-      bool ssm_shape = mx.kind == MixerKind::StateSpace && a_log && w.dims.size() == a_log->dims.size() + 1 &&
+      bool ssm_shape = kind == MixerKind::StateSpace && a_log && w.dims.size() == a_log->dims.size() + 1 &&
                        w.dims[0] >= 1 && std::equal(a_log->dims.begin(), a_log->dims.end(), w.dims.begin() + 1);
-      bool delta_shape = mx.kind == MixerKind::DeltaRule && a_log && a_log->dims.size() == 1 && w.dims.size() == 4 &&
+      bool delta_shape = kind == MixerKind::DeltaRule && a_log && a_log->dims.size() == 1 && w.dims.size() == 4 &&
                          w.dims[0] >= 1 && w.dims[1] == a_log->dims[0] && w.dims[2] >= 1 && w.dims[3] >= 1;
       if (it->second == "other" && (ssm_shape || delta_shape) && all_zero(w)) {
         built_.push_back({it->first, "the initial recurrent state of a " + std::string(ssm_shape ? "state-space" : "delta-rule") +
@@ -510,16 +570,6 @@ class MixerMatcher {
         ++it;
       }
     }
-    for (auto& [wi, role] : tensors) {
-      mx.tensors.push_back({wi, role, m_.weights[static_cast<size_t>(wi)].elements});
-      mx.total += m_.weights[static_cast<size_t>(wi)].elements;
-    }
-    std::stable_sort(mx.tensors.begin(), mx.tensors.end(), [&](const MixerTensor& a, const MixerTensor& b) {
-      return role_rank(a.role) < role_rank(b.role);
-    });
-    state(g, mx, cumsums, convs, exps);
-    mx.name = name_of(mx, anchor);
-    return mx;
   }
 
   static int role_rank(const std::string& r) {
