@@ -74,152 +74,159 @@ InputShape shape_of(const Dims& d) {
   return s;
 }
 
-}  // namespace
 
-bool is_fused_attention(const NodeRec& n) { return fused_op(n) != nullptr; }
+// What the steps of Matcher::fused share: the operator, its row of kFusedOps, and the model,
+// shapes and walker they read.
+struct FusedSite {
+  const Model& m;
+  ShapeOracle& shapes;
+  ProjectionWalker& walker;
+  int g, ni;
+  const NodeRec& n;
+  const FusedOp& desc;
+  std::string input(int i) const { return std::string(input_of(n, i)); }
+};
 
-AttentionBlock Matcher::fused(int g, int ni) {
-  const auto& n = *m_.nodes[ni].rec;
-  const FusedOp& desc = *fused_op(n);
+// How the packed weight's outputs split into Q, K and V: qkv_hidden_sizes when stated, else
+// thirds; empty (and a note) when neither splits it.
+std::vector<Int> packed_sizes(const NodeRec& n, const ProjectionHit& packed, AttentionBlock& b) {
+  std::vector<Int> sizes;
+  auto qkv = detail::attr_ints(n, "qkv_hidden_sizes");
+  if (qkv && qkv->size() == 3) {
+    // Only sizes that are not negative and add up to the packed weight's outputs split it.
+    Int sum = 0;
+    bool valid = true;
+    for (int64_t v : *qkv) {
+      valid = valid && v >= 0;
+      sum = sum + v;
+    }
+    if (valid && same(sum, packed.out)) sizes.assign(qkv->begin(), qkv->end());
+    else b.notes.push_back("qkv_hidden_sizes " + format_ints(IntVector(qkv->begin(), qkv->end())) + " do not split the " +
+                           packed.out.str("unknown") + " outputs of the packed weight");
+  } else if (Int third = exact_div(packed.out, 3)) {
+    sizes = {third, third, third};
+  }
+  if (sizes.empty() && !(qkv && qkv->size() == 3)) {
+    b.notes.push_back("cannot split the packed weight of " + packed.out.str("unknown") + " outputs into Q, K and V");
+  }
+  return sizes;
+}
+
+// Packed weight inside the op: [in, q + k + v], and its bias; each role takes its part.
+void packed_roles(const FusedSite& s, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit& v) {
+  const auto& n = s.n;
   std::string_view op = n.op_type();
-  AttentionBlock b;
-  b.form = op;
-  b.core_node = ni;
-  RoleHit q, k, v;
-  Int heads = heads_attribute(n, desc.heads), kv_heads = heads_attribute(n, desc.kv_heads);
-  auto input = [&](int i) { return std::string(input_of(n, i)); };
-
-  if (desc.packed_weight >= 0) {
-    // Packed weight inside the op: [in, q + k + v], and its bias.
-    auto w = walker_.weight_of(g, input(desc.packed_weight));
-    // A packed weight fed as a graph input declared [in, q + k + v]: the projections are here,
-    // nothing of them is stored.
-    auto fed = w ? std::nullopt : walker_.input_projection(g, ni, input_of(n, 0), input_of(n, desc.packed_weight), false);
-    if (!w && !fed) {
-      b.notes.push_back(std::string(op) + " weight input '" + input(desc.packed_weight) + "' is not a constant");
-    } else {
-      ProjectionHit packed;
-      if (fed) {
-        packed = *fed;
-      } else {
-        const Weight& tensor = m_.weights[w->weight];
-        packed.node = ni;
-        packed.weight = *w;
-        packed.input = input(0);
-        if (tensor.dims.size() == 2) {
-          packed.in = tensor.dims[0];
-          packed.out = tensor.dims[1];
-        }
-      }
-      if (auto bias = walker_.weight_of(g, input(desc.packed_bias))) packed.bias = bias->weight;
-      std::vector<Int> sizes;
-      auto qkv = detail::attr_ints(n, "qkv_hidden_sizes");
-      if (qkv && qkv->size() == 3) {
-        // Only sizes that are not negative and add up to the packed weight's outputs split it.
-        Int sum = 0;
-        bool valid = true;
-        for (int64_t v : *qkv) {
-          valid = valid && v >= 0;
-          sum = sum + v;
-        }
-        if (valid && same(sum, packed.out)) sizes.assign(qkv->begin(), qkv->end());
-        else b.notes.push_back("qkv_hidden_sizes " + format_ints(IntVector(qkv->begin(), qkv->end())) + " do not split the " +
-                               packed.out.str("unknown") + " outputs of the packed weight");
-      } else if (Int third = exact_div(packed.out, 3)) {
-        sizes = {third, third, third};
-      }
-      Int offset = 0;
-      RoleHit* roles[] = {&q, &k, &v};
-      for (size_t i = 0; i < 3 && sizes.size() == 3; ++i) {
-        roles[i]->hit = packed;
-        roles[i]->hit.part.offset = offset;
-        roles[i]->hit.part.length = sizes[i];
-        roles[i]->present = true;
-        offset += sizes[i];
-      }
-      if (sizes.empty() && !(qkv && qkv->size() == 3)) {
-        b.notes.push_back("cannot split the packed weight of " + packed.out.str("unknown") + " outputs into Q, K and V");
-      }
-    }
-    b.kind = "self";
+  auto w = s.walker.weight_of(s.g, s.input(s.desc.packed_weight));
+  // A packed weight fed as a graph input declared [in, q + k + v]: the projections are here,
+  // nothing of them is stored.
+  auto fed = w ? std::nullopt : s.walker.input_projection(s.g, s.ni, input_of(n, 0), input_of(n, s.desc.packed_weight), false);
+  if (!w && !fed) {
+    b.notes.push_back(std::string(op) + " weight input '" + s.input(s.desc.packed_weight) + "' is not a constant");
+    return;
+  }
+  ProjectionHit packed;
+  if (fed) {
+    packed = *fed;
   } else {
-    // Projections sit upstream of the op: walk back from query, key and value.
-    q = {walker_.back(g, input(0)), true};
-    bool packed_query = input(1).empty() && input(2).empty();
-    if (packed_query) {
-      if (!q.hit.found() && !q.hit.from_input.empty()) {
-        // A packed query straight from a graph input carries K and V from that input too.
-        k.hit.from_input = v.hit.from_input = q.hit.from_input;
+    const Weight& tensor = s.m.weights[w->weight];
+    packed.node = s.ni;
+    packed.weight = *w;
+    packed.input = s.input(0);
+    if (tensor.dims.size() == 2) {
+      packed.in = tensor.dims[0];
+      packed.out = tensor.dims[1];
+    }
+  }
+  if (auto bias = s.walker.weight_of(s.g, s.input(s.desc.packed_bias))) packed.bias = bias->weight;
+  std::vector<Int> sizes = packed_sizes(n, packed, b);
+  Int offset = 0;
+  RoleHit* roles[] = {&q, &k, &v};
+  for (size_t i = 0; i < 3 && sizes.size() == 3; ++i) {
+    roles[i]->hit = packed;
+    roles[i]->hit.part.offset = offset;
+    roles[i]->hit.part.length = sizes[i];
+    roles[i]->present = true;
+    offset += sizes[i];
+  }
+}
+
+// Projections sit upstream of the op: walk back from query, key and value.
+void upstream_roles(const FusedSite& s, Int heads, Int kv_heads, AttentionBlock& b, RoleHit& q, RoleHit& k, RoleHit& v) {
+  q = {s.walker.back(s.g, s.input(0)), true};
+  bool packed_query = s.input(1).empty() && s.input(2).empty();
+  if (packed_query) {
+    if (!q.hit.found() && !q.hit.from_input.empty()) {
+      // A packed query straight from a graph input carries K and V from that input too.
+      k.hit.from_input = v.hit.from_input = q.hit.from_input;
+    }
+    if (q.hit.found()) {
+      // [h·d + 2·h_kv·d] packed: d is the width over h + 2·h_kv.
+      Int h = heads, hk = kv_heads ? kv_heads : heads;
+      k = q;
+      v = q;
+      if (Int d = exact_div(q.hit.out, h + 2 * hk); d.positive()) {
+        q.hit.part = Part{0, h * d, {}, {}};
+        k.hit.part = Part{h * d, hk * d, {}, {}};
+        v.hit.part = Part{h * d + hk * d, hk * d, {}, {}};
       }
-      if (q.hit.found()) {
-        // [h·d + 2·h_kv·d] packed: d is the width over h + 2·h_kv.
-        Int h = heads, hk = kv_heads ? kv_heads : heads;
-        k = q;
-        v = q;
-        if (Int d = exact_div(q.hit.out, h + 2 * hk); d.positive()) {
-          q.hit.part = Part{0, h * d, {}, {}};
-          k.hit.part = Part{h * d, hk * d, {}, {}};
-          v.hit.part = Part{h * d + hk * d, hk * d, {}, {}};
-        }
-      }
+    }
+  } else {
+    k = {s.walker.back(s.g, s.input(1)), true};
+    v = {s.walker.back(s.g, s.input(2)), true};
+  }
+  for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+    if (!r->present || r->hit.found()) continue;
+    r->present = false;
+    if (r != &q && !r->hit.from_input.empty()) {
+      b.notes.push_back(std::string(name) + " comes from the graph input '" + r->hit.from_input +
+                        "' unprojected (an encoder output or a cache): its projection is not in this graph");
     } else {
-      k = {walker_.back(g, input(1)), true};
-      v = {walker_.back(g, input(2)), true};
-    }
-    for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
-      if (!r->present || r->hit.found()) continue;
-      r->present = false;
-      if (r != &q && !r->hit.from_input.empty()) {
-        b.notes.push_back(std::string(name) + " comes from the graph input '" + r->hit.from_input +
-                          "' unprojected (an encoder output or a cache): its projection is not in this graph");
-      } else {
-        b.notes.push_back(std::string(name) + " projection not found: it " + r->hit.failure);
-      }
+      b.notes.push_back(std::string(name) + " projection not found: it " + r->hit.failure);
     }
   }
-  // The MultiHeadAttention family keeps the Q/K/V bias of its upstream projections inside the op:
-  // one [q + k + v] vector, laid out Q, K, V. Each role takes its slice, also a role whose K or V
-  // comes from an input: those elements are stored parameters of this block all the same.
-  std::vector<std::pair<Role, std::pair<int64_t, int64_t>>> unprojected_bias;  // role, [begin, end)
-  int bias_weight = -1;
-  if (desc.packed_weight < 0 && desc.packed_bias >= 0) {
-    RoleHit* roles[] = {&q, &k, &v};
-    Int widths[3];
-    for (int i = 0; i < 3; ++i) {
-      const RoleHit& r = *roles[i];
-      if (r.present) widths[i] = r.hit.part.length ? r.hit.part.length : r.hit.out;
-      else if (r.hit.found() || !r.hit.from_input.empty() || i == 0) widths[i] = shape_of(shapes_.dims(g, input(i))).width;
-    }
-    auto bias = walker_.weight_of(g, input(desc.packed_bias));
-    const Weight* w = bias && !bias->rows ? &m_.weights[bias->weight] : nullptr;
-    if (w && w->dims.size() == 1 && dtype_is_parameter_type(w->dtype)) {
-      Int total = Int::of_unsigned(w->elements);
-      // The op has one head count for Q and K: K's width is Q's, and V takes the rest.
-      if (!widths[1] && !desc.kv_heads && roles[1]->hit.found() == false && !roles[1]->hit.from_input.empty()) widths[1] = widths[0];
-      if (!widths[2] && widths[0] && widths[1] && !roles[2]->hit.from_input.empty()) widths[2] = total - widths[0] - widths[1];
-      if (same(widths[0] + widths[1] + widths[2], total) && widths[0].positive()) {
-        bias_weight = bias->weight;
-        int64_t offset = 0;  // the widths add up to the bias length, so no step overflows
-        for (int i = 0; i < 3; ++i) {
-          if (!widths[i].positive()) continue;
-          std::pair<int64_t, int64_t> range{offset, offset + *widths[i]};
-          offset += *widths[i];
-          if (roles[i]->present) {
-            roles[i]->hit.bias = bias->weight;
-            roles[i]->hit.bias_range = range;
-          } else {
-            unprojected_bias.push_back({i == 0 ? Role::Q : i == 1 ? Role::K : Role::V, range});
-          }
-        }
-      }
+}
+
+using BiasRanges = std::vector<std::pair<Role, std::pair<int64_t, int64_t>>>;  // role, [begin, end)
+
+// The MultiHeadAttention family keeps the Q/K/V bias of its upstream projections inside the op:
+// one [q + k + v] vector, laid out Q, K, V. Each role takes its slice, also a role whose K or V
+// comes from an input: those elements are stored parameters of this block all the same (their
+// ranges go to `unprojected_bias`). Returns the bias weight, or -1.
+int packed_bias(const FusedSite& s, RoleHit& q, RoleHit& k, RoleHit& v, BiasRanges& unprojected_bias) {
+  RoleHit* roles[] = {&q, &k, &v};
+  Int widths[3];
+  for (int i = 0; i < 3; ++i) {
+    const RoleHit& r = *roles[i];
+    if (r.present) widths[i] = r.hit.part.length ? r.hit.part.length : r.hit.out;
+    else if (r.hit.found() || !r.hit.from_input.empty() || i == 0) widths[i] = shape_of(s.shapes.dims(s.g, s.input(i))).width;
+  }
+  auto bias = s.walker.weight_of(s.g, s.input(s.desc.packed_bias));
+  const Weight* w = bias && !bias->rows ? &s.m.weights[bias->weight] : nullptr;
+  if (!w || w->dims.size() != 1 || !dtype_is_parameter_type(w->dtype)) return -1;
+  Int total = Int::of_unsigned(w->elements);
+  // The op has one head count for Q and K: K's width is Q's, and V takes the rest.
+  if (!widths[1] && !s.desc.kv_heads && roles[1]->hit.found() == false && !roles[1]->hit.from_input.empty()) widths[1] = widths[0];
+  if (!widths[2] && widths[0] && widths[1] && !roles[2]->hit.from_input.empty()) widths[2] = total - widths[0] - widths[1];
+  if (!same(widths[0] + widths[1] + widths[2], total) || !widths[0].positive()) return -1;
+  int64_t offset = 0;  // the widths add up to the bias length, so no step overflows
+  for (int i = 0; i < 3; ++i) {
+    if (!widths[i].positive()) continue;
+    std::pair<int64_t, int64_t> range{offset, offset + *widths[i]};
+    offset += *widths[i];
+    if (roles[i]->present) {
+      roles[i]->hit.bias = bias->weight;
+      roles[i]->hit.bias_range = range;
+    } else {
+      unprojected_bias.push_back({i == 0 ? Role::Q : i == 1 ? Role::K : Role::V, range});
     }
   }
-  RoleHit o{walker_.forward(g, output_of(n, 0)), true};
-  if (desc.causal) b.kind = "self";
-  assemble(g, b, q, k, v, o);
-  add_norm_extras(b, q, k);
+  return bias->weight;
+}
+
+// The slices of the packed bias that belong to roles without a projection here.
+void add_unprojected_bias(const Model& m, AttentionBlock& b, int bias_weight, const BiasRanges& unprojected_bias) {
   for (auto& [role, range] : unprojected_bias) {
-    const Weight& w = m_.weights[static_cast<size_t>(bias_weight)];
+    const Weight& w = m.weights[static_cast<size_t>(bias_weight)];
     uint64_t len = static_cast<uint64_t>(range.second - range.first);
     Projection& p = b.projection(role);
     p.tensors.push_back({bias_weight, true, len,
@@ -227,6 +234,35 @@ AttentionBlock Matcher::fused(int g, int ni) {
                              std::to_string(w.elements)});
     p.bias = plus(p.bias, len);
   }
+}
+}  // namespace
+
+bool is_fused_attention(const NodeRec& n) { return fused_op(n) != nullptr; }
+
+AttentionBlock Matcher::fused(int g, int ni) {
+  const auto& n = *m_.nodes[ni].rec;
+  const FusedOp& desc = *fused_op(n);
+  const FusedSite site{m_, shapes_, walker_, g, ni, n, desc};
+  AttentionBlock b;
+  b.form = n.op_type();
+  b.core_node = ni;
+  RoleHit q, k, v;
+  Int heads = heads_attribute(n, desc.heads), kv_heads = heads_attribute(n, desc.kv_heads);
+
+  if (desc.packed_weight >= 0) {
+    packed_roles(site, b, q, k, v);
+    b.kind = "self";
+  } else {
+    upstream_roles(site, heads, kv_heads, b, q, k, v);
+  }
+  BiasRanges unprojected_bias;
+  int bias_weight = -1;
+  if (desc.packed_weight < 0 && desc.packed_bias >= 0) bias_weight = packed_bias(site, q, k, v, unprojected_bias);
+  RoleHit o{walker_.forward(g, output_of(n, 0)), true};
+  if (desc.causal) b.kind = "self";
+  assemble(g, b, q, k, v, o);
+  add_norm_extras(b, q, k);
+  add_unprojected_bias(m_, b, bias_weight, unprojected_bias);
   if (!q.present && !q.hit.from_input.empty()) b.q.from_input = q.hit.from_input;
   if (!k.present && !k.hit.from_input.empty()) b.k.from_input = k.hit.from_input;
   if (!v.present && !v.hit.from_input.empty()) b.v.from_input = v.hit.from_input;
