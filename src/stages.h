@@ -1,7 +1,7 @@
 // stages.h: the matching stages' entry points that share the audit's shape oracle (internal).
 //
 // The public ones (match_attention, match_experts, match_mixers) each make an oracle of their own
-// when they need one; the audit pipeline (audit_loaded, src/report.cpp) calls these instead, with
+// when they need one; the audit pipeline (audit_loaded, src/audit.cpp) calls these instead, with
 // one SharedShapes per audit, so a graph's shapes are propagated once whatever stages read them.
 #pragma once
 

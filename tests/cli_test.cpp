@@ -15,6 +15,7 @@
 using namespace headcount;
 namespace fs = std::filesystem;
 using testutil::CliResult;
+using testutil::CwdGuard;
 using testutil::cli;
 
 namespace {
@@ -29,15 +30,6 @@ std::string tensors_model(const testutil::TempDir& dir, const std::string& file,
   testutil::save(m, dir.file(file));
   return dir.file(file);
 }
-
-struct CwdGuard {
-  fs::path saved = fs::current_path();
-  explicit CwdGuard(const fs::path& dir) { fs::current_path(dir); }
-  ~CwdGuard() {
-    std::error_code ec;
-    fs::current_path(saved, ec);
-  }
-};
 
 }  // namespace
 

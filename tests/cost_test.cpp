@@ -9,6 +9,7 @@
 
 #include "headcount/cost.h"
 #include "headcount/audit.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -23,72 +24,55 @@ constexpr int32_t kFp16 = onnx::TensorProto::FLOAT16;
 // A decoder of `layers` unfused self-attention layers in LLaMA's shape: width 4096, 32 query
 // heads of 128, `kv_heads` K/V heads repeated to 32 by Unsqueeze/Expand/Reshape, no biases,
 // float16 weights in an external file that is not there: every count comes from the dims.
-struct Llama {
-  onnx::ModelProto m = testutil::model();
-  onnx::GraphProto* g = m.mutable_graph();
+struct Llama : testutil::GraphBuilder {
   int64_t width = 4096, heads = 32, head_dim = 128;
   int64_t offset = 0;
 
-  std::string weight(const std::string& name, int64_t in, int64_t out) {
+  // A float16 weight [in, out] at the next offset of weights.bin, which is never written.
+  std::string external_weight(const std::string& name, int64_t in, int64_t out) {
     onnx::TensorProto t = testutil::tensor(name, {in, out}, kFp16, /*no_data=*/true);
-    t.set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [k, v] : {std::pair<std::string, std::string>{"location", "weights.bin"},
-                        {"offset", std::to_string(offset)},
-                        {"length", std::to_string(in * out * 2)}}) {
-      auto* e = t.add_external_data();
-      e->set_key(k);
-      e->set_value(v);
-    }
+    testutil::set_external(t, "weights.bin", offset, in * out * 2);
     offset += in * out * 2;
     *g->add_initializer() = t;
     return name;
   }
-  std::string ints(const std::string& name, std::vector<int64_t> v) {
-    *g->add_initializer() = testutil::ints(name, v);
-    return name;
-  }
-  std::string op(const std::string& type, std::vector<std::string> in, const std::string& out) {
-    testutil::node(g, type, std::move(in), {out}, out);
-    return out;
-  }
-  std::string transpose(const std::string& x, std::vector<int64_t> perm, const std::string& out) {
-    testutil::attr_ints(testutil::node(g, "Transpose", {x}, {out}, out), "perm", std::move(perm));
+  std::string matmul(const std::string& a, const std::string& b, const std::string& out) {
+    op("MatMul", {a, b}, out);
     return out;
   }
   // Returns the layer's output.
   std::string layer(const std::string& x, int l, int64_t kv_heads) {
     std::string p = "layers." + std::to_string(l);
-    std::string q = op("MatMul", {x, weight(p + ".q_proj.weight", width, heads * head_dim)}, p + "/q");
-    q = transpose(op("Reshape", {q, ints(p + "/q_shape", {0, 0, heads, head_dim})}, p + "/q4"), {0, 2, 1, 3}, p + "/qt");
+    std::string q = matmul(x, external_weight(p + ".q_proj.weight", width, heads * head_dim), p + "/q");
+    q = transpose(reshape(q, {0, 0, heads, head_dim}, p + "/q4"), {0, 2, 1, 3}, p + "/qt");
     std::string kv[2];
     const char* names[] = {"k", "v"};
     for (int i = 0; i < 2; ++i) {
       std::string r = p + "/" + names[i];
-      std::string y = op("MatMul", {x, weight(p + "." + names[i] + "_proj.weight", width, kv_heads * head_dim)}, r);
-      y = transpose(op("Reshape", {y, ints(r + "_shape", {0, 0, kv_heads, head_dim})}, r + "4"), {0, 2, 1, 3}, r + "t");
+      std::string y = matmul(x, external_weight(p + "." + names[i] + "_proj.weight", width, kv_heads * head_dim), r);
+      y = transpose(reshape(y, {0, 0, kv_heads, head_dim}, r + "4"), {0, 2, 1, 3}, r + "t");
       if (kv_heads != heads) {
-        y = op("Unsqueeze", {y, ints(r + "_axes", {2})}, r + "_u");
-        y = op("Expand", {y, ints(r + "_rep", {1, 1, heads / kv_heads, 1, 1})}, r + "_e");
-        y = op("Reshape", {y, ints(r + "_merge", {0, heads, -1, head_dim})}, r + "_r");
+        op("Unsqueeze", {y, ints({2})}, r + "_u");
+        op("Expand", {r + "_u", ints({1, 1, heads / kv_heads, 1, 1})}, r + "_e");
+        y = reshape(r + "_e", {0, heads, -1, head_dim}, r + "_r");
       }
       kv[i] = y;
     }
     std::string kt = transpose(kv[0], {0, 1, 3, 2}, p + "/kT");
-    std::string s = op("MatMul", {q, kt}, p + "/scores");
-    *g->add_initializer() = testutil::tensor(p + "/scale", {}, onnx::TensorProto::FLOAT);
-    s = op("Div", {s, p + "/scale"}, p + "/scaled");
-    testutil::attr_int(testutil::node(g, "Softmax", {s}, {p + "/Softmax"}, p + "/Softmax"), "axis", -1);
-    std::string c = op("MatMul", {p + "/Softmax", kv[1]}, p + "/context");
-    c = op("Reshape", {transpose(c, {0, 2, 1, 3}, p + "/ct"), ints(p + "/c_shape", {0, 0, heads * head_dim})}, p + "/c");
-    std::string o = op("MatMul", {c, weight(p + ".o_proj.weight", heads * head_dim, width)}, p + "/o");
-    return op("Add", {x, o}, p + "/residual");
+    std::string s = matmul(q, kt, p + "/scores");
+    op("Div", {s, init(p + "/scale", {}, testutil::kFloat)}, p + "/scaled");
+    testutil::attr_int(op("Softmax", {p + "/scaled"}, p + "/Softmax"), "axis", -1);
+    std::string c = matmul(p + "/Softmax", kv[1], p + "/context");
+    c = reshape(transpose(c, {0, 2, 1, 3}, p + "/ct"), {0, 0, heads * head_dim}, p + "/c");
+    std::string o = matmul(c, external_weight(p + ".o_proj.weight", heads * head_dim, width), p + "/o");
+    op("Add", {x, o}, p + "/residual");
+    return p + "/residual";
   }
   Llama(int layers, int64_t kv_heads) {
-    testutil::input(g, "x", {1, -1, width});
-    g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kFp16);
+    input("x", {1, -1, width}, kFp16);
     std::string x = "x";
     for (int l = 0; l < layers; ++l) x = layer(x, l, kv_heads);
-    g->add_output()->set_name(x);
+    output(x);
   }
 };
 
@@ -176,46 +160,25 @@ TEST_CASE("cost: grouped and multi-query K/V heads, and what they saved", "[cost
 TEST_CASE("cost: cross-attention K/V are counted once per decoder layer, per encoder token", "[cost]") {
   // Two decoder layers on x [B, T, 32], each with self-attention and cross-attention over the
   // encoder's output `memory` [B, S, 32]; 4 heads of 8, float32.
-  onnx::ModelProto m = testutil::model();
-  auto* g = m.mutable_graph();
-  testutil::input(g, "x", {1, -1, 32});
-  testutil::input(g, "memory", {1, -1, 32});
-  auto op = [&](const std::string& type, std::vector<std::string> in, const std::string& out) {
-    testutil::node(g, type, std::move(in), {out}, out);
-    return out;
-  };
-  auto w = [&](const std::string& name) {
-    *g->add_initializer() = testutil::tensor(name, {32, 32});
-    return name;
-  };
-  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
-    *g->add_initializer() = testutil::ints(name, v);
-    return name;
-  };
-  auto split = [&](const std::string& y, const std::string& p, std::vector<int64_t> perm) {
-    std::string r = op("Reshape", {y, ints(p + "_shape", {0, 0, 4, 8})}, p + "4");
-    testutil::attr_ints(testutil::node(g, "Transpose", {r}, {p + "t"}, p + "t"), "perm", perm);
-    return p + "t";
-  };
+  testutil::GraphBuilder n;
+  n.input("x", {1, -1, 32});
+  n.input("memory", {1, -1, 32});
   auto attention = [&](const std::string& x, const std::string& kv_source, const std::string& p) {
-    std::string q = split(op("MatMul", {x, w(p + ".q.weight")}, p + "/q"), p + "/q", {0, 2, 1, 3});
-    std::string k = split(op("MatMul", {kv_source, w(p + ".k.weight")}, p + "/k"), p + "/k", {0, 2, 3, 1});
-    std::string v = split(op("MatMul", {kv_source, w(p + ".v.weight")}, p + "/v"), p + "/v", {0, 2, 1, 3});
-    std::string s = op("MatMul", {q, k}, p + "/scores");
-    testutil::attr_int(testutil::node(g, "Softmax", {s}, {p + "/Softmax"}, p + "/Softmax"), "axis", -1);
-    std::string c = op("MatMul", {p + "/Softmax", v}, p + "/context");
-    testutil::attr_ints(testutil::node(g, "Transpose", {c}, {p + "/ct"}, p + "/ct"), "perm", {0, 2, 1, 3});
-    c = op("Reshape", {p + "/ct", ints(p + "/c_shape", {0, 0, 32})}, p + "/c");
-    return op("Add", {x, op("MatMul", {c, w(p + ".o.weight")}, p + "/o")}, p + "/residual");
+    std::string q = n.split_heads(n.linear(x, p + ".q", 32, 32, false), p + "/q", 4, 8, {0, 2, 1, 3});
+    std::string k = n.split_heads(n.linear(kv_source, p + ".k", 32, 32, false), p + "/k", 4, 8, {0, 2, 3, 1});
+    std::string v = n.split_heads(n.linear(kv_source, p + ".v", 32, 32, false), p + "/v", 4, 8, {0, 2, 1, 3});
+    std::string o = n.linear(n.core(q, k, v, p, 32), p + ".o", 32, 32, false);
+    n.op("Add", {x, o}, p + "/residual");
+    return p + "/residual";
   };
   std::string x = "x";
   for (int l = 0; l < 2; ++l) {
     x = attention(x, x, "dec" + std::to_string(l) + ".self");
     x = attention(x, "memory", "dec" + std::to_string(l) + ".cross");
   }
-  g->add_output()->set_name(x);
+  n.output(x);
   testutil::TempDir dir;
-  testutil::save(m, dir.file("decoder.onnx"));
+  testutil::save(n.m, dir.file("decoder.onnx"));
   CliResult r = cli({"audit", dir.file("decoder.onnx"), "-f", "json"});
   CHECK(r.code == 0);
   Json doc = model_json(r);

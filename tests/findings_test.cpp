@@ -34,6 +34,7 @@ using Catch::Contains;
 namespace {
 
 using testutil::audited;
+using testutil::set_external;
 
 std::vector<Finding> with_rule(const Audit& a, const std::string& rule) {
   std::vector<Finding> out;
@@ -79,19 +80,6 @@ std::vector<float> transposed(const std::vector<float>& a, size_t rows, size_t c
     for (size_t j = 0; j < cols; ++j) out[j * rows + i] = a[i * cols + j];
   }
   return out;
-}
-
-void set_external(onnx::TensorProto& t, const std::string& location, int64_t offset, int64_t length) {
-  t.clear_raw_data();
-  t.set_data_location(onnx::TensorProto::EXTERNAL);
-  auto add = [&](const std::string& k, const std::string& v) {
-    auto* e = t.add_external_data();
-    e->set_key(k);
-    e->set_value(v);
-  };
-  add("location", location);
-  if (offset >= 0) add("offset", std::to_string(offset));
-  if (length >= 0) add("length", std::to_string(length));
 }
 
 // A tied LM head: ids -> Gather(embed [256, 64]) -> MatMul(., head) -> logits [1, 5, 256].

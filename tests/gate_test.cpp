@@ -35,6 +35,7 @@ namespace {
 // ----- helpers ------------------------------------------------------------------------------
 
 using testutil::CliResult;
+using testutil::CwdGuard;
 using testutil::cli;
 
 static std::string sample(const std::string& name) { return std::string(HEADCOUNT_SAMPLES_DIR) + "/" + name + ".onnx"; }
@@ -86,16 +87,6 @@ static const Json& get(const Json& j, const std::string& key) {
   if (it == j.end()) FAIL("no field '" << key << "'");
   return *it;
 }
-
-// Changes into `dir` and back again when the scope ends, also when a REQUIRE throws.
-struct CwdGuard {
-  fs::path saved = fs::current_path();
-  explicit CwdGuard(const fs::path& dir) { fs::current_path(dir); }
-  ~CwdGuard() {
-    std::error_code ec;
-    fs::current_path(saved, ec);
-  }
-};
 
 const char* const kCountError = "' is not a parameter count (examples: 350000, 350k, 110M, 1.5B)";
 const char* const kBytesError = "' is not a size in bytes (examples: 500000000, 500MB, 476.8MiB, 2GiB)";

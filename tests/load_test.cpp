@@ -162,21 +162,12 @@ void check_bad_then_good(const std::string& bad, const std::string& message) {
 
 // A model with one initializer `w` whose data is external at `location`, offset 128, length 64:
 // float32 [4, 4] is 16 elements * 4 bytes = 64 bytes, so the file must hold bytes 128..191.
-std::string external_model(const testutil::TempDir& dir, const std::string& location,
-                           const std::string& length = "64") {
+std::string external_model(const testutil::TempDir& dir, const std::string& location, int64_t length = 64) {
   auto m = testutil::model();
   auto* g = m.mutable_graph();
   testutil::input(g, "x", {1, 4});
   T t = testutil::tensor("w", {4, 4}, T::FLOAT, /*no_data=*/true);
-  t.set_data_location(T::EXTERNAL);
-  auto add = [&](const std::string& k, const std::string& v) {
-    auto* e = t.add_external_data();
-    e->set_key(k);
-    e->set_value(v);
-  };
-  add("location", location);
-  add("offset", "128");
-  add("length", length);
+  testutil::set_external(t, location, 128, length);
   *g->add_initializer() = t;
   testutil::node(g, "MatMul", {"x", "w"}, {"y"}, "mm");
   std::string path = dir.file("model.onnx");
@@ -551,7 +542,7 @@ TEST_CASE("external data: present, missing, too short", "[load]") {
     CHECK_FALSE(w.payload_known);
   }
   SECTION("a length that is not the tensor's 64 bytes") {
-    std::string p = external_model(dir, "w.bin", "60");
+    std::string p = external_model(dir, "w.bin", 60);
     testutil::write_bytes(dir.file("w.bin"), std::string(1000, 'x'));
     CHECK(weight(load_model(p), "w").external_status() == ExternalStatus::SizeMismatch);
   }

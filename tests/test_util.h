@@ -37,6 +37,16 @@ struct TempDir {
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
+// Changes into `dir` and back again when the scope ends, also when a REQUIRE throws.
+struct CwdGuard {
+  std::filesystem::path saved = std::filesystem::current_path();
+  explicit CwdGuard(const std::filesystem::path& dir) { std::filesystem::current_path(dir); }
+  ~CwdGuard() {
+    std::error_code ec;
+    std::filesystem::current_path(saved, ec);
+  }
+};
+
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
@@ -66,6 +76,21 @@ inline onnx::TensorProto tensor(const std::string& name, std::vector<int64_t> di
     t.set_raw_data(std::string(n * width, '\0'));
   }
   return t;
+}
+
+// Moves `t`'s data to the external file `location` (relative to the model's folder), with its
+// offset and length when they are 0 or more; the file itself is the test's to write, or not.
+inline void set_external(onnx::TensorProto& t, const std::string& location, int64_t offset = -1, int64_t length = -1) {
+  t.clear_raw_data();
+  t.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&](const std::string& k, const std::string& v) {
+    auto* e = t.add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add("location", location);
+  if (offset >= 0) add("offset", std::to_string(offset));
+  if (length >= 0) add("length", std::to_string(length));
 }
 
 // An int64 tensor holding `values` (shape constants, Reshape targets, Split sizes).

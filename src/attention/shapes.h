@@ -71,8 +71,8 @@ class ShapeOracle {
 
 // The audit's one shape oracle, built when a stage first asks for it and then shared: the attention
 // matcher asks at once, the expert and mixer stages only when they read a shape (a TopK's k, a
-// CumSum's axis). The pipeline (src/report.cpp) makes one per audit and hands it to each stage
-// (src/stages.h), so a graph's dims are propagated once.
+// CumSum's axis). The pipeline (audit_loaded, src/audit.cpp) makes one per audit and hands it to
+// each stage (src/stages.h), so a graph's dims are propagated once.
 class SharedShapes {
  public:
   explicit SharedShapes(const Model& model) : m_(model), budget_(model) {}

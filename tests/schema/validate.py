@@ -4,7 +4,8 @@
 Usage: validate.py HEADCOUNT SAMPLES_DIR REPO_DIR
 
 Runs the binary the way CI jobs do (every sample; a missing, a truncated and a text file beside
-good ones; gates, a baseline, a config, --no-content) and checks each report with python3-jsonschema:
+good ones; gates, a baseline, a config, --no-content; one model failing every gate of the gate
+table at once, each of which must appear failed) and checks each report with python3-jsonschema:
 --format json and jsonl against docs/headcount.schema.json (draft 2020-12), --format sarif against
 the OASIS SARIF 2.1.0 schema in tests/sarif/. The schemas are first shown to reject a report with
 a field they do not describe, so a schema that accepts anything fails this test.
@@ -12,11 +13,66 @@ a field they do not describe, so a schema that accepts anything fails this test.
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 
 import jsonschema  # python3-jsonschema; a missing module fails the test, it never skips
+
+
+def every_gate_run(binary, samples, work):
+    """The arguments of one audit that fails every gate of the gate table: gates/model.onnx is
+    samples/llama_tiny.onnx (2 blocks of 4 query heads, findings at info), audited with each budget
+    at 1, --expect-heads 3, --fail-on info, a --baseline made from gpt2_tiny.onnx at the same path
+    (other counts), and a --checkpoint whose embed_tokens.weight has every value negated."""
+    folder = os.path.join(work, "gates")
+    os.mkdir(folder)
+    model = os.path.join(folder, "model.onnx")
+    shutil.copyfile(os.path.join(samples, "gpt2_tiny.onnx"), model)
+    subprocess.run([binary, "audit", "gates/model.onnx", "-f", "json", "-o", "gates/baseline.json"], cwd=work,
+                   capture_output=True)
+    shutil.copyfile(os.path.join(samples, "llama_tiny.onnx"), model)
+    # safetensors: an 8-byte little-endian header length, the JSON header, then the data.
+    data = bytearray(open(os.path.join(samples, "llama_tiny.safetensors"), "rb").read())
+    size = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + size])
+    tensor = header["embed_tokens.weight"]
+    assert tensor["dtype"] == "F32", tensor
+    begin, end = (8 + size + o for o in tensor["data_offsets"])
+    for sign in range(begin + 3, end, 4):  # the sign bit of each little-endian float32
+        data[sign] ^= 0x80
+    with open(os.path.join(folder, "changed.safetensors"), "wb") as f:
+        f.write(data)
+    budgets = []
+    for option, limit in (("--max-params", "1"), ("--max-attention-params", "1"), ("--max-bytes", "1"),
+                          ("--expect-heads", "3"), ("--max-kv-bytes-per-token", "1"), ("--max-macs-per-token", "1"),
+                          ("--max-active-params", "1")):
+        budgets += [option, limit]
+    return ["gates/model.onnx", *budgets, "--fail-on", "info", "--baseline", "gates/baseline.json",
+            "--checkpoint", "gates/changed.safetensors"]
+
+
+def every_gate_failed(binary, args, work):
+    """Every gate the binary declares (its SARIF log's gate-ID rules, made from the gate table)
+    failed in the json report of `args` (which the caller validates against the schema)."""
+    sarif = subprocess.run([binary, "audit", *args, "-f", "sarif"], cwd=work, capture_output=True, text=True)
+    rules = json.loads(sarif.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    declared = {r["id"][len("gate-"):] for r in rules if r["id"].startswith("gate-")}
+    p = subprocess.run([binary, "audit", *args, "-f", "json"], cwd=work, capture_output=True, text=True)
+    what = f"headcount audit {' '.join(args)} -f json (exit {p.returncode})"
+    doc = json.loads(p.stdout)
+    failed = {g["gate"] for m in doc["models"] for g in m["gates"]}
+    out = []
+    if p.returncode != 1 or doc["errors"]:
+        out.append(f"{what}: expected exit 1 and no error; stderr: {p.stderr[:300]}")
+    if len(declared) < 10:  # 7 budget gates, fail-on, checkpoint, baseline
+        out.append(f"the SARIF log declares only {len(declared)} gates: {sorted(declared)}")
+    if declared - failed:
+        out.append(f"{what}: these gates did not fail: {sorted(declared - failed)}")
+    if failed - declared:
+        out.append(f"{what}: these gates failed but the SARIF log does not declare them: {sorted(failed - declared)}")
+    return out
 
 
 def main():
@@ -68,6 +124,8 @@ def main():
         baseline = os.path.join(work, "baseline.json")
         subprocess.run([binary, "audit", "models", "-f", "json", "-o", baseline], cwd=work, capture_output=True)
         runs.append(["models", "--baseline", baseline, "--tolerance", "1%"])
+        every_gate = every_gate_run(binary, samples, work)
+        runs.append(every_gate)
         for args in runs:
             for fmt in ("json", "jsonl", "sarif"):
                 p = subprocess.run([binary, "audit", *args, "-f", fmt], cwd=work, capture_output=True, text=True)
@@ -82,6 +140,8 @@ def main():
                 else:
                     check(report if fmt == "json" else sarif, json.loads(p.stdout), what)
                     checked[fmt] += 1
+
+        failures += every_gate_failed(binary, every_gate, work)
 
         # The schemas are strict: an undescribed field or a wrong type is caught.
         p = subprocess.run([binary, "audit", "models/gpt2_tiny.onnx", "-f", "json"], cwd=work, capture_output=True, text=True)
