@@ -244,6 +244,89 @@ uint64_t model_row(uint64_t row, uint64_t head) {
   return row - o + (o % 2) * (head / 2) + o / 2;
 }
 
+// The two tensors of one comparison, open, and the type their values are compared at. With
+// `first_only`, a comparison stops at the first difference.
+struct Sides {
+  Values a, b;
+  int32_t as = 0;
+  bool first_only = false;
+};
+
+// Rotary: A's row r against B's row model_row(r, head), row by row, in bands of a row.
+void compare_rotary(Sides& s, uint64_t rows, uint64_t cols, uint64_t head, Comparison& out) {
+  std::vector<double> x, y;
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t c0 = 0; c0 < cols; c0 += kBand) {
+      const uint64_t n = std::min(kBand, cols - c0);
+      x.resize(static_cast<size_t>(n));
+      y.resize(static_cast<size_t>(n));
+      if (!s.a.read(r * cols + c0, n, x.data()) || !s.b.read(model_row(r, head) * cols + c0, n, y.data())) {
+        out.read = false;
+        return;
+      }
+      for (uint64_t i = 0; i < n; ++i) {
+        note(out, x[i], y[i], r * cols + c0 + i, s.as);
+        if (s.first_only && out.differing) return;
+      }
+    }
+  }
+}
+
+// Same, Reshaped and Rows: A's element e against B's element start + e, in bands.
+void compare_flat(Sides& s, uint64_t elements, uint64_t start, Comparison& out) {
+  std::vector<double> x, y;
+  for (uint64_t e = 0; e < elements; e += kBand) {
+    uint64_t n = std::min(kBand, elements - e);
+    x.resize(static_cast<size_t>(n));
+    y.resize(static_cast<size_t>(n));
+    if (!s.a.read(e, n, x.data()) || !s.b.read(start + e, n, y.data())) {
+      out.read = false;
+      return;
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      note(out, x[i], y[i], e + i, s.as);
+      if (s.first_only && out.differing) return;
+    }
+  }
+}
+
+// Columns, Transposed and RotaryTransposed: A, [rows, cols], against B's columns, B being
+// [cols, stride] (A transposed: [cols, rows]).
+void compare_tiled(Sides& s, Layout layout, uint64_t rows, uint64_t cols, uint64_t start, uint64_t stride,
+                   uint64_t head, Comparison& out) {
+  // In tiles of A's rows r0.. and columns c0.., at most kBand elements: A's rows are read a row
+  // at a time (the whole band at once when a tile spans every column), B's a column run each.
+  if (layout != Layout::Columns) stride = rows;  // B is A transposed, [C, R]
+  const uint64_t nc_most = std::min(cols, kBand);
+  uint64_t nr_most = std::max<uint64_t>(1, kBand / nc_most);
+  // Rotary rows stay within their head: a tile of whole heads reads the same model rows.
+  const bool rotary = layout == Layout::RotaryTransposed;
+  if (rotary) nr_most = std::max<uint64_t>(1, nr_most / head) * head;
+  std::vector<double> x, y;
+  for (uint64_t r0 = 0; r0 < rows; r0 += nr_most) {
+    const uint64_t nr = std::min(nr_most, rows - r0);
+    for (uint64_t c0 = 0; c0 < cols; c0 += nc_most) {
+      const uint64_t nc = std::min(nc_most, cols - c0);
+      x.resize(static_cast<size_t>(nr * nc));
+      y.resize(static_cast<size_t>(nr * nc));
+      bool ok = nc == cols ? s.a.read(r0 * cols, nr * cols, x.data()) : true;
+      for (uint64_t i = 0; ok && nc != cols && i < nr; ++i) ok = s.a.read((r0 + i) * cols + c0, nc, x.data() + i * nc);
+      for (uint64_t j = 0; ok && j < nc; ++j) ok = s.b.read((c0 + j) * stride + start + r0, nr, y.data() + j * nr);
+      if (!ok) {
+        out.read = false;
+        return;
+      }
+      for (uint64_t i = 0; i < nr; ++i) {
+        const uint64_t yi = rotary ? model_row(r0 + i, head) - r0 : i;
+        for (uint64_t j = 0; j < nc; ++j) {
+          note(out, x[i * nc + j], y[j * nr + yi], (r0 + i) * cols + c0 + j, s.as);
+          if (s.first_only && out.differing) return;
+        }
+      }
+    }
+  }
+}
+
 // A (checkpoint) against B (export) in `layout`: Same, Reshaped and Rows compare A's element e
 // with B's element start + e; Columns reads A as [R, C] and compares A[i][j] with B[j][start + i],
 // B being [C, stride]; Transposed is Columns of a B of [C, R]. Rotary and RotaryTransposed compare
@@ -260,78 +343,20 @@ Comparison compare_in(const Weight& a, const Weight& b, Layout layout, uint64_t 
     out.applies = false;
     return out;
   }
-  Values va, vb;
-  if (!va.open(a, af) || !vb.open(b, bf)) {
+  Sides s;
+  s.as = as;
+  s.first_only = first_only;
+  if (!s.a.open(a, af) || !s.b.open(b, bf)) {
     out.read = false;
     return out;
   }
-  std::vector<double> x, y;
-  if (layout == Layout::Rotary) {  // row by row: A's row r against B's row model_row(r)
-    const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
-    for (uint64_t r = 0; r < rows; ++r) {
-      for (uint64_t c0 = 0; c0 < cols; c0 += kBand) {
-        const uint64_t n = std::min(kBand, cols - c0);
-        x.resize(static_cast<size_t>(n));
-        y.resize(static_cast<size_t>(n));
-        if (!va.read(r * cols + c0, n, x.data()) || !vb.read(model_row(r, head) * cols + c0, n, y.data())) {
-          out.read = false;
-          return out;
-        }
-        for (uint64_t i = 0; i < n; ++i) {
-          note(out, x[i], y[i], r * cols + c0 + i, as);
-          if (first_only && out.differing) return out;
-        }
-      }
-    }
+  if (!two_d) {
+    compare_flat(s, a.elements, start, out);
     return out;
   }
-  if (layout == Layout::Same || layout == Layout::Reshaped || layout == Layout::Rows) {
-    for (uint64_t e = 0; e < a.elements; e += kBand) {
-      uint64_t n = std::min(kBand, a.elements - e);
-      x.resize(static_cast<size_t>(n));
-      y.resize(static_cast<size_t>(n));
-      if (!va.read(e, n, x.data()) || !vb.read(start + e, n, y.data())) {
-        out.read = false;
-        return out;
-      }
-      for (uint64_t i = 0; i < n; ++i) {
-        note(out, x[i], y[i], e + i, as);
-        if (first_only && out.differing) return out;
-      }
-    }
-    return out;
-  }
-  // In tiles of A's rows r0.. and columns c0.., at most kBand elements: A's rows are read a row
-  // at a time (the whole band at once when a tile spans every column), B's a column run each.
   const uint64_t rows = static_cast<uint64_t>(d[0]), cols = static_cast<uint64_t>(d[1]);
-  if (layout != Layout::Columns) stride = rows;  // B is A transposed, [C, R]
-  const uint64_t nc_most = std::min(cols, kBand);
-  uint64_t nr_most = std::max<uint64_t>(1, kBand / nc_most);
-  // Rotary rows stay within their head: a tile of whole heads reads the same model rows.
-  const bool rotary = layout == Layout::RotaryTransposed;
-  if (rotary) nr_most = std::max<uint64_t>(1, nr_most / head) * head;
-  for (uint64_t r0 = 0; r0 < rows; r0 += nr_most) {
-    const uint64_t nr = std::min(nr_most, rows - r0);
-    for (uint64_t c0 = 0; c0 < cols; c0 += nc_most) {
-      const uint64_t nc = std::min(nc_most, cols - c0);
-      x.resize(static_cast<size_t>(nr * nc));
-      y.resize(static_cast<size_t>(nr * nc));
-      bool ok = nc == cols ? va.read(r0 * cols, nr * cols, x.data()) : true;
-      for (uint64_t i = 0; ok && nc != cols && i < nr; ++i) ok = va.read((r0 + i) * cols + c0, nc, x.data() + i * nc);
-      for (uint64_t j = 0; ok && j < nc; ++j) ok = vb.read((c0 + j) * stride + start + r0, nr, y.data() + j * nr);
-      if (!ok) {
-        out.read = false;
-        return out;
-      }
-      for (uint64_t i = 0; i < nr; ++i) {
-        const uint64_t yi = rotary ? model_row(r0 + i, head) - r0 : i;
-        for (uint64_t j = 0; j < nc; ++j) {
-          note(out, x[i * nc + j], y[j * nr + yi], (r0 + i) * cols + c0 + j, as);
-          if (first_only && out.differing) return out;
-        }
-      }
-    }
-  }
+  if (layout == Layout::Rotary) compare_rotary(s, rows, cols, head, out);
+  else compare_tiled(s, layout, rows, cols, start, stride, head, out);
   return out;
 }
 
