@@ -19,8 +19,8 @@ SOFT_LIMIT = 80
 HARD_LIMIT = 150
 
 # How many functions may be over SOFT_LIMIT lines. Issue 35 asks for 5; this is the count on the
-# branch that added this check (fn-match), lowered as functions are split.
-MOST_OVER_80 = 24
+# tree as it stands, lowered as functions are split.
+MOST_OVER_80 = 22
 
 # Data tables: a function whose body is a list of rows may be long. Neither limit counts them.
 # (path relative to the repository, function name)
@@ -33,7 +33,6 @@ TABLES = {
 # MOST_OVER_80 but not against HARD_LIMIT. Remove each as its split lands: the list must shrink
 # to empty.
 PENDING_SPLITS = {
-    ("src/fidelity.cpp", "check_fidelity"),
     ("src/cost.cpp", "estimate_cost"),
     ("src/render/text.cpp", "model_text"),
     ("src/render/json.cpp", "model_fields"),
