@@ -119,13 +119,14 @@ void experts_text(const Audit& a, bool all_blocks, std::ostream& out) {
   out << "  active      " << wrap(active, 14, 14) << "\n";
 }
 
-// The K/V cache and MACs per token, with what each figure rests on.
-void cost_text(const Cost& c, std::ostream& out) {
-  out << "\ninference cost (--context " << with_commas(c.context) << ", --batch " << with_commas(c.batch) << ")\n";
-  auto line = [&](const std::string& label, const std::string& text) {
-    std::string head = "  " + label + std::string(label.size() < 12 ? 12 - label.size() : 1, ' ');
-    out << head << wrap(text, head.size(), head.size()) << "\n";
-  };
+// One line of the cost section: its label in a column of 12, then the text wrapped under it.
+void cost_line(const std::string& label, const std::string& text, std::ostream& out) {
+  std::string head = "  " + label + std::string(label.size() < 12 ? 12 - label.size() : 1, ' ');
+  out << head << wrap(text, head.size(), head.size()) << "\n";
+}
+
+// The K/V cache: per token and at the context, the element types, and why it is a lower bound.
+void kv_cache_line(const Cost& c, std::ostream& out) {
   const char* at_least = c.kv_lower_bound ? "at least " : "";
   std::string unknown;  // why the K/V cache is a lower bound: a block whose K/V size is unknown
   for (const auto& bc : c.blocks) {
@@ -134,64 +135,63 @@ void cost_text(const Cost& c, std::ostream& out) {
       break;
     }
   }
-  if (!c.blocks.empty()) {
-    std::string kv = std::string(at_least) + with_commas(c.kv_bytes_per_token) + " bytes per token (" +
-                     binary_bytes(c.kv_bytes_per_token) + ")";
-    if (c.kv_bytes_at_context) {
-      kv += ", " + with_commas(*c.kv_bytes_at_context) + " at " + with_commas(c.context) + " tokens" +
-            (c.batch > 1 ? " x " + with_commas(c.batch) + " sequences" : "") + " (" + binary_bytes(*c.kv_bytes_at_context) + ")";
-    }
-    std::set<std::string> sources;
-    for (const auto& bc : c.blocks) {
-      if (bc.bits) sources.insert(bc.dtype + (bc.dtype_from == "--kv-dtype" ? " (--kv-dtype)" : ""));
-    }
-    if (!sources.empty()) {
-      std::string list;
-      for (const auto& x : sources) list += (list.empty() ? "" : ", ") + x;
-      kv += "; elements of " + list;
-    }
-    if (c.kv_lower_bound) kv += "; unknown for " + unknown;
-    line("K/V cache", kv);
-    if (c.full_mha_kv_bytes_per_token && c.kv_bytes_per_token) {
-      uint64_t full = *c.full_mha_kv_bytes_per_token;
-      std::string ratio = full % c.kv_bytes_per_token == 0 ? std::to_string(full / c.kv_bytes_per_token)
-                                                           : [&] {
-                                                               char buf[32];
-                                                               std::snprintf(buf, sizeof buf, "%.2f",
-                                                                             static_cast<double>(full) /
-                                                                                 static_cast<double>(c.kv_bytes_per_token));
-                                                               return std::string(buf);
-                                                             }();
-      line("grouped K/V", with_commas(c.kv_bytes_per_token) + " per token instead of " + with_commas(full) +
-                              " with full multi-head attention: " + ratio + "x smaller" +
-                              (c.kv_parameters_saved ? ", and " + with_commas(c.kv_parameters_saved) + " fewer K/V projection weights" : ""));
-    }
-    if (c.kv_window_saved_bytes) {
-      // Which blocks slide, over how many tokens.
-      std::map<int64_t, std::vector<int>> by_window;
-      for (const auto& bc : c.blocks) {
-        if (bc.window && !bc.cross && bc.shared_with < 0) by_window[*bc.window].push_back(bc.block);
-      }
-      std::string which;
-      for (const auto& [w, blocks] : by_window) {
-        which += (which.empty() ? "" : "; ") + std::string(blocks.size() == 1 ? "block " : "blocks ") + index_ranges(blocks) +
-                 " over " + with_commas(static_cast<uint64_t>(w)) + (w == 1 ? " token" : " tokens");
-      }
-      line("windows", which + ": each keeps min(context, window) tokens, so the cache at " + with_commas(c.context) +
-                          " tokens holds " + with_commas(*c.kv_bytes_at_context) + " bytes, " +
-                          with_commas(*c.kv_window_saved_bytes) + " fewer than without windows");
-    }
-    if (c.cross_kv_bytes_per_encoder_token) {
-      line("cross K/V", with_commas(c.cross_kv_bytes_per_encoder_token) +
-                            " bytes per encoder token, computed once per sequence from the encoder's output");
-    }
+  std::string kv = std::string(at_least) + with_commas(c.kv_bytes_per_token) + " bytes per token (" +
+                   binary_bytes(c.kv_bytes_per_token) + ")";
+  if (c.kv_bytes_at_context) {
+    kv += ", " + with_commas(*c.kv_bytes_at_context) + " at " + with_commas(c.context) + " tokens" +
+          (c.batch > 1 ? " x " + with_commas(c.batch) + " sequences" : "") + " (" + binary_bytes(*c.kv_bytes_at_context) + ")";
   }
-  if (c.state_bytes || c.state_lower_bound) {
-    line("state", std::string(c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes (" +
-                      binary_bytes(c.state_bytes) + ") of recurrent state in the token mixers" +
-                      (c.batch > 1 ? " for " + with_commas(c.batch) + " sequences" : " per sequence") +
-                      ", whatever the context" + (c.state_lower_bound ? "; a mixer's state is unknown" : ""));
+  std::set<std::string> sources;
+  for (const auto& bc : c.blocks) {
+    if (bc.bits) sources.insert(bc.dtype + (bc.dtype_from == "--kv-dtype" ? " (--kv-dtype)" : ""));
   }
+  if (!sources.empty()) {
+    std::string list;
+    for (const auto& x : sources) list += (list.empty() ? "" : ", ") + x;
+    kv += "; elements of " + list;
+  }
+  if (c.kv_lower_bound) kv += "; unknown for " + unknown;
+  cost_line("K/V cache", kv, out);
+}
+
+// Grouped K/V heads: how much smaller the cache is than with full multi-head attention.
+void grouped_kv_line(const Cost& c, std::ostream& out) {
+  if (!c.full_mha_kv_bytes_per_token || !c.kv_bytes_per_token) return;
+  uint64_t full = *c.full_mha_kv_bytes_per_token;
+  std::string ratio = full % c.kv_bytes_per_token == 0 ? std::to_string(full / c.kv_bytes_per_token)
+                                                       : [&] {
+                                                           char buf[32];
+                                                           std::snprintf(buf, sizeof buf, "%.2f",
+                                                                         static_cast<double>(full) /
+                                                                             static_cast<double>(c.kv_bytes_per_token));
+                                                           return std::string(buf);
+                                                         }();
+  cost_line("grouped K/V", with_commas(c.kv_bytes_per_token) + " per token instead of " + with_commas(full) +
+                               " with full multi-head attention: " + ratio + "x smaller" +
+                               (c.kv_parameters_saved ? ", and " + with_commas(c.kv_parameters_saved) + " fewer K/V projection weights" : ""),
+            out);
+}
+
+// Sliding windows: which blocks slide, over how many tokens, and what that saves at the context.
+void windows_line(const Cost& c, std::ostream& out) {
+  if (!c.kv_window_saved_bytes) return;
+  std::map<int64_t, std::vector<int>> by_window;
+  for (const auto& bc : c.blocks) {
+    if (bc.window && !bc.cross && bc.shared_with < 0) by_window[*bc.window].push_back(bc.block);
+  }
+  std::string which;
+  for (const auto& [w, blocks] : by_window) {
+    which += (which.empty() ? "" : "; ") + std::string(blocks.size() == 1 ? "block " : "blocks ") + index_ranges(blocks) +
+             " over " + with_commas(static_cast<uint64_t>(w)) + (w == 1 ? " token" : " tokens");
+  }
+  cost_line("windows", which + ": each keeps min(context, window) tokens, so the cache at " + with_commas(c.context) +
+                           " tokens holds " + with_commas(*c.kv_bytes_at_context) + " bytes, " +
+                           with_commas(*c.kv_window_saved_bytes) + " fewer than without windows",
+            out);
+}
+
+// The MACs per token, part by part.
+void macs_line(const Cost& c, std::ostream& out) {
   std::string macs = std::string(c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token) + ": ";
   std::vector<std::string> parts;
   if (c.macs_attention_projections) parts.push_back("attention projections " + with_commas(c.macs_attention_projections));
@@ -203,12 +203,36 @@ void cost_text(const Cost& c, std::ostream& out) {
   if (c.macs_other) parts.push_back("other products " + with_commas(c.macs_other));
   for (size_t i = 0; i < parts.size(); ++i) macs += (i ? ", " : "") + parts[i];
   if (parts.empty()) macs += "no matrix product with a stored weight";
-  line("MACs/token", macs);
-  if (c.prefill_macs) {
-    line("prefill", with_commas(*c.prefill_macs) + " MACs for " + (c.batch > 1 ? with_commas(c.batch) + " prompts" : "a prompt") +
-                        " of " + with_commas(c.context) + " tokens (every token against the whole prompt, as the graph computes it)");
+  cost_line("MACs/token", macs, out);
+}
+
+// The K/V cache and MACs per token, with what each figure rests on.
+void cost_text(const Cost& c, std::ostream& out) {
+  out << "\ninference cost (--context " << with_commas(c.context) << ", --batch " << with_commas(c.batch) << ")\n";
+  if (!c.blocks.empty()) {
+    kv_cache_line(c, out);
+    grouped_kv_line(c, out);
+    windows_line(c, out);
+    if (c.cross_kv_bytes_per_encoder_token) {
+      cost_line("cross K/V", with_commas(c.cross_kv_bytes_per_encoder_token) +
+                                 " bytes per encoder token, computed once per sequence from the encoder's output",
+                out);
+    }
   }
-  for (const auto& n : c.notes) line("note", n);
+  if (c.state_bytes || c.state_lower_bound) {
+    cost_line("state", std::string(c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes (" +
+                           binary_bytes(c.state_bytes) + ") of recurrent state in the token mixers" +
+                           (c.batch > 1 ? " for " + with_commas(c.batch) + " sequences" : " per sequence") +
+                           ", whatever the context" + (c.state_lower_bound ? "; a mixer's state is unknown" : ""),
+              out);
+  }
+  macs_line(c, out);
+  if (c.prefill_macs) {
+    cost_line("prefill", with_commas(*c.prefill_macs) + " MACs for " + (c.batch > 1 ? with_commas(c.batch) + " prompts" : "a prompt") +
+                             " of " + with_commas(c.context) + " tokens (every token against the whole prompt, as the graph computes it)",
+              out);
+  }
+  for (const auto& n : c.notes) cost_line("note", n, out);
 }
 
 // How the framework's own count (PyTorch's sum(p.numel())) follows from what the file stores,
