@@ -174,12 +174,8 @@ void write_cost(JsonWriter& j, const Cost& c) {
   j.end_object();
 }
 
-// The fields of one audited model (the object's braces are the caller's).
-void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
-  namespace F = json_field;
-  const Model& m = a.model;
-  const Inventory& inv = a.inventory;
-  j.field(F::kFile, result.path);
+// "model": what the file is (its format, producer, opsets and sizes).
+void write_model(JsonWriter& j, const Model& m) {
   j.key("model").begin_object();
   j.field("format", m.checkpoint ? m.checkpoint->format : std::string("onnx"));
   if (m.checkpoint) {
@@ -199,7 +195,12 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.field("nodes", static_cast<uint64_t>(m.nodes.size()));
   j.field("functions", static_cast<int64_t>(m.proto->functions_size()));
   j.end_object();
+}
 
+// "parameters": the counts, and the composition by part.
+void write_parameters(JsonWriter& j, const Audit& a) {
+  namespace F = json_field;
+  const Inventory& inv = a.inventory;
   j.key(F::kParameters).begin_object();
   j.field(F::kStored, inv.stored);
   j.field("bytes", inv.bytes);
@@ -225,7 +226,12 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.field("other", a.composition.other);
   j.end_object();
   j.end_object();
+}
 
+// "buffers", "constants", "everything_else" and "merged": the tensors set apart from the
+// framework's count or from every part, each with why.
+void write_set_apart(JsonWriter& j, const Audit& a) {
+  const Model& m = a.model;
   j.key("buffers").begin_array();
   for (const auto& b : a.framework.buffers) {
     const Weight& w = m.weights[static_cast<size_t>(b.weight)];
@@ -251,7 +257,10 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     j.field("elements", w.elements).end_object();
   }
   j.end_array();
+}
 
+void write_duplicates(JsonWriter& j, const Audit& a) {
+  const Model& m = a.model;
   j.key("duplicates").begin_array();
   for (const auto& d : a.duplicates) {
     j.begin_object();
@@ -262,18 +271,20 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     j.end_object();
   }
   j.end_array();
+}
 
-  auto breakdown = [&](const char* name, const char* keyname, const std::vector<Breakdown>& rows) {
-    j.key(name).begin_array();
-    for (const auto& r : rows) {
-      j.begin_object().field(keyname, r.key).field("tensors", r.tensors).field("elements", r.elements)
-          .field("bytes", r.bytes).end_object();
-    }
-    j.end_array();
-  };
-  breakdown("by_dtype", "dtype", inv.by_dtype);
-  breakdown("by_storage", "storage", inv.by_storage);
+// "by_dtype" or "by_storage": one row per key.
+void write_breakdown(JsonWriter& j, const char* name, const char* keyname, const std::vector<Breakdown>& rows) {
+  j.key(name).begin_array();
+  for (const auto& r : rows) {
+    j.begin_object().field(keyname, r.key).field("tensors", r.tensors).field("elements", r.elements)
+        .field("bytes", r.bytes).end_object();
+  }
+  j.end_array();
+}
 
+// "tensors": every parameter, where it is stored and what reads it.
+void write_tensors(JsonWriter& j, const Model& m) {
   j.key("tensors").begin_array();
   for (const Weight& w : m.weights) {
     if (!w.parameter) continue;
@@ -303,104 +314,101 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     j.end_object();
   }
   j.end_array();
+}
 
-  j.key(F::kBlocks).begin_array();
-  for (const auto& b : a.attention.blocks) {
+// One attention block: its heads and sizes, each projection, its window and what else it holds.
+void write_block(JsonWriter& j, const Model& m, const AttentionBlock& b) {
+  namespace F = json_field;
+  j.begin_object();
+  j.field("index", b.index);
+  j.field("name", b.name);
+  j.field(F::kForm, b.form);
+  j.field("kind", b.kind);
+  write_optional(j, F::kHeads, b.heads);
+  write_optional(j, F::kKvHeads, b.kv_heads);
+  j.field("heads_from", b.heads_from);
+  write_optional(j, F::kWidth, b.width > 0 ? std::optional<int64_t>(b.width) : std::nullopt);
+  write_optional(j, "head_dim", b.head_dim);
+  write_optional(j, "v_head_dim", b.v_head_dim);
+  j.key("latent");
+  if (b.latent) {
+    const LatentAttention& la = *b.latent;
     j.begin_object();
-    j.field("index", b.index);
-    j.field("name", b.name);
-    j.field(F::kForm, b.form);
-    j.field("kind", b.kind);
-    write_optional(j, F::kHeads, b.heads);
-    write_optional(j, F::kKvHeads, b.kv_heads);
-    j.field("heads_from", b.heads_from);
-    write_optional(j, F::kWidth, b.width > 0 ? std::optional<int64_t>(b.width) : std::nullopt);
-    write_optional(j, "head_dim", b.head_dim);
-    write_optional(j, "v_head_dim", b.v_head_dim);
-    j.key("latent");
-    if (b.latent) {
-      const LatentAttention& la = *b.latent;
-      j.begin_object();
-      j.field("q_rank", la.q_rank).field("kv_rank", la.kv_rank).field("rope_dim", la.rope_dim);
-      j.field("qk_nope_dim", la.qk_nope_dim).field("v_head_dim", la.v_head_dim).field("from", la.from);
-      j.end_object();
-    } else {
-      j.null();
-    }
-    j.field("total", b.total);
-    j.field("standard", b.standard);
-    j.key("projections").begin_object();
-    for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-      j.key(role_name(r));
-      write_projection(j, m, b.projection(r));
-    }
+    j.field("q_rank", la.q_rank).field("kv_rank", la.kv_rank).field("rope_dim", la.rope_dim);
+    j.field("qk_nope_dim", la.qk_nope_dim).field("v_head_dim", la.v_head_dim).field("from", la.from);
     j.end_object();
-    write_optional(j, "window", b.window);
-    j.key("window_from");
-    if (b.window_from.empty()) j.null();
-    else j.value(b.window_from);
-    j.key("score_path").begin_array();
-    for (const auto& step : b.score_path) j.value(step);
-    j.end_array();
-    j.key("extras").begin_array();
-    for (const auto& e : b.extras) {
-      const Weight& w = m.weights[static_cast<size_t>(e.weight)];
-      j.begin_object().field("name", w.name).field("role", extra_role_name(e.role)).field("elements", e.elements);
-      j.key("shape").int_array(w.dims);
-      j.end_object();
-    }
-    j.end_array();
-    j.key("notes").begin_array();
-    for (const auto& n : b.notes) j.value(n);
-    j.end_array();
+  } else {
+    j.null();
+  }
+  j.field("total", b.total);
+  j.field("standard", b.standard);
+  j.key("projections").begin_object();
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
+    j.key(role_name(r));
+    write_projection(j, m, b.projection(r));
+  }
+  j.end_object();
+  write_optional(j, "window", b.window);
+  j.key("window_from");
+  if (b.window_from.empty()) j.null();
+  else j.value(b.window_from);
+  j.key("score_path").begin_array();
+  for (const auto& step : b.score_path) j.value(step);
+  j.end_array();
+  j.key("extras").begin_array();
+  for (const auto& e : b.extras) {
+    const Weight& w = m.weights[static_cast<size_t>(e.weight)];
+    j.begin_object().field("name", w.name).field("role", extra_role_name(e.role)).field("elements", e.elements);
+    j.key("shape").int_array(w.dims);
     j.end_object();
   }
   j.end_array();
+  j.key("notes").begin_array();
+  for (const auto& n : b.notes) j.value(n);
+  j.end_array();
+  j.end_object();
+}
 
+// "declared": what the config beside the model declares against what was found, or null.
+void write_declared(JsonWriter& j, const std::optional<Declared>& declared) {
   j.key("declared");
-  if (!a.declared) {
+  if (!declared) {
+    j.null();
+    return;
+  }
+  const Declared& d = *declared;
+  j.begin_object().field("file", d.config.file).field("format", d.config.format).field("model_type", d.config.model_type);
+  j.key("fields").begin_array();
+  for (const auto& f : d.fields) {
+    j.begin_object().field("field", f.label).field("key", f.key);
+    j.key("derived_from");
+    if (f.derived_from.empty()) j.null();
+    else j.value(f.derived_from);
+    for (auto [k, v] : {std::pair<const char*, Int>{"declared", f.declared}, {"found", f.found}}) {
+      j.key(k);
+      if (!v) j.null();
+      else if (f.boolean) j.value(*v != 0);
+      else j.value(*v);
+    }
+    j.field("agreement", agreement_name(f.agreement)).field("note", f.note).end_object();
+  }
+  j.end_array();
+  j.key("formula");
+  if (!d.count) {
     j.null();
   } else {
-    const Declared& d = *a.declared;
-    j.begin_object().field("file", d.config.file).field("format", d.config.format).field("model_type", d.config.model_type);
-    j.key("fields").begin_array();
-    for (const auto& f : d.fields) {
-      j.begin_object().field("field", f.label).field("key", f.key);
-      j.key("derived_from");
-      if (f.derived_from.empty()) j.null();
-      else j.value(f.derived_from);
-      for (auto [k, v] : {std::pair<const char*, Int>{"declared", f.declared}, {"found", f.found}}) {
-        j.key(k);
-        if (!v) j.null();
-        else if (f.boolean) j.value(*v != 0);
-        else j.value(*v);
-      }
-      j.field("agreement", agreement_name(f.agreement)).field("note", f.note).end_object();
-    }
+    j.begin_object().field("family", d.count->family).field("total", d.count->total).field("note", d.count_note);
+    j.key("parts").begin_array();
+    for (const auto& p : d.count->parts) j.begin_object().field("part", p.part).field("parameters", p.parameters).field("formula", p.formula).end_object();
     j.end_array();
-    j.key("formula");
-    if (!d.count) {
-      j.null();
-    } else {
-      j.begin_object().field("family", d.count->family).field("total", d.count->total).field("note", d.count_note);
-      j.key("parts").begin_array();
-      for (const auto& p : d.count->parts) j.begin_object().field("part", p.part).field("parameters", p.parameters).field("formula", p.formula).end_object();
-      j.end_array();
-      j.end_object();
-    }
     j.end_object();
   }
+  j.end_object();
+}
 
-  write_experts(j, a);
-  write_mixers(j, a);
-  write_cost(j, a.cost);
-
-  j.key("checkpoint");  // --checkpoint: does the export hold every weight of it?
-  if (a.fidelity) fidelity_json(*a.fidelity, j);
-  else j.null();
-
+void write_findings(JsonWriter& j, const std::vector<Finding>& findings) {
   j.key("findings").begin_array();
-  for (const auto& f : a.findings) {
+  for (const auto& f : findings) {
     j.begin_object();
     j.field("rule", f.rule);
     j.field("severity", severity_name(f.severity));
@@ -411,13 +419,40 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     j.end_object();
   }
   j.end_array();
+}
 
+// "unmatched": the softmaxes that are not attention, with why.
+void write_unmatched(JsonWriter& j, const Audit& a) {
   j.key("unmatched").begin_array();
   for (const auto& u : a.attention.unmatched) {
-    j.begin_object().field("node", u.name).field("op_type", m.nodes[u.node].rec->op_type()).field("reason", u.reason).end_object();
+    j.begin_object().field("node", u.name).field("op_type", a.model.nodes[u.node].rec->op_type()).field("reason", u.reason).end_object();
   }
   j.end_array();
+}
 
+// The fields of one audited model (the object's braces are the caller's).
+void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
+  namespace F = json_field;
+  j.field(F::kFile, result.path);
+  write_model(j, a.model);
+  write_parameters(j, a);
+  write_set_apart(j, a);
+  write_duplicates(j, a);
+  write_breakdown(j, "by_dtype", "dtype", a.inventory.by_dtype);
+  write_breakdown(j, "by_storage", "storage", a.inventory.by_storage);
+  write_tensors(j, a.model);
+  j.key(F::kBlocks).begin_array();
+  for (const auto& b : a.attention.blocks) write_block(j, a.model, b);
+  j.end_array();
+  write_declared(j, a.declared);
+  write_experts(j, a);
+  write_mixers(j, a);
+  write_cost(j, a.cost);
+  j.key("checkpoint");  // --checkpoint: does the export hold every weight of it?
+  if (a.fidelity) fidelity_json(*a.fidelity, j);
+  else j.null();
+  write_findings(j, a.findings);
+  write_unmatched(j, a);
   j.key("gates").begin_array();
   for (const auto& g : result.gates) j.begin_object().field("gate", g.gate).field("message", g.message).end_object();
   j.end_array();

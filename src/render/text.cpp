@@ -119,13 +119,14 @@ void experts_text(const Audit& a, bool all_blocks, std::ostream& out) {
   out << "  active      " << wrap(active, 14, 14) << "\n";
 }
 
-// The K/V cache and MACs per token, with what each figure rests on.
-void cost_text(const Cost& c, std::ostream& out) {
-  out << "\ninference cost (--context " << with_commas(c.context) << ", --batch " << with_commas(c.batch) << ")\n";
-  auto line = [&](const std::string& label, const std::string& text) {
-    std::string head = "  " + label + std::string(label.size() < 12 ? 12 - label.size() : 1, ' ');
-    out << head << wrap(text, head.size(), head.size()) << "\n";
-  };
+// One line of the cost section: its label in a column of 12, then the text wrapped under it.
+void cost_line(const std::string& label, const std::string& text, std::ostream& out) {
+  std::string head = "  " + label + std::string(label.size() < 12 ? 12 - label.size() : 1, ' ');
+  out << head << wrap(text, head.size(), head.size()) << "\n";
+}
+
+// The K/V cache: per token and at the context, the element types, and why it is a lower bound.
+void kv_cache_line(const Cost& c, std::ostream& out) {
   const char* at_least = c.kv_lower_bound ? "at least " : "";
   std::string unknown;  // why the K/V cache is a lower bound: a block whose K/V size is unknown
   for (const auto& bc : c.blocks) {
@@ -134,64 +135,63 @@ void cost_text(const Cost& c, std::ostream& out) {
       break;
     }
   }
-  if (!c.blocks.empty()) {
-    std::string kv = std::string(at_least) + with_commas(c.kv_bytes_per_token) + " bytes per token (" +
-                     binary_bytes(c.kv_bytes_per_token) + ")";
-    if (c.kv_bytes_at_context) {
-      kv += ", " + with_commas(*c.kv_bytes_at_context) + " at " + with_commas(c.context) + " tokens" +
-            (c.batch > 1 ? " x " + with_commas(c.batch) + " sequences" : "") + " (" + binary_bytes(*c.kv_bytes_at_context) + ")";
-    }
-    std::set<std::string> sources;
-    for (const auto& bc : c.blocks) {
-      if (bc.bits) sources.insert(bc.dtype + (bc.dtype_from == "--kv-dtype" ? " (--kv-dtype)" : ""));
-    }
-    if (!sources.empty()) {
-      std::string list;
-      for (const auto& x : sources) list += (list.empty() ? "" : ", ") + x;
-      kv += "; elements of " + list;
-    }
-    if (c.kv_lower_bound) kv += "; unknown for " + unknown;
-    line("K/V cache", kv);
-    if (c.full_mha_kv_bytes_per_token && c.kv_bytes_per_token) {
-      uint64_t full = *c.full_mha_kv_bytes_per_token;
-      std::string ratio = full % c.kv_bytes_per_token == 0 ? std::to_string(full / c.kv_bytes_per_token)
-                                                           : [&] {
-                                                               char buf[32];
-                                                               std::snprintf(buf, sizeof buf, "%.2f",
-                                                                             static_cast<double>(full) /
-                                                                                 static_cast<double>(c.kv_bytes_per_token));
-                                                               return std::string(buf);
-                                                             }();
-      line("grouped K/V", with_commas(c.kv_bytes_per_token) + " per token instead of " + with_commas(full) +
-                              " with full multi-head attention: " + ratio + "x smaller" +
-                              (c.kv_parameters_saved ? ", and " + with_commas(c.kv_parameters_saved) + " fewer K/V projection weights" : ""));
-    }
-    if (c.kv_window_saved_bytes) {
-      // Which blocks slide, over how many tokens.
-      std::map<int64_t, std::vector<int>> by_window;
-      for (const auto& bc : c.blocks) {
-        if (bc.window && !bc.cross && bc.shared_with < 0) by_window[*bc.window].push_back(bc.block);
-      }
-      std::string which;
-      for (const auto& [w, blocks] : by_window) {
-        which += (which.empty() ? "" : "; ") + std::string(blocks.size() == 1 ? "block " : "blocks ") + index_ranges(blocks) +
-                 " over " + with_commas(static_cast<uint64_t>(w)) + (w == 1 ? " token" : " tokens");
-      }
-      line("windows", which + ": each keeps min(context, window) tokens, so the cache at " + with_commas(c.context) +
-                          " tokens holds " + with_commas(*c.kv_bytes_at_context) + " bytes, " +
-                          with_commas(*c.kv_window_saved_bytes) + " fewer than without windows");
-    }
-    if (c.cross_kv_bytes_per_encoder_token) {
-      line("cross K/V", with_commas(c.cross_kv_bytes_per_encoder_token) +
-                            " bytes per encoder token, computed once per sequence from the encoder's output");
-    }
+  std::string kv = std::string(at_least) + with_commas(c.kv_bytes_per_token) + " bytes per token (" +
+                   binary_bytes(c.kv_bytes_per_token) + ")";
+  if (c.kv_bytes_at_context) {
+    kv += ", " + with_commas(*c.kv_bytes_at_context) + " at " + with_commas(c.context) + " tokens" +
+          (c.batch > 1 ? " x " + with_commas(c.batch) + " sequences" : "") + " (" + binary_bytes(*c.kv_bytes_at_context) + ")";
   }
-  if (c.state_bytes || c.state_lower_bound) {
-    line("state", std::string(c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes (" +
-                      binary_bytes(c.state_bytes) + ") of recurrent state in the token mixers" +
-                      (c.batch > 1 ? " for " + with_commas(c.batch) + " sequences" : " per sequence") +
-                      ", whatever the context" + (c.state_lower_bound ? "; a mixer's state is unknown" : ""));
+  std::set<std::string> sources;
+  for (const auto& bc : c.blocks) {
+    if (bc.bits) sources.insert(bc.dtype + (bc.dtype_from == "--kv-dtype" ? " (--kv-dtype)" : ""));
   }
+  if (!sources.empty()) {
+    std::string list;
+    for (const auto& x : sources) list += (list.empty() ? "" : ", ") + x;
+    kv += "; elements of " + list;
+  }
+  if (c.kv_lower_bound) kv += "; unknown for " + unknown;
+  cost_line("K/V cache", kv, out);
+}
+
+// Grouped K/V heads: how much smaller the cache is than with full multi-head attention.
+void grouped_kv_line(const Cost& c, std::ostream& out) {
+  if (!c.full_mha_kv_bytes_per_token || !c.kv_bytes_per_token) return;
+  uint64_t full = *c.full_mha_kv_bytes_per_token;
+  std::string ratio = full % c.kv_bytes_per_token == 0 ? std::to_string(full / c.kv_bytes_per_token)
+                                                       : [&] {
+                                                           char buf[32];
+                                                           std::snprintf(buf, sizeof buf, "%.2f",
+                                                                         static_cast<double>(full) /
+                                                                             static_cast<double>(c.kv_bytes_per_token));
+                                                           return std::string(buf);
+                                                         }();
+  cost_line("grouped K/V", with_commas(c.kv_bytes_per_token) + " per token instead of " + with_commas(full) +
+                               " with full multi-head attention: " + ratio + "x smaller" +
+                               (c.kv_parameters_saved ? ", and " + with_commas(c.kv_parameters_saved) + " fewer K/V projection weights" : ""),
+            out);
+}
+
+// Sliding windows: which blocks slide, over how many tokens, and what that saves at the context.
+void windows_line(const Cost& c, std::ostream& out) {
+  if (!c.kv_window_saved_bytes) return;
+  std::map<int64_t, std::vector<int>> by_window;
+  for (const auto& bc : c.blocks) {
+    if (bc.window && !bc.cross && bc.shared_with < 0) by_window[*bc.window].push_back(bc.block);
+  }
+  std::string which;
+  for (const auto& [w, blocks] : by_window) {
+    which += (which.empty() ? "" : "; ") + std::string(blocks.size() == 1 ? "block " : "blocks ") + index_ranges(blocks) +
+             " over " + with_commas(static_cast<uint64_t>(w)) + (w == 1 ? " token" : " tokens");
+  }
+  cost_line("windows", which + ": each keeps min(context, window) tokens, so the cache at " + with_commas(c.context) +
+                           " tokens holds " + with_commas(*c.kv_bytes_at_context) + " bytes, " +
+                           with_commas(*c.kv_window_saved_bytes) + " fewer than without windows",
+            out);
+}
+
+// The MACs per token, part by part.
+void macs_line(const Cost& c, std::ostream& out) {
   std::string macs = std::string(c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token) + ": ";
   std::vector<std::string> parts;
   if (c.macs_attention_projections) parts.push_back("attention projections " + with_commas(c.macs_attention_projections));
@@ -203,15 +203,67 @@ void cost_text(const Cost& c, std::ostream& out) {
   if (c.macs_other) parts.push_back("other products " + with_commas(c.macs_other));
   for (size_t i = 0; i < parts.size(); ++i) macs += (i ? ", " : "") + parts[i];
   if (parts.empty()) macs += "no matrix product with a stored weight";
-  line("MACs/token", macs);
-  if (c.prefill_macs) {
-    line("prefill", with_commas(*c.prefill_macs) + " MACs for " + (c.batch > 1 ? with_commas(c.batch) + " prompts" : "a prompt") +
-                        " of " + with_commas(c.context) + " tokens (every token against the whole prompt, as the graph computes it)");
-  }
-  for (const auto& n : c.notes) line("note", n);
+  cost_line("MACs/token", macs, out);
 }
 
-void model_text(const Audit& a, const RenderOptions& options, std::ostream& out) {
+// The K/V cache and MACs per token, with what each figure rests on.
+void cost_text(const Cost& c, std::ostream& out) {
+  out << "\ninference cost (--context " << with_commas(c.context) << ", --batch " << with_commas(c.batch) << ")\n";
+  if (!c.blocks.empty()) {
+    kv_cache_line(c, out);
+    grouped_kv_line(c, out);
+    windows_line(c, out);
+    if (c.cross_kv_bytes_per_encoder_token) {
+      cost_line("cross K/V", with_commas(c.cross_kv_bytes_per_encoder_token) +
+                                 " bytes per encoder token, computed once per sequence from the encoder's output",
+                out);
+    }
+  }
+  if (c.state_bytes || c.state_lower_bound) {
+    cost_line("state", std::string(c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes (" +
+                           binary_bytes(c.state_bytes) + ") of recurrent state in the token mixers" +
+                           (c.batch > 1 ? " for " + with_commas(c.batch) + " sequences" : " per sequence") +
+                           ", whatever the context" + (c.state_lower_bound ? "; a mixer's state is unknown" : ""),
+              out);
+  }
+  macs_line(c, out);
+  if (c.prefill_macs) {
+    cost_line("prefill", with_commas(*c.prefill_macs) + " MACs for " + (c.batch > 1 ? with_commas(c.batch) + " prompts" : "a prompt") +
+                             " of " + with_commas(c.context) + " tokens (every token against the whole prompt, as the graph computes it)",
+              out);
+  }
+  for (const auto& n : c.notes) cost_line("note", n, out);
+}
+
+// How the framework's own count (PyTorch's sum(p.numel())) follows from what the file stores,
+// when the two differ.
+void framework_text(const Audit& a, std::ostream& out) {
+  const Inventory& inv = a.inventory;
+  const FrameworkView& fw = a.framework;
+  if (fw.parameters == inv.stored) return;
+  std::string how = with_commas(inv.stored) + " stored";
+  if (a.unique != inv.stored) {
+    how += " - " + with_commas(inv.stored - a.unique) + " in " + std::to_string(a.duplicates.size()) +
+           (a.duplicates.size() == 1 ? " duplicate copy" : " duplicate copies");
+  }
+  if (fw.buffer_elements) {
+    how += " - " + with_commas(fw.buffer_elements) + " in " + std::to_string(fw.buffers.size()) +
+           (fw.buffers.size() == 1 ? " buffer" : " buffers");
+  }
+  if (fw.constant_elements) {
+    how += " - " + with_commas(fw.constant_elements) + " in " +
+           count_of(fw.constants.size(), "scalar constant", "scalar constants");
+  }
+  if (fw.merged_elements) {
+    how += " + " + with_commas(fw.merged_elements) + " stored once for " +
+           count_of(fw.merged.size(), "more parameter", "more parameters") + " (Identity copies)";
+  }
+  out << "  framework   " << with_commas(fw.parameters) << ", as the framework counts its parameters: "
+      << wrap(how, 14 + with_commas(fw.parameters).size() + 43, 14) << "\n";
+}
+
+// The head of the report: what the file is, and the counts everything below breaks down.
+void summary_text(const Audit& a, std::ostream& out) {
   const Model& m = a.model;
   const Inventory& inv = a.inventory;
   out << "headcount " << kVersion << ": " << m.path << "\n";
@@ -231,29 +283,7 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   }
   out << "  parameters  " << with_commas(inv.stored) << " stored in " << count_of(inv.tensors, "tensor", "tensors") << " ("
       << human_bytes(inv.bytes) << ")\n";
-  const FrameworkView& fw = a.framework;
-  if (fw.parameters != inv.stored) {
-    // How the framework's own count (PyTorch's sum(p.numel())) follows from what the file stores.
-    std::string how = with_commas(inv.stored) + " stored";
-    if (a.unique != inv.stored) {
-      how += " - " + with_commas(inv.stored - a.unique) + " in " + std::to_string(a.duplicates.size()) +
-             (a.duplicates.size() == 1 ? " duplicate copy" : " duplicate copies");
-    }
-    if (fw.buffer_elements) {
-      how += " - " + with_commas(fw.buffer_elements) + " in " + std::to_string(fw.buffers.size()) +
-             (fw.buffers.size() == 1 ? " buffer" : " buffers");
-    }
-    if (fw.constant_elements) {
-      how += " - " + with_commas(fw.constant_elements) + " in " +
-             count_of(fw.constants.size(), "scalar constant", "scalar constants");
-    }
-    if (fw.merged_elements) {
-      how += " + " + with_commas(fw.merged_elements) + " stored once for " +
-             count_of(fw.merged.size(), "more parameter", "more parameters") + " (Identity copies)";
-    }
-    out << "  framework   " << with_commas(fw.parameters) << ", as the framework counts its parameters: "
-        << wrap(how, 14 + with_commas(fw.parameters).size() + 43, 14) << "\n";
-  }
+  framework_text(a, out);
   const auto& att = a.attention;
   out << "  attention   " << with_commas(att.parameters) << " in " << count_of(att.blocks.size(), "block", "blocks") << " ("
       << percent(att.parameters, inv.stored) << " of stored)\n";
@@ -262,124 +292,143 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
         << count_of(a.mixers.mixers.size(), "token mixer", "token mixers") << " (" << percent(a.composition.mixers, inv.stored)
         << " of stored), not softmax attention\n";
   }
+}
 
-  // Runs of identical consecutive blocks, one row each (--all-blocks: one row per block).
-  const std::vector<Fold> runs = block_folds(att.blocks, options.all_blocks);
-  bool told = false;  // the reader was told how to list every block
-  if (!att.blocks.empty()) {
-    out << "\nattention blocks\n";
-    // A window column only when some block slides: "4" for a window of 4 tokens, "full" else.
-    bool windows = std::any_of(att.blocks.begin(), att.blocks.end(), [](const AttentionBlock& b) { return b.window.has_value(); });
-    Table t;
-    t.right = {true, false, false, false, true, true, true, true, true, true};
-    t.rows.push_back({"#", "name", "form", "kind", "heads", "width", "d_k", "parameters", "of std"});
-    if (windows) t.rows.back().push_back("window");
-    for (const auto& r : runs) {
-      const AttentionBlock& b = att.blocks[r.first];
-      std::string heads = optional_int(b.heads);
-      if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) heads += "/" + std::to_string(*b.kv_heads);
-      t.rows.push_back({fold_cell(r), truncate(r.name, 24), b.form, b.kind, heads, b.width > 0 ? std::to_string(b.width) : "?",
-                        optional_int(b.head_dim), with_commas(b.total), percent(b.total, b.standard)});
-      if (windows) t.rows.back().push_back(b.window ? with_commas(static_cast<uint64_t>(*b.window)) : "full");
-    }
-    t.print(out, "  ");
-    out << "  heads a/b: a query heads, b key/value heads. of std: share of the standard 4·width² (+4·width).\n";
-    if (windows) out << "  window: the tokens each query attends to (a sliding window); full: no window found.\n";
-    told = fold_legend(runs, "blocks", "block", out);
-    for (const auto& r : runs) {
-      const AttentionBlock& b = att.blocks[r.first];
-      if (!b.latent) continue;
-      const LatentAttention& la = *b.latent;
-      std::string rope = la.rope_dim ? " + " + std::to_string(la.rope_dim) + " RoPE" : std::string();
-      std::string line = "latent attention in " + std::string(r.folded() ? "blocks " : "block ") + index_range(r.from, r.to) + ": " +
-                         (la.q_rank ? "Q through rank " + std::to_string(la.q_rank) : std::string("Q direct")) +
-                         ", K/V through rank " + std::to_string(la.kv_rank) + rope + "; per head Q/K " +
-                         std::to_string(la.qk_nope_dim) + rope + ", V " + std::to_string(la.v_head_dim) + ".";
-      out << "  " << wrap(line, 2, 4) << "\n";
-    }
-    bool extras = std::any_of(att.blocks.begin(), att.blocks.end(), [](const AttentionBlock& b) { return !b.extras.empty(); });
-    out << "\nQ/K/V/O per block (weight + bias" << (extras ? "; extras: learned parameters beside the projections" : "")
-        << ")\n";
-    Table p;
-    p.right = {true, true, true, true, true, true};
-    p.rows.push_back({"#", "Q", "K", "V", "O"});
-    if (extras) p.rows.back().push_back("extras");
-    for (const auto& r : runs) {
-      const AttentionBlock& b = att.blocks[r.first];
-      // K or V read from a graph input: its projection is elsewhere; a bias share may still be here.
-      auto cell = [](const Projection& pr) {
-        if (pr.from_input.empty() && pr.weight_input.empty()) return with_commas(pr.total());
-        return pr.total() ? with_commas(pr.total()) + " + input" : std::string("input");
-      };
-      p.rows.push_back({fold_cell(r), cell(b.q), cell(b.k), cell(b.v), cell(b.o)});
-      if (!extras) continue;
-      uint64_t n = 0;
-      std::string roles;
-      for (const auto& e : b.extras) {
-        n += e.elements;
-        std::string role = extra_role_name(e.role);
-        if ((roles + ",").find(role + ",") == std::string::npos) roles += (roles.empty() ? " (" : ", ") + role;
-      }
-      p.rows.back().push_back(b.extras.empty() ? "" : with_commas(n) + roles + ")");
-    }
-    p.print(out, "  ");
+// The attention blocks' table: one row per run of identical blocks. Says whether it told the
+// reader how to list every block.
+bool blocks_table(const AttentionResult& att, const std::vector<Fold>& runs, std::ostream& out) {
+  out << "\nattention blocks\n";
+  // A window column only when some block slides: "4" for a window of 4 tokens, "full" else.
+  bool windows = std::any_of(att.blocks.begin(), att.blocks.end(), [](const AttentionBlock& b) { return b.window.has_value(); });
+  Table t;
+  t.right = {true, false, false, false, true, true, true, true, true, true};
+  t.rows.push_back({"#", "name", "form", "kind", "heads", "width", "d_k", "parameters", "of std"});
+  if (windows) t.rows.back().push_back("window");
+  for (const auto& r : runs) {
+    const AttentionBlock& b = att.blocks[r.first];
+    std::string heads = optional_int(b.heads);
+    if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) heads += "/" + std::to_string(*b.kv_heads);
+    t.rows.push_back({fold_cell(r), truncate(r.name, 24), b.form, b.kind, heads, b.width > 0 ? std::to_string(b.width) : "?",
+                      optional_int(b.head_dim), with_commas(b.total), percent(b.total, b.standard)});
+    if (windows) t.rows.back().push_back(b.window ? with_commas(static_cast<uint64_t>(*b.window)) : "full");
   }
+  t.print(out, "  ");
+  out << "  heads a/b: a query heads, b key/value heads. of std: share of the standard 4·width² (+4·width).\n";
+  if (windows) out << "  window: the tokens each query attends to (a sliding window); full: no window found.\n";
+  return fold_legend(runs, "blocks", "block", out);
+}
+
+// One line per run of latent attention blocks: the ranks and head sizes.
+void latent_text(const AttentionResult& att, const std::vector<Fold>& runs, std::ostream& out) {
+  for (const auto& r : runs) {
+    const AttentionBlock& b = att.blocks[r.first];
+    if (!b.latent) continue;
+    const LatentAttention& la = *b.latent;
+    std::string rope = la.rope_dim ? " + " + std::to_string(la.rope_dim) + " RoPE" : std::string();
+    std::string line = "latent attention in " + std::string(r.folded() ? "blocks " : "block ") + index_range(r.from, r.to) + ": " +
+                       (la.q_rank ? "Q through rank " + std::to_string(la.q_rank) : std::string("Q direct")) +
+                       ", K/V through rank " + std::to_string(la.kv_rank) + rope + "; per head Q/K " +
+                       std::to_string(la.qk_nope_dim) + rope + ", V " + std::to_string(la.v_head_dim) + ".";
+    out << "  " << wrap(line, 2, 4) << "\n";
+  }
+}
+
+// The Q/K/V/O table: each projection's parameters per run of blocks, and the extras beside them.
+void projections_table(const AttentionResult& att, const std::vector<Fold>& runs, std::ostream& out) {
+  bool extras = std::any_of(att.blocks.begin(), att.blocks.end(), [](const AttentionBlock& b) { return !b.extras.empty(); });
+  out << "\nQ/K/V/O per block (weight + bias" << (extras ? "; extras: learned parameters beside the projections" : "")
+      << ")\n";
+  Table p;
+  p.right = {true, true, true, true, true, true};
+  p.rows.push_back({"#", "Q", "K", "V", "O"});
+  if (extras) p.rows.back().push_back("extras");
+  for (const auto& r : runs) {
+    const AttentionBlock& b = att.blocks[r.first];
+    // K or V read from a graph input: its projection is elsewhere; a bias share may still be here.
+    auto cell = [](const Projection& pr) {
+      if (pr.from_input.empty() && pr.weight_input.empty()) return with_commas(pr.total());
+      return pr.total() ? with_commas(pr.total()) + " + input" : std::string("input");
+    };
+    p.rows.push_back({fold_cell(r), cell(b.q), cell(b.k), cell(b.v), cell(b.o)});
+    if (!extras) continue;
+    uint64_t n = 0;
+    std::string roles;
+    for (const auto& e : b.extras) {
+      n += e.elements;
+      std::string role = extra_role_name(e.role);
+      if ((roles + ",").find(role + ",") == std::string::npos) roles += (roles.empty() ? " (" : ", ") + role;
+    }
+    p.rows.back().push_back(b.extras.empty() ? "" : with_commas(n) + roles + ")");
+  }
+  p.print(out, "  ");
+}
+
+// The count of attention blocks, and every softmax that is not attention with why.
+void unmatched_text(const Audit& a, std::ostream& out) {
+  const auto& att = a.attention;
   if (att.unmatched.empty()) {
     out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks")
         << (a.model.checkpoint ? ", one per layer that holds attention tensors by name\n" : "; every softmax is accounted for\n");
-  } else {
-    out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks") << "; "
-        << count_of(att.unmatched.size(), "softmax is", "softmaxes are") << " not attention:\n";
-    for (const auto& u : att.unmatched) {
-      std::string head = "    " + u.name + ":";
-      out << head << " " << wrap(u.reason, head.size() + 1, 6) << "\n";
-    }
+    return;
   }
-
-  mixers_text(a, options.all_blocks, out);
-
-  if (!a.findings.empty()) {
-    out << "\nfindings\n";
-    bool folded = false;
-    for (const auto& g : finding_folds(a.findings, options.all_blocks)) {
-      const Finding& f = a.findings[g.first];
-      std::string head = "  " + std::string(severity_name(f.severity)) + " [" + f.rule + "]" +
-                         (g.blocks.empty() ? std::string() : " " + blocks_text(g.blocks)) + ":";
-      out << head << " " << wrap(f.message, display_width(head) + 1, 4) << "\n";
-      folded = folded || g.folded();
-    }
-    if (folded && !told) out << "  (--all-blocks lists the findings of each block apart)\n";
+  out << "  " << count_of(att.blocks.size(), "attention block", "attention blocks") << "; "
+      << count_of(att.unmatched.size(), "softmax is", "softmaxes are") << " not attention:\n";
+  for (const auto& u : att.unmatched) {
+    std::string head = "    " + u.name + ":";
+    out << head << " " << wrap(u.reason, head.size() + 1, 6) << "\n";
   }
+}
 
-  if (a.declared) {
-    const Declared& d = *a.declared;
-    out << "\nwhat the config declares (" << d.config.file
-        << (d.config.model_type.empty() ? std::string() : ", model_type " + d.config.model_type) << ")\n";
-    Table t;
-    t.right = {false, false, true, true, false};
-    t.rows.push_back({"field", "key", "declared", "found", ""});
-    auto show = [](const DeclaredField& f, Int v) {
-      if (!v) return std::string("-");
-      return f.boolean ? std::string(*v ? "yes" : "no") : with_commas(static_cast<uint64_t>(std::max<int64_t>(*v, 0)));
-    };
-    for (const auto& f : d.fields) {
-      std::string verdict = agreement_name(f.agreement);
-      if (f.agreement == Agreement::NotCheckable) verdict += !f.declared ? ": not declared" : ": " + f.note;
-      t.rows.push_back({f.label, f.derived_from.empty() ? f.key : "(" + f.derived_from + ")", show(f, f.declared),
-                        show(f, f.found), verdict});
-    }
-    t.print(out, "  ");
-    if (d.count) {
-      out << "  " << d.count->family << " formula: " << with_commas(d.count->total) << " parameters; "
-          << wrap(d.count_note, 4 + d.count->family.size() + 10 + with_commas(d.count->total).size() + 13, 4) << "\n";
-      for (const auto& p : d.count->parts) out << "    " << p.part << ": " << wrap(p.formula, 6 + p.part.size(), 6) << "\n";
-    } else if (!d.config.model_type.empty()) {
-      out << "  no formula for model_type " << d.config.model_type << ": its fields are compared, its count is not\n";
-    }
-  } else if (!a.declared_error.empty()) {
-    out << "\nwhat the config declares: " << wrap(a.declared_error + " (ignored)", 28, 4) << "\n";
+// The findings, one line per run of blocks with the same finding. `told`: the reader was already
+// told how to list every block.
+void findings_text(const Audit& a, bool all_blocks, bool told, std::ostream& out) {
+  if (a.findings.empty()) return;
+  out << "\nfindings\n";
+  bool folded = false;
+  for (const auto& g : finding_folds(a.findings, all_blocks)) {
+    const Finding& f = a.findings[g.first];
+    std::string head = "  " + std::string(severity_name(f.severity)) + " [" + f.rule + "]" +
+                       (g.blocks.empty() ? std::string() : " " + blocks_text(g.blocks)) + ":";
+    out << head << " " << wrap(f.message, display_width(head) + 1, 4) << "\n";
+    folded = folded || g.folded();
   }
+  if (folded && !told) out << "  (--all-blocks lists the findings of each block apart)\n";
+}
 
+// What the config beside the model declares against what was found, and the family's formula.
+void declared_text(const Audit& a, std::ostream& out) {
+  if (!a.declared) {
+    if (!a.declared_error.empty()) out << "\nwhat the config declares: " << wrap(a.declared_error + " (ignored)", 28, 4) << "\n";
+    return;
+  }
+  const Declared& d = *a.declared;
+  out << "\nwhat the config declares (" << d.config.file
+      << (d.config.model_type.empty() ? std::string() : ", model_type " + d.config.model_type) << ")\n";
+  Table t;
+  t.right = {false, false, true, true, false};
+  t.rows.push_back({"field", "key", "declared", "found", ""});
+  auto show = [](const DeclaredField& f, Int v) {
+    if (!v) return std::string("-");
+    return f.boolean ? std::string(*v ? "yes" : "no") : with_commas(static_cast<uint64_t>(std::max<int64_t>(*v, 0)));
+  };
+  for (const auto& f : d.fields) {
+    std::string verdict = agreement_name(f.agreement);
+    if (f.agreement == Agreement::NotCheckable) verdict += !f.declared ? ": not declared" : ": " + f.note;
+    t.rows.push_back({f.label, f.derived_from.empty() ? f.key : "(" + f.derived_from + ")", show(f, f.declared),
+                      show(f, f.found), verdict});
+  }
+  t.print(out, "  ");
+  if (d.count) {
+    out << "  " << d.count->family << " formula: " << with_commas(d.count->total) << " parameters; "
+        << wrap(d.count_note, 4 + d.count->family.size() + 10 + with_commas(d.count->total).size() + 13, 4) << "\n";
+    for (const auto& p : d.count->parts) out << "    " << p.part << ": " << wrap(p.formula, 6 + p.part.size(), 6) << "\n";
+  } else if (!d.config.model_type.empty()) {
+    out << "  no formula for model_type " << d.config.model_type << ": its fields are compared, its count is not\n";
+  }
+}
+
+// Where the parameters are: one row per part the model has.
+void composition_text(const Audit& a, std::ostream& out) {
   out << "\nwhere the parameters are\n";
   Table c;
   c.right = {false, true, true};
@@ -392,26 +441,35 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
                           {"scalar constants", comp.constants}, {"everything else", comp.other}}) {
     bool moe_row = std::string(label) == "routed experts" || std::string(label) == "routers";
     if (moe_row && a.experts.layers.empty()) continue;  // only a mixture of experts has them
-    if (std::string(label) == "scalar constants" && fw.constants.empty()) continue;  // only older exports store them
+    if (std::string(label) == "scalar constants" && a.framework.constants.empty()) continue;  // only older exports store them
     if (std::string(label) == "LM head" && !comp.lm_head) continue;                  // only an untied head
     if (std::string(label) == "token mixers" && a.mixers.mixers.empty()) continue;   // only a hybrid has them
-    c.rows.push_back({label, with_commas(v), percent(v, inv.stored)});
+    c.rows.push_back({label, with_commas(v), percent(v, a.inventory.stored)});
   }
   c.print(out, "  ");
-  if (!comp.unclaimed.empty() && options.top > 0) {
-    // What no part claimed, largest first, each with why.
-    out << "  everything else: what no part (attention, experts, feed-forward, embeddings, LM head, norms) claimed\n";
-    size_t n = std::min(comp.unclaimed.size(), static_cast<size_t>(options.top));
-    for (size_t i = 0; i < n; ++i) {
-      const Weight& w = m.weights[static_cast<size_t>(comp.unclaimed[i])];
-      std::string head = "    " + truncate(std::string(w.name), 40) + " " + shape_string(w.dims) + " " + with_commas(w.elements) + ":";
-      out << head << " " << wrap(unclaimed_reason(m, comp.unclaimed[i]), head.size() + 1, 6) << "\n";
-    }
-    if (comp.unclaimed.size() > n) {
-      out << "    ... and " << with_commas(comp.unclaimed.size() - n) << " more (--top N, or --format json for all)\n";
-    }
+}
+
+// What no part claimed, largest first, each with why (the first `top`).
+void unclaimed_text(const Audit& a, int top, std::ostream& out) {
+  const Model& m = a.model;
+  const Composition& comp = a.composition;
+  if (comp.unclaimed.empty() || top <= 0) return;
+  out << "  everything else: what no part (attention, experts, feed-forward, embeddings, LM head, norms) claimed\n";
+  size_t n = std::min(comp.unclaimed.size(), static_cast<size_t>(top));
+  for (size_t i = 0; i < n; ++i) {
+    const Weight& w = m.weights[static_cast<size_t>(comp.unclaimed[i])];
+    std::string head = "    " + truncate(std::string(w.name), 40) + " " + shape_string(w.dims) + " " + with_commas(w.elements) + ":";
+    out << head << " " << wrap(unclaimed_reason(m, comp.unclaimed[i]), head.size() + 1, 6) << "\n";
   }
-  experts_text(a, options.all_blocks, out);
+  if (comp.unclaimed.size() > n) {
+    out << "    ... and " << with_commas(comp.unclaimed.size() - n) << " more (--top N, or --format json for all)\n";
+  }
+}
+
+// The buffers and scalar constants the framework does not count, each with why.
+void not_parameters_text(const Audit& a, std::ostream& out) {
+  const Model& m = a.model;
+  const FrameworkView& fw = a.framework;
   if (!fw.buffers.empty()) {
     out << "\nbuffers (stored, not learned: the framework does not count them)\n";
     for (const auto& b : fw.buffers) {
@@ -429,13 +487,11 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     }
   }
   if (!fw.values_read) out << "  (--no-content: buffers found by their use only, no value was read)\n";
+}
 
-  cost_text(a.cost, out);
-  if (a.fidelity) {
-    out << "\ndoes the export hold its checkpoint?\n";
-    fidelity_text(*a.fidelity, options.all_blocks ? 0 : 10, out);
-  }
-
+// The parameters by dtype (a checkpoint's with its bits per weight) and by storage.
+void storage_text(const Audit& a, std::ostream& out) {
+  const Inventory& inv = a.inventory;
   out << "\nby dtype\n";
   Table d;
   d.right = {false, true, true, true, true};
@@ -446,7 +502,7 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     std::snprintf(b, sizeof b, "%.2f", static_cast<double>(bytes) * 8.0 / static_cast<double>(elements));
     return std::string(b);
   };
-  if (m.checkpoint) {
+  if (a.model.checkpoint) {
     d.rows.push_back({"dtype", "tensors", "parameters", "bytes", "bits/weight"});
     for (const auto& r : inv.by_dtype) {
       d.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes), bits(r.bytes, r.elements)});
@@ -463,23 +519,54 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
   s.rows.push_back({"storage", "tensors", "parameters", "bytes"});
   for (const auto& r : inv.by_storage) s.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes)});
   s.print(out, "  ");
+}
 
-  if (!inv.largest.empty() && options.top > 0) {
-    out << "\nlargest tensors\n";
-    Table l;
-    l.right = {false, false, false, true, false};
-    l.rows.push_back({"name", "shape", "dtype", "parameters", "storage"});
-    size_t n = std::min(inv.largest.size(), static_cast<size_t>(options.top));
-    for (size_t i = 0; i < n; ++i) {
-      const Weight& w = m.weights[inv.largest[i]];
-      std::string storage = storage_name(w.storage);
-      if (w.external_status() == ExternalStatus::Missing) storage += " (data file missing)";
-      if (w.external_status() == ExternalStatus::SizeMismatch) storage += " (data file too short)";
-      l.rows.push_back({truncate(std::string(w.name), 40), shape_string(w.dims), dtype_name(w.dtype), with_commas(w.elements), storage});
-    }
-    l.print(out, "  ");
-    if (inv.largest.size() > n) out << "  ... and " << with_commas(inv.largest.size() - n) << " more (--top N, or --format json for all)\n";
+// The largest tensors (the first `top`), with where each is stored.
+void largest_text(const Audit& a, int top, std::ostream& out) {
+  const Model& m = a.model;
+  const Inventory& inv = a.inventory;
+  if (inv.largest.empty() || top <= 0) return;
+  out << "\nlargest tensors\n";
+  Table l;
+  l.right = {false, false, false, true, false};
+  l.rows.push_back({"name", "shape", "dtype", "parameters", "storage"});
+  size_t n = std::min(inv.largest.size(), static_cast<size_t>(top));
+  for (size_t i = 0; i < n; ++i) {
+    const Weight& w = m.weights[inv.largest[i]];
+    std::string storage = storage_name(w.storage);
+    if (w.external_status() == ExternalStatus::Missing) storage += " (data file missing)";
+    if (w.external_status() == ExternalStatus::SizeMismatch) storage += " (data file too short)";
+    l.rows.push_back({truncate(std::string(w.name), 40), shape_string(w.dims), dtype_name(w.dtype), with_commas(w.elements), storage});
   }
+  l.print(out, "  ");
+  if (inv.largest.size() > n) out << "  ... and " << with_commas(inv.largest.size() - n) << " more (--top N, or --format json for all)\n";
+}
+
+void model_text(const Audit& a, const RenderOptions& options, std::ostream& out) {
+  summary_text(a, out);
+  // Runs of identical consecutive blocks, one row each (--all-blocks: one row per block).
+  const std::vector<Fold> runs = block_folds(a.attention.blocks, options.all_blocks);
+  bool told = false;  // the reader was told how to list every block
+  if (!a.attention.blocks.empty()) {
+    told = blocks_table(a.attention, runs, out);
+    latent_text(a.attention, runs, out);
+    projections_table(a.attention, runs, out);
+  }
+  unmatched_text(a, out);
+  mixers_text(a, options.all_blocks, out);
+  findings_text(a, options.all_blocks, told, out);
+  declared_text(a, out);
+  composition_text(a, out);
+  unclaimed_text(a, options.top, out);
+  experts_text(a, options.all_blocks, out);
+  not_parameters_text(a, out);
+  cost_text(a.cost, out);
+  if (a.fidelity) {
+    out << "\ndoes the export hold its checkpoint?\n";
+    fidelity_text(*a.fidelity, options.all_blocks ? 0 : 10, out);
+  }
+  storage_text(a, out);
+  largest_text(a, options.top, out);
 }
 
 void render_gates_text(const Run& run, const FileResult& f, std::ostream& out) {
