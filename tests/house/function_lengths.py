@@ -20,7 +20,7 @@ HARD_LIMIT = 150
 
 # How many functions may be over SOFT_LIMIT lines. Issue 35 asks for 5; this is the count on the
 # tree as it stands, lowered as functions are split.
-MOST_OVER_80 = 22
+MOST_OVER_80 = 18
 
 # Data tables: a function whose body is a list of rows may be long. Neither limit counts them.
 # (path relative to the repository, function name)
@@ -29,14 +29,9 @@ TABLES = {
     ("src/findings.cpp", "rules"),     # a list of rows: one Rule (id, severity, text) per finding rule
 }
 
-# Functions still over HARD_LIMIT that other branches of issue 35 split; they count toward
-# MOST_OVER_80 but not against HARD_LIMIT. Remove each as its split lands: the list must shrink
-# to empty.
-PENDING_SPLITS = {
-    ("src/cost.cpp", "estimate_cost"),
-    ("src/render/text.cpp", "model_text"),
-    ("src/render/json.cpp", "model_fields"),
-}
+# Functions over HARD_LIMIT that a split in progress is allowed to leave for a while; they count
+# toward MOST_OVER_80 but not against HARD_LIMIT. Empty: every function is within HARD_LIMIT.
+PENDING_SPLITS = set()
 
 CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "noexcept",
            "static_assert", "defined"}
