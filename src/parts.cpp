@@ -174,66 +174,56 @@ Part lm_head(const Model& m, const Weight& w, const std::set<std::pair<int64_t, 
   return Part::Other;
 }
 
-}  // namespace
+// Each weight's part as the claims are made, and whether a claim has decided it (a later,
+// weaker claim does not take a decided weight).
+struct Claims {
+  std::vector<Part> category;
+  std::vector<bool> decided;
+  explicit Claims(size_t weights) : category(weights, Part::Other), decided(weights, false) {}
+  void claim(size_t weight, Part part) {
+    category[weight] = part;
+    decided[weight] = true;
+  }
+  // A claim that leaves a weight an earlier claim decided.
+  void claim_undecided(size_t weight, Part part) {
+    if (!decided[weight]) claim(weight, part);
+  }
+};
 
-Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
-                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework,
-                    const std::vector<Part>* named) {
-  // Categories by their Part names, kept short for the classification below.
-  constexpr Part Attention = Part::Attention, Embedding = Part::Embeddings, Norm = Part::Norms,
-                 FeedForward = Part::FeedForward, Buffer = Part::Buffers, Other = Part::Other;
-  std::vector<Part> category(model.weights.size(), Other);
-  std::vector<bool> decided(model.weights.size(), false);
+// The matchers' claims: each attention block's projections and extras, then the experts' routed
+// weights and routers.
+void claim_matched(const AttentionResult& attention, const ExpertResult& experts, Claims& claims) {
   for (const auto& b : attention.blocks) {
     for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-      for (const auto& t : b.projection(r).tensors) {
-        category[t.weight] = Attention;
-        decided[t.weight] = true;
-      }
+      for (const auto& t : b.projection(r).tensors) claims.claim(t.weight, Part::Attention);
     }
-    for (const auto& e : b.extras) {
-      category[e.weight] = Attention;
-      decided[e.weight] = true;
-    }
+    for (const auto& e : b.extras) claims.claim(e.weight, Part::Attention);
   }
   for (const auto& l : experts.layers) {
-    for (int wi : l.routed_weights) {
-      if (decided[static_cast<size_t>(wi)]) continue;
-      category[static_cast<size_t>(wi)] = Part::RoutedExperts;
-      decided[static_cast<size_t>(wi)] = true;
-    }
-    for (int wi : l.router_weights) {
-      if (decided[static_cast<size_t>(wi)]) continue;
-      category[static_cast<size_t>(wi)] = Part::Routers;
-      decided[static_cast<size_t>(wi)] = true;
-    }
+    for (int wi : l.routed_weights) claims.claim_undecided(static_cast<size_t>(wi), Part::RoutedExperts);
+    for (int wi : l.router_weights) claims.claim_undecided(static_cast<size_t>(wi), Part::Routers);
   }
-  // Classification walks share one budget: a model built to make them expensive gets "other".
-  VisitBudget budget(model);
-  for (const auto& b : framework.buffers) {
-    category[static_cast<size_t>(b.weight)] = Buffer;
-    decided[static_cast<size_t>(b.weight)] = true;
-  }
-  for (const auto& c : framework.constants) {
-    category[static_cast<size_t>(c.weight)] = Part::Constants;
-    decided[static_cast<size_t>(c.weight)] = true;
-  }
+}
+
+// The framework's buffers and constants, the token mixers' tensors, and a checkpoint's tensors by
+// their names.
+void claim_stated(const Model& model, const FrameworkView& framework, const MixerResult& mixers,
+                  const std::vector<Part>* named, Claims& claims) {
+  for (const auto& b : framework.buffers) claims.claim(static_cast<size_t>(b.weight), Part::Buffers);
+  for (const auto& c : framework.constants) claims.claim(static_cast<size_t>(c.weight), Part::Constants);
   for (const auto& mx : mixers.mixers) {
-    for (const auto& t : mx.tensors) {
-      if (decided[static_cast<size_t>(t.weight)]) continue;
-      category[static_cast<size_t>(t.weight)] = Part::Mixers;
-      decided[static_cast<size_t>(t.weight)] = true;
-    }
+    for (const auto& t : mx.tensors) claims.claim_undecided(static_cast<size_t>(t.weight), Part::Mixers);
   }
   if (named) {  // a checkpoint's tensors, by their names (checkpoint/names.cpp)
     for (size_t i = 0; i < model.weights.size() && i < named->size(); ++i) {
-      if (decided[i] || (*named)[i] == Part::Other || !model.weights[i].parameter) continue;
-      category[i] = (*named)[i];
-      decided[i] = true;
+      if (claims.decided[i] || (*named)[i] == Part::Other || !model.weights[i].parameter) continue;
+      claims.claim(i, (*named)[i]);
     }
   }
-  std::vector<bool> ffn = feed_forward_tensors(model, budget);
-  // The vocabularies and widths of the embedding tables, for the LM head below.
+}
+
+// The vocabularies and widths of the embedding tables, for the LM head.
+std::set<std::pair<int64_t, int64_t>> embedding_tables(const Model& model) {
   std::set<std::pair<int64_t, int64_t>> tables;  // (vocabulary, width)
   for (const Weight& w : model.weights) {
     if (w.dims.size() != 2 || !w.parameter) continue;
@@ -242,41 +232,55 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
       if (n.op_type() == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name) tables.insert({w.dims[0], w.dims[1]});
     }
   }
+  return tables;
+}
+
+// The part the first telling consumer of a weight makes it (an embedding's Gather, a norm),
+// Other when none does.
+Part part_by_use(const Model& model, const Weight& w, VisitBudget& budget) {
+  for (int ni : w.consumers) {
+    const auto& n = *model.nodes[ni].rec;
+    std::string_view op = n.op_type();
+    if (op == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) return Part::Embeddings;
+    if (op == "EmbedLayerNormalization"sv && w.dims.size() == 2) return Part::Embeddings;
+    if (is_norm(op) && w.dims.size() == 1) return Part::Norms;
+    if ((op == "Mul"sv || op == "Add"sv) && w.dims.size() == 1 && [&] {
+          budget.start_walk(64);
+          return is_decomposed_norm(model, ni, budget);
+        }()) {
+      return Part::Norms;
+    }
+  }
+  return Part::Other;
+}
+
+// The weights no claim decided, by how the graph uses them: feed-forward, an untied LM head, an
+// embedding table or a norm.
+void classify_by_use(const Model& model, Claims& claims, VisitBudget& budget) {
+  std::vector<bool> ffn = feed_forward_tensors(model, budget);
+  std::set<std::pair<int64_t, int64_t>> tables = embedding_tables(model);
   for (size_t i = 0; i < model.weights.size(); ++i) {
-    if (decided[i]) continue;
+    if (claims.decided[i]) continue;
     if (ffn[i]) {
-      category[i] = FeedForward;
+      claims.category[i] = Part::FeedForward;
       continue;
     }
     const Weight& w = model.weights[i];
     if (Part head = lm_head(model, w, tables); head == Part::LMHead) {
-      category[i] = head;
+      claims.category[i] = head;
       continue;
     }
-    for (int ni : w.consumers) {
-      const auto& n = *model.nodes[ni].rec;
-      std::string_view op = n.op_type();
-      if (op == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) {
-        category[i] = Embedding;
-      } else if (op == "EmbedLayerNormalization"sv && w.dims.size() == 2) {
-        category[i] = Embedding;
-      } else if (is_norm(op) && w.dims.size() == 1) {
-        category[i] = Norm;
-      } else if ((op == "Mul"sv || op == "Add"sv) && w.dims.size() == 1 && [&] {
-                   budget.start_walk(64);
-                   return is_decomposed_norm(model, ni, budget);
-                 }()) {
-        category[i] = Norm;
-      } else {
-        continue;
-      }
-      break;
-    }
+    if (Part part = part_by_use(model, w, budget); part != Part::Other) claims.category[i] = part;
   }
+}
+
+// The tensors that go with another: a tied copy with its original, and a quantized weight's
+// scale and zero point (DequantizeLinear's inputs 1, 2) with the weight.
+void claim_companions(const Model& model, const std::vector<DuplicatePair>& duplicates, Claims& claims) {
+  std::vector<Part>& category = claims.category;
   for (const auto& d : duplicates) {  // a tied copy belongs with its original
-    if (!decided[d.copy]) category[d.copy] = category[d.original];
+    if (!claims.decided[d.copy]) category[d.copy] = category[d.original];
   }
-  // A quantized weight's scale and zero point go with the weight (DequantizeLinear's inputs 1, 2).
   for (size_t ni = 0; ni < model.nodes.size(); ++ni) {
     const auto& n = *model.nodes[ni].rec;
     if (n.op_type() != "DequantizeLinear"sv || n.input_size() < 2) continue;
@@ -284,15 +288,19 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
     const Weight* data = model.weight_for(g, input_of(n, 0));
     if (!data) continue;
     Part part = category[static_cast<size_t>(data - model.weights.data())];
-    if (part == Other) continue;
+    if (part == Part::Other) continue;
     for (int i = 1; i < n.input_size() && i < 3; ++i) {
       const Weight* q = model.weight_for(g, input_of(n, i));
       size_t qi = q ? static_cast<size_t>(q - model.weights.data()) : 0;
-      if (q && !decided[qi] && category[qi] == Other) category[qi] = part;
+      if (q && !claims.decided[qi] && category[qi] == Part::Other) category[qi] = part;
     }
   }
+}
+
+// The parameters of each part, and those of no part, most elements first.
+Composition tally(const Model& model, const std::vector<Part>& category) {
   Composition c;
-  c.part_of.assign(model.weights.size(), Other);
+  c.part_of.assign(model.weights.size(), Part::Other);
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter) continue;
@@ -317,6 +325,21 @@ Composition compose(const Model& model, const AttentionResult& attention, const 
   std::stable_sort(c.unclaimed.begin(), c.unclaimed.end(),
                    [&](int a, int b) { return model.weights[static_cast<size_t>(a)].elements > model.weights[static_cast<size_t>(b)].elements; });
   return c;
+}
+
+}  // namespace
+
+Composition compose(const Model& model, const AttentionResult& attention, const ExpertResult& experts,
+                    const MixerResult& mixers, const std::vector<DuplicatePair>& duplicates, const FrameworkView& framework,
+                    const std::vector<Part>* named) {
+  Claims claims(model.weights.size());
+  claim_matched(attention, experts, claims);
+  claim_stated(model, framework, mixers, named, claims);
+  // Classification walks share one budget: a model built to make them expensive gets "other".
+  VisitBudget budget(model);
+  classify_by_use(model, claims, budget);
+  claim_companions(model, duplicates, claims);
+  return tally(model, claims.category);
 }
 
 std::string unclaimed_reason(const Model& model, int weight) {

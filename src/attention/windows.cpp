@@ -104,13 +104,7 @@ class MaskEval {
   }
 
   std::optional<double> compute_at(Name v, const std::vector<int64_t>& idx, int depth) {
-    if (const Weight* w = m_.weight_for(g_, v)) {
-      const std::vector<double>* values = values_of(*w);
-      if (!values) return std::nullopt;
-      auto flat = ravel(idx, std::vector<int64_t>(w->dims.begin(), w->dims.end()));
-      if (!flat || *flat >= values->size()) return std::nullopt;
-      return (*values)[static_cast<size_t>(*flat)];
-    }
+    if (const Weight* w = m_.weight_for(g_, v)) return stored_at(*w, idx);
     int p = m_.producer_of(g_, v);
     if (p < 0) return std::nullopt;
     const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
@@ -123,48 +117,10 @@ class MaskEval {
       if (!d || idx.empty() || idx[0] < 0 || static_cast<size_t>(idx[0]) >= d->size()) return std::nullopt;
       return static_cast<double>((*d)[static_cast<size_t>(idx[0])]);
     }
-    if (one_of(op, {"Identity", "Cast", "Not", "Neg", "Abs", "CastLike"})) {
-      auto x = at(in(0), idx, depth + 1);
-      if (!x) return std::nullopt;
-      if (op == "Not"sv) return *x == 0 ? 1.0 : 0.0;
-      if (op == "Neg"sv) return -*x;
-      if (op == "Abs"sv) return std::fabs(*x);
-      if (op == "Cast"sv) {
-        int64_t to = int_attr(n, "to", 0);
-        if (to == onnx::TensorProto::BOOL) return *x != 0 ? 1.0 : 0.0;
-        if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) return std::trunc(*x);
-      }
-      return x;
-    }
+    if (one_of(op, {"Identity", "Cast", "Not", "Neg", "Abs", "CastLike"})) return unary_at(n, op, idx, depth);
     if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And",
                     "Or", "Xor", "Max", "Min"})) {
-      auto a = at(in(0), broadcast_index(in(0), idx, depth), depth + 1);
-      auto b = a ? at(in(1), broadcast_index(in(1), idx, depth), depth + 1) : std::nullopt;
-      if (!a || !b) return std::nullopt;
-      double x = *a, y = *b;
-      if (op == "Add"sv) return x + y;
-      if (op == "Sub"sv) return x - y;
-      if (op == "Mul"sv) return x * y;
-      if (op == "Div"sv) {  // integer Div truncates toward zero (ONNX, as C)
-        if (y == 0) return std::nullopt;
-        return integral(v, depth) ? std::trunc(x / y) : x / y;
-      }
-      if (op == "Mod"sv) {  // fmod 0: the sign of the divisor (Python's %); fmod 1: C's fmod
-        if (y == 0) return std::nullopt;
-        double r = std::fmod(x, y);
-        if (int_attr(n, "fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0))) r += y;
-        return r;
-      }
-      if (op == "Xor"sv) return ((x != 0) != (y != 0)) ? 1.0 : 0.0;
-      if (op == "Less"sv) return x < y ? 1.0 : 0.0;
-      if (op == "LessOrEqual"sv) return x <= y ? 1.0 : 0.0;
-      if (op == "Greater"sv) return x > y ? 1.0 : 0.0;
-      if (op == "GreaterOrEqual"sv) return x >= y ? 1.0 : 0.0;
-      if (op == "Equal"sv) return x == y ? 1.0 : 0.0;
-      if (op == "And"sv) return (x != 0 && y != 0) ? 1.0 : 0.0;
-      if (op == "Or"sv) return (x != 0 || y != 0) ? 1.0 : 0.0;
-      if (op == "Max"sv) return std::max(x, y);
-      return std::min(x, y);
+      return binary_at(v, n, op, idx, depth);
     }
     if (op == "Where"sv) {
       auto c = at(in(0), broadcast_index(in(0), idx, depth), depth + 1);
@@ -178,72 +134,153 @@ class MaskEval {
       if (!start || !delta || idx.size() != 1) return std::nullopt;
       return *start + static_cast<double>(idx[0]) * *delta;
     }
-    if (op == "Unsqueeze"sv) {
-      const std::vector<char>* inserted = inserted_axes(p, n, out->size(), depth);
-      if (!inserted) return std::nullopt;
-      std::vector<int64_t> inner;
-      for (size_t k = 0; k < idx.size(); ++k) {
-        if (!(*inserted)[k]) inner.push_back(idx[k]);
-      }
-      return at(in(0), inner, depth + 1);
-    }
-    if (op == "Squeeze"sv || op == "Reshape"sv) {
-      const Dims& from = dims(in(0), depth + 1);
-      if (!from) return std::nullopt;
-      auto flat = ravel(idx, *out);
-      auto inner = flat ? unravel(*flat, *from) : std::nullopt;
-      return inner ? at(in(0), *inner, depth + 1) : std::nullopt;
-    }
-    if (op == "Gather"sv) {
-      const Dims& data = dims(in(0), depth + 1);
-      const Dims& ind = dims(in(1), depth + 1);
-      int64_t axis = int_attr(n, "axis", 0);
-      if (!data || !ind || axis != 0 || data->empty()) return std::nullopt;
-      std::vector<int64_t> ind_idx(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()));
-      auto k = at(in(1), ind_idx, depth + 1);
-      if (!k) return std::nullopt;
-      auto whole_pick = Int::of_double(*k).opt();  // read from the file: NaN or 1e300 is no index
-      if (!whole_pick) return std::nullopt;
-      int64_t pick = *whole_pick;
-      if (pick < 0) pick += (*data)[0];
-      if (pick < 0 || pick >= (*data)[0]) return std::nullopt;
-      std::vector<int64_t> data_idx{pick};
-      data_idx.insert(data_idx.end(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()), idx.end());
-      return at(in(0), data_idx, depth + 1);
-    }
-    if (op == "Concat"sv) {
-      int64_t axis = int_attr(n, "axis", 0);
-      if (axis < 0) axis += static_cast<int64_t>(out->size());
-      if (axis < 0 || static_cast<size_t>(axis) >= idx.size()) return std::nullopt;
-      const std::vector<int64_t>* ends = part_ends(p, n, static_cast<size_t>(axis), idx.size(), depth);
-      int64_t offset = idx[static_cast<size_t>(axis)];
-      if (!ends || offset < 0) return std::nullopt;
-      // The part holding the offset: the first whose end is past it.
-      size_t k = static_cast<size_t>(std::upper_bound(ends->begin(), ends->end(), offset) - ends->begin());
-      if (k >= ends->size()) return std::nullopt;
-      std::vector<int64_t> inner = idx;
-      inner[static_cast<size_t>(axis)] = offset - (k ? (*ends)[k - 1] : 0);
-      return at(input_of(n, static_cast<int>(k)), inner, depth + 1);
-    }
-    if (op == "ConstantOfShape"sv) {
-      for (const Attribute& a : n.attribute()) {
-        if (a.name == "value"sv && a.t) {
-          if (auto f = float_values(*a.t); f && f->size() == 1) return (*f)[0];
-          if (auto i = int_values(*a.t); i && i->size() == 1) return static_cast<double>((*i)[0]);
-          return std::nullopt;
-        }
-      }
-      return 0.0;
-    }
-    if (op == "Trilu"sv) {
-      if (idx.size() < 2) return std::nullopt;
-      auto k = n.input_size() > 1 && !in(1).empty() ? scalar(in(1), depth) : std::optional<double>(0.0);
-      if (!k) return std::nullopt;
-      double diff = static_cast<double>(idx.back()) - static_cast<double>(idx[idx.size() - 2]);  // j - i
-      bool keep = int_attr(n, "upper", 1) != 0 ? diff >= *k : diff <= *k;
-      return keep ? at(in(0), idx, depth + 1) : std::optional<double>(0.0);
-    }
+    if (op == "Unsqueeze"sv) return unsqueeze_at(p, n, out->size(), idx, depth);
+    if (op == "Squeeze"sv || op == "Reshape"sv) return reshape_at(n, *out, idx, depth);
+    if (op == "Gather"sv) return gather_at(n, idx, depth);
+    if (op == "Concat"sv) return concat_at(p, n, out->size(), idx, depth);
+    if (op == "ConstantOfShape"sv) return constant_fill(n);
+    if (op == "Trilu"sv) return trilu_at(n, idx, depth);
     return std::nullopt;
+  }
+
+  // The element of a stored tensor at idx.
+  std::optional<double> stored_at(const Weight& w, const std::vector<int64_t>& idx) {
+    const std::vector<double>* values = values_of(w);
+    if (!values) return std::nullopt;
+    auto flat = ravel(idx, std::vector<int64_t>(w.dims.begin(), w.dims.end()));
+    if (!flat || *flat >= values->size()) return std::nullopt;
+    return (*values)[static_cast<size_t>(*flat)];
+  }
+
+  // Identity, Cast, Not, Neg, Abs, CastLike: the element of input 0 at idx, changed.
+  std::optional<double> unary_at(const NodeRec& n, std::string_view op, const std::vector<int64_t>& idx, int depth) {
+    auto x = at(input_of(n, 0), idx, depth + 1);
+    if (!x) return std::nullopt;
+    if (op == "Not"sv) return *x == 0 ? 1.0 : 0.0;
+    if (op == "Neg"sv) return -*x;
+    if (op == "Abs"sv) return std::fabs(*x);
+    if (op == "Cast"sv) {
+      int64_t to = int_attr(n, "to", 0);
+      if (to == onnx::TensorProto::BOOL) return *x != 0 ? 1.0 : 0.0;
+      if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) return std::trunc(*x);
+    }
+    return x;
+  }
+
+  // An elementwise op of two operands, each broadcast to idx; v is its output (integer Div
+  // truncates).
+  std::optional<double> binary_at(Name v, const NodeRec& n, std::string_view op, const std::vector<int64_t>& idx, int depth) {
+    Name in0 = input_of(n, 0), in1 = input_of(n, 1);
+    auto a = at(in0, broadcast_index(in0, idx, depth), depth + 1);
+    auto b = a ? at(in1, broadcast_index(in1, idx, depth), depth + 1) : std::nullopt;
+    if (!a || !b) return std::nullopt;
+    double x = *a, y = *b;
+    if (op == "Div"sv) {  // integer Div truncates toward zero (ONNX, as C)
+      if (y == 0) return std::nullopt;
+      return integral(v, depth) ? std::trunc(x / y) : x / y;
+    }
+    if (op == "Mod"sv) {  // fmod 0: the sign of the divisor (Python's %); fmod 1: C's fmod
+      if (y == 0) return std::nullopt;
+      double r = std::fmod(x, y);
+      if (int_attr(n, "fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0))) r += y;
+      return r;
+    }
+    return combine(op, x, y);
+  }
+
+  // The elementwise ops of two operands that need neither the node nor the output's type.
+  static double combine(std::string_view op, double x, double y) {
+    if (op == "Add"sv) return x + y;
+    if (op == "Sub"sv) return x - y;
+    if (op == "Mul"sv) return x * y;
+    if (op == "Xor"sv) return ((x != 0) != (y != 0)) ? 1.0 : 0.0;
+    if (op == "Less"sv) return x < y ? 1.0 : 0.0;
+    if (op == "LessOrEqual"sv) return x <= y ? 1.0 : 0.0;
+    if (op == "Greater"sv) return x > y ? 1.0 : 0.0;
+    if (op == "GreaterOrEqual"sv) return x >= y ? 1.0 : 0.0;
+    if (op == "Equal"sv) return x == y ? 1.0 : 0.0;
+    if (op == "And"sv) return (x != 0 && y != 0) ? 1.0 : 0.0;
+    if (op == "Or"sv) return (x != 0 || y != 0) ? 1.0 : 0.0;
+    if (op == "Max"sv) return std::max(x, y);
+    return std::min(x, y);
+  }
+
+  // An Unsqueeze's element: idx without the inserted axes, read from its input.
+  std::optional<double> unsqueeze_at(int p, const NodeRec& n, size_t rank, const std::vector<int64_t>& idx, int depth) {
+    const std::vector<char>* inserted = inserted_axes(p, n, rank, depth);
+    if (!inserted) return std::nullopt;
+    std::vector<int64_t> inner;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      if (!(*inserted)[k]) inner.push_back(idx[k]);
+    }
+    return at(input_of(n, 0), inner, depth + 1);
+  }
+
+  // A Squeeze's or Reshape's element: the same flat offset in its input of dims out.
+  std::optional<double> reshape_at(const NodeRec& n, const std::vector<int64_t>& out, const std::vector<int64_t>& idx,
+                                   int depth) {
+    const Dims& from = dims(input_of(n, 0), depth + 1);
+    if (!from) return std::nullopt;
+    auto flat = ravel(idx, out);
+    auto inner = flat ? unravel(*flat, *from) : std::nullopt;
+    return inner ? at(input_of(n, 0), *inner, depth + 1) : std::nullopt;
+  }
+
+  // A Gather's element (axis 0): the row its index picks, read from the data.
+  std::optional<double> gather_at(const NodeRec& n, const std::vector<int64_t>& idx, int depth) {
+    const Dims& data = dims(input_of(n, 0), depth + 1);
+    const Dims& ind = dims(input_of(n, 1), depth + 1);
+    int64_t axis = int_attr(n, "axis", 0);
+    if (!data || !ind || axis != 0 || data->empty()) return std::nullopt;
+    std::vector<int64_t> ind_idx(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()));
+    auto k = at(input_of(n, 1), ind_idx, depth + 1);
+    if (!k) return std::nullopt;
+    auto whole_pick = Int::of_double(*k).opt();  // read from the file: NaN or 1e300 is no index
+    if (!whole_pick) return std::nullopt;
+    int64_t pick = *whole_pick;
+    if (pick < 0) pick += (*data)[0];
+    if (pick < 0 || pick >= (*data)[0]) return std::nullopt;
+    std::vector<int64_t> data_idx{pick};
+    data_idx.insert(data_idx.end(), idx.begin() + static_cast<std::ptrdiff_t>(ind->size()), idx.end());
+    return at(input_of(n, 0), data_idx, depth + 1);
+  }
+
+  // A Concat's element: read from the part that holds idx along its axis.
+  std::optional<double> concat_at(int p, const NodeRec& n, size_t rank, const std::vector<int64_t>& idx, int depth) {
+    int64_t axis = int_attr(n, "axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(rank);
+    if (axis < 0 || static_cast<size_t>(axis) >= idx.size()) return std::nullopt;
+    const std::vector<int64_t>* ends = part_ends(p, n, static_cast<size_t>(axis), idx.size(), depth);
+    int64_t offset = idx[static_cast<size_t>(axis)];
+    if (!ends || offset < 0) return std::nullopt;
+    // The part holding the offset: the first whose end is past it.
+    size_t k = static_cast<size_t>(std::upper_bound(ends->begin(), ends->end(), offset) - ends->begin());
+    if (k >= ends->size()) return std::nullopt;
+    std::vector<int64_t> inner = idx;
+    inner[static_cast<size_t>(axis)] = offset - (k ? (*ends)[k - 1] : 0);
+    return at(input_of(n, static_cast<int>(k)), inner, depth + 1);
+  }
+
+  // A ConstantOfShape's every element: its value attribute, 0 without one.
+  static std::optional<double> constant_fill(const NodeRec& n) {
+    for (const Attribute& a : n.attribute()) {
+      if (a.name == "value"sv && a.t) {
+        if (auto f = float_values(*a.t); f && f->size() == 1) return (*f)[0];
+        if (auto i = int_values(*a.t); i && i->size() == 1) return static_cast<double>((*i)[0]);
+        return std::nullopt;
+      }
+    }
+    return 0.0;
+  }
+
+  // A Trilu's element: its input's where the triangle keeps it (k above the diagonal), else 0.
+  std::optional<double> trilu_at(const NodeRec& n, const std::vector<int64_t>& idx, int depth) {
+    if (idx.size() < 2) return std::nullopt;
+    auto k = n.input_size() > 1 && !input_of(n, 1).empty() ? scalar(input_of(n, 1), depth) : std::optional<double>(0.0);
+    if (!k) return std::nullopt;
+    double diff = static_cast<double>(idx.back()) - static_cast<double>(idx[idx.size() - 2]);  // j - i
+    bool keep = int_attr(n, "upper", 1) != 0 ? diff >= *k : diff <= *k;
+    return keep ? at(input_of(n, 0), idx, depth + 1) : std::optional<double>(0.0);
   }
 
  private:
@@ -451,17 +488,7 @@ class MaskEval {
   std::optional<std::vector<int64_t>> compute_dims(Name v, int depth) {
     if (const Weight* w = m_.weight_for(g_, v)) return std::vector<int64_t>(w->dims.begin(), w->dims.end());
     int p = m_.producer_of(g_, v);
-    if (p < 0) {  // a graph input: its declared shape, the sequence's unknown dims as kSeq
-      for (const auto& in : m_.proto->graph().input()) {
-        if (in.name() != v || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
-        std::vector<int64_t> d;
-        for (const auto& dim : in.type().tensor_type().shape().dim()) {
-          d.push_back(dim.has_dim_value() && dim.dim_value() > 0 ? std::min<int64_t>(dim.dim_value(), kSeq) : kSeq);
-        }
-        return d;
-      }
-      return std::nullopt;
-    }
+    if (p < 0) return input_dims(v);
     const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
     std::string_view op = n.op_type();
     auto in = [&](int i) { return input_of(n, i); };
@@ -473,81 +500,11 @@ class MaskEval {
     if (one_of(op, {"Identity", "Cast", "Not", "Neg", "Abs", "CastLike", "Trilu"})) return dims(in(0), depth + 1);
     if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And", "Or",
                     "Xor", "Max", "Min", "Where"})) {
-      std::vector<std::vector<int64_t>> shapes;
-      for (const auto& x : n.input()) {
-        auto d = dims(x, depth + 1);
-        if (!d) return std::nullopt;
-        shapes.push_back(*d);
-      }
-      return broadcast(shapes);
+      return elementwise_dims(n, depth);
     }
-    if (op == "Range"sv) {
-      auto start = scalar(in(0), depth), limit = scalar(in(1), depth), delta = scalar(in(2), depth);
-      if (!start || !limit || !delta || *delta == 0) return std::nullopt;
-      double count = std::ceil((*limit - *start) / *delta);
-      if (!(count >= 0) || count > static_cast<double>(kSeq)) return std::nullopt;
-      return std::vector<int64_t>{static_cast<int64_t>(count)};
-    }
-    if (op == "Unsqueeze"sv) {
-      const Dims& d = dims(in(0), depth + 1);
-      if (!d) return std::nullopt;
-      size_t count = 0;  // the axes it inserts
-      for (const Attribute& a : n.attribute()) {
-        if (a.name == "axes"sv) count = a.ints.size();
-      }
-      if (count == 0 && n.input_size() > 1) {
-        const Dims& listed = dims(in(1), depth + 1);
-        if (!listed || listed->size() != 1 || (*listed)[0] < 0) return std::nullopt;
-        count = static_cast<size_t>((*listed)[0]);
-      }
-      const std::vector<char>* inserted = inserted_axes(p, n, d->size() + count, depth);
-      if (!inserted) return std::nullopt;
-      std::vector<int64_t> out;
-      size_t from = 0;
-      for (char mark : *inserted) {
-        if (mark) out.push_back(1);
-        else if (from < d->size()) out.push_back((*d)[from++]);
-        else return std::nullopt;
-      }
-      return out;
-    }
-    if (op == "ConstantOfShape"sv || op == "Expand"sv || op == "Reshape"sv) {
-      auto shape = list(in(op == "ConstantOfShape"sv ? 0 : 1), depth);
-      if (!shape) return std::nullopt;
-      if (op == "Expand"sv) {
-        auto d = dims(in(0), depth + 1);
-        if (!d) return std::nullopt;
-        return broadcast({*d, *shape});
-      }
-      if (op == "Reshape"sv) {
-        auto d = dims(in(0), depth + 1);
-        if (!d) return std::nullopt;
-        uint64_t total = 1, known = 1;
-        for (int64_t x : *d) {
-          if (x < 0 || mul_overflows(total, static_cast<uint64_t>(x), &total)) return std::nullopt;
-        }
-        int infer = -1;
-        for (size_t k = 0; k < shape->size(); ++k) {
-          int64_t& s = (*shape)[k];
-          if (s == 0 && k < d->size()) s = (*d)[k];
-          if (s == -1 && infer < 0) {
-            infer = static_cast<int>(k);
-            continue;
-          }
-          if (s <= 0 || mul_overflows(known, static_cast<uint64_t>(s), &known)) return std::nullopt;
-        }
-        if (infer >= 0) {
-          if (known == 0 || total % known) return std::nullopt;
-          (*shape)[static_cast<size_t>(infer)] = static_cast<int64_t>(total / known);
-        } else if (known != total) {
-          return std::nullopt;
-        }
-      }
-      for (int64_t x : *shape) {
-        if (x < 0 || x > kSeq) return std::nullopt;
-      }
-      return shape;
-    }
+    if (op == "Range"sv) return range_dims(n, depth);
+    if (op == "Unsqueeze"sv) return unsqueeze_dims(p, n, depth);
+    if (op == "ConstantOfShape"sv || op == "Expand"sv || op == "Reshape"sv) return shaped_dims(n, op, depth);
     if (op == "Squeeze"sv) {
       auto d = dims(in(0), depth + 1);
       if (!d) return std::nullopt;
@@ -564,29 +521,136 @@ class MaskEval {
       out.insert(out.end(), data->begin() + 1, data->end());
       return out;
     }
-    if (op == "Concat"sv) {
-      std::optional<std::vector<int64_t>> out;
-      int64_t axis = int_attr(n, "axis", 0);
-      for (const auto& part : n.input()) {
-        const Dims& d = dims(part, depth + 1);
-        if (!d) return std::nullopt;
-        int64_t a = axis < 0 ? axis + static_cast<int64_t>(d->size()) : axis;
-        if (a < 0 || static_cast<size_t>(a) >= d->size()) return std::nullopt;
-        if (!out) {
-          if ((*d)[static_cast<size_t>(a)] < 0 || (*d)[static_cast<size_t>(a)] > kSeq) return std::nullopt;
-          out = d;
-        } else if (out->size() != d->size() || (*d)[static_cast<size_t>(a)] < 0 ||
-                   (*d)[static_cast<size_t>(a)] > kSeq - (*out)[static_cast<size_t>(a)]) {  // a file's dims: no overflow
-          return std::nullopt;
-        } else {
-          Int sum = Int((*out)[static_cast<size_t>(a)]) + Int((*d)[static_cast<size_t>(a)]);  // two stored [1, 2^62]: past 64 bits
-          if (!sum.known() || *sum > kSeq) return std::nullopt;
-          (*out)[static_cast<size_t>(a)] = *sum;
-        }
+    if (op == "Concat"sv) return concat_dims(n, depth);
+    return std::nullopt;
+  }
+
+  // A graph input: its declared shape, the sequence's unknown dims as kSeq.
+  std::optional<std::vector<int64_t>> input_dims(Name v) const {
+    for (const auto& in : m_.proto->graph().input()) {
+      if (in.name() != v || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+      std::vector<int64_t> d;
+      for (const auto& dim : in.type().tensor_type().shape().dim()) {
+        d.push_back(dim.has_dim_value() && dim.dim_value() > 0 ? std::min<int64_t>(dim.dim_value(), kSeq) : kSeq);
       }
-      return out;
+      return d;
     }
     return std::nullopt;
+  }
+
+  // An elementwise op's output: its inputs' dims broadcast together.
+  std::optional<std::vector<int64_t>> elementwise_dims(const NodeRec& n, int depth) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& x : n.input()) {
+      auto d = dims(x, depth + 1);
+      if (!d) return std::nullopt;
+      shapes.push_back(*d);
+    }
+    return broadcast(shapes);
+  }
+
+  // A Range's length, from its scalar start, limit and delta.
+  std::optional<std::vector<int64_t>> range_dims(const NodeRec& n, int depth) {
+    auto start = scalar(input_of(n, 0), depth), limit = scalar(input_of(n, 1), depth), delta = scalar(input_of(n, 2), depth);
+    if (!start || !limit || !delta || *delta == 0) return std::nullopt;
+    double count = std::ceil((*limit - *start) / *delta);
+    if (!(count >= 0) || count > static_cast<double>(kSeq)) return std::nullopt;
+    return std::vector<int64_t>{static_cast<int64_t>(count)};
+  }
+
+  // An Unsqueeze's output: its input's dims with a 1 at each inserted axis.
+  std::optional<std::vector<int64_t>> unsqueeze_dims(int p, const NodeRec& n, int depth) {
+    const Dims& d = dims(input_of(n, 0), depth + 1);
+    if (!d) return std::nullopt;
+    size_t count = 0;  // the axes it inserts
+    for (const Attribute& a : n.attribute()) {
+      if (a.name == "axes"sv) count = a.ints.size();
+    }
+    if (count == 0 && n.input_size() > 1) {
+      const Dims& listed = dims(input_of(n, 1), depth + 1);
+      if (!listed || listed->size() != 1 || (*listed)[0] < 0) return std::nullopt;
+      count = static_cast<size_t>((*listed)[0]);
+    }
+    const std::vector<char>* inserted = inserted_axes(p, n, d->size() + count, depth);
+    if (!inserted) return std::nullopt;
+    std::vector<int64_t> out;
+    size_t from = 0;
+    for (char mark : *inserted) {
+      if (mark) out.push_back(1);
+      else if (from < d->size()) out.push_back((*d)[from++]);
+      else return std::nullopt;
+    }
+    return out;
+  }
+
+  // ConstantOfShape, Expand, Reshape: the shape an input lists (broadcast with Expand's data,
+  // its 0s and one -1 worked out for Reshape), every dim in [0, kSeq].
+  std::optional<std::vector<int64_t>> shaped_dims(const NodeRec& n, std::string_view op, int depth) {
+    auto shape = list(input_of(n, op == "ConstantOfShape"sv ? 0 : 1), depth);
+    if (!shape) return std::nullopt;
+    if (op == "Expand"sv) {
+      auto d = dims(input_of(n, 0), depth + 1);
+      if (!d) return std::nullopt;
+      return broadcast({*d, *shape});
+    }
+    if (op == "Reshape"sv) {
+      auto d = dims(input_of(n, 0), depth + 1);
+      if (!d || !reshape_target(*d, *shape)) return std::nullopt;
+    }
+    for (int64_t x : *shape) {
+      if (x < 0 || x > kSeq) return std::nullopt;
+    }
+    return shape;
+  }
+
+  // A Reshape's target shape with its 0s copied from d and its -1 inferred; false when it does
+  // not hold d's elements.
+  static bool reshape_target(const std::vector<int64_t>& d, std::vector<int64_t>& shape) {
+    uint64_t total = 1, known = 1;
+    for (int64_t x : d) {
+      if (x < 0 || mul_overflows(total, static_cast<uint64_t>(x), &total)) return false;
+    }
+    int infer = -1;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      int64_t& s = shape[k];
+      if (s == 0 && k < d.size()) s = d[k];
+      if (s == -1 && infer < 0) {
+        infer = static_cast<int>(k);
+        continue;
+      }
+      if (s <= 0 || mul_overflows(known, static_cast<uint64_t>(s), &known)) return false;
+    }
+    if (infer >= 0) {
+      if (known == 0 || total % known) return false;
+      shape[static_cast<size_t>(infer)] = static_cast<int64_t>(total / known);
+    } else if (known != total) {
+      return false;
+    }
+    return true;
+  }
+
+  // A Concat's output: its parts' dims, summed along its axis (at most kSeq).
+  std::optional<std::vector<int64_t>> concat_dims(const NodeRec& n, int depth) {
+    std::optional<std::vector<int64_t>> out;
+    int64_t axis = int_attr(n, "axis", 0);
+    for (const auto& part : n.input()) {
+      const Dims& d = dims(part, depth + 1);
+      if (!d) return std::nullopt;
+      int64_t a = axis < 0 ? axis + static_cast<int64_t>(d->size()) : axis;
+      if (a < 0 || static_cast<size_t>(a) >= d->size()) return std::nullopt;
+      if (!out) {
+        if ((*d)[static_cast<size_t>(a)] < 0 || (*d)[static_cast<size_t>(a)] > kSeq) return std::nullopt;
+        out = d;
+      } else if (out->size() != d->size() || (*d)[static_cast<size_t>(a)] < 0 ||
+                 (*d)[static_cast<size_t>(a)] > kSeq - (*out)[static_cast<size_t>(a)]) {  // a file's dims: no overflow
+        return std::nullopt;
+      } else {
+        Int sum = Int((*out)[static_cast<size_t>(a)]) + Int((*d)[static_cast<size_t>(a)]);  // two stored [1, 2^62]: past 64 bits
+        if (!sum.known() || *sum > kSeq) return std::nullopt;
+        (*out)[static_cast<size_t>(a)] = *sum;
+      }
+    }
+    return out;
   }
 };
 
