@@ -1,7 +1,9 @@
-// cli.cpp: CLI11 wiring. The only place that knows about exit codes.
+// cli.cpp: CLI11 wiring: parse the options, call the library, write the report, return the exit code.
 //
-// run_cli() parses argv into AuditArgs or ExplainArgs and hands them to audit_command() or
-// explain_command(); the audit itself is run_audit() (cli.h), which the fuzz harnesses call too.
+// run_cli() parses argv into AuditArgs, ExplainArgs or DiffArgs and hands them to
+// audit_command(), explain_command() or diff_command(); the audit and the comparison themselves
+// are the library's run_audit() and run_diff() (runner.h), which the Python module and the fuzz
+// harnesses call too.
 #include "headcount/cli.h"
 
 #include <google/protobuf/stubs/common.h>
@@ -10,7 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cctype>
 #include <cstdlib>
@@ -20,9 +21,7 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -33,12 +32,12 @@
 #include "config.h"
 #include "headcount/baseline.h"
 #include "headcount/cost.h"
-#include "headcount/checkpoint.h"
 #include "headcount/diff.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/families.h"
 #include "headcount/render.h"
+#include "headcount/runner.h"
 #include "suggest.h"
 
 namespace headcount {
@@ -65,42 +64,6 @@ void set_up_logging(std::ostream& err, int verbosity) {
                     : verbosity == 1 ? spdlog::level::info
                                      : spdlog::level::debug);
   spdlog::set_default_logger(logger);
-}
-
-// Error and gate lines are one line each, whatever names a hostile file carries.
-std::string one_line(const std::string& text) {
-  std::string out;
-  for (char c : text) out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-  return out;
-}
-
-bool has_onnx_extension(const std::filesystem::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".onnx";
-}
-
-// Files as given; directories searched recursively for .onnx files (any case), in sorted order.
-// A directory without any stays in the list, so the loader reports it as the error it is.
-std::vector<std::string> expand_inputs(const std::vector<std::string>& args) {
-  std::vector<std::string> files;
-  for (const auto& a : args) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(a, ec)) {
-      std::vector<std::string> found;
-      auto it = std::filesystem::recursive_directory_iterator(
-          a, std::filesystem::directory_options::skip_permission_denied, ec);
-      for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file(ec) && has_onnx_extension(it->path())) found.push_back(it->path().string());
-      }
-      std::sort(found.begin(), found.end());
-      if (found.empty()) found.push_back(a);
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.push_back(a);
-    }
-  }
-  return files;
 }
 
 // ---- the options of each subcommand ----
@@ -274,24 +237,8 @@ std::pair<int64_t, int64_t> sliding_pattern(const std::string& text) {
   return {a, b};
 }
 
-// ---- explain ----
+// ---- writing the report; diff; explain ----
 
-// What stopped the reading of one file, as its error line says it. A bug, not the file's fault,
-// is still one line (and exit 2).
-std::string failure_message(std::exception_ptr stopped) {
-  try {
-    std::rethrow_exception(stopped);
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::bad_alloc&) {
-    return "out of memory while reading the model";
-  } catch (const std::exception& e) {
-    return std::string("internal error while auditing (please report it): ") + e.what();
-  }
-}
-
-// Writes a report to --output FILE, or to `out` for "" and "-". False, with the error line,
-// when the file cannot be written.
 // The run's models (thousands of small allocations each) are not taken apart one by one when the
 // process is about to end and the system frees its memory at once. The last run stays reachable
 // from here, so leak checkers count it as in use; a later run (the tests call run_cli many times
@@ -302,6 +249,8 @@ void keep_until_exit(Run run) {
   kept = new Run(std::move(run));
 }
 
+// Writes a report to --output FILE, or to `out` for "" and "-". False, with the error line,
+// when the file cannot be written.
 bool write_output(const std::string& path, std::ostream& out, std::ostream& err,
                   const std::function<void(std::ostream&)>& write) {
   if (path.empty() || path == "-") {
@@ -348,50 +297,17 @@ void add_diff_options(CLI::App* diff, DiffArgs& d, detail::Choices& choices) {
 }
 
 int diff_command(const DiffArgs& d, std::ostream& out, std::ostream& err) {
-  AuditOptions options;
-  options.compare_content = !d.no_content;
-  std::optional<Audit> a, b;
-  std::optional<BaselineModel> baseline;
-  // Reads one side; what stops it is that file's one error line, as in an audit.
-  auto read = [&](const std::string& file, const std::function<void()>& how) {
-    try {
-      how();
-      return true;
-    } catch (const std::exception&) {
-      err << "headcount: error: " << one_line(file) << ": " << one_line(failure_message(std::current_exception())) << "\n";
-      return false;
-    }
-  };
-  if (!read(d.a, [&] { a = audit_file(d.a, options); })) return kExitInput;
-  std::string ext = std::filesystem::path(d.b).extension().string();
-  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  bool b_read = read(d.b, [&] {
-    if ((ext != ".json" && ext != ".jsonl") || !checkpoint_format(d.b).empty()) {  // a sharded index is .json
-      b = audit_file(d.b, options);
-      return;
-    }
-    Baseline report = read_baseline(d.b);
-    if (report.models.size() != 1) {
-      throw InputError("a baseline for diff holds one model; this one holds " + std::to_string(report.models.size()));
-    }
-    baseline = report.models[0];
-  });
-  if (!b_read) return kExitInput;
-  Diff diff = compare_sides(diff_side(d.a, *a), b ? diff_side(d.b, *b) : diff_side(d.b, *baseline));
-  // An export and its checkpoint, in either order: is every checkpoint weight in the export?
-  if (b && (a->model.checkpoint != nullptr) != (b->model.checkpoint != nullptr)) {
-    if (d.no_content) {
-      err << "headcount: error: --no-content: comparing an export with its checkpoint reads their weights\n";
-      return kExitInput;
-    }
-    const bool b_is_checkpoint = b->model.checkpoint != nullptr;
-    diff.fidelity = b_is_checkpoint ? check_fidelity(*a, d.a, *b, d.b) : check_fidelity(*b, d.b, *a, d.a);
+  DiffRequest request;
+  request.a = d.a;
+  request.b = d.b;
+  request.compare_content = !d.no_content;
+  DiffRun run = run_diff(request);
+  if (!run.diff) {
+    err << "headcount: error: " << one_line(run.error) << "\n";
+    return kExitInput;
   }
-  if (!write_output(d.output, out, err, [&](std::ostream& to) { render_diff(diff, d.format, to); })) return kExitInput;
-  // Against its checkpoint, an export fails on a lost or changed weight: its stored count differs
-  // by design (a tied table stored twice, a transposed copy).
-  const bool failed = diff.fidelity ? diff.fidelity->failed() : diff.counts_changed;
-  return d.fail_on_change && failed ? kExitGate : kExitOk;
+  if (!write_output(d.output, out, err, [&](std::ostream& to) { render_diff(*run.diff, d.format, to); })) return kExitInput;
+  return d.fail_on_change && run.failed() ? kExitGate : kExitOk;
 }
 
 int explain_command(const ExplainArgs& e, std::ostream& out, std::ostream& err) {
@@ -706,66 +622,6 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   // Progress on a terminal only, and not mixed with log lines.
   bool progress = !quiet && verbose == 0 && &err == &std::cerr && isatty(STDERR_FILENO);
   return audit_command(audit, audit_args, progress, out, err);
-}
-
-Run run_audit(const AuditRequest& request) {
-  Run run;
-  run.config = request.config;
-  const GateOptions& gates = request.gates;
-  run.gates_configured =
-      !request.budgets.empty() || !gates.budget.limits.empty() || gates.fail_on || gates.baseline ||
-      !request.audit.checkpoint.empty();
-  std::vector<std::string> files = expand_inputs(request.inputs);
-  run.files.resize(files.size());
-  std::atomic<size_t> next{0};
-  size_t done = 0;  // under progress_lock: the counter only moves forward
-  bool progress = request.progress && files.size() > 1;
-  std::mutex progress_lock;
-  auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      FileResult& r = run.files[i];
-      r.path = files[i];
-      try {
-        r.audit = audit_file(files[i], request.audit, &r.times);
-        GateOptions o = gates;
-        o.budget = budget_for(files[i], gates.budget, request.budgets, gates.pinned);
-        r.gates = check_gates(*r.audit, o);
-      } catch (const std::exception&) {
-        r.audit.reset();
-        r.error = failure_message(std::current_exception());
-      }
-      std::lock_guard<std::mutex> lock(progress_lock);
-      ++done;
-      if (progress) *request.progress << "\rheadcount: audited " << done << "/" << files.size() << "\033[K" << std::flush;
-    }
-  };
-  std::vector<std::thread> pool;
-  int threads = std::min<int>(request.jobs, static_cast<int>(std::max<size_t>(files.size(), 1)));
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (progress) *request.progress << "\r\033[K" << std::flush;
-  return run;
-}
-
-void report_problems(const Run& run, std::ostream& err) {
-  for (const auto& r : run.files) {
-    if (!r.audit) err << "headcount: error: " << one_line(r.path + ": " + r.error) << "\n";
-  }
-  for (const auto& r : run.files) {
-    for (const auto& g : r.gates) {
-      err << "headcount: gate failed: " << one_line(r.path + ": " + g.gate + ": " + g.message) << "\n";
-    }
-  }
-}
-
-int exit_code(const Run& run) {
-  int code = kExitOk;
-  for (const auto& r : run.files) {
-    if (!r.audit) return kExitInput;
-    if (!r.gates.empty()) code = kExitGate;
-  }
-  return code;
 }
 
 }  // namespace headcount

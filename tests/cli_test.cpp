@@ -10,6 +10,7 @@
 
 #include "headcount/cli.h"
 #include "headcount/numbers.h"
+#include "headcount/runner.h"
 #include "test_util.h"
 
 using namespace headcount;

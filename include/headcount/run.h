@@ -1,5 +1,5 @@
 // headcount/run.h: one `headcount audit` run as plain data: every model's audit or error, and
-// the gates it failed, in input order. run_audit() (cli.h) makes it; renderers (render.h) print it.
+// the gates it failed, in input order. run_audit() (runner.h) makes it; renderers (render.h) print it.
 #pragma once
 
 #include <optional>

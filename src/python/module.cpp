@@ -10,12 +10,12 @@
 #include <functional>
 #include <sstream>
 
-#include "headcount/cli.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/gate.h"
 #include "headcount/render.h"
 #include "headcount/run.h"
+#include "headcount/runner.h"
 
 namespace py = pybind11;
 

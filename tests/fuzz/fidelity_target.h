@@ -3,11 +3,11 @@
 //
 // One input is a pair: a 4-byte little-endian length N, then N bytes of an ONNX export, then the
 // checkpoint (the rest; a GGUF when it starts with "GGUF", else written as a .safetensors). Both
-// are written to the harness's private folder and compared as the command line does it:
-// `diff model.onnx CHECKPOINT --fail-on-change` in every diff format and `audit model.onnx
-// --checkpoint CHECKPOINT` (its checkpoint gate) in text and JSON, each through the same "clean
-// exit" checks as fuzz_target.h (exit 0, 1 or 2; every stderr line "headcount: ..."; exit 2 with
-// an error line). Then the library's own check_fidelity on the two audits, whose result must hold
+// are written to the harness's private folder and compared through the library calls behind the
+// command line (runner.h): `diff model.onnx CHECKPOINT --fail-on-change` (run_diff, rendered in
+// every diff format) and `audit model.onnx --checkpoint CHECKPOINT` (run_audit with its
+// checkpoint gate, rendered in text and JSON), each through the same "clean exit" checks as
+// fuzz_target.h (exit 0, 1 or 2; every stderr line "headcount: ..."; exit 2 with an error line). Then the library's own check_fidelity on the two audits, whose result must hold
 // together: every checkpoint parameter has one verdict and the tallies add up, a changed tensor
 // differs in 1 to all of its elements and says where, every holder is an export tensor, and a
 // failed check fails `diff --fail-on-change`. Anything else, an escaping exception or a sanitizer
@@ -24,10 +24,11 @@
 
 #include "fuzz_target.h"
 #include "headcount/audit.h"
-#include "headcount/cli.h"
 #include "headcount/error.h"
 #include "headcount/fidelity.h"
 #include "headcount/render.h"
+#include "headcount/run.h"
+#include "headcount/runner.h"
 
 namespace fuzz {
 
@@ -46,23 +47,49 @@ inline Pair split_pair(const uint8_t* data, size_t size) {
   return p;
 }
 
-// `headcount ARGS...` in-process: exits 0, 1 or 2, and says why on stderr in "headcount: " lines.
-inline int check_cli(const std::vector<std::string>& args) {
-  std::vector<const char*> argv = {"headcount"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = headcount::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  std::string command;
-  for (const auto& a : args) command += " " + a;
-  if (code < 0 || code > 2) fail("headcount" + command + ": exit code " + std::to_string(code), err.str());
-  std::istringstream lines(err.str());
+// The exit code and stderr of one command: 0, 1 or 2, and why on stderr in "headcount: " lines.
+inline void check_exit(const std::string& command, int code, const std::string& err) {
+  if (code < 0 || code > 2) fail("headcount " + command + ": exit code " + std::to_string(code), err);
+  std::istringstream lines(err);
   bool error_line = false;
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("headcount: ", 0) != 0) fail("headcount" + command + ": a stderr line does not start with 'headcount: '", err.str());
+    if (line.rfind("headcount: ", 0) != 0) fail("headcount " + command + ": a stderr line does not start with 'headcount: '", err);
     error_line = error_line || line.rfind("headcount: error: ", 0) == 0;
   }
-  if (code == 2 && !error_line) fail("headcount" + command + ": exit code 2 without a 'headcount: error:' line", err.str());
+  if (code == 2 && !error_line) fail("headcount " + command + ": exit code 2 without a 'headcount: error:' line", err);
+}
+
+// `headcount diff MODEL CHECKPOINT --fail-on-change`, in every diff format: its exit code.
+inline int check_diff(const std::string& model, const std::string& ckpt) {
+  headcount::DiffRequest request;
+  request.a = model;
+  request.b = ckpt;
+  const headcount::DiffRun run = headcount::run_diff(request);
+  const int code = !run.diff ? 2 : run.failed() ? 1 : 0;
+  const std::string err = run.diff ? "" : "headcount: error: " + headcount::one_line(run.error) + "\n";
+  check_exit("diff " + model + " " + ckpt + " --fail-on-change", code, err);
+  for (const std::string& format : headcount::diff_formats()) {
+    std::ostringstream out;
+    if (run.diff) headcount::render_diff(*run.diff, format, out);
+  }
   return code;
+}
+
+// `headcount audit MODEL --checkpoint CHECKPOINT`, in text and JSON.
+inline void check_audit(const std::string& model, const std::string& ckpt) {
+  headcount::AuditRequest request;
+  request.inputs = {model};
+  request.audit.checkpoint = ckpt;
+  const headcount::Run run = headcount::run_audit(request);
+  std::ostringstream err;
+  headcount::report_problems(run, err);
+  check_exit("audit " + model + " --checkpoint " + ckpt, headcount::exit_code(run), err.str());
+  for (const headcount::Format format : {headcount::Format::Text, headcount::Format::Json}) {
+    headcount::RenderOptions options;
+    options.format = format;
+    std::ostringstream out;
+    headcount::render(run, options, out);
+  }
 }
 
 // The export check's result holds together (see the top of this file).
@@ -103,10 +130,8 @@ inline void run_fidelity(const uint8_t* data, size_t size) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
-  int diff_code = -1;
-  for (const std::string& format : diff_formats()) diff_code = check_cli({"diff", model, ckpt, "--fail-on-change", "-f", format});
-  check_cli({"audit", model, "--checkpoint", ckpt});
-  check_cli({"audit", model, "--checkpoint", ckpt, "-f", "json"});
+  const int diff_code = check_diff(model, ckpt);
+  check_audit(model, ckpt);
   try {
     Audit e = audit_file(model);  // as diff reads both sides (content compared)
     Audit c = audit_file(ckpt);

@@ -2,7 +2,7 @@
 // corpus replay test of the normal build.
 //
 // The bytes are written to a model file in a private folder and audited the way `headcount audit`
-// does it after parsing its options (run_audit, report_problems, exit_code in headcount/cli.h),
+// does it after parsing its options (run_audit, report_problems, exit_code in headcount/runner.h),
 // with every gate on; the run is rendered in every output format, and every block (up to 8) is
 // derived as `explain MODEL --block N` does; then the same bytes are audited from memory
 // (audit_bytes, as the Python module reads them) and must give the same audit. Anything but exit
@@ -23,13 +23,13 @@
 #include <string>
 
 #include "headcount/checkpoint.h"
-#include "headcount/cli.h"
 #include "headcount/diff.h"
 #include "headcount/error.h"
 #include "headcount/explain.h"
 #include "headcount/fidelity.h"
 #include "headcount/render.h"
 #include "headcount/run.h"
+#include "headcount/runner.h"
 
 namespace fuzz {
 
