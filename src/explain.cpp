@@ -389,9 +389,10 @@ std::string explain_config_json(const std::string& path, const ConfigExplainOpti
   return j.dump(2) + "\n";
 }
 
-std::string explain_calculation(const BlockSpec& spec, Convention convention) {
-  Calculation c = calculate(spec);
-  std::ostringstream out;
+namespace {
+
+// The block's projections, its total and how it compares with the standard 4·d² (+ 4·d).
+void write_calculation(std::ostream& out, const Calculation& c) {
   out << "attention block: width " << n(c.width) << ", " << n(c.heads) << " heads × " << n(c.head_dim)
       << " (Q/K per head), V per head " << n(c.v_head_dim) << ", " << n(c.kv_heads) << " K/V heads, "
       << (c.bias ? "with biases" : "no biases") << "\n\n";
@@ -404,8 +405,39 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
   if (c.total == c.standard) out << ": this block is the standard one\n";
   else out << ": this block has " << with_commas(c.total) << " (" << (c.total > c.standard ? "+" : "-")
            << with_commas(c.total > c.standard ? c.total - c.standard : c.standard - c.total) << ")\n";
+}
 
-  // How the count moves with heads under the chosen convention, holding the user's knob fixed.
+// The block as the convention's own settings would build it.
+std::string convention_settings(const Calculation& c, const BlockSpec& spec, Convention convention) {
+  int64_t h = c.heads;
+  switch (convention) {
+    case Convention::PyTorch:
+      if (c.heads * c.head_dim != c.width || c.v_head_dim != c.head_dim || c.kv_heads != c.heads) {
+        return "nn.MultiheadAttention cannot build this block: its head size is always embed_dim / num_heads "
+               "and K/V are never grouped";
+      }
+      return "nn.MultiheadAttention(embed_dim=" + std::to_string(c.width) + ", num_heads=" + std::to_string(h) +
+             (c.bias ? "" : ", bias=False") + ")";
+    case Convention::Keras:
+      return "MultiHeadAttention(num_heads=" + std::to_string(h) + ", key_dim=" + std::to_string(c.head_dim) +
+             (c.v_head_dim != c.head_dim ? ", value_dim=" + std::to_string(c.v_head_dim) : "") +
+             (c.bias ? "" : ", use_bias=False") + ")";
+    case Convention::Matlab:
+      return "selfAttentionLayer(" + std::to_string(h) + ", " + std::to_string(c.heads * c.head_dim) +
+             (c.v_head_dim != c.head_dim ? ", NumValueChannels=" + std::to_string(c.heads * c.v_head_dim) : "") + ")";
+    case Convention::Flax:
+      return "MultiHeadDotProductAttention(num_heads=" + std::to_string(h) +
+             ", qkv_features=" + std::to_string(c.heads * c.head_dim) + ")";
+    case Convention::HuggingFace:
+      return "hidden_size=" + std::to_string(c.width) + ", num_attention_heads=" + std::to_string(h) +
+             (c.kv_heads != c.heads ? ", num_key_value_heads=" + std::to_string(c.kv_heads) : "") +
+             (spec.head_dim || c.heads * c.head_dim != c.width ? ", head_dim=" + std::to_string(c.head_dim) : "");
+  }
+  return "";
+}
+
+// How the count moves with heads under the chosen convention, holding the user's knob fixed.
+void write_heads_scaling(std::ostream& out, const Calculation& c, const BlockSpec& spec, Convention convention) {
   const ConventionInfo* conv = nullptr;
   for (const auto& ci : conventions()) {
     if (ci.id == convention) conv = &ci;
@@ -422,37 +454,7 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
     return with_commas(count(c.width, heads, total_k / heads, total_v / heads, kv, c.bias));
   };
   bool grows = conv->per_head || (convention == Convention::HuggingFace && spec.head_dim.has_value());
-  std::string settings;
-  switch (convention) {
-    case Convention::PyTorch:
-      if (c.heads * c.head_dim != c.width || c.v_head_dim != c.head_dim || c.kv_heads != c.heads) {
-        settings = "nn.MultiheadAttention cannot build this block: its head size is always embed_dim / num_heads "
-                   "and K/V are never grouped";
-      } else {
-        settings = "nn.MultiheadAttention(embed_dim=" + std::to_string(c.width) + ", num_heads=" + std::to_string(h) +
-                   (c.bias ? "" : ", bias=False") + ")";
-      }
-      break;
-    case Convention::Keras:
-      settings = "MultiHeadAttention(num_heads=" + std::to_string(h) + ", key_dim=" + std::to_string(c.head_dim) +
-                 (c.v_head_dim != c.head_dim ? ", value_dim=" + std::to_string(c.v_head_dim) : "") +
-                 (c.bias ? "" : ", use_bias=False") + ")";
-      break;
-    case Convention::Matlab:
-      settings = "selfAttentionLayer(" + std::to_string(h) + ", " + std::to_string(c.heads * c.head_dim) +
-                 (c.v_head_dim != c.head_dim ? ", NumValueChannels=" + std::to_string(c.heads * c.v_head_dim) : "") + ")";
-      break;
-    case Convention::Flax:
-      settings = "MultiHeadDotProductAttention(num_heads=" + std::to_string(h) +
-                 ", qkv_features=" + std::to_string(c.heads * c.head_dim) + ")";
-      break;
-    case Convention::HuggingFace:
-      settings = "hidden_size=" + std::to_string(c.width) + ", num_attention_heads=" + std::to_string(h) +
-                 (c.kv_heads != c.heads ? ", num_key_value_heads=" + std::to_string(c.kv_heads) : "") +
-                 (spec.head_dim || c.heads * c.head_dim != c.width ? ", head_dim=" + std::to_string(c.head_dim) : "");
-      break;
-  }
-  out << "  this block: " << settings << "\n";
+  out << "  this block: " << convention_settings(c, spec, convention) << "\n";
   std::string at_half = at_heads(half, grows), at_twice = at_heads(twice, grows);
   if (grows) {
     out << "  the per-head size stays " << c.head_dim << " when heads change, so the count grows with heads:";
@@ -464,8 +466,11 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
   out << " " << h << " heads → " << with_commas(c.total);
   if (!at_twice.empty()) out << ", " << twice << " heads → " << at_twice;
   out << "\n";
+}
 
-  // The same numbers typed into each framework's key-size setting.
+// The same numbers typed into each framework's key-size setting.
+void write_typed_key_size(std::ostream& out, const Calculation& c, const BlockSpec& spec) {
+  int64_t h = c.heads;
   int64_t typed = spec.key_channels ? *spec.key_channels : c.head_dim;
   out << "\nthe number " << typed << " typed into each framework's key-size setting, with " << h << " heads:\n";
   for (const auto& ci : conventions()) {
@@ -497,6 +502,16 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
     if (dk) out << with_commas(count(c.width, h, dk, dk, c.kv_heads, c.bias)) << "\n";
     else out << "cannot be built\n";
   }
+}
+
+}  // namespace
+
+std::string explain_calculation(const BlockSpec& spec, Convention convention) {
+  Calculation c = calculate(spec);
+  std::ostringstream out;
+  write_calculation(out, c);
+  write_heads_scaling(out, c, spec, convention);
+  write_typed_key_size(out, c, spec);
   return out.str();
 }
 
