@@ -571,17 +571,8 @@ std::string latent_derivation(const AttentionBlock& b) {
   return out.str();
 }
 
-}  // namespace
-
-std::string explain_block(const Audit& a, int index) {
-  const auto& blocks = a.attention.blocks;
-  if (index < 0 || index >= static_cast<int>(blocks.size())) {
-    throw InputError("there is no block " + std::to_string(index) + " (the model has " + std::to_string(blocks.size()) +
-                     (blocks.size() == 1 ? " attention block)" : " attention blocks)"));
-  }
-  const AttentionBlock& b = blocks[static_cast<size_t>(index)];
-  const Model& m = a.model;
-  std::ostringstream out;
+// The block's name, heads, width, window, score path and head size (and a latent block's factors).
+void write_block_header(std::ostream& out, const AttentionBlock& b, const Model& m) {
   out << "block " << b.index << " of " << m.path << ": " << b.name << " (" << b.form << ", " << b.kind << "-attention)\n";
   out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
@@ -598,36 +589,40 @@ std::string explain_block(const Audit& a, int index) {
   }
   if (b.head_dim) out << "  head size  " << *b.head_dim << " for Q/K, " << (b.v_head_dim ? std::to_string(*b.v_head_dim) : "?") << " for V\n";
   if (b.latent) out << latent_derivation(b);
-  out << "\n";
-  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-    const Projection& p = b.projection(r);
-    std::string role = role_name(r);
-    role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
-    if (!p.found) {
-      if (p.from_input.empty()) out << "  " << role << "  not found\n";
-      else out << "  " << role << "  from the graph input '" << p.from_input << "': projected outside this graph\n";
-      for (const auto& t : p.tensors) {  // a share of a packed bias inside a fused op
-        out << "     bias   " << m.weights[t.weight].name << " " << shape_string(m.weights[t.weight].dims);
-        if (!t.slice.empty()) out << ", " << t.slice;
-        out << ": " << with_commas(t.elements) << "\n";
-      }
-      continue;
-    }
-    out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
-    if (!p.weight_input.empty()) {
-      out << "     weight the graph input '" << p.weight_input << "' [" << p.in_width << ", " << p.out_width
-          << "], fed at run time: 0 stored\n";
-    }
-    if (!p.bias_input.empty()) out << "     bias   the graph input '" << p.bias_input << "', fed at run time: 0 stored\n";
-    for (const auto& t : p.tensors) {
-      const Weight& w = m.weights[t.weight];
-      out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape_string(w.dims);
+}
+
+// One projection: its widths, each tensor (or graph input) it reads, and its sum.
+void write_projection(std::ostream& out, Role r, const Projection& p, const Model& m) {
+  std::string role = role_name(r);
+  role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
+  if (!p.found) {
+    if (p.from_input.empty()) out << "  " << role << "  not found\n";
+    else out << "  " << role << "  from the graph input '" << p.from_input << "': projected outside this graph\n";
+    for (const auto& t : p.tensors) {  // a share of a packed bias inside a fused op
+      out << "     bias   " << m.weights[t.weight].name << " " << shape_string(m.weights[t.weight].dims);
       if (!t.slice.empty()) out << ", " << t.slice;
       out << ": " << with_commas(t.elements) << "\n";
     }
-    out << "     = " << (p.bias ? with_commas(p.weight) + " + " + with_commas(p.bias) + " = " : std::string()) << with_commas(p.total())
-        << "\n";
+    return;
   }
+  out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
+  if (!p.weight_input.empty()) {
+    out << "     weight the graph input '" << p.weight_input << "' [" << p.in_width << ", " << p.out_width
+        << "], fed at run time: 0 stored\n";
+  }
+  if (!p.bias_input.empty()) out << "     bias   the graph input '" << p.bias_input << "', fed at run time: 0 stored\n";
+  for (const auto& t : p.tensors) {
+    const Weight& w = m.weights[t.weight];
+    out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape_string(w.dims);
+    if (!t.slice.empty()) out << ", " << t.slice;
+    out << ": " << with_commas(t.elements) << "\n";
+  }
+  out << "     = " << (p.bias ? with_commas(p.weight) + " + " + with_commas(p.bias) + " = " : std::string()) << with_commas(p.total())
+      << "\n";
+}
+
+// The extras, the block's total, and how it compares with the standard 4·d² (+ 4·d).
+void write_block_total(std::ostream& out, const AttentionBlock& b, const Model& m) {
   uint64_t extras = 0;
   for (const auto& e : b.extras) {
     const Weight& w = m.weights[static_cast<size_t>(e.weight)];
@@ -650,6 +645,22 @@ std::string explain_block(const Audit& a, int index) {
     else out << " (this block differs by " << (b.total > b.standard ? "+" : "-")
              << with_commas(b.total > b.standard ? b.total - b.standard : b.standard - b.total) << ")\n";
   }
+}
+
+}  // namespace
+
+std::string explain_block(const Audit& a, int index) {
+  const auto& blocks = a.attention.blocks;
+  if (index < 0 || index >= static_cast<int>(blocks.size())) {
+    throw InputError("there is no block " + std::to_string(index) + " (the model has " + std::to_string(blocks.size()) +
+                     (blocks.size() == 1 ? " attention block)" : " attention blocks)"));
+  }
+  const AttentionBlock& b = blocks[static_cast<size_t>(index)];
+  std::ostringstream out;
+  write_block_header(out, b, a.model);
+  out << "\n";
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) write_projection(out, r, b.projection(r), a.model);
+  write_block_total(out, b, a.model);
   for (const auto& note : b.notes) out << "  note: " << note << "\n";
   for (const auto& f : a.findings) {
     if (f.block && *f.block == b.index) out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << f.message << "\n";
