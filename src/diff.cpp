@@ -115,8 +115,11 @@ DiffSide diff_side(const std::string& path, const BaselineModel& m) {
   return s;
 }
 
-Diff compare_sides(DiffSide a, DiffSide b) {
-  Diff d;
+namespace {
+
+using RoleGrowth = std::map<std::string, int64_t>;  // Q/K/V/O: summed change over blocks present on both sides
+
+void compare_totals(const DiffSide& a, const DiffSide& b, Diff& d) {
   auto total = [&](const char* what, const std::optional<uint64_t>& x, const std::optional<uint64_t>& y) {
     Change c{what, show_count(x), show_count(y), delta(x, y)};
     if (x && y && *x != *y) d.counts_changed = true;
@@ -128,9 +131,41 @@ Diff compare_sides(DiffSide a, DiffSide b) {
   d.totals.push_back({"blocks", std::to_string(a.blocks.size()), std::to_string(b.blocks.size()),
                       static_cast<int64_t>(b.blocks.size()) - static_cast<int64_t>(a.blocks.size())});
   if (a.blocks.size() != b.blocks.size()) d.counts_changed = true;
+}
 
+// The changes of one block present on both sides: its sizes, counts (with their shapes) and form.
+void compare_block(const DiffBlock& x, const DiffBlock& y, BlockChanges& bc, Diff& d, RoleGrowth& role_growth) {
+  auto field = [&](const char* what, const std::optional<int64_t>& p, const std::optional<int64_t>& q) {
+    if (p && q && *p != *q) bc.changes.push_back({what, show(p), show(q), (Int(*q) - Int(*p)).opt()});
+  };
+  field("heads", x.heads, y.heads);
+  field("kv_heads", x.kv_heads, y.kv_heads);
+  field("width", x.width, y.width);
+  field("head_dim", x.head_dim, y.head_dim);
+  field("v_head_dim", x.v_head_dim, y.v_head_dim);
+  auto count = [&](const char* what, const std::optional<uint64_t>& p, const std::optional<uint64_t>& q,
+                   const std::optional<std::pair<int64_t, int64_t>>& ps, const std::optional<std::pair<int64_t, int64_t>>& qs) {
+    if (!p || !q) return;
+    if (*p != *q) {
+      auto dd = delta(p, q);
+      Change c{what, with_commas(*p) + (ps ? " (" + show_shape(ps) + ")" : ""), with_commas(*q) + (qs ? " (" + show_shape(qs) + ")" : ""), dd};
+      bc.changes.push_back(c);
+      if (dd) role_growth[what] = (Int(role_growth[what]) + Int(*dd)).value_or(0);
+      d.counts_changed = true;
+    } else if (ps && qs && *ps != *qs) {
+      bc.changes.push_back({std::string(what) + " shape", show_shape(ps), show_shape(qs), {}});
+    }
+  };
+  count("Q", x.q, y.q, x.q_shape, y.q_shape);
+  count("K", x.k, y.k, x.k_shape, y.k_shape);
+  count("V", x.v, y.v, x.v_shape, y.v_shape);
+  count("O", x.o, y.o, x.o_shape, y.o_shape);
+  count("extras", x.extras, y.extras, std::nullopt, std::nullopt);
+  if (x.form != y.form && !x.form.empty() && !y.form.empty()) bc.changes.push_back({"form", x.form, y.form, {}});
+}
+
+void compare_blocks(const DiffSide& a, const DiffSide& b, Diff& d, RoleGrowth& role_growth) {
   size_t n = std::max(a.blocks.size(), b.blocks.size());
-  std::map<std::string, int64_t> role_growth;  // Q/K/V/O: summed change over blocks present on both sides
   for (size_t i = 0; i < n; ++i) {
     BlockChanges bc;
     bc.index = static_cast<int>(i);
@@ -139,39 +174,13 @@ Diff compare_sides(DiffSide a, DiffSide b) {
       d.blocks.push_back(bc);
       continue;
     }
-    const DiffBlock& x = a.blocks[i];
-    const DiffBlock& y = b.blocks[i];
-    auto field = [&](const char* what, const std::optional<int64_t>& p, const std::optional<int64_t>& q) {
-      if (p && q && *p != *q) bc.changes.push_back({what, show(p), show(q), (Int(*q) - Int(*p)).opt()});
-    };
-    field("heads", x.heads, y.heads);
-    field("kv_heads", x.kv_heads, y.kv_heads);
-    field("width", x.width, y.width);
-    field("head_dim", x.head_dim, y.head_dim);
-    field("v_head_dim", x.v_head_dim, y.v_head_dim);
-    auto count = [&](const char* what, const std::optional<uint64_t>& p, const std::optional<uint64_t>& q,
-                     const std::optional<std::pair<int64_t, int64_t>>& ps, const std::optional<std::pair<int64_t, int64_t>>& qs) {
-      if (!p || !q) return;
-      if (*p != *q) {
-        auto dd = delta(p, q);
-        Change c{what, with_commas(*p) + (ps ? " (" + show_shape(ps) + ")" : ""), with_commas(*q) + (qs ? " (" + show_shape(qs) + ")" : ""), dd};
-        bc.changes.push_back(c);
-        if (dd) role_growth[what] = (Int(role_growth[what]) + Int(*dd)).value_or(0);
-        d.counts_changed = true;
-      } else if (ps && qs && *ps != *qs) {
-        bc.changes.push_back({std::string(what) + " shape", show_shape(ps), show_shape(qs), {}});
-      }
-    };
-    count("Q", x.q, y.q, x.q_shape, y.q_shape);
-    count("K", x.k, y.k, x.k_shape, y.k_shape);
-    count("V", x.v, y.v, x.v_shape, y.v_shape);
-    count("O", x.o, y.o, x.o_shape, y.o_shape);
-    count("extras", x.extras, y.extras, std::nullopt, std::nullopt);
-    if (x.form != y.form && !x.form.empty() && !y.form.empty()) bc.changes.push_back({"form", x.form, y.form, {}});
+    compare_block(a.blocks[i], b.blocks[i], bc, d, role_growth);
     if (!bc.changes.empty()) d.blocks.push_back(bc);
   }
+}
 
-  // Findings only between two audits: a baseline report does not record them.
+// Findings only between two audits: a baseline report does not record them.
+void compare_findings(const DiffSide& a, const DiffSide& b, Diff& d) {
   std::multiset<std::string> fa(a.findings.begin(), a.findings.end()), fb(b.findings.begin(), b.findings.end());
   for (const auto& f : std::set<std::string>(fb.begin(), fb.end())) {
     if (a.audit && b.audit && fb.count(f) > fa.count(f)) d.findings_added.push_back(f);
@@ -179,8 +188,47 @@ Diff compare_sides(DiffSide a, DiffSide b) {
   for (const auto& f : std::set<std::string>(fa.begin(), fa.end())) {
     if (a.audit && b.audit && fa.count(f) > fb.count(f)) d.findings_removed.push_back(f);
   }
+}
 
-  // The outcome, plainly: heads first, then what happened to the attention count and why.
+// Why an unchanged attention count is unchanged: every projection keeps its shape (one shape: named).
+std::string why_unchanged(const DiffSide& a, const DiffSide& b) {
+  std::set<std::pair<int64_t, int64_t>> shapes;
+  bool all = !a.blocks.empty() && a.blocks.size() == b.blocks.size();
+  for (size_t i = 0; all && i < a.blocks.size(); ++i) {
+    for (auto m : {&DiffBlock::q_shape, &DiffBlock::k_shape, &DiffBlock::v_shape, &DiffBlock::o_shape}) {
+      const auto& s1 = a.blocks[i].*m;
+      const auto& s2 = b.blocks[i].*m;
+      if (!s1 || !s2 || *s1 != *s2) all = false;
+      else shapes.insert(*s1);
+    }
+  }
+  if (all && shapes.size() == 1) return " (each projection is still " + show_shape(*shapes.begin()) + ")";
+  if (all) return " (every projection keeps its size)";
+  return "";
+}
+
+// A changed attention count, and which of Q/K/V/O grew or shrank.
+std::string attention_changed(const DiffSide& a, const DiffSide& b, const RoleGrowth& role_growth) {
+  auto ad = delta(a.attention, b.attention);
+  std::string s = "attention parameters " + with_commas(*a.attention) + " → " + with_commas(*b.attention) +
+                  (ad ? " (" + signed_count(*ad) + ", " + percent_change(*a.attention, *ad) + ")" : std::string());
+  std::vector<std::string> grew;
+  for (const char* r : {"Q", "K", "V", "O", "extras"}) {
+    auto it = role_growth.find(r);
+    if (it != role_growth.end() && it->second != 0) {
+      grew.push_back(std::string(r) + (it->second > 0 ? " grew by " : " shrank by ") +
+                     with_commas(static_cast<uint64_t>(it->second > 0 ? it->second : -it->second)));
+    }
+  }
+  if (!grew.empty()) {
+    s += ": ";
+    for (size_t i = 0; i < grew.size(); ++i) s += (i ? ", " : "") + grew[i];
+  }
+  return s;
+}
+
+// The outcome, plainly: heads first, then what happened to the attention count and why.
+std::string outcome_sentence(const DiffSide& a, const DiffSide& b, const RoleGrowth& role_growth) {
   std::vector<std::string> parts;
   std::string ha = values(a, &DiffBlock::heads), hb = values(b, &DiffBlock::heads);
   if (ha != hb) parts.push_back("heads " + ha + " → " + hb);
@@ -188,40 +236,9 @@ Diff compare_sides(DiffSide a, DiffSide b) {
   if (ka != kb && (ka != ha || kb != hb)) parts.push_back("K/V heads " + ka + " → " + kb);  // only with grouped K/V
   if (a.attention && b.attention) {
     if (*a.attention == *b.attention) {
-      std::string why;
-      std::set<std::pair<int64_t, int64_t>> shapes;
-      bool all = !a.blocks.empty() && a.blocks.size() == b.blocks.size();
-      for (size_t i = 0; all && i < a.blocks.size(); ++i) {
-        for (auto m : {&DiffBlock::q_shape, &DiffBlock::k_shape, &DiffBlock::v_shape, &DiffBlock::o_shape}) {
-          const auto& s1 = a.blocks[i].*m;
-          const auto& s2 = b.blocks[i].*m;
-          if (!s1 || !s2 || *s1 != *s2) all = false;
-          else shapes.insert(*s1);
-        }
-      }
-      if (all && shapes.size() == 1) {
-        why = " (each projection is still " + show_shape(*shapes.begin()) + ")";
-      } else if (all) {
-        why = " (every projection keeps its size)";
-      }
-      parts.push_back("attention parameters unchanged" + why);
+      parts.push_back("attention parameters unchanged" + why_unchanged(a, b));
     } else {
-      auto ad = delta(a.attention, b.attention);
-      std::string s = "attention parameters " + with_commas(*a.attention) + " → " + with_commas(*b.attention) +
-                      (ad ? " (" + signed_count(*ad) + ", " + percent_change(*a.attention, *ad) + ")" : std::string());
-      std::vector<std::string> grew;
-      for (const char* r : {"Q", "K", "V", "O", "extras"}) {
-        auto it = role_growth.find(r);
-        if (it != role_growth.end() && it->second != 0) {
-          grew.push_back(std::string(r) + (it->second > 0 ? " grew by " : " shrank by ") +
-                         with_commas(static_cast<uint64_t>(it->second > 0 ? it->second : -it->second)));
-        }
-      }
-      if (!grew.empty()) {
-        s += ": ";
-        for (size_t i = 0; i < grew.size(); ++i) s += (i ? ", " : "") + grew[i];
-      }
-      parts.push_back(s);
+      parts.push_back(attention_changed(a, b, role_growth));
     }
   }
   if (a.framework && b.framework && *a.framework != *b.framework) {
@@ -234,7 +251,20 @@ Diff compare_sides(DiffSide a, DiffSide b) {
   if (a.blocks.size() != b.blocks.size()) {
     parts.push_back("attention blocks " + std::to_string(a.blocks.size()) + " → " + std::to_string(b.blocks.size()));
   }
-  for (size_t i = 0; i < parts.size(); ++i) d.outcome += (i ? "; " : "") + parts[i];
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i ? "; " : "") + parts[i];
+  return text;
+}
+
+}  // namespace
+
+Diff compare_sides(DiffSide a, DiffSide b) {
+  Diff d;
+  RoleGrowth role_growth;
+  compare_totals(a, b, d);
+  compare_blocks(a, b, d, role_growth);
+  compare_findings(a, b, d);
+  d.outcome = outcome_sentence(a, b, role_growth);
   d.a = std::move(a);
   d.b = std::move(b);
   return d;

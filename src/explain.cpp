@@ -389,9 +389,10 @@ std::string explain_config_json(const std::string& path, const ConfigExplainOpti
   return j.dump(2) + "\n";
 }
 
-std::string explain_calculation(const BlockSpec& spec, Convention convention) {
-  Calculation c = calculate(spec);
-  std::ostringstream out;
+namespace {
+
+// The block's projections, its total and how it compares with the standard 4·d² (+ 4·d).
+void write_calculation(std::ostream& out, const Calculation& c) {
   out << "attention block: width " << n(c.width) << ", " << n(c.heads) << " heads × " << n(c.head_dim)
       << " (Q/K per head), V per head " << n(c.v_head_dim) << ", " << n(c.kv_heads) << " K/V heads, "
       << (c.bias ? "with biases" : "no biases") << "\n\n";
@@ -404,8 +405,39 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
   if (c.total == c.standard) out << ": this block is the standard one\n";
   else out << ": this block has " << with_commas(c.total) << " (" << (c.total > c.standard ? "+" : "-")
            << with_commas(c.total > c.standard ? c.total - c.standard : c.standard - c.total) << ")\n";
+}
 
-  // How the count moves with heads under the chosen convention, holding the user's knob fixed.
+// The block as the convention's own settings would build it.
+std::string convention_settings(const Calculation& c, const BlockSpec& spec, Convention convention) {
+  int64_t h = c.heads;
+  switch (convention) {
+    case Convention::PyTorch:
+      if (c.heads * c.head_dim != c.width || c.v_head_dim != c.head_dim || c.kv_heads != c.heads) {
+        return "nn.MultiheadAttention cannot build this block: its head size is always embed_dim / num_heads "
+               "and K/V are never grouped";
+      }
+      return "nn.MultiheadAttention(embed_dim=" + std::to_string(c.width) + ", num_heads=" + std::to_string(h) +
+             (c.bias ? "" : ", bias=False") + ")";
+    case Convention::Keras:
+      return "MultiHeadAttention(num_heads=" + std::to_string(h) + ", key_dim=" + std::to_string(c.head_dim) +
+             (c.v_head_dim != c.head_dim ? ", value_dim=" + std::to_string(c.v_head_dim) : "") +
+             (c.bias ? "" : ", use_bias=False") + ")";
+    case Convention::Matlab:
+      return "selfAttentionLayer(" + std::to_string(h) + ", " + std::to_string(c.heads * c.head_dim) +
+             (c.v_head_dim != c.head_dim ? ", NumValueChannels=" + std::to_string(c.heads * c.v_head_dim) : "") + ")";
+    case Convention::Flax:
+      return "MultiHeadDotProductAttention(num_heads=" + std::to_string(h) +
+             ", qkv_features=" + std::to_string(c.heads * c.head_dim) + ")";
+    case Convention::HuggingFace:
+      return "hidden_size=" + std::to_string(c.width) + ", num_attention_heads=" + std::to_string(h) +
+             (c.kv_heads != c.heads ? ", num_key_value_heads=" + std::to_string(c.kv_heads) : "") +
+             (spec.head_dim || c.heads * c.head_dim != c.width ? ", head_dim=" + std::to_string(c.head_dim) : "");
+  }
+  return "";
+}
+
+// How the count moves with heads under the chosen convention, holding the user's knob fixed.
+void write_heads_scaling(std::ostream& out, const Calculation& c, const BlockSpec& spec, Convention convention) {
   const ConventionInfo* conv = nullptr;
   for (const auto& ci : conventions()) {
     if (ci.id == convention) conv = &ci;
@@ -422,37 +454,7 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
     return with_commas(count(c.width, heads, total_k / heads, total_v / heads, kv, c.bias));
   };
   bool grows = conv->per_head || (convention == Convention::HuggingFace && spec.head_dim.has_value());
-  std::string settings;
-  switch (convention) {
-    case Convention::PyTorch:
-      if (c.heads * c.head_dim != c.width || c.v_head_dim != c.head_dim || c.kv_heads != c.heads) {
-        settings = "nn.MultiheadAttention cannot build this block: its head size is always embed_dim / num_heads "
-                   "and K/V are never grouped";
-      } else {
-        settings = "nn.MultiheadAttention(embed_dim=" + std::to_string(c.width) + ", num_heads=" + std::to_string(h) +
-                   (c.bias ? "" : ", bias=False") + ")";
-      }
-      break;
-    case Convention::Keras:
-      settings = "MultiHeadAttention(num_heads=" + std::to_string(h) + ", key_dim=" + std::to_string(c.head_dim) +
-                 (c.v_head_dim != c.head_dim ? ", value_dim=" + std::to_string(c.v_head_dim) : "") +
-                 (c.bias ? "" : ", use_bias=False") + ")";
-      break;
-    case Convention::Matlab:
-      settings = "selfAttentionLayer(" + std::to_string(h) + ", " + std::to_string(c.heads * c.head_dim) +
-                 (c.v_head_dim != c.head_dim ? ", NumValueChannels=" + std::to_string(c.heads * c.v_head_dim) : "") + ")";
-      break;
-    case Convention::Flax:
-      settings = "MultiHeadDotProductAttention(num_heads=" + std::to_string(h) +
-                 ", qkv_features=" + std::to_string(c.heads * c.head_dim) + ")";
-      break;
-    case Convention::HuggingFace:
-      settings = "hidden_size=" + std::to_string(c.width) + ", num_attention_heads=" + std::to_string(h) +
-                 (c.kv_heads != c.heads ? ", num_key_value_heads=" + std::to_string(c.kv_heads) : "") +
-                 (spec.head_dim || c.heads * c.head_dim != c.width ? ", head_dim=" + std::to_string(c.head_dim) : "");
-      break;
-  }
-  out << "  this block: " << settings << "\n";
+  out << "  this block: " << convention_settings(c, spec, convention) << "\n";
   std::string at_half = at_heads(half, grows), at_twice = at_heads(twice, grows);
   if (grows) {
     out << "  the per-head size stays " << c.head_dim << " when heads change, so the count grows with heads:";
@@ -464,8 +466,11 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
   out << " " << h << " heads → " << with_commas(c.total);
   if (!at_twice.empty()) out << ", " << twice << " heads → " << at_twice;
   out << "\n";
+}
 
-  // The same numbers typed into each framework's key-size setting.
+// The same numbers typed into each framework's key-size setting.
+void write_typed_key_size(std::ostream& out, const Calculation& c, const BlockSpec& spec) {
+  int64_t h = c.heads;
   int64_t typed = spec.key_channels ? *spec.key_channels : c.head_dim;
   out << "\nthe number " << typed << " typed into each framework's key-size setting, with " << h << " heads:\n";
   for (const auto& ci : conventions()) {
@@ -497,6 +502,16 @@ std::string explain_calculation(const BlockSpec& spec, Convention convention) {
     if (dk) out << with_commas(count(c.width, h, dk, dk, c.kv_heads, c.bias)) << "\n";
     else out << "cannot be built\n";
   }
+}
+
+}  // namespace
+
+std::string explain_calculation(const BlockSpec& spec, Convention convention) {
+  Calculation c = calculate(spec);
+  std::ostringstream out;
+  write_calculation(out, c);
+  write_heads_scaling(out, c, spec, convention);
+  write_typed_key_size(out, c, spec);
   return out.str();
 }
 
@@ -556,17 +571,8 @@ std::string latent_derivation(const AttentionBlock& b) {
   return out.str();
 }
 
-}  // namespace
-
-std::string explain_block(const Audit& a, int index) {
-  const auto& blocks = a.attention.blocks;
-  if (index < 0 || index >= static_cast<int>(blocks.size())) {
-    throw InputError("there is no block " + std::to_string(index) + " (the model has " + std::to_string(blocks.size()) +
-                     (blocks.size() == 1 ? " attention block)" : " attention blocks)"));
-  }
-  const AttentionBlock& b = blocks[static_cast<size_t>(index)];
-  const Model& m = a.model;
-  std::ostringstream out;
+// The block's name, heads, width, window, score path and head size (and a latent block's factors).
+void write_block_header(std::ostream& out, const AttentionBlock& b, const Model& m) {
   out << "block " << b.index << " of " << m.path << ": " << b.name << " (" << b.form << ", " << b.kind << "-attention)\n";
   out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
@@ -583,36 +589,40 @@ std::string explain_block(const Audit& a, int index) {
   }
   if (b.head_dim) out << "  head size  " << *b.head_dim << " for Q/K, " << (b.v_head_dim ? std::to_string(*b.v_head_dim) : "?") << " for V\n";
   if (b.latent) out << latent_derivation(b);
-  out << "\n";
-  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-    const Projection& p = b.projection(r);
-    std::string role = role_name(r);
-    role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
-    if (!p.found) {
-      if (p.from_input.empty()) out << "  " << role << "  not found\n";
-      else out << "  " << role << "  from the graph input '" << p.from_input << "': projected outside this graph\n";
-      for (const auto& t : p.tensors) {  // a share of a packed bias inside a fused op
-        out << "     bias   " << m.weights[t.weight].name << " " << shape_string(m.weights[t.weight].dims);
-        if (!t.slice.empty()) out << ", " << t.slice;
-        out << ": " << with_commas(t.elements) << "\n";
-      }
-      continue;
-    }
-    out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
-    if (!p.weight_input.empty()) {
-      out << "     weight the graph input '" << p.weight_input << "' [" << p.in_width << ", " << p.out_width
-          << "], fed at run time: 0 stored\n";
-    }
-    if (!p.bias_input.empty()) out << "     bias   the graph input '" << p.bias_input << "', fed at run time: 0 stored\n";
-    for (const auto& t : p.tensors) {
-      const Weight& w = m.weights[t.weight];
-      out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape_string(w.dims);
+}
+
+// One projection: its widths, each tensor (or graph input) it reads, and its sum.
+void write_projection(std::ostream& out, Role r, const Projection& p, const Model& m) {
+  std::string role = role_name(r);
+  role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
+  if (!p.found) {
+    if (p.from_input.empty()) out << "  " << role << "  not found\n";
+    else out << "  " << role << "  from the graph input '" << p.from_input << "': projected outside this graph\n";
+    for (const auto& t : p.tensors) {  // a share of a packed bias inside a fused op
+      out << "     bias   " << m.weights[t.weight].name << " " << shape_string(m.weights[t.weight].dims);
       if (!t.slice.empty()) out << ", " << t.slice;
       out << ": " << with_commas(t.elements) << "\n";
     }
-    out << "     = " << (p.bias ? with_commas(p.weight) + " + " + with_commas(p.bias) + " = " : std::string()) << with_commas(p.total())
-        << "\n";
+    return;
   }
+  out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
+  if (!p.weight_input.empty()) {
+    out << "     weight the graph input '" << p.weight_input << "' [" << p.in_width << ", " << p.out_width
+        << "], fed at run time: 0 stored\n";
+  }
+  if (!p.bias_input.empty()) out << "     bias   the graph input '" << p.bias_input << "', fed at run time: 0 stored\n";
+  for (const auto& t : p.tensors) {
+    const Weight& w = m.weights[t.weight];
+    out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape_string(w.dims);
+    if (!t.slice.empty()) out << ", " << t.slice;
+    out << ": " << with_commas(t.elements) << "\n";
+  }
+  out << "     = " << (p.bias ? with_commas(p.weight) + " + " + with_commas(p.bias) + " = " : std::string()) << with_commas(p.total())
+      << "\n";
+}
+
+// The extras, the block's total, and how it compares with the standard 4·d² (+ 4·d).
+void write_block_total(std::ostream& out, const AttentionBlock& b, const Model& m) {
   uint64_t extras = 0;
   for (const auto& e : b.extras) {
     const Weight& w = m.weights[static_cast<size_t>(e.weight)];
@@ -635,6 +645,22 @@ std::string explain_block(const Audit& a, int index) {
     else out << " (this block differs by " << (b.total > b.standard ? "+" : "-")
              << with_commas(b.total > b.standard ? b.total - b.standard : b.standard - b.total) << ")\n";
   }
+}
+
+}  // namespace
+
+std::string explain_block(const Audit& a, int index) {
+  const auto& blocks = a.attention.blocks;
+  if (index < 0 || index >= static_cast<int>(blocks.size())) {
+    throw InputError("there is no block " + std::to_string(index) + " (the model has " + std::to_string(blocks.size()) +
+                     (blocks.size() == 1 ? " attention block)" : " attention blocks)"));
+  }
+  const AttentionBlock& b = blocks[static_cast<size_t>(index)];
+  std::ostringstream out;
+  write_block_header(out, b, a.model);
+  out << "\n";
+  for (Role r : {Role::Q, Role::K, Role::V, Role::O}) write_projection(out, r, b.projection(r), a.model);
+  write_block_total(out, b, a.model);
   for (const auto& note : b.notes) out << "  note: " << note << "\n";
   for (const auto& f : a.findings) {
     if (f.block && *f.block == b.index) out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << f.message << "\n";

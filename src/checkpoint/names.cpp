@@ -416,11 +416,8 @@ std::string common_prefix(const Model& m, const std::vector<int>& weights) {
   return cut == std::string::npos ? p : p.substr(0, cut);
 }
 
-}  // namespace
-
-AttentionResult named_attention(const Model& model, const std::vector<NamedTensor>& names, const NamedHeads& heads) {
-  AttentionResult r;
-  // Per layer and kind (self, cross): the tensors of each role.
+// Per layer and kind (self, cross): the tensors of each role.
+std::map<std::pair<int, int>, std::vector<int>> attention_layers(const std::vector<NamedTensor>& names) {
   std::map<std::pair<int, int>, std::vector<int>> layers;
   for (size_t i = 0; i < names.size(); ++i) {
     const NamedTensor& n = names[i];
@@ -433,116 +430,144 @@ AttentionResult named_attention(const Model& model, const std::vector<NamedTenso
     bool cross = std::any_of(std::begin(cross_roles), std::end(cross_roles), [&](const char* x) { return n.role == x; });
     if (self || cross) layers[{n.layer, cross ? 1 : 0}].push_back(static_cast<int>(i));
   }
-  std::vector<bool> counted(model.weights.size(), false);
-  for (const auto& [key, tensors] : layers) {
-    AttentionBlock b;
-    std::map<std::string, int> latent_tensors;  // latent attention's tensors by role
-    b.index = static_cast<int>(r.blocks.size());
-    b.form = "by name";
-    b.kind = key.second ? "cross" : "self";
-    b.name = common_prefix(model, tensors);
-    b.heads = heads.heads;
-    b.kv_heads = heads.kv_heads ? heads.kv_heads : heads.heads;
-    b.head_dim = heads.head_dim;
-    b.v_head_dim = heads.v_head_dim ? heads.v_head_dim : heads.head_dim;
-    b.heads_from = heads.from;
-    for (int wi : tensors) {
-      const Weight& w = model.weights[static_cast<size_t>(wi)];
-      const NamedTensor& n = names[static_cast<size_t>(wi)];
-      std::string role = n.role;
-      if (role.size() == 2 && role[0] == 'c') role = role.substr(1);  // cross: cq -> q
-      if (role == "q" || role == "k" || role == "v" || role == "o" || role == "o_t") {
-        Projection& p = b.projection(role == "q" ? Role::Q : role == "k" ? Role::K : role == "v" ? Role::V : Role::O);
-        add_share(p, wi, n.bias, w.elements, "");
-        if (!n.bias) std::tie(p.out_width, p.in_width) = widths(w, role == "o_t");
-      } else if (role == "qkv" || role == "qkv_t") {
-        // The packed Q, K and V: split by the head counts, else in thirds when the output is three
-        // times the input (multi-head attention), said in the slice.
-        auto [out, in] = n.bias ? std::make_pair(static_cast<int64_t>(w.elements), int64_t{0}) : widths(w, role == "qkv_t");
-        int64_t q_out = 0, kv_out = 0;
-        std::string how;
-        if (heads.heads && heads.head_dim) {
-          Int q = Int(*heads.heads) * Int(*heads.head_dim), kv = Int(*b.kv_heads) * Int(*heads.head_dim);
-          Int total = q + kv + kv;
-          if (total.known() && *total == out) {
-            q_out = *q;
-            kv_out = *kv;
-            how = "by the heads";
-          }
-        }
-        if (!q_out && out > 0 && out % 3 == 0 && (n.bias || out / 3 == in)) {
-          q_out = kv_out = out / 3;
-          how = "in thirds (output = 3 × width, as multi-head attention packs it)";
-        }
-        if (!q_out) {
-          b.notes.push_back("packed Q/K/V '" + std::string(w.name) + "' " + shape_string(w.dims) +
-                            ": its split is unknown without the heads; counted under Q");
-          add_share(b.q, wi, n.bias, w.elements, "Q, K and V packed, split unknown");
-          continue;
-        }
-        // Each share is its rows times the input width (a bias: its elements): a weight with an
-        // empty input axis stores nothing, and none of its slices holds more.
-        const Int per = n.bias ? Int(1) : Int(in);
-        int64_t at = 0;  // q_out + 2·kv_out = out: no step overflows
-        for (auto [role2, size] : {std::make_pair(Role::Q, q_out), std::make_pair(Role::K, kv_out), std::make_pair(Role::V, kv_out)}) {
-          Projection& p = b.projection(role2);
-          std::string slice = std::string(n.bias ? "elements " : "rows ") + std::to_string(at) + ":" + std::to_string(at + size) +
-                              " of " + std::to_string(out) + ", " + how;
-          add_share(p, wi, n.bias, (Int(size) * per).count().value_or(w.elements), slice);
-          if (!n.bias) {
-            p.out_width = size;
-            p.in_width = in;
-          }
-          at += size;
-        }
-      } else if (role == "q_a" || role == "q_b" || role == "kv_a" || role == "k_b" || role == "v_b") {
-        // Latent attention: Q through its latent; K is the K/V latent with the RoPE key, plus its
-        // share of kv_b (or llama.cpp's k_b); V the rest of kv_b (or v_b).
-        Projection& p = role == "q_a" || role == "q_b" ? b.q : role == "v_b" ? b.v : b.k;
-        add_share(p, wi, n.bias, w.elements, "");
-        if (role == "q_a" && !n.bias) p.in_width = widths(w, false).second;
-        latent_tensors[role] = wi;
-      } else if (role == "kv_b") {
-        latent_tensors[role] = wi;  // split per head below, once the sizes are known
-      } else if (role == "q_a_norm" || role == "kv_a_norm") {
-        b.extras.push_back({wi, ExtraRole::LatentNorm, w.elements});
-        latent_tensors[role] = wi;
-      } else if (role == "q_norm" || role == "k_norm" || role == "sink" || role == "relative_bias") {
-        b.extras.push_back({wi,
-                            role == "q_norm" ? ExtraRole::QNorm : role == "k_norm" ? ExtraRole::KNorm
-                                             : role == "sink"  ? ExtraRole::Sink : ExtraRole::RelativeBias,
-                            w.elements});
-      }
+  return layers;
+}
+
+AttentionBlock new_named_block(const Model& model, const std::vector<int>& tensors, bool cross, int index, const NamedHeads& heads) {
+  AttentionBlock b;
+  b.index = index;
+  b.form = "by name";
+  b.kind = cross ? "cross" : "self";
+  b.name = common_prefix(model, tensors);
+  b.heads = heads.heads;
+  b.kv_heads = heads.kv_heads ? heads.kv_heads : heads.heads;
+  b.head_dim = heads.head_dim;
+  b.v_head_dim = heads.v_head_dim ? heads.v_head_dim : heads.head_dim;
+  b.heads_from = heads.from;
+  return b;
+}
+
+// The packed Q, K and V: split by the head counts, else in thirds when the output is three
+// times the input (multi-head attention), said in the slice.
+void add_packed_qkv(AttentionBlock& b, int wi, const Weight& w, const NamedTensor& n, bool transposed, const NamedHeads& heads) {
+  auto [out, in] = n.bias ? std::make_pair(static_cast<int64_t>(w.elements), int64_t{0}) : widths(w, transposed);
+  int64_t q_out = 0, kv_out = 0;
+  std::string how;
+  if (heads.heads && heads.head_dim) {
+    Int q = Int(*heads.heads) * Int(*heads.head_dim), kv = Int(*b.kv_heads) * Int(*heads.head_dim);
+    Int total = q + kv + kv;
+    if (total.known() && *total == out) {
+      q_out = *q;
+      kv_out = *kv;
+      how = "by the heads";
     }
+  }
+  if (!q_out && out > 0 && out % 3 == 0 && (n.bias || out / 3 == in)) {
+    q_out = kv_out = out / 3;
+    how = "in thirds (output = 3 × width, as multi-head attention packs it)";
+  }
+  if (!q_out) {
+    b.notes.push_back("packed Q/K/V '" + std::string(w.name) + "' " + shape_string(w.dims) +
+                      ": its split is unknown without the heads; counted under Q");
+    add_share(b.q, wi, n.bias, w.elements, "Q, K and V packed, split unknown");
+    return;
+  }
+  // Each share is its rows times the input width (a bias: its elements): a weight with an
+  // empty input axis stores nothing, and none of its slices holds more.
+  const Int per = n.bias ? Int(1) : Int(in);
+  int64_t at = 0;  // q_out + 2·kv_out = out: no step overflows
+  for (auto [role2, size] : {std::make_pair(Role::Q, q_out), std::make_pair(Role::K, kv_out), std::make_pair(Role::V, kv_out)}) {
+    Projection& p = b.projection(role2);
+    std::string slice = std::string(n.bias ? "elements " : "rows ") + std::to_string(at) + ":" + std::to_string(at + size) +
+                        " of " + std::to_string(out) + ", " + how;
+    add_share(p, wi, n.bias, (Int(size) * per).count().value_or(w.elements), slice);
+    if (!n.bias) {
+      p.out_width = size;
+      p.in_width = in;
+    }
+    at += size;
+  }
+}
+
+// One named tensor into its block: a projection (or its share), a latent attention's tensor
+// (kept in latent_tensors by role), or an extra.
+void add_named_tensor(AttentionBlock& b, int wi, const Weight& w, const NamedTensor& n, const NamedHeads& heads,
+                      std::map<std::string, int>& latent_tensors) {
+  std::string role = n.role;
+  if (role.size() == 2 && role[0] == 'c') role = role.substr(1);  // cross: cq -> q
+  if (role == "q" || role == "k" || role == "v" || role == "o" || role == "o_t") {
+    Projection& p = b.projection(role == "q" ? Role::Q : role == "k" ? Role::K : role == "v" ? Role::V : Role::O);
+    add_share(p, wi, n.bias, w.elements, "");
+    if (!n.bias) std::tie(p.out_width, p.in_width) = widths(w, role == "o_t");
+  } else if (role == "qkv" || role == "qkv_t") {
+    add_packed_qkv(b, wi, w, n, role == "qkv_t", heads);
+  } else if (role == "q_a" || role == "q_b" || role == "kv_a" || role == "k_b" || role == "v_b") {
+    // Latent attention: Q through its latent; K is the K/V latent with the RoPE key, plus its
+    // share of kv_b (or llama.cpp's k_b); V the rest of kv_b (or v_b).
+    Projection& p = role == "q_a" || role == "q_b" ? b.q : role == "v_b" ? b.v : b.k;
+    add_share(p, wi, n.bias, w.elements, "");
+    if (role == "q_a" && !n.bias) p.in_width = widths(w, false).second;
+    latent_tensors[role] = wi;
+  } else if (role == "kv_b") {
+    latent_tensors[role] = wi;  // split per head below, once the sizes are known
+  } else if (role == "q_a_norm" || role == "kv_a_norm") {
+    b.extras.push_back({wi, ExtraRole::LatentNorm, w.elements});
+    latent_tensors[role] = wi;
+  } else if (role == "q_norm" || role == "k_norm" || role == "sink" || role == "relative_bias") {
+    b.extras.push_back({wi,
+                        role == "q_norm" ? ExtraRole::QNorm : role == "k_norm" ? ExtraRole::KNorm
+                                         : role == "sink"  ? ExtraRole::Sink : ExtraRole::RelativeBias,
+                        w.elements});
+  }
+}
+
+// The block's width, bias, total, standard count and head size, once its tensors are in.
+void finish_named_block(const Model& model, const NamedHeads& heads, AttentionBlock& b) {
+  bound_claims(model, b);
+  if (!b.width) b.width = b.q.in_width;
+  Int total = 0;  // each share within its tensor, and the tensors within the file: it fits, checked all the same
+  for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
+    total += Int::of_unsigned(p->weight) + Int::of_unsigned(p->bias);
+    b.has_bias = b.has_bias || p->bias > 0;
+  }
+  for (const auto& e : b.extras) total += Int::of_unsigned(e.elements);
+  if (!total.count()) throw InputError("an attention block's parameter count overflows 64 bits");
+  b.total = *total.count();
+  if (b.width > 0) {
+    Int std4 = Int(4) * Int(b.width) * Int(b.width) + (b.has_bias ? Int(4) * Int(b.width) : Int(0));
+    if (std4.known()) b.standard = static_cast<uint64_t>(*std4);
+  }
+  if (!b.heads && heads.heads) b.heads = heads.heads;
+  if (b.heads && !b.head_dim && b.q.out_width > 0 && b.q.out_width % *b.heads == 0) b.head_dim = b.q.out_width / *b.heads;
+}
+
+// Each tensor once, the extras too, as the graph's matcher counts them.
+void count_once(const Model& model, const AttentionBlock& b, std::vector<bool>& counted, uint64_t& parameters) {
+  auto once = [&](int wi) {
+    if (!counted[static_cast<size_t>(wi)]) {
+      counted[static_cast<size_t>(wi)] = true;
+      parameters += model.weights[static_cast<size_t>(wi)].elements;
+    }
+  };
+  for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
+    for (const auto& t : p->tensors) once(t.weight);
+  }
+  for (const auto& e : b.extras) once(e.weight);
+}
+
+}  // namespace
+
+AttentionResult named_attention(const Model& model, const std::vector<NamedTensor>& names, const NamedHeads& heads) {
+  AttentionResult r;
+  std::vector<bool> counted(model.weights.size(), false);
+  for (const auto& [key, tensors] : attention_layers(names)) {
+    AttentionBlock b = new_named_block(model, tensors, key.second != 0, static_cast<int>(r.blocks.size()), heads);
+    std::map<std::string, int> latent_tensors;  // latent attention's tensors by role
+    for (int wi : tensors) add_named_tensor(b, wi, model.weights[static_cast<size_t>(wi)], names[static_cast<size_t>(wi)], heads, latent_tensors);
     if (!latent_tensors.empty()) read_latent(model, latent_tensors, heads, b);
     if (!b.q.found && !b.k.found && !b.v.found && !b.o.found) continue;
-    bound_claims(model, b);
-    if (!b.width) b.width = b.q.in_width;
-    Int total = 0;  // each share within its tensor, and the tensors within the file: it fits, checked all the same
-    for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
-      total += Int::of_unsigned(p->weight) + Int::of_unsigned(p->bias);
-      b.has_bias = b.has_bias || p->bias > 0;
-    }
-    for (const auto& e : b.extras) total += Int::of_unsigned(e.elements);
-    if (!total.count()) throw InputError("an attention block's parameter count overflows 64 bits");
-    b.total = *total.count();
-    if (b.width > 0) {
-      Int std4 = Int(4) * Int(b.width) * Int(b.width) + (b.has_bias ? Int(4) * Int(b.width) : Int(0));
-      if (std4.known()) b.standard = static_cast<uint64_t>(*std4);
-    }
-    if (!b.heads && heads.heads) b.heads = heads.heads;
-    if (b.heads && !b.head_dim && b.q.out_width > 0 && b.q.out_width % *b.heads == 0) b.head_dim = b.q.out_width / *b.heads;
-    // Each tensor once, the extras too, as the graph's matcher counts them.
-    auto count_once = [&](int wi) {
-      if (!counted[static_cast<size_t>(wi)]) {
-        counted[static_cast<size_t>(wi)] = true;
-        r.parameters += model.weights[static_cast<size_t>(wi)].elements;
-      }
-    };
-    for (const Projection* p : {&b.q, &b.k, &b.v, &b.o}) {
-      for (const auto& t : p->tensors) count_once(t.weight);
-    }
-    for (const auto& e : b.extras) count_once(e.weight);
+    finish_named_block(model, heads, b);
+    count_once(model, b, counted, r.parameters);
     r.blocks.push_back(std::move(b));
   }
   return r;

@@ -403,14 +403,8 @@ void block_section(std::ostream& out, const Audit& a, const Fold& r, const std::
   out << "</section>\n";
 }
 
-void model_section(std::ostream& out, const FileResult& f, size_t index, bool gates_configured, bool all_blocks) {
-  std::string anchor = "m" + std::to_string(index);
-  out << "<section class='model' id='" << anchor << "'><h2>" << esc(f.path) << "</h2>\n";
-  if (!f.audit) {
-    out << "<p class='error'>headcount: error: " << esc(f.path) << ": " << esc(f.error) << "</p></section>\n";
-    return;
-  }
-  const Audit& a = *f.audit;
+// The model's totals, its findings by severity and its gates.
+void summary_table(std::ostream& out, const FileResult& f, const Audit& a, bool gates_configured) {
   int counts[3] = {0, 0, 0};
   for (const auto& x : a.findings) ++counts[static_cast<int>(x.severity)];
   out << "<div class='scroll'><table class='summary'>";
@@ -428,14 +422,17 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
   if (gates_configured) row("gates", f.gates.empty() ? "passed" : std::to_string(f.gates.size()) + " failed");
   out << "</table></div>\n";
   for (const auto& g : f.gates) out << "<p class='error'>gate " << esc(g.gate) << ": " << esc(g.message) << "</p>\n";
-  if (a.fidelity) {
-    out << "<h3>Does the export hold its checkpoint?</h3><div class='scroll'><table>";
-    for (const auto& r : fidelity_rows(*a.fidelity, all_blocks ? 0 : 10)) {
-      out << "<tr><th>" << esc(r.label) << "</th><td>" << esc(r.text) << "</td></tr>";
-    }
-    out << "</table></div>\n";
-  }
+}
 
+void fidelity_table(std::ostream& out, const Fidelity& fidelity, bool all_blocks) {
+  out << "<h3>Does the export hold its checkpoint?</h3><div class='scroll'><table>";
+  for (const auto& r : fidelity_rows(fidelity, all_blocks ? 0 : 10)) {
+    out << "<tr><th>" << esc(r.label) << "</th><td>" << esc(r.text) << "</td></tr>";
+  }
+  out << "</table></div>\n";
+}
+
+void parts_table(std::ostream& out, const Audit& a) {
   out << "<h3>Where the parameters are</h3>\n";
   std::vector<Part> parts = parts_of(a);
   bar(out, parts, a.inventory.stored, "the stored parameters by part");
@@ -445,71 +442,91 @@ void model_section(std::ostream& out, const FileResult& f, size_t index, bool ga
         << share(p.count, a.inventory.stored) << "</td></tr>";
   }
   out << "</table></div>\n";
-  {
-    const Cost& c = a.cost;
-    out << "<h3>Inference cost</h3>\n<div class='scroll'><table class='cost'>";
-    auto crow = [&](const std::string& k, const std::string& v) { out << "<tr><th>" << k << "</th><td class='n'>" << v << "</td></tr>"; };
-    std::string bound = c.kv_lower_bound ? "at least " : "";
-    crow("K/V cache per token", bound + with_commas(c.kv_bytes_per_token) + " bytes");
-    if (c.kv_bytes_at_context) {
-      crow("K/V cache at " + with_commas(c.context) + " tokens, batch " + with_commas(c.batch),
-           bound + with_commas(*c.kv_bytes_at_context) + " bytes");
-    }
-    if (c.cross_kv_bytes_per_encoder_token) crow("cross-attention K/V per encoder token", with_commas(c.cross_kv_bytes_per_encoder_token) + " bytes");
-    if (c.state_bytes || c.state_lower_bound) {
-      crow("recurrent state per sequence (token mixers)", (c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes");
-    }
-    crow("MACs per token at " + with_commas(c.context) + " tokens", (c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token));
-    if (c.prefill_macs) crow("prefill of " + with_commas(c.context) + " tokens", with_commas(*c.prefill_macs) + " MACs");
-    out << "</table></div>\n";
-    if (!c.notes.empty()) {
-      out << "<ul>";
-      for (const auto& n : c.notes) out << "<li>" << esc(n) << "</li>";
-      out << "</ul>\n";
+}
+
+void cost_table(std::ostream& out, const Cost& c) {
+  out << "<h3>Inference cost</h3>\n<div class='scroll'><table class='cost'>";
+  auto crow = [&](const std::string& k, const std::string& v) { out << "<tr><th>" << k << "</th><td class='n'>" << v << "</td></tr>"; };
+  std::string bound = c.kv_lower_bound ? "at least " : "";
+  crow("K/V cache per token", bound + with_commas(c.kv_bytes_per_token) + " bytes");
+  if (c.kv_bytes_at_context) {
+    crow("K/V cache at " + with_commas(c.context) + " tokens, batch " + with_commas(c.batch),
+         bound + with_commas(*c.kv_bytes_at_context) + " bytes");
+  }
+  if (c.cross_kv_bytes_per_encoder_token) crow("cross-attention K/V per encoder token", with_commas(c.cross_kv_bytes_per_encoder_token) + " bytes");
+  if (c.state_bytes || c.state_lower_bound) {
+    crow("recurrent state per sequence (token mixers)", (c.state_lower_bound ? "at least " : "") + with_commas(c.state_bytes) + " bytes");
+  }
+  crow("MACs per token at " + with_commas(c.context) + " tokens", (c.macs_lower_bound ? "at least " : "") + with_commas(c.macs_per_token));
+  if (c.prefill_macs) crow("prefill of " + with_commas(c.context) + " tokens", with_commas(*c.prefill_macs) + " MACs");
+  out << "</table></div>\n";
+  if (!c.notes.empty()) {
+    out << "<ul>";
+    for (const auto& n : c.notes) out << "<li>" << esc(n) << "</li>";
+    out << "</ul>\n";
+  }
+}
+
+void blocks_sections(std::ostream& out, const Audit& a, const std::string& anchor, const std::vector<uint64_t>& ffn,
+                     const std::vector<Fold>& runs, const std::vector<FindingFold>& findings) {
+  out << "<h3>Attention, block by block</h3>\n<p>Q " << swatch("q") << " K " << swatch("k") << " V " << swatch("v") << " O "
+      << swatch("o") << " extras " << swatch("x") << " feed-forward after the block " << swatch("ffn")
+      << " to one scale.</p>\n";
+  layers(out, a, anchor, ffn, runs);
+  out << "<h3>Blocks</h3>\n<p>Each projection drawn to scale, input features down and output features across, split "
+         "into its heads.";
+  if (std::any_of(runs.begin(), runs.end(), [](const Fold& r) { return r.folded(); })) {
+    out << " A run of identical consecutive blocks is drawn once, with its range and count; <code>--all-blocks</code> "
+           "draws every block.";
+  }
+  out << "</p>\n";
+  // Each run's findings, found once per block a finding names (not per run and finding).
+  std::vector<std::vector<size_t>> mine(runs.size());
+  for (size_t gi = 0; gi < findings.size(); ++gi) {
+    for (int block : findings[gi].blocks) {
+      auto& list = mine[static_cast<size_t>(&run_of(runs, block) - runs.data())];
+      if (list.empty() || list.back() != gi) list.push_back(gi);
     }
   }
+  for (size_t i = 0; i < runs.size(); ++i) block_section(out, a, runs[i], findings, mine[i], anchor);
+}
+
+void findings_list(std::ostream& out, const Audit& a, const std::string& anchor, const std::vector<Fold>& runs,
+                   const std::vector<FindingFold>& findings) {
+  out << "<h3>Findings</h3>\n<ol>";
+  for (const auto& g : findings) {
+    const Finding& x = a.findings[g.first];
+    out << "<li class='finding sev-" << severity_name(x.severity) << "' id='" << anchor << "-finding-" << g.first
+        << "' data-blocks='" << g.blocks.size() << "'><strong>" << severity_name(x.severity) << "</strong> <code>"
+        << esc(x.rule) << "</code>";
+    if (!g.blocks.empty() && !runs.empty()) {
+      out << " <a href='#" << anchor << "-block-" << run_of(runs, g.blocks[0]).from << "'>" << blocks_text(g.blocks) << "</a>";
+    }
+    out << ": " << esc(x.message) << "</li>";
+  }
+  out << "</ol>\n";
+}
+
+void model_section(std::ostream& out, const FileResult& f, size_t index, bool gates_configured, bool all_blocks) {
+  std::string anchor = "m" + std::to_string(index);
+  out << "<section class='model' id='" << anchor << "'><h2>" << esc(f.path) << "</h2>\n";
+  if (!f.audit) {
+    out << "<p class='error'>headcount: error: " << esc(f.path) << ": " << esc(f.error) << "</p></section>\n";
+    return;
+  }
+  const Audit& a = *f.audit;
+  summary_table(out, f, a, gates_configured);
+  if (a.fidelity) fidelity_table(out, *a.fidelity, all_blocks);
+  parts_table(out, a);
+  cost_table(out, a.cost);
   // Runs of identical consecutive blocks, drawn once each (--all-blocks: every block), and the
   // findings that differ only by their block, listed once.
   const std::vector<uint64_t> ffn = feed_forward_after(a);
   const std::vector<Fold> runs = block_folds(a.attention.blocks, all_blocks, ffn);
   const std::vector<FindingFold> findings = finding_folds(a.findings, all_blocks);
-  if (!a.attention.blocks.empty()) {
-    out << "<h3>Attention, block by block</h3>\n<p>Q " << swatch("q") << " K " << swatch("k") << " V " << swatch("v") << " O "
-        << swatch("o") << " extras " << swatch("x") << " feed-forward after the block " << swatch("ffn")
-        << " to one scale.</p>\n";
-    layers(out, a, anchor, ffn, runs);
-    out << "<h3>Blocks</h3>\n<p>Each projection drawn to scale, input features down and output features across, split "
-           "into its heads.";
-    if (std::any_of(runs.begin(), runs.end(), [](const Fold& r) { return r.folded(); })) {
-      out << " A run of identical consecutive blocks is drawn once, with its range and count; <code>--all-blocks</code> "
-             "draws every block.";
-    }
-    out << "</p>\n";
-    // Each run's findings, found once per block a finding names (not per run and finding).
-    std::vector<std::vector<size_t>> mine(runs.size());
-    for (size_t gi = 0; gi < findings.size(); ++gi) {
-      for (int block : findings[gi].blocks) {
-        auto& list = mine[static_cast<size_t>(&run_of(runs, block) - runs.data())];
-        if (list.empty() || list.back() != gi) list.push_back(gi);
-      }
-    }
-    for (size_t i = 0; i < runs.size(); ++i) block_section(out, a, runs[i], findings, mine[i], anchor);
-  }
+  if (!a.attention.blocks.empty()) blocks_sections(out, a, anchor, ffn, runs, findings);
   mixers_section(out, a, all_blocks);
-  if (!a.findings.empty()) {
-    out << "<h3>Findings</h3>\n<ol>";
-    for (const auto& g : findings) {
-      const Finding& x = a.findings[g.first];
-      out << "<li class='finding sev-" << severity_name(x.severity) << "' id='" << anchor << "-finding-" << g.first
-          << "' data-blocks='" << g.blocks.size() << "'><strong>" << severity_name(x.severity) << "</strong> <code>"
-          << esc(x.rule) << "</code>";
-      if (!g.blocks.empty() && !runs.empty()) {
-        out << " <a href='#" << anchor << "-block-" << run_of(runs, g.blocks[0]).from << "'>" << blocks_text(g.blocks) << "</a>";
-      }
-      out << ": " << esc(x.message) << "</li>";
-    }
-    out << "</ol>\n";
-  }
+  if (!a.findings.empty()) findings_list(out, a, anchor, runs, findings);
   out << "</section>\n";
 }
 
