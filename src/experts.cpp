@@ -552,11 +552,42 @@ class ExpertMatcher {
     return three;
   }
 
+  // What the search for one routed layer's experts gathers, group by group.
+  struct ExpertSearch {
+    std::set<int> routing;     // the TopK and its score function: what weights a routed expert
+    std::set<uint64_t> sizes;  // one expert's parameters, as each group holds them
+    Int found = 0;
+    std::set<int> routed_tensors, shared_tensors;
+    std::set<std::string_view> routed_flow;  // where the routed experts' outputs go
+    std::vector<std::pair<int, std::vector<int>>> unrouted;  // down, its tensors
+  };
+
   std::optional<ExpertLayer> routed(int g, int topk, const Router& router) {
-    const auto& t = *m_.nodes[topk].rec;
     budget_.start_walk(2048);
     const auto& rn = *m_.nodes[router.node].rec;
     int rw = weight_index(g, input_of(rn, 1));
+    std::optional<ExpertLayer> l = router_layer(g, topk, router, rw);
+    if (!l) return std::nullopt;
+    // The experts: MLPs reading the router's input, grouped by their down projection.
+    auto groups = expert_groups(g, base_of(g, input_of(rn, 0)), router.node);
+    if (!groups) return std::nullopt;  // run() counts the TopK as not examined
+    ExpertSearch s;
+    s.routing.insert(topk);
+    if (l->score_node >= 0) s.routing.insert(l->score_node);
+    read_routed_experts(g, *groups, *l, s);
+    read_shared_experts(g, *l, s);
+    size_routed_experts(*l, s);
+    l->name = name_of(rw, topk);  // the router's module, else the TopK's path
+    l->router_node = router.node;
+    return l;
+  }
+
+  // The layer as its router gives it: the count of experts (the router weight's output axis),
+  // top-k, the score function and the router's tensors. None when the router weight (rw) is not
+  // a 2-D matrix of its own.
+  std::optional<ExpertLayer> router_layer(int g, int topk, const Router& router, int rw) {
+    const auto& t = *m_.nodes[topk].rec;
+    const auto& rn = *m_.nodes[router.node].rec;
     const Weight& w = m_.weights[static_cast<size_t>(rw)];
     if (w.dims.size() != 2 || in_attention_[static_cast<size_t>(rw)]) return std::nullopt;
     bool out_first = rn.op_type() == "Gemm"sv && detail::attr_flag(rn, "transB");
@@ -582,25 +613,27 @@ class ExpertMatcher {
       l.router_weights.push_back(wi);
       l.router += params(wi);
     }
+    return l;
+  }
 
-    // The experts: MLPs reading the router's input, grouped by their down projection.
-    std::string_view input = base_of(g, input_of(rn, 0));
+  // The MLPs reading the router's input, by down projection (down -> up/gate projections), the
+  // router's own product left out. None once the budget is spent.
+  std::optional<std::map<int, std::set<int>>> expert_groups(int g, std::string_view input, int router) {
     const std::map<int, std::set<int>>* reading = groups_reading(g, input);
-    if (!reading) return std::nullopt;  // run() counts the TopK as not examined
-    std::map<int, std::set<int>> groups;  // down -> up/gate projections, the router's own left out
+    if (!reading) return std::nullopt;
+    std::map<int, std::set<int>> groups;
     for (const auto& [down, ups] : *reading) {
       if (!budget_.spend()) return std::nullopt;
       std::set<int> mine = ups;
-      mine.erase(router.node);
+      mine.erase(router);
       if (!mine.empty()) groups.emplace(down, std::move(mine));
     }
-    std::set<int> routing{topk};
-    if (l.score_node >= 0) routing.insert(l.score_node);
-    std::set<uint64_t> sizes;  // one expert's parameters, as each group holds them
-    Int found = 0;
-    std::set<int> routed_tensors, shared_tensors;
-    std::set<std::string_view> routed_flow;  // where the routed experts' outputs go
-    std::vector<std::pair<int, std::vector<int>>> unrouted;  // down, its tensors
+    return groups;
+  }
+
+  // The groups weighted by the router are its experts: their tensors, sizes and count go to the
+  // layer and the search; the others wait in s.unrouted to be read as shared experts.
+  void read_routed_experts(int g, const std::map<int, std::set<int>>& groups, ExpertLayer& l, ExpertSearch& s) {
     for (const auto& [down, ups] : groups) {
       std::vector<Use> uses;
       for (int node : ups) {
@@ -608,56 +641,60 @@ class ExpertMatcher {
       }
       for (const Use& u : uses_of(g, down)) uses.push_back(u);
       budget_.start_walk(512);
-      if (!weighted_by_router(g, down, routing)) {
+      if (!weighted_by_router(g, down, s.routing)) {
         std::vector<int> tensors;
         for (const Use& u : uses) tensors.push_back(u.weight);
-        unrouted.push_back({down, tensors});
+        s.unrouted.push_back({down, tensors});
         continue;
       }
       std::set<Use> mine(uses.begin(), uses.end());
       uint64_t size = 0;  // the group's share: whole tensors, and one expert's slice of stacked ones
       for (const Use& u : mine) size += params(u);
       for (const Use& u : mine) {
-        if (routed_tensors.insert(u.weight).second) l.routed += params(u.weight);
+        if (s.routed_tensors.insert(u.weight).second) l.routed += params(u.weight);
       }
       if (stacked(uses, *l.experts)) {
         // Every expert in one group: each tensor's first axis is the experts, so one expert is
         // exactly 1/E of the group.
-        sizes.insert(size / static_cast<uint64_t>(*l.experts));
-        found = found + Int(*l.experts);
+        s.sizes.insert(size / static_cast<uint64_t>(*l.experts));
+        s.found = s.found + Int(*l.experts);
       } else {
-        sizes.insert(size);
-        found = found + Int(1);
+        s.sizes.insert(size);
+        s.found = s.found + Int(1);
       }
-      flows_into(g, down, routed_flow);
+      flows_into(g, down, s.routed_flow);
     }
-    // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
-    for (auto& [down, tensors] : unrouted) {
+  }
+
+  // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
+  void read_shared_experts(int g, ExpertLayer& l, ExpertSearch& s) {
+    for (auto& [down, tensors] : s.unrouted) {
       budget_.start_walk(512);
       std::set<std::string_view> mine;
       flows_into(g, down, mine);
       mine.erase(output_of(*m_.nodes[down].rec, 0));
-      bool meets = std::any_of(mine.begin(), mine.end(), [&](std::string_view v) { return routed_flow.count(v) > 0; });
+      bool meets = std::any_of(mine.begin(), mine.end(), [&](std::string_view v) { return s.routed_flow.count(v) > 0; });
       if (!meets) continue;
       ++l.shared_experts;
       for (int wi : tensors) {
-        if (shared_tensors.insert(wi).second) l.shared += params(wi);
+        if (s.shared_tensors.insert(wi).second) l.shared += params(wi);
       }
     }
-    l.routed_weights.assign(routed_tensors.begin(), routed_tensors.end());
-    l.shared_weights.assign(shared_tensors.begin(), shared_tensors.end());
-    l.found = found.opt().value_or(0);
+  }
+
+  // The layer's tensors, experts found and the size of one expert, when every group agrees on it.
+  void size_routed_experts(ExpertLayer& l, const ExpertSearch& s) const {
+    l.routed_weights.assign(s.routed_tensors.begin(), s.routed_tensors.end());
+    l.shared_weights.assign(s.shared_tensors.begin(), s.shared_tensors.end());
+    l.found = s.found.opt().value_or(0);
     if (l.experts && l.found != *l.experts) {
       l.notes.push_back("found " + std::to_string(l.found) + " of the " + std::to_string(*l.experts) +
                         " experts the router scores: the size of one expert and the active count are unknown");
-    } else if (sizes.size() == 1) {
-      l.expert = *sizes.begin();
-    } else if (!sizes.empty()) {
+    } else if (s.sizes.size() == 1) {
+      l.expert = *s.sizes.begin();
+    } else if (!s.sizes.empty()) {
       l.notes.push_back("the routed experts differ in size: no size of one expert");
     }
-    l.name = name_of(rw, topk);  // the router's module, else the TopK's path
-    l.router_node = router.node;
-    return l;
   }
 };
 
