@@ -50,18 +50,35 @@ class ExpertMatcher {
     // First the router behind every TopK, then the layers in graph order. A TopK whose choice
     // feeds another TopK over the same router (DeepSeek-V3's group-limited choice: the best
     // experts of each group, then the best groups) is a step of that layer's routing, not a layer.
-    struct Candidate {
-      int g, node;
-      bool fused;
-      Router router;  // of a TopK
-    };
-    std::vector<Candidate> candidates;
-    std::map<int, std::vector<int>> by_router;  // router node -> indices into candidates
+    Candidates found = find_candidates(r);
+    std::vector<bool> preselection = preselections(found);
+    for (size_t c = 0; c < found.list.size(); ++c) {
+      if (!preselection[c]) read_candidate(found.list[c], r);
+    }
+    count_idle(r);
+    return r;
+  }
+
+ private:
+  struct Candidate {
+    int g, node;
+    bool fused;
+    Router router;  // of a TopK
+  };
+  struct Candidates {
+    std::vector<Candidate> list;
+    std::map<int, std::vector<int>> by_router;  // router node -> indices into list
+  };
+
+  // Every fused MoE operator, and every TopK with the router behind it (a TopK over something
+  // else is not routing).
+  Candidates find_candidates(ExpertResult& r) {
+    Candidates out;
     for (size_t g = 0; g < m_.graphs.size(); ++g) {
       for (int ni : m_.graphs[g].nodes) {
         const auto& n = *m_.nodes[ni].rec;
         if ((n.op_type() == "MoE"sv || n.op_type() == "QMoE"sv) && n.domain() == "com.microsoft") {
-          candidates.push_back({static_cast<int>(g), ni, true, {}});
+          out.list.push_back({static_cast<int>(g), ni, true, {}});
         } else if (n.op_type() == "TopK"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
           if (budget_.exhausted()) {
             ++r.unexamined;
@@ -70,51 +87,61 @@ class ExpertMatcher {
           budget_.start_walk(256);
           Router router = router_of(static_cast<int>(g), input_of(n, 0));
           if (router.node < 0) continue;  // a TopK over something else: not routing
-          by_router[router.node].push_back(static_cast<int>(candidates.size()));
-          candidates.push_back({static_cast<int>(g), ni, false, std::move(router)});
+          out.by_router[router.node].push_back(static_cast<int>(out.list.size()));
+          out.list.push_back({static_cast<int>(g), ni, false, std::move(router)});
         }
       }
     }
-    std::vector<bool> preselection(candidates.size(), false);
-    for (const auto& [router, topks] : by_router) {
+    return out;
+  }
+
+  // Per candidate, whether it is a step of another TopK's routing over the same router.
+  std::vector<bool> preselections(const Candidates& found) {
+    std::vector<bool> preselection(found.list.size(), false);
+    for (const auto& [router, topks] : found.by_router) {
       if (topks.size() < 2) continue;
       std::set<int> nodes;
-      for (int c : topks) nodes.insert(candidates[static_cast<size_t>(c)].node);
+      for (int c : topks) nodes.insert(found.list[static_cast<size_t>(c)].node);
       for (int c : topks) {
-        const Candidate& t = candidates[static_cast<size_t>(c)];
+        const Candidate& t = found.list[static_cast<size_t>(c)];
         budget_.start_walk(512);
         nodes.erase(t.node);
         preselection[static_cast<size_t>(c)] = reaches(t.g, t.node, nodes);
         nodes.insert(t.node);
       }
     }
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      const Candidate& t = candidates[c];
-      if (t.fused) {
-        r.layers.push_back(fused(t.g, t.node));
-        continue;
-      }
-      if (preselection[c]) continue;
-      if (budget_.exhausted()) {
-        ++r.unexamined;
-        continue;
-      }
-      auto layer = routed(t.g, t.node, t.router);
-      if (budget_.exhausted()) {  // a layer whose search ran out is not reported half-found
-        ++r.unexamined;
-        continue;
-      }
-      if (layer) {
-        if (layer->found > 0) {
-          r.layers.push_back(std::move(*layer));
-        } else {
-          r.notes.push_back(label(t.node) + " picks among the " +
-                            (layer->experts ? std::to_string(*layer->experts) : std::string("?")) + " outputs of " +
-                            label(layer->router_node) + ", but no expert MLP weighted by it reads that projection's "
-                            "input: not read as a mixture of experts");
-        }
-      }
+    return preselection;
+  }
+
+  // One candidate's layer into the result, or a note why it is none, or counted not examined.
+  void read_candidate(const Candidate& t, ExpertResult& r) {
+    if (t.fused) {
+      r.layers.push_back(fused(t.g, t.node));
+      return;
     }
+    if (budget_.exhausted()) {
+      ++r.unexamined;
+      return;
+    }
+    auto layer = routed(t.g, t.node, t.router);
+    if (budget_.exhausted()) {  // a layer whose search ran out is not reported half-found
+      ++r.unexamined;
+      return;
+    }
+    if (!layer) return;
+    if (layer->found > 0) {
+      r.layers.push_back(std::move(*layer));
+    } else {
+      r.notes.push_back(label(t.node) + " picks among the " +
+                        (layer->experts ? std::to_string(*layer->experts) : std::string("?")) + " outputs of " +
+                        label(layer->router_node) + ", but no expert MLP weighted by it reads that projection's "
+                        "input: not read as a mixture of experts");
+    }
+  }
+
+  // Numbers the layers, checks their counts, and sums the parameters no token runs: known only
+  // when every layer's are and every TopK was examined.
+  static void count_idle(ExpertResult& r) {
     Int idle = 0;
     for (size_t i = 0; i < r.layers.size(); ++i) {
       ExpertLayer& l = r.layers[i];
@@ -128,10 +155,8 @@ class ExpertMatcher {
       }
     }
     if (auto c = idle.count(); c && r.unexamined == 0) r.idle = *c;
-    return r;
   }
 
- private:
   const Model& m_;
   detail::SharedShapes& shapes_;  // the audit's, built on first use: most models have no TopK to read
   VisitBudget budget_;
