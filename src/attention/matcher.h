@@ -114,6 +114,23 @@ class Matcher {
   // shares, heads, head sizes and kind, and sets b.latent. Leaves it as it is otherwise.
   void latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, Name k_value,
               Name v_value);
+  // The steps of latent(): the K/V form (down projection, norm, ranks and head sizes), the Q form,
+  // the Q/K/V shares it counts, and the block's heads, kind, norms and latent description.
+  struct LatentKV {
+    NormHit norm;
+    ProjectionHit down;
+    Int h, qk, kv_rank, rope, nope, vd;
+  };
+  struct LatentQ {
+    ProjectionHit up, down;
+    std::optional<NormHit> norm;  // set when Q goes through a latent: down, norm, up
+  };
+  std::optional<LatentKV> latent_kv(int g, const AttentionBlock& b, const ProjectionHit& v, Name k_value,
+                                    Name v_value);
+  std::optional<LatentQ> latent_q(int g, const ProjectionHit& q);
+  bool latent_shares(const LatentKV& kv, const LatentQ& lq, const ProjectionHit& v, Projection& nq, Projection& nk,
+                     Projection& nv);
+  void set_latent(int g, AttentionBlock& b, const LatentKV& kv, const LatentQ& lq, const ProjectionHit& v);
 
   // ---- fused.cpp: the fused operators ----
 
