@@ -80,6 +80,17 @@ class Matcher {
   // between a Softmax and the MatMul with V.
   bool leads_from(int g, Name value, std::string_view source, int depth);
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why);
+  // The steps of unfused(): the values Q, K and V enter the core as; the projections behind them
+  // (false and *why set when one is missing); the block with its score path; the K/V heads and
+  // head sizes the core's operands state when K or V comes unprojected from a graph input.
+  struct CoreValues {
+    Name q, k, v;
+  };
+  CoreValues core_values(int g, const NodeRec& sm, const NodeRec& qkn, const NodeRec& avn);
+  bool find_roles(int g, const CoreValues& c, RoleHit& q, RoleHit& k, RoleHit& v, std::string* why);
+  AttentionBlock block_of_core(int softmax, int qk, const ScorePath& path) const;
+  void unprojected_heads(int g, AttentionBlock& b, const CoreValues& c, const RoleHit& k, const RoleHit& v,
+                         const CoreSizes& core, const NodeRec& avn);
   // The Concat an attention output reaches through shape-only ops, or -1.
   int concat_after(int g, Name value);
   // Blocks whose cores feed one Concat are the heads of one block: their Q/K/V projections add up,
