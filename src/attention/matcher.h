@@ -67,6 +67,11 @@ class Matcher {
   // ---- unfused.cpp: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
 
   ScorePath walk_scores(int g, Name value, int depth);
+  // The steps of walk_scores() at a step that joins the scores with other operands: the operand
+  // that leads back to the scores, then what the others are (learned tensors into r.learned; the
+  // step's label, "mask", "sink", ..., returned).
+  ScorePath walk_joined(int g, int p, int depth);
+  std::string learned_operands(int g, const NodeRec& n, int on_path, ScorePath& r);
   // Where an operand beside the score path comes from: a weight reached through shape ops
   // (`direct`), or a table looked up by a Gather with run-time indices (`looked_up`).
   struct LearnedSource {

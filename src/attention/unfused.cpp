@@ -61,6 +61,13 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     }
     return r;
   }
+  return walk_joined(g, p, depth);
+}
+
+ScorePath Matcher::walk_joined(int g, int p, int depth) {
+  const auto& n = *m_.nodes[p].rec;
+  std::string_view op = n.op_type();
+  ScorePath r;
   // An element-wise step (or the sinks' Concat): one operand leads back to the scores.
   int on_path = -1;
   for (int i = op == "Where"sv ? 1 : 0; i < n.input_size() && on_path < 0; ++i) {
@@ -77,6 +84,14 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     if (r.why.empty()) r.why = "the walk back from " + walker_.label(p) + " reaches only constants";
     return r;
   }
+  std::string what = learned_operands(g, n, on_path, r);
+  r.steps.push_back(what.empty() ? std::string(op) : std::string(op) + "(" + what + ")");
+  r.nodes.push_back(p);
+  return r;
+}
+
+std::string Matcher::learned_operands(int g, const NodeRec& n, int on_path, ScorePath& r) {
+  std::string_view op = n.op_type();
   // What the other operands are: learned tensors become the block's extras.
   std::string what;
   for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
@@ -99,9 +114,7 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
       what = "constant";  // a constant added to the scores: a causal mask or a position bias buffer
     }
   }
-  r.steps.push_back(what.empty() ? std::string(op) : std::string(op) + "(" + what + ")");
-  r.nodes.push_back(p);
-  return r;
+  return what;
 }
 
 Matcher::LearnedSource Matcher::learned_source(int g, Name value, int depth) {
