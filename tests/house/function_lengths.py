@@ -20,7 +20,7 @@ HARD_LIMIT = 150
 
 # How many functions may be over SOFT_LIMIT lines. Issue 35 asks for 5; this is the count on the
 # tree as it stands, lowered as functions are split.
-MOST_OVER_80 = 18
+MOST_OVER_80 = 10
 
 # Data tables: a function whose body is a list of rows may be long. Neither limit counts them.
 # (path relative to the repository, function name)
