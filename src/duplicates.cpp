@@ -251,17 +251,15 @@ void compare_members(const Model& model, std::vector<int> members, size_t es, Pa
   }
 }
 
-}  // namespace
+using ShapeKey = std::tuple<int32_t, uint64_t, std::vector<int64_t>>;  // dtype, elements, shape up to transposition
+using ShapeGroups = std::map<ShapeKey, std::vector<int>>;
+using FingerprintGroups = std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>, std::string>, std::vector<int>>;
 
-std::vector<DuplicatePair> find_duplicates(const Model& model) {
-  std::vector<DuplicatePair> out;
-  // Candidates narrow in three steps, each reading less than the next: tensors with the same
-  // dtype, element count and shape up to transposition (no read); then the same middle element
-  // (one read); then the same kSamples-element fingerprint. Only pairs left after all three are
-  // compared in full. Tiny tensors are left out: equal small tensors are common (merged biases)
-  // and are not what tied weights look like.
-  PayloadFiles files;
-  std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>>, std::vector<int>> by_shape;
+// The first step: tensors by dtype, element count and shape up to transposition (no read). Tiny
+// tensors are left out: equal small tensors are common (merged biases) and are not what tied
+// weights look like.
+ShapeGroups by_shape_of(const Model& model) {
+  ShapeGroups by_shape;
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || w.sparse || w.packed || w.elements < 1024 || dtype_bits(w.dtype) < 8) continue;
@@ -269,6 +267,12 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
     if (shape.size() == 2 && shape[0] > shape[1]) std::swap(shape[0], shape[1]);
     by_shape[{w.dtype, w.elements, shape}].push_back(static_cast<int>(i));
   }
+  return by_shape;
+}
+
+// The second step's reads: the middle element of every tensor that shares its shape key, by
+// weight index (none when unread).
+std::vector<std::optional<std::string>> middles_of(const Model& model, const ShapeGroups& by_shape, PayloadFiles& files) {
   // The middle elements, read in file order through one window: neighbouring tensors share a read.
   std::vector<int> candidates;
   for (const auto& [shape_key, same_shape] : by_shape) {
@@ -288,7 +292,14 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
     std::string x(es, '\0');
     if (r.open(w, &files) && r.read(canonical_position(w, w.elements / 2) * es, es, x.data(), window)) middle_of[static_cast<size_t>(i)] = x;
   }
-  std::map<std::tuple<int32_t, uint64_t, std::vector<int64_t>, std::string>, std::vector<int>> groups;
+  return middle_of;
+}
+
+// The third step: within a shape key, tensors with the same middle element grouped by their
+// kSamples-element fingerprint.
+FingerprintGroups fingerprint_groups(const Model& model, const ShapeGroups& by_shape,
+                                     const std::vector<std::optional<std::string>>& middle_of, PayloadFiles& files) {
+  FingerprintGroups groups;
   for (const auto& [shape_key, same_shape] : by_shape) {
     if (same_shape.size() < 2) continue;
     const size_t es = static_cast<size_t>(dtype_bits(std::get<0>(shape_key)) / 8);
@@ -307,9 +318,14 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
       }
     }
   }
-  // A group of more than two is split by a hash of each member's whole content first, so only
-  // tensors whose hashes agree are compared (look-alikes whose samples agree no longer cost a
-  // comparison per pair); a member that cannot be hashed is compared with every other as before.
+  return groups;
+}
+
+// The groups compared in full. A group of more than two is split by a hash of each member's whole
+// content first, so only tensors whose hashes agree are compared (look-alikes whose samples agree
+// no longer cost a comparison per pair); a member that cannot be hashed is compared with every
+// other as before.
+void compare_groups(const Model& model, FingerprintGroups& groups, PayloadFiles& files, std::vector<DuplicatePair>& out) {
   std::vector<bool> is_copy(model.weights.size(), false);
   for (auto& [key, members] : groups) {
     if (members.size() < 2) continue;
@@ -333,6 +349,21 @@ std::vector<DuplicatePair> find_duplicates(const Model& model) {
     }
     if (!unhashed.empty()) compare_members(model, unhashed, es, files, is_copy, out);
   }
+}
+
+}  // namespace
+
+std::vector<DuplicatePair> find_duplicates(const Model& model) {
+  std::vector<DuplicatePair> out;
+  // Candidates narrow in three steps, each reading less than the next: tensors with the same
+  // dtype, element count and shape up to transposition (no read); then the same middle element
+  // (one read); then the same kSamples-element fingerprint. Only pairs left after all three are
+  // compared in full.
+  PayloadFiles files;
+  ShapeGroups by_shape = by_shape_of(model);
+  std::vector<std::optional<std::string>> middle_of = middles_of(model, by_shape, files);
+  FingerprintGroups groups = fingerprint_groups(model, by_shape, middle_of, files);
+  compare_groups(model, groups, files, out);
   std::sort(out.begin(), out.end(), [](const DuplicatePair& x, const DuplicatePair& y) { return x.copy < y.copy; });
   return out;
 }

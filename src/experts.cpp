@@ -50,18 +50,35 @@ class ExpertMatcher {
     // First the router behind every TopK, then the layers in graph order. A TopK whose choice
     // feeds another TopK over the same router (DeepSeek-V3's group-limited choice: the best
     // experts of each group, then the best groups) is a step of that layer's routing, not a layer.
-    struct Candidate {
-      int g, node;
-      bool fused;
-      Router router;  // of a TopK
-    };
-    std::vector<Candidate> candidates;
-    std::map<int, std::vector<int>> by_router;  // router node -> indices into candidates
+    Candidates found = find_candidates(r);
+    std::vector<bool> preselection = preselections(found);
+    for (size_t c = 0; c < found.list.size(); ++c) {
+      if (!preselection[c]) read_candidate(found.list[c], r);
+    }
+    count_idle(r);
+    return r;
+  }
+
+ private:
+  struct Candidate {
+    int g, node;
+    bool fused;
+    Router router;  // of a TopK
+  };
+  struct Candidates {
+    std::vector<Candidate> list;
+    std::map<int, std::vector<int>> by_router;  // router node -> indices into list
+  };
+
+  // Every fused MoE operator, and every TopK with the router behind it (a TopK over something
+  // else is not routing).
+  Candidates find_candidates(ExpertResult& r) {
+    Candidates out;
     for (size_t g = 0; g < m_.graphs.size(); ++g) {
       for (int ni : m_.graphs[g].nodes) {
         const auto& n = *m_.nodes[ni].rec;
         if ((n.op_type() == "MoE"sv || n.op_type() == "QMoE"sv) && n.domain() == "com.microsoft") {
-          candidates.push_back({static_cast<int>(g), ni, true, {}});
+          out.list.push_back({static_cast<int>(g), ni, true, {}});
         } else if (n.op_type() == "TopK"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
           if (budget_.exhausted()) {
             ++r.unexamined;
@@ -70,51 +87,61 @@ class ExpertMatcher {
           budget_.start_walk(256);
           Router router = router_of(static_cast<int>(g), input_of(n, 0));
           if (router.node < 0) continue;  // a TopK over something else: not routing
-          by_router[router.node].push_back(static_cast<int>(candidates.size()));
-          candidates.push_back({static_cast<int>(g), ni, false, std::move(router)});
+          out.by_router[router.node].push_back(static_cast<int>(out.list.size()));
+          out.list.push_back({static_cast<int>(g), ni, false, std::move(router)});
         }
       }
     }
-    std::vector<bool> preselection(candidates.size(), false);
-    for (const auto& [router, topks] : by_router) {
+    return out;
+  }
+
+  // Per candidate, whether it is a step of another TopK's routing over the same router.
+  std::vector<bool> preselections(const Candidates& found) {
+    std::vector<bool> preselection(found.list.size(), false);
+    for (const auto& [router, topks] : found.by_router) {
       if (topks.size() < 2) continue;
       std::set<int> nodes;
-      for (int c : topks) nodes.insert(candidates[static_cast<size_t>(c)].node);
+      for (int c : topks) nodes.insert(found.list[static_cast<size_t>(c)].node);
       for (int c : topks) {
-        const Candidate& t = candidates[static_cast<size_t>(c)];
+        const Candidate& t = found.list[static_cast<size_t>(c)];
         budget_.start_walk(512);
         nodes.erase(t.node);
         preselection[static_cast<size_t>(c)] = reaches(t.g, t.node, nodes);
         nodes.insert(t.node);
       }
     }
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      const Candidate& t = candidates[c];
-      if (t.fused) {
-        r.layers.push_back(fused(t.g, t.node));
-        continue;
-      }
-      if (preselection[c]) continue;
-      if (budget_.exhausted()) {
-        ++r.unexamined;
-        continue;
-      }
-      auto layer = routed(t.g, t.node, t.router);
-      if (budget_.exhausted()) {  // a layer whose search ran out is not reported half-found
-        ++r.unexamined;
-        continue;
-      }
-      if (layer) {
-        if (layer->found > 0) {
-          r.layers.push_back(std::move(*layer));
-        } else {
-          r.notes.push_back(label(t.node) + " picks among the " +
-                            (layer->experts ? std::to_string(*layer->experts) : std::string("?")) + " outputs of " +
-                            label(layer->router_node) + ", but no expert MLP weighted by it reads that projection's "
-                            "input: not read as a mixture of experts");
-        }
-      }
+    return preselection;
+  }
+
+  // One candidate's layer into the result, or a note why it is none, or counted not examined.
+  void read_candidate(const Candidate& t, ExpertResult& r) {
+    if (t.fused) {
+      r.layers.push_back(fused(t.g, t.node));
+      return;
     }
+    if (budget_.exhausted()) {
+      ++r.unexamined;
+      return;
+    }
+    auto layer = routed(t.g, t.node, t.router);
+    if (budget_.exhausted()) {  // a layer whose search ran out is not reported half-found
+      ++r.unexamined;
+      return;
+    }
+    if (!layer) return;
+    if (layer->found > 0) {
+      r.layers.push_back(std::move(*layer));
+    } else {
+      r.notes.push_back(label(t.node) + " picks among the " +
+                        (layer->experts ? std::to_string(*layer->experts) : std::string("?")) + " outputs of " +
+                        label(layer->router_node) + ", but no expert MLP weighted by it reads that projection's "
+                        "input: not read as a mixture of experts");
+    }
+  }
+
+  // Numbers the layers, checks their counts, and sums the parameters no token runs: known only
+  // when every layer's are and every TopK was examined.
+  static void count_idle(ExpertResult& r) {
     Int idle = 0;
     for (size_t i = 0; i < r.layers.size(); ++i) {
       ExpertLayer& l = r.layers[i];
@@ -128,10 +155,8 @@ class ExpertMatcher {
       }
     }
     if (auto c = idle.count(); c && r.unexamined == 0) r.idle = *c;
-    return r;
   }
 
- private:
   const Model& m_;
   detail::SharedShapes& shapes_;  // the audit's, built on first use: most models have no TopK to read
   VisitBudget budget_;
@@ -552,11 +577,42 @@ class ExpertMatcher {
     return three;
   }
 
+  // What the search for one routed layer's experts gathers, group by group.
+  struct ExpertSearch {
+    std::set<int> routing;     // the TopK and its score function: what weights a routed expert
+    std::set<uint64_t> sizes;  // one expert's parameters, as each group holds them
+    Int found = 0;
+    std::set<int> routed_tensors, shared_tensors;
+    std::set<std::string_view> routed_flow;  // where the routed experts' outputs go
+    std::vector<std::pair<int, std::vector<int>>> unrouted;  // down, its tensors
+  };
+
   std::optional<ExpertLayer> routed(int g, int topk, const Router& router) {
-    const auto& t = *m_.nodes[topk].rec;
     budget_.start_walk(2048);
     const auto& rn = *m_.nodes[router.node].rec;
     int rw = weight_index(g, input_of(rn, 1));
+    std::optional<ExpertLayer> l = router_layer(g, topk, router, rw);
+    if (!l) return std::nullopt;
+    // The experts: MLPs reading the router's input, grouped by their down projection.
+    auto groups = expert_groups(g, base_of(g, input_of(rn, 0)), router.node);
+    if (!groups) return std::nullopt;  // run() counts the TopK as not examined
+    ExpertSearch s;
+    s.routing.insert(topk);
+    if (l->score_node >= 0) s.routing.insert(l->score_node);
+    read_routed_experts(g, *groups, *l, s);
+    read_shared_experts(g, *l, s);
+    size_routed_experts(*l, s);
+    l->name = name_of(rw, topk);  // the router's module, else the TopK's path
+    l->router_node = router.node;
+    return l;
+  }
+
+  // The layer as its router gives it: the count of experts (the router weight's output axis),
+  // top-k, the score function and the router's tensors. None when the router weight (rw) is not
+  // a 2-D matrix of its own.
+  std::optional<ExpertLayer> router_layer(int g, int topk, const Router& router, int rw) {
+    const auto& t = *m_.nodes[topk].rec;
+    const auto& rn = *m_.nodes[router.node].rec;
     const Weight& w = m_.weights[static_cast<size_t>(rw)];
     if (w.dims.size() != 2 || in_attention_[static_cast<size_t>(rw)]) return std::nullopt;
     bool out_first = rn.op_type() == "Gemm"sv && detail::attr_flag(rn, "transB");
@@ -582,25 +638,27 @@ class ExpertMatcher {
       l.router_weights.push_back(wi);
       l.router += params(wi);
     }
+    return l;
+  }
 
-    // The experts: MLPs reading the router's input, grouped by their down projection.
-    std::string_view input = base_of(g, input_of(rn, 0));
+  // The MLPs reading the router's input, by down projection (down -> up/gate projections), the
+  // router's own product left out. None once the budget is spent.
+  std::optional<std::map<int, std::set<int>>> expert_groups(int g, std::string_view input, int router) {
     const std::map<int, std::set<int>>* reading = groups_reading(g, input);
-    if (!reading) return std::nullopt;  // run() counts the TopK as not examined
-    std::map<int, std::set<int>> groups;  // down -> up/gate projections, the router's own left out
+    if (!reading) return std::nullopt;
+    std::map<int, std::set<int>> groups;
     for (const auto& [down, ups] : *reading) {
       if (!budget_.spend()) return std::nullopt;
       std::set<int> mine = ups;
-      mine.erase(router.node);
+      mine.erase(router);
       if (!mine.empty()) groups.emplace(down, std::move(mine));
     }
-    std::set<int> routing{topk};
-    if (l.score_node >= 0) routing.insert(l.score_node);
-    std::set<uint64_t> sizes;  // one expert's parameters, as each group holds them
-    Int found = 0;
-    std::set<int> routed_tensors, shared_tensors;
-    std::set<std::string_view> routed_flow;  // where the routed experts' outputs go
-    std::vector<std::pair<int, std::vector<int>>> unrouted;  // down, its tensors
+    return groups;
+  }
+
+  // The groups weighted by the router are its experts: their tensors, sizes and count go to the
+  // layer and the search; the others wait in s.unrouted to be read as shared experts.
+  void read_routed_experts(int g, const std::map<int, std::set<int>>& groups, ExpertLayer& l, ExpertSearch& s) {
     for (const auto& [down, ups] : groups) {
       std::vector<Use> uses;
       for (int node : ups) {
@@ -608,56 +666,60 @@ class ExpertMatcher {
       }
       for (const Use& u : uses_of(g, down)) uses.push_back(u);
       budget_.start_walk(512);
-      if (!weighted_by_router(g, down, routing)) {
+      if (!weighted_by_router(g, down, s.routing)) {
         std::vector<int> tensors;
         for (const Use& u : uses) tensors.push_back(u.weight);
-        unrouted.push_back({down, tensors});
+        s.unrouted.push_back({down, tensors});
         continue;
       }
       std::set<Use> mine(uses.begin(), uses.end());
       uint64_t size = 0;  // the group's share: whole tensors, and one expert's slice of stacked ones
       for (const Use& u : mine) size += params(u);
       for (const Use& u : mine) {
-        if (routed_tensors.insert(u.weight).second) l.routed += params(u.weight);
+        if (s.routed_tensors.insert(u.weight).second) l.routed += params(u.weight);
       }
       if (stacked(uses, *l.experts)) {
         // Every expert in one group: each tensor's first axis is the experts, so one expert is
         // exactly 1/E of the group.
-        sizes.insert(size / static_cast<uint64_t>(*l.experts));
-        found = found + Int(*l.experts);
+        s.sizes.insert(size / static_cast<uint64_t>(*l.experts));
+        s.found = s.found + Int(*l.experts);
       } else {
-        sizes.insert(size);
-        found = found + Int(1);
+        s.sizes.insert(size);
+        s.found = s.found + Int(1);
       }
-      flows_into(g, down, routed_flow);
+      flows_into(g, down, s.routed_flow);
     }
-    // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
-    for (auto& [down, tensors] : unrouted) {
+  }
+
+  // A shared expert is an MLP on the same input whose output meets the routed experts' sum.
+  void read_shared_experts(int g, ExpertLayer& l, ExpertSearch& s) {
+    for (auto& [down, tensors] : s.unrouted) {
       budget_.start_walk(512);
       std::set<std::string_view> mine;
       flows_into(g, down, mine);
       mine.erase(output_of(*m_.nodes[down].rec, 0));
-      bool meets = std::any_of(mine.begin(), mine.end(), [&](std::string_view v) { return routed_flow.count(v) > 0; });
+      bool meets = std::any_of(mine.begin(), mine.end(), [&](std::string_view v) { return s.routed_flow.count(v) > 0; });
       if (!meets) continue;
       ++l.shared_experts;
       for (int wi : tensors) {
-        if (shared_tensors.insert(wi).second) l.shared += params(wi);
+        if (s.shared_tensors.insert(wi).second) l.shared += params(wi);
       }
     }
-    l.routed_weights.assign(routed_tensors.begin(), routed_tensors.end());
-    l.shared_weights.assign(shared_tensors.begin(), shared_tensors.end());
-    l.found = found.opt().value_or(0);
+  }
+
+  // The layer's tensors, experts found and the size of one expert, when every group agrees on it.
+  void size_routed_experts(ExpertLayer& l, const ExpertSearch& s) const {
+    l.routed_weights.assign(s.routed_tensors.begin(), s.routed_tensors.end());
+    l.shared_weights.assign(s.shared_tensors.begin(), s.shared_tensors.end());
+    l.found = s.found.opt().value_or(0);
     if (l.experts && l.found != *l.experts) {
       l.notes.push_back("found " + std::to_string(l.found) + " of the " + std::to_string(*l.experts) +
                         " experts the router scores: the size of one expert and the active count are unknown");
-    } else if (sizes.size() == 1) {
-      l.expert = *sizes.begin();
-    } else if (!sizes.empty()) {
+    } else if (s.sizes.size() == 1) {
+      l.expert = *s.sizes.begin();
+    } else if (!s.sizes.empty()) {
       l.notes.push_back("the routed experts differ in size: no size of one expert");
     }
-    l.name = name_of(rw, topk);  // the router's module, else the TopK's path
-    l.router_node = router.node;
-    return l;
   }
 };
 

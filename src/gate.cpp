@@ -320,9 +320,10 @@ const std::vector<GateKind>& gate_kinds() {
   return kinds;
 }
 
-std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
-  std::vector<GateFailure> out;
-  // Ceilings first, then the gates that expect a value, each in the table's order.
+namespace {
+
+// The budget gates: ceilings first, then the gates that expect a value, each in the table's order.
+void check_budgets(const Audit& a, const GateOptions& o, std::vector<GateFailure>& out) {
   for (bool ceilings : {true, false}) {
     for (const auto& g : budget_gates()) {
       auto limit = o.budget.limits.find(g.id);
@@ -331,79 +332,101 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
       if (failed) out.push_back({g.id, *failed});
     }
   }
-  if (o.fail_on) {
-    size_t count = 0;
-    std::string first;
-    for (const auto& f : a.findings) {
-      if (f.severity >= *o.fail_on) {
-        if (!count) first = f.rule;
-        ++count;
-      }
-    }
-    if (count) {
-      out.push_back({"fail-on", std::to_string(count) + (count == 1 ? " finding" : " findings") + " at or above " +
-                                    severity_name(*o.fail_on) + " (first: " + first + ")"});
+}
+
+void check_fail_on(const Audit& a, const GateOptions& o, std::vector<GateFailure>& out) {
+  size_t count = 0;
+  std::string first;
+  for (const auto& f : a.findings) {
+    if (f.severity >= *o.fail_on) {
+      if (!count) first = f.rule;
+      ++count;
     }
   }
+  if (count) {
+    out.push_back({"fail-on", std::to_string(count) + (count == 1 ? " finding" : " findings") + " at or above " +
+                                  severity_name(*o.fail_on) + " (first: " + first + ")"});
+  }
+}
+
+// The model's entry in the baseline, or nullptr with the failure said in out: no entry, or one
+// written with the other --no-content setting.
+const BaselineModel* baseline_entry(const Audit& a, const Baseline& bl, std::vector<GateFailure>& out) {
+  // Matched by path, normalized; a baseline of many models compares only the ones of this run.
+  std::string key = baseline_key(a.model.path);
+  const BaselineModel* base = nullptr;
+  for (const auto& m : bl.models) {
+    if (m.key == key) base = &m;
+  }
+  if (!base) {
+    out.push_back({"baseline", "the baseline '" + bl.path + "' has no entry for '" + key + "' (it holds: " + names_of(bl) +
+                                   "); write it again with this model in the run"});
+    return nullptr;
+  }
+  if (base->content_compared != a.content_compared) {
+    out.push_back({"baseline", std::string(base->content_compared
+                                               ? "the baseline was written without --no-content and this run uses it"
+                                               : "the baseline was written with --no-content and this run without it") +
+                                   ": their parameter counts are not comparable; run both the same way"});
+    return nullptr;
+  }
+  return base;
+}
+
+void check_moved(const GateOptions& o, const char* what, uint64_t now, uint64_t before, std::vector<GateFailure>& out) {
+  // A percentage tolerance is a share of the baseline's own value of this count, exact.
+  uint64_t allowed = o.tolerance;
+  if (o.tolerance_ppb > 0) {
+    // before · ppb / 1e9 without overflow: (q·1e9 + r) · ppb / 1e9 = q·ppb + r·ppb / 1e9, where
+    // q·ppb <= before (ppb <= 1e9) and r·ppb < 1e18.
+    constexpr uint64_t kBillion = 1000000000u;
+    allowed = before / kBillion * o.tolerance_ppb + before % kBillion * o.tolerance_ppb / kBillion;
+  }
+  uint64_t d = now > before ? now - before : before - now;
+  if (d > allowed) {
+    out.push_back({"baseline", std::string(what) + " moved from " + with_commas(before) + " to " + with_commas(now) + " (" +
+                                   diff_of(now, before) + "; tolerance " + with_commas(allowed) + ")"});
+  }
+}
+
+// The number of blocks, and each block's heads, K/V heads and width, exactly.
+void check_blocks(const Audit& a, const BaselineModel& base, std::vector<GateFailure>& out) {
+  if (base.blocks.size() != a.attention.blocks.size()) {
+    out.push_back({"baseline", "attention blocks changed from " + std::to_string(base.blocks.size()) + " to " +
+                                   std::to_string(a.attention.blocks.size())});
+  }
+  size_t n = std::min(base.blocks.size(), a.attention.blocks.size());
+  for (size_t i = 0; i < n; ++i) {
+    const auto& was = base.blocks[i];
+    const auto& now = a.attention.blocks[i];
+    std::vector<std::string> changes;
+    if (was.heads != now.heads) changes.push_back("heads " + heads_text(was.heads) + " → " + heads_text(now.heads));
+    if (was.kv_heads != now.kv_heads) changes.push_back("kv_heads " + heads_text(was.kv_heads) + " → " + heads_text(now.kv_heads));
+    std::optional<int64_t> width = now.width > 0 ? std::optional<int64_t>(now.width) : std::nullopt;
+    if (was.width != width) changes.push_back("width " + heads_text(was.width) + " → " + heads_text(width));
+    if (!changes.empty()) {
+      std::string msg = "block " + std::to_string(i) + " changed:";
+      for (size_t c = 0; c < changes.size(); ++c) msg += (c ? ", " : " ") + changes[c];
+      out.push_back({"baseline", msg});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
+  std::vector<GateFailure> out;
+  check_budgets(a, o, out);
+  if (o.fail_on) check_fail_on(a, o, out);
   if (a.fidelity && a.fidelity->failed()) {
     out.push_back({"checkpoint", a.fidelity->outcome});
   }
   if (o.baseline) {
-    // Matched by path, normalized; a baseline of many models compares only the ones of this run.
-    const Baseline& bl = *o.baseline;
-    std::string key = baseline_key(a.model.path);
-    const BaselineModel* base = nullptr;
-    for (const auto& m : bl.models) {
-      if (m.key == key) base = &m;
-    }
-    if (!base) {
-      out.push_back({"baseline", "the baseline '" + bl.path + "' has no entry for '" + key + "' (it holds: " + names_of(bl) +
-                                     "); write it again with this model in the run"});
-      return out;
-    }
-    if (base->content_compared != a.content_compared) {
-      out.push_back({"baseline", std::string(base->content_compared
-                                                 ? "the baseline was written without --no-content and this run uses it"
-                                                 : "the baseline was written with --no-content and this run without it") +
-                                     ": their parameter counts are not comparable; run both the same way"});
-      return out;
-    }
-    auto moved = [&](const char* what, uint64_t now, uint64_t before) {
-      // A percentage tolerance is a share of the baseline's own value of this count, exact.
-      uint64_t allowed = o.tolerance;
-      if (o.tolerance_ppb > 0) {
-        // before · ppb / 1e9 without overflow: (q·1e9 + r) · ppb / 1e9 = q·ppb + r·ppb / 1e9, where
-        // q·ppb <= before (ppb <= 1e9) and r·ppb < 1e18.
-        constexpr uint64_t kBillion = 1000000000u;
-        allowed = before / kBillion * o.tolerance_ppb + before % kBillion * o.tolerance_ppb / kBillion;
-      }
-      uint64_t d = now > before ? now - before : before - now;
-      if (d > allowed) {
-        out.push_back({"baseline", std::string(what) + " moved from " + with_commas(before) + " to " + with_commas(now) + " (" +
-                                       diff_of(now, before) + "; tolerance " + with_commas(allowed) + ")"});
-      }
-    };
-    moved("parameters", a.framework.parameters, base->framework);
-    moved("attention parameters", a.attention.parameters, base->attention);
-    if (base->blocks.size() != a.attention.blocks.size()) {
-      out.push_back({"baseline", "attention blocks changed from " + std::to_string(base->blocks.size()) + " to " +
-                                     std::to_string(a.attention.blocks.size())});
-    }
-    size_t n = std::min(base->blocks.size(), a.attention.blocks.size());
-    for (size_t i = 0; i < n; ++i) {
-      const auto& was = base->blocks[i];
-      const auto& now = a.attention.blocks[i];
-      std::vector<std::string> changes;
-      if (was.heads != now.heads) changes.push_back("heads " + heads_text(was.heads) + " → " + heads_text(now.heads));
-      if (was.kv_heads != now.kv_heads) changes.push_back("kv_heads " + heads_text(was.kv_heads) + " → " + heads_text(now.kv_heads));
-      std::optional<int64_t> width = now.width > 0 ? std::optional<int64_t>(now.width) : std::nullopt;
-      if (was.width != width) changes.push_back("width " + heads_text(was.width) + " → " + heads_text(width));
-      if (!changes.empty()) {
-        std::string msg = "block " + std::to_string(i) + " changed:";
-        for (size_t c = 0; c < changes.size(); ++c) msg += (c ? ", " : " ") + changes[c];
-        out.push_back({"baseline", msg});
-      }
-    }
+    const BaselineModel* base = baseline_entry(a, *o.baseline, out);
+    if (!base) return out;
+    check_moved(o, "parameters", a.framework.parameters, base->framework, out);
+    check_moved(o, "attention parameters", a.attention.parameters, base->attention, out);
+    check_blocks(a, *base, out);
   }
   return out;
 }

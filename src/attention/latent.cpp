@@ -159,65 +159,90 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
                      Name v_value) {
   if (!v.found() || !v.per_head.empty() || v.weight.rows || !q.found() || !b.heads || !b.head_dim) return;
   budget_.start_walk(512);  // an allowance of its own, after the walks that found the projections
+  auto kv = latent_kv(g, b, v, k_value, v_value);
+  if (!kv) return;
+  auto lq = latent_q(g, q);
+  if (!lq) return;
+  Projection nq, nk, nv;
+  if (!latent_shares(*kv, *lq, v, nq, nk, nv)) return;
+  b.q = std::move(nq);
+  b.k = std::move(nk);
+  b.v = std::move(nv);
+  set_latent(g, b, *kv, *lq, v);
+}
+
+std::optional<Matcher::LatentKV> Matcher::latent_kv(int g, const AttentionBlock& b, const ProjectionHit& v,
+                                                    Name k_value, Name v_value) {
+  LatentKV kv;
   // K/V: the up projection reads a normed part of the down projection's output.
   auto kv_norm = norm_before(g, v.input);
-  if (!kv_norm) return;
+  if (!kv_norm) return std::nullopt;
   // The latent is a part of the down projection's output: a Split or Slice feeds the norm (an
   // ordinary block's norm reads the residual stream, which is not walked back).
   int cut = m_.producer_of(g, kv_norm->input);
-  if (cut < 0 || (m_.nodes[cut].rec->op_type() != "Split"sv && m_.nodes[cut].rec->op_type() != "Slice"sv)) return;
-  ProjectionHit down = walker_.back(g, kv_norm->input);
-  if (!down.found() || !down.per_head.empty() || down.weight.rows || down.node == v.node || down.reshape) return;
-  Int h = *b.heads, qk = *b.head_dim, kv_rank = v.in;
-  Int rope = down.out - kv_rank;
+  if (cut < 0 || (m_.nodes[cut].rec->op_type() != "Split"sv && m_.nodes[cut].rec->op_type() != "Slice"sv)) return std::nullopt;
+  kv.norm = std::move(*kv_norm);
+  kv.down = walker_.back(g, kv.norm.input);
+  const ProjectionHit& down = kv.down;
+  if (!down.found() || !down.per_head.empty() || down.weight.rows || down.node == v.node || down.reshape) return std::nullopt;
+  kv.h = *b.heads, kv.qk = *b.head_dim, kv.kv_rank = v.in;
+  kv.rope = down.out - kv.kv_rank;
   // The latent is the part of the down projection the norm reads, the graph says which part, and
   // the rest is the RoPE key.
-  if (!kv_rank.positive() || !rope.positive() || !same(down.part.length, kv_rank)) return;
-  Int nope = qk - rope;
-  Int vd = exact_div(v.out, h) - nope;
-  if (!nope.positive() || !vd.positive()) return;
-  if (differ(shapes_.dims(g, v_value).last(), vd)) return;  // the graph states another V head size
+  if (!kv.kv_rank.positive() || !kv.rope.positive() || !same(down.part.length, kv.kv_rank)) return std::nullopt;
+  kv.nope = kv.qk - kv.rope;
+  kv.vd = exact_div(v.out, kv.h) - kv.nope;
+  if (!kv.nope.positive() || !kv.vd.positive()) return std::nullopt;
+  if (differ(shapes_.dims(g, v_value).last(), kv.vd)) return std::nullopt;  // the graph states another V head size
   // K must be made from the up projection and (its RoPE key) from the down projection.
-  if (!reaches(g, k_value, v.node) || !reaches(g, k_value, down.node)) return;
+  if (!reaches(g, k_value, v.node) || !reaches(g, k_value, down.node)) return std::nullopt;
+  return kv;
+}
 
+std::optional<Matcher::LatentQ> Matcher::latent_q(int g, const ProjectionHit& q) {
   // Q: up_q(norm(down_q(x))) when there is a latent, else one projection.
-  ProjectionHit up_q = q.per_head.empty() ? q : q.per_head[0];
+  LatentQ lq;
+  lq.up = q.per_head.empty() ? q : q.per_head[0];
   for (const auto& each : q.per_head) {
-    if (each.node != up_q.node) return;  // Q made of several projections: not this form
+    if (each.node != lq.up.node) return std::nullopt;  // Q made of several projections: not this form
   }
-  if (up_q.weight.rows) return;
-  up_q.part = {};
-  up_q.selected = false;
-  auto q_norm = norm_before(g, up_q.input);
-  ProjectionHit down_q;
-  if (q_norm) {
-    down_q = walker_.back(g, q_norm->input);
-    if (!down_q.found() || !down_q.per_head.empty() || down_q.selected || down_q.weight.rows || down_q.node == up_q.node) {
-      q_norm.reset();
+  if (lq.up.weight.rows) return std::nullopt;
+  lq.up.part = {};
+  lq.up.selected = false;
+  lq.norm = norm_before(g, lq.up.input);
+  if (lq.norm) {
+    lq.down = walker_.back(g, lq.norm->input);
+    const ProjectionHit& down_q = lq.down;
+    if (!down_q.found() || !down_q.per_head.empty() || down_q.selected || down_q.weight.rows || down_q.node == lq.up.node) {
+      lq.norm.reset();
     }
   }
+  return lq;
+}
 
+bool Matcher::latent_shares(const LatentKV& kv, const LatentQ& lq, const ProjectionHit& v, Projection& nq,
+                            Projection& nk, Projection& nv) {
+  const Int &h = kv.h, &nope = kv.nope, &vd = kv.vd;
   // Counted: K/V's up projection split per head into K columns and V columns.
-  Int k_weight = kv_rank * h * nope, v_weight = kv_rank * h * vd;
-  if (!k_weight.count() || !v_weight.count()) return;
+  Int k_weight = kv.kv_rank * h * nope, v_weight = kv.kv_rank * h * vd;
+  if (!k_weight.count() || !v_weight.count()) return false;
   const auto& up_node = *m_.nodes[v.node].rec;
   bool out_first = v.weight.transposed != (up_node.op_type() == "Gemm"sv && attr_flag(up_node, "transB"));
   std::string axis = out_first ? "rows " : "columns ";
   std::string each = " of each head's " + exact_div(v.out, h).str() + " (" + h.str() + " heads)";
-  Projection nq, nk, nv;
-  fill(nq, up_q);
-  if (q_norm) {
+  fill(nq, lq.up);
+  if (lq.norm) {
     Projection dq;
-    fill(dq, down_q);
+    fill(dq, lq.down);
     nq.weight = plus(nq.weight, dq.weight);
     nq.bias = plus(nq.bias, dq.bias);
     nq.tensors.insert(nq.tensors.begin(), dq.tensors.begin(), dq.tensors.end());
     nq.in_width = dq.in_width;
   }
-  ProjectionHit down_whole = down;
+  ProjectionHit down_whole = kv.down;
   down_whole.part = {};
   fill(nk, down_whole);
-  nk.out_width = (h * qk).value_or(0);
+  nk.out_width = (h * kv.qk).value_or(0);
   nk.tensors.push_back({v.weight.weight, false, *k_weight.count(), axis + "0:" + nope.str() + each});
   nk.weight = plus(nk.weight, *k_weight.count());
   nv.found = true;
@@ -232,33 +257,34 @@ void Matcher::latent(int g, AttentionBlock& b, const ProjectionHit& q, const Pro
     nv.tensors.push_back({v.bias, true, vb, "elements " + nope.str() + ":" + (nope + vd).str() + each});
     nv.bias = vb;
   } else if (v.bias >= 0) {
-    return;  // a bias the K/V split cannot be read from
+    return false;  // a bias the K/V split cannot be read from
   }
+  return true;
+}
 
-  b.q = std::move(nq);
-  b.k = std::move(nk);
-  b.v = std::move(nv);
-  b.kv_heads = *h;
-  b.k_head_dim = *qk;
-  b.v_head_dim = *vd;
+void Matcher::set_latent(int g, AttentionBlock& b, const LatentKV& kv, const LatentQ& lq, const ProjectionHit& v) {
+  b.kv_heads = *kv.h;
+  b.k_head_dim = *kv.qk;
+  b.v_head_dim = *kv.vd;
   b.width = b.q.in_width;
-  std::string q_source = source_of(g, q_norm ? down_q.input : up_q.input);
+  const ProjectionHit &up_q = lq.up, &down_q = lq.down, &down = kv.down;
+  std::string q_source = source_of(g, lq.norm ? down_q.input : up_q.input);
   b.kind = !q_source.empty() && q_source == source_of(g, down.input) ? "self" : "cross";
-  for (const auto* norm : {q_norm ? &*q_norm : nullptr, &*kv_norm}) {
+  for (const auto* norm : {lq.norm ? &*lq.norm : nullptr, &kv.norm}) {
     if (norm) {
       for (int wi : norm->weights) add_extra(b, wi, ExtraRole::LatentNorm);
     }
   }
   LatentAttention la;
-  la.q_rank = q_norm ? up_q.in.value_or(0) : 0;
-  la.kv_rank = *kv_rank;
-  la.rope_dim = *rope;
-  la.qk_nope_dim = *nope;
-  la.v_head_dim = *vd;
-  la.from = (q_norm ? "Q through " + walker_.label(down_q.node) + " → norm → " + walker_.label(up_q.node) + "; "
-                    : std::string("Q from ") + walker_.label(up_q.node) + "; ") +
-            "K/V through " + walker_.label(down.node) + " (" + kv_rank.str() + " latent + " + rope.str() +
-            " RoPE key) → norm → " + walker_.label(v.node) + " (per head " + nope.str() + " K + " + vd.str() + " V)";
+  la.q_rank = lq.norm ? up_q.in.value_or(0) : 0;
+  la.kv_rank = *kv.kv_rank;
+  la.rope_dim = *kv.rope;
+  la.qk_nope_dim = *kv.nope;
+  la.v_head_dim = *kv.vd;
+  la.from = (lq.norm ? "Q through " + walker_.label(down_q.node) + " → norm → " + walker_.label(up_q.node) + "; "
+                     : std::string("Q from ") + walker_.label(up_q.node) + "; ") +
+            "K/V through " + walker_.label(down.node) + " (" + kv.kv_rank.str() + " latent + " + kv.rope.str() +
+            " RoPE key) → norm → " + walker_.label(v.node) + " (per head " + kv.nope.str() + " K + " + kv.vd.str() + " V)";
   b.latent = std::move(la);
 }
 

@@ -67,6 +67,11 @@ class Matcher {
   // ---- unfused.cpp: MatMul(Q, K^T) -> [scale] -> [mask] -> Softmax -> MatMul(., V) ----
 
   ScorePath walk_scores(int g, Name value, int depth);
+  // The steps of walk_scores() at a step that joins the scores with other operands: the operand
+  // that leads back to the scores, then what the others are (learned tensors into r.learned; the
+  // step's label, "mask", "sink", ..., returned).
+  ScorePath walk_joined(int g, int p, int depth);
+  std::string learned_operands(int g, const NodeRec& n, int on_path, ScorePath& r);
   // Where an operand beside the score path comes from: a weight reached through shape ops
   // (`direct`), or a table looked up by a Gather with run-time indices (`looked_up`).
   struct LearnedSource {
@@ -80,6 +85,17 @@ class Matcher {
   // between a Softmax and the MatMul with V.
   bool leads_from(int g, Name value, std::string_view source, int depth);
   std::optional<AttentionBlock> unfused(int g, int softmax, std::string* why);
+  // The steps of unfused(): the values Q, K and V enter the core as; the projections behind them
+  // (false and *why set when one is missing); the block with its score path; the K/V heads and
+  // head sizes the core's operands state when K or V comes unprojected from a graph input.
+  struct CoreValues {
+    Name q, k, v;
+  };
+  CoreValues core_values(int g, const NodeRec& sm, const NodeRec& qkn, const NodeRec& avn);
+  bool find_roles(int g, const CoreValues& c, RoleHit& q, RoleHit& k, RoleHit& v, std::string* why);
+  AttentionBlock block_of_core(int softmax, int qk, const ScorePath& path) const;
+  void unprojected_heads(int g, AttentionBlock& b, const CoreValues& c, const RoleHit& k, const RoleHit& v,
+                         const CoreSizes& core, const NodeRec& avn);
   // The Concat an attention output reaches through shape-only ops, or -1.
   int concat_after(int g, Name value);
   // Blocks whose cores feed one Concat are the heads of one block: their Q/K/V projections add up,
@@ -114,6 +130,23 @@ class Matcher {
   // shares, heads, head sizes and kind, and sets b.latent. Leaves it as it is otherwise.
   void latent(int g, AttentionBlock& b, const ProjectionHit& q, const ProjectionHit& v, Name k_value,
               Name v_value);
+  // The steps of latent(): the K/V form (down projection, norm, ranks and head sizes), the Q form,
+  // the Q/K/V shares it counts, and the block's heads, kind, norms and latent description.
+  struct LatentKV {
+    NormHit norm;
+    ProjectionHit down;
+    Int h, qk, kv_rank, rope, nope, vd;
+  };
+  struct LatentQ {
+    ProjectionHit up, down;
+    std::optional<NormHit> norm;  // set when Q goes through a latent: down, norm, up
+  };
+  std::optional<LatentKV> latent_kv(int g, const AttentionBlock& b, const ProjectionHit& v, Name k_value,
+                                    Name v_value);
+  std::optional<LatentQ> latent_q(int g, const ProjectionHit& q);
+  bool latent_shares(const LatentKV& kv, const LatentQ& lq, const ProjectionHit& v, Projection& nq, Projection& nk,
+                     Projection& nv);
+  void set_latent(int g, AttentionBlock& b, const LatentKV& kv, const LatentQ& lq, const ProjectionHit& v);
 
   // ---- fused.cpp: the fused operators ----
 

@@ -61,6 +61,13 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     }
     return r;
   }
+  return walk_joined(g, p, depth);
+}
+
+ScorePath Matcher::walk_joined(int g, int p, int depth) {
+  const auto& n = *m_.nodes[p].rec;
+  std::string_view op = n.op_type();
+  ScorePath r;
   // An element-wise step (or the sinks' Concat): one operand leads back to the scores.
   int on_path = -1;
   for (int i = op == "Where"sv ? 1 : 0; i < n.input_size() && on_path < 0; ++i) {
@@ -77,6 +84,14 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     if (r.why.empty()) r.why = "the walk back from " + walker_.label(p) + " reaches only constants";
     return r;
   }
+  std::string what = learned_operands(g, n, on_path, r);
+  r.steps.push_back(what.empty() ? std::string(op) : std::string(op) + "(" + what + ")");
+  r.nodes.push_back(p);
+  return r;
+}
+
+std::string Matcher::learned_operands(int g, const NodeRec& n, int on_path, ScorePath& r) {
+  std::string_view op = n.op_type();
   // What the other operands are: learned tensors become the block's extras.
   std::string what;
   for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
@@ -99,9 +114,7 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
       what = "constant";  // a constant added to the scores: a causal mask or a position bias buffer
     }
   }
-  r.steps.push_back(what.empty() ? std::string(op) : std::string(op) + "(" + what + ")");
-  r.nodes.push_back(p);
-  return r;
+  return what;
 }
 
 Matcher::LearnedSource Matcher::learned_source(int g, Name value, int depth) {
@@ -189,46 +202,15 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   }
   const auto& qkn = *m_.nodes[qk].rec;
   const auto& avn = *m_.nodes[av].rec;
-  Name q_value = input_of(qkn, 0), k_value = input_of(qkn, 1), v_value = input_of(avn, 1);
-  if (auto eq = detail::parse_einsum(qkn)) {
-    // Keras writes einsum("aecd,abcd->acbe", key, query): K is the operand that carries the
-    // scores' last axis, the one Softmax normalises.
-    if (!eq->out.empty() && eq->in[0].find(eq->out.back()) != std::string::npos &&
-        eq->in[1].find(eq->out.back()) == std::string::npos) {
-      std::swap(q_value, k_value);
-    }
-  }
-  if (detail::parse_einsum(avn) && leads_from(g, input_of(avn, 1), output_of(sm, 0), 0)) {
-    v_value = input_of(avn, 0);  // einsum(probabilities, value) or einsum(value, probabilities)
-  }
-  if (std::string why_latent = absorbed_latent(g, k_value, v_value); !why_latent.empty()) {
+  CoreValues c = core_values(g, sm, qkn, avn);
+  if (std::string why_latent = absorbed_latent(g, c.k, c.v); !why_latent.empty()) {
     *why = why_latent;
     return std::nullopt;
   }
-  RoleHit q{walker_.back(g, q_value), true};
-  RoleHit k{walker_.back(g, k_value), true};
-  RoleHit v{walker_.back(g, v_value), true};
-  for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
-    if (r->hit.found()) continue;
-    // K and V may come straight from a graph input: a decoder's cached encoder K/V. The block is
-    // still a block (its Q and O are here); Q without a projection is not attention we can count.
-    if (r != &q && !r->hit.from_input.empty()) {
-      r->present = false;
-      continue;
-    }
-    *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
-    return std::nullopt;
-  }
+  RoleHit q, k, v;
+  if (!find_roles(g, c, q, k, v, why)) return std::nullopt;
   RoleHit o{walker_.forward(g, output_of(avn, 0)), true};
-  AttentionBlock b;
-  b.form = "unfused";
-  b.core_node = softmax;
-  b.score_path.push_back(std::string(m_.nodes[qk].rec->op_type()));
-  b.score_path.insert(b.score_path.end(), path.steps.begin(), path.steps.end());
-  b.score_path.push_back("Softmax");
-  b.score_nodes.push_back(qk);
-  b.score_nodes.insert(b.score_nodes.end(), path.nodes.begin(), path.nodes.end());
-  b.score_nodes.push_back(softmax);
+  AttentionBlock b = block_of_core(softmax, qk, path);
   if (!o.hit.found()) {
     // Attention computed head by head: each core's output joins the others in a Concat, and the
     // output projection follows the Concat. The cores become one block after matching.
@@ -247,11 +229,66 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
     b.notes.push_back(std::string(name) + " comes from the graph input '" + r->hit.from_input +
                       "' unprojected (an encoder output or a cache): its projection is not in this graph");
   }
-  CoreSizes core = contracted_sizes(g, qkn, q_value, k_value);
+  CoreSizes core = contracted_sizes(g, qkn, c.q, c.k);
   infer_heads_unfused(b, q.hit, k.hit, v.hit, core);
+  unprojected_heads(g, b, c, k, v, core, avn);
+  if (q.present && k.present && v.present) latent(g, b, q.hit, v.hit, c.k, c.v);
+  note_shared_weights(b);  // once the shares are final: latent attention splits its up projection
+  return b;
+}
+
+Matcher::CoreValues Matcher::core_values(int g, const NodeRec& sm, const NodeRec& qkn, const NodeRec& avn) {
+  CoreValues c{input_of(qkn, 0), input_of(qkn, 1), input_of(avn, 1)};
+  if (auto eq = detail::parse_einsum(qkn)) {
+    // Keras writes einsum("aecd,abcd->acbe", key, query): K is the operand that carries the
+    // scores' last axis, the one Softmax normalises.
+    if (!eq->out.empty() && eq->in[0].find(eq->out.back()) != std::string::npos &&
+        eq->in[1].find(eq->out.back()) == std::string::npos) {
+      std::swap(c.q, c.k);
+    }
+  }
+  if (detail::parse_einsum(avn) && leads_from(g, input_of(avn, 1), output_of(sm, 0), 0)) {
+    c.v = input_of(avn, 0);  // einsum(probabilities, value) or einsum(value, probabilities)
+  }
+  return c;
+}
+
+bool Matcher::find_roles(int g, const CoreValues& c, RoleHit& q, RoleHit& k, RoleHit& v, std::string* why) {
+  q = {walker_.back(g, c.q), true};
+  k = {walker_.back(g, c.k), true};
+  v = {walker_.back(g, c.v), true};
+  for (auto [name, r] : {std::pair<const char*, RoleHit*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+    if (r->hit.found()) continue;
+    // K and V may come straight from a graph input: a decoder's cached encoder K/V. The block is
+    // still a block (its Q and O are here); Q without a projection is not attention we can count.
+    if (r != &q && !r->hit.from_input.empty()) {
+      r->present = false;
+      continue;
+    }
+    *why = std::string("looks like attention, but its ") + name + " " + r->hit.failure;
+    return false;
+  }
+  return true;
+}
+
+AttentionBlock Matcher::block_of_core(int softmax, int qk, const ScorePath& path) const {
+  AttentionBlock b;
+  b.form = "unfused";
+  b.core_node = softmax;
+  b.score_path.push_back(std::string(m_.nodes[qk].rec->op_type()));
+  b.score_path.insert(b.score_path.end(), path.steps.begin(), path.steps.end());
+  b.score_path.push_back("Softmax");
+  b.score_nodes.push_back(qk);
+  b.score_nodes.insert(b.score_nodes.end(), path.nodes.begin(), path.nodes.end());
+  b.score_nodes.push_back(softmax);
+  return b;
+}
+
+void Matcher::unprojected_heads(int g, AttentionBlock& b, const CoreValues& c, const RoleHit& k, const RoleHit& v,
+                                const CoreSizes& core, const NodeRec& avn) {
   // K or V from an input: what the core's operands state. A [B, h, ·, ·] Q whose axis 1 holds
   // the heads proves that K's axis 1 holds the K/V heads; P·V's features are V's last axis.
-  Dims qd = shapes_.dims(g, q_value), kd = shapes_.dims(g, k_value), vd = shapes_.dims(g, v_value);
+  Dims qd = shapes_.dims(g, c.q), kd = shapes_.dims(g, c.k), vd = shapes_.dims(g, c.v);
   bool axis1_heads = qd.rank == 4 && kd.rank == 4 && b.heads && same(qd.d[1], *b.heads);
   if (!k.present && !b.kv_heads && axis1_heads && kd.d[1].positive()) b.kv_heads = kd.d[1].opt();
   if (!k.present && !b.kv_heads) kv_heads_from_input(g, b, k.hit.from_input);
@@ -259,9 +296,6 @@ std::optional<AttentionBlock> Matcher::unfused(int g, int softmax, std::string* 
   if (!v.present && !b.v_head_dim && avn.op_type() == "MatMul"sv && vd.rank > 0 && vd.d.back().positive()) {
     b.v_head_dim = vd.d.back().opt();
   }
-  if (q.present && k.present && v.present) latent(g, b, q.hit, v.hit, k_value, v_value);
-  note_shared_weights(b);  // once the shares are final: latent attention splits its up projection
-  return b;
 }
 
 void Matcher::kv_heads_from_input(int g, AttentionBlock& b, std::string_view input) {

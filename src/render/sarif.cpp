@@ -106,18 +106,8 @@ std::vector<RuleInfo> sarif_rules() {
   return out;
 }
 
-}  // namespace
-
-void write_sarif(const Run& run, const RenderOptions&, std::ostream& out) {
-  const std::vector<RuleInfo> declared = sarif_rules();
-  std::map<std::string, size_t> index;
-  for (size_t i = 0; i < declared.size(); ++i) index[declared[i].id] = i;
-
-  JsonWriter j(out);
-  j.begin_object();
-  j.field("$schema", "https://json.schemastore.org/sarif-2.1.0.json");
-  j.field("version", "2.1.0");
-  j.key("runs").begin_array().begin_object();
+// The tool's driver: its name, version and every rule a result may name, in `declared` order.
+void write_driver(JsonWriter& j, const std::vector<RuleInfo>& declared) {
   j.key("tool").begin_object().key("driver").begin_object();
   j.field("name", "headcount");
   j.field("version", kVersion);
@@ -144,47 +134,56 @@ void write_sarif(const Run& run, const RenderOptions&, std::ostream& out) {
   }
   j.end_array();
   j.end_object().end_object();  // driver, tool
+}
 
-  bool all_read = true;
-  for (const auto& f : run.files) all_read = all_read && f.audit.has_value();
-  j.key("invocations").begin_array().begin_object().field("executionSuccessful", all_read).end_object().end_array();
+// Writes one result at a time. Results with the same rule, file and block are told apart by
+// their order in the file.
+class ResultWriter {
+ public:
+  ResultWriter(JsonWriter& j, const std::map<std::string, size_t>& index) : j_(j), index_(index) {}
 
-  j.key("results").begin_array();
-  // Results with the same rule, file and block are told apart by their order in the file.
-  std::map<std::tuple<std::string, std::string, std::string>, int> seen;
-  auto result = [&](const std::string& rule_id, const char* level, const std::string& text, const std::string& path,
-                    const std::string& block) {
+  void write(const std::string& rule_id, const char* level, const std::string& text, const std::string& path,
+             const std::string& block) {
     Uri u = uri_of(path);
-    int ordinal = seen[{rule_id, u.uri, block}]++;
-    j.begin_object();
-    j.field("ruleId", rule_id);
-    j.field("ruleIndex", static_cast<uint64_t>(index.at(rule_id)));
-    j.field("level", level);
-    j.key("message").begin_object().field("text", text).end_object();
-    j.key("locations").begin_array().begin_object();
-    j.key("physicalLocation").begin_object();
-    j.key("artifactLocation").begin_object().field("uri", u.uri);
-    if (u.relative) j.field("uriBaseId", "%SRCROOT%");
-    j.end_object();
+    int ordinal = seen_[{rule_id, u.uri, block}]++;
+    j_.begin_object();
+    j_.field("ruleId", rule_id);
+    j_.field("ruleIndex", static_cast<uint64_t>(index_.at(rule_id)));
+    j_.field("level", level);
+    j_.key("message").begin_object().field("text", text).end_object();
+    j_.key("locations").begin_array().begin_object();
+    j_.key("physicalLocation").begin_object();
+    j_.key("artifactLocation").begin_object().field("uri", u.uri);
+    if (u.relative) j_.field("uriBaseId", "%SRCROOT%");
+    j_.end_object();
     // A model is a binary file: code scanning needs a line, so results point at its first one
     // and name the attention block as a logical location.
-    j.key("region").begin_object().field("startLine", uint64_t{1}).end_object();
-    j.end_object();
+    j_.key("region").begin_object().field("startLine", uint64_t{1}).end_object();
+    j_.end_object();
     if (!block.empty()) {
-      j.key("logicalLocations").begin_array().begin_object();
-      j.field("name", block);
-      j.field("kind", "module");
-      j.end_object().end_array();
+      j_.key("logicalLocations").begin_array().begin_object();
+      j_.field("name", block);
+      j_.field("kind", "module");
+      j_.end_object().end_array();
     }
-    j.end_object().end_array();
-    j.key("partialFingerprints").begin_object();
-    j.field("headcount/v1", fingerprint(rule_id + '\n' + u.uri + '\n' + block + '\n' + std::to_string(ordinal)));
-    j.end_object();
-    j.end_object();
-  };
+    j_.end_object().end_array();
+    j_.key("partialFingerprints").begin_object();
+    j_.field("headcount/v1", fingerprint(rule_id + '\n' + u.uri + '\n' + block + '\n' + std::to_string(ordinal)));
+    j_.end_object();
+    j_.end_object();
+  }
+
+ private:
+  JsonWriter& j_;
+  const std::map<std::string, size_t>& index_;
+  std::map<std::tuple<std::string, std::string, std::string>, int> seen_;
+};
+
+// Each file's results: its input error, or its findings (named by block) and failed gates.
+void write_results(ResultWriter& result, const Run& run) {
   for (const auto& f : run.files) {
     if (!f.audit) {
-      result("input-error", "error", f.error, f.path, "");
+      result.write("input-error", "error", f.error, f.path, "");
       continue;
     }
     const auto& blocks = f.audit->attention.blocks;
@@ -194,11 +193,34 @@ void write_sarif(const Run& run, const RenderOptions&, std::ostream& out) {
         const auto& b = blocks[static_cast<size_t>(*x.block)];
         block = b.name.empty() ? "block " + std::to_string(*x.block) : b.name;
       }
-      result(x.rule, sarif_level(x.severity), (x.block ? "block " + std::to_string(*x.block) + ": " : std::string()) + x.message,
-             f.path, block);
+      result.write(x.rule, sarif_level(x.severity),
+                   (x.block ? "block " + std::to_string(*x.block) + ": " : std::string()) + x.message, f.path, block);
     }
-    for (const auto& g : f.gates) result("gate-" + g.gate, "error", g.message, f.path, "");
+    for (const auto& g : f.gates) result.write("gate-" + g.gate, "error", g.message, f.path, "");
   }
+}
+
+}  // namespace
+
+void write_sarif(const Run& run, const RenderOptions&, std::ostream& out) {
+  const std::vector<RuleInfo> declared = sarif_rules();
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < declared.size(); ++i) index[declared[i].id] = i;
+
+  JsonWriter j(out);
+  j.begin_object();
+  j.field("$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+  j.field("version", "2.1.0");
+  j.key("runs").begin_array().begin_object();
+  write_driver(j, declared);
+
+  bool all_read = true;
+  for (const auto& f : run.files) all_read = all_read && f.audit.has_value();
+  j.key("invocations").begin_array().begin_object().field("executionSuccessful", all_read).end_object().end_array();
+
+  j.key("results").begin_array();
+  ResultWriter result(j, index);
+  write_results(result, run);
   j.end_array();
   j.end_object().end_array();  // run, runs
   j.end_object();

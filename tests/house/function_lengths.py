@@ -18,9 +18,8 @@ import sys
 SOFT_LIMIT = 80
 HARD_LIMIT = 150
 
-# How many functions may be over SOFT_LIMIT lines. Issue 35 asks for 5; this is the count on the
-# tree as it stands, lowered as functions are split.
-MOST_OVER_80 = 9
+# How many functions may be over SOFT_LIMIT lines: the house's rule (issue 35) is at most 5.
+MOST_OVER_80 = 5
 
 # Data tables: a function whose body is a list of rows may be long. Neither limit counts them.
 # (path relative to the repository, function name)
