@@ -10,15 +10,17 @@ regressions-cases/counts-*/              a checkpoint with its config.json, repl
 Every weight is stored without its values (ONNX) or is empty (safetensors): the files stay small,
 and the counts come from the dims, which is what these cases attack. The output is deterministic.
 """
-import json
 import os
-import struct
+import sys
 
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_corpus import safetensors  # noqa: E402  (the one safetensors writer of the corpus scripts)
+from make_gguf_corpus import gguf, STRING, U32  # noqa: E402
 
 
 def save_onnx(nodes, inits, name, inputs=None):
@@ -33,21 +35,6 @@ def save_onnx(nodes, inits, name, inputs=None):
 def zeros(name, shape):
     """A float32 weight with dims and no payload."""
     return onnx.TensorProto(name=name, data_type=T.FLOAT, dims=shape)
-
-
-def safetensors(tensors):
-    """A safetensors file of {name: (dtype, shape, bytes per element)}, zeros for the data."""
-    header, offset = {}, 0
-    for name in sorted(tensors):
-        dtype, shape, size = tensors[name]
-        n = size
-        for d in shape:
-            n *= d
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
-        offset += n
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + bytes(offset)
 
 
 def empty_tensors():
@@ -134,9 +121,6 @@ def experts():
 def gguf_cases():
     """Items 8 and 14 in GGUF: empty latent tensors with head_count 2 in the metadata, and an
     expert_used_count above expert_count (llama.cpp's ne are innermost first: [in, out])."""
-    import sys
-    sys.path.insert(0, HERE)
-    from make_gguf_corpus import gguf, STRING, U32
     kvs = [("general.architecture", STRING, "deepseek2"), ("deepseek2.block_count", U32, 1),
            ("deepseek2.attention.head_count", U32, 2)]
     tensors = [("blk.0.attn_q_b.weight", [0, 2**62], "F32"), ("blk.0.attn_kv_b.weight", [0, 2**63 - 2], "F32"),
