@@ -94,13 +94,7 @@ std::string baseline_key(const std::string& path) {
 
 Baseline read_baseline(const std::string& path) {
   namespace F = json_field;
-  std::string text;
-  try {
-    text = RegularFile(path).read_all();  // a FIFO is refused, not waited on
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    throw InputError("cannot read baseline '" + path + "'" + (what.rfind("cannot open", 0) == 0 ? "" : ": it " + what));
-  }
+  const std::string text = read_named_file(path, "baseline");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError("baseline '" + path + "' is empty");
   Baseline b;
   b.path = path;

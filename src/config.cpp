@@ -44,13 +44,7 @@ std::string as_text(const std::string& path, const toml::key& key, const toml::n
 }  // namespace
 
 ConfigFile read_config(const std::string& path, const std::vector<std::string>& options) {
-  std::string bytes;
-  try {
-    bytes = RegularFile(path).read_all();  // a FIFO is refused, not waited on
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    throw InputError("cannot read config '" + path + "'" + (what.rfind("cannot open", 0) == 0 ? "" : ": it " + what));
-  }
+  const std::string bytes = read_named_file(path, "config");
   if (bytes.rfind("\xEF\xBB\xBF", 0) == 0) {
     throw InputError(path + ":1: the file starts with a byte-order mark; save it as UTF-8 without one");
   }

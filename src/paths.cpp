@@ -110,6 +110,15 @@ std::string RegularFile::read_all() const {
   return text;
 }
 
+std::string read_named_file(const std::string& path, const std::string& what) {
+  try {
+    return RegularFile(path).read_all();
+  } catch (const InputError& e) {
+    const std::string why = e.what();
+    throw InputError("cannot read " + what + " '" + path + "'" + (why.rfind("cannot open", 0) == 0 ? "" : ": it " + why));
+  }
+}
+
 int reopen_regular(const std::string& path, const FileIdentity& expected) {
   FileIdentity now;
   std::string why;

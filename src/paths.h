@@ -43,6 +43,11 @@ class RegularFile {
   FileIdentity id_;
 };
 
+// The whole of a file the user named on the command line (`what`: "config", "baseline"), opened
+// as every file is (a FIFO is refused, not waited on). Throws InputError "cannot read WHAT 'PATH'",
+// followed by ": it <reason>" unless the reason is that it cannot be opened.
+std::string read_named_file(const std::string& path, const std::string& what);
+
 // Opens `path` again for reading, through the same checks, when it is still the file `expected`
 // names (same device, inode and size, when known); -1 otherwise (missing, replaced, a FIFO now,
 // grown or shrunk): what was read of it before may not be compared with what is there now.
