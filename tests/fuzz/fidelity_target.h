@@ -47,18 +47,6 @@ inline Pair split_pair(const uint8_t* data, size_t size) {
   return p;
 }
 
-// The exit code and stderr of one command: 0, 1 or 2, and why on stderr in "headcount: " lines.
-inline void check_exit(const std::string& command, int code, const std::string& err) {
-  if (code < 0 || code > 2) fail("headcount " + command + ": exit code " + std::to_string(code), err);
-  std::istringstream lines(err);
-  bool error_line = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("headcount: ", 0) != 0) fail("headcount " + command + ": a stderr line does not start with 'headcount: '", err);
-    error_line = error_line || line.rfind("headcount: error: ", 0) == 0;
-  }
-  if (code == 2 && !error_line) fail("headcount " + command + ": exit code 2 without a 'headcount: error:' line", err);
-}
-
 // `headcount diff MODEL CHECKPOINT --fail-on-change`, in every diff format: its exit code.
 inline int check_diff(const std::string& model, const std::string& ckpt) {
   headcount::DiffRequest request;

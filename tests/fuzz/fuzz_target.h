@@ -56,6 +56,18 @@ inline void fail(const std::string& what, const std::string& detail) {
   std::abort();
 }
 
+// The exit code and stderr of one command: 0, 1 or 2, and why on stderr in "headcount: " lines.
+inline void check_exit(const std::string& command, int code, const std::string& err) {
+  if (code < 0 || code > 2) fail("headcount " + command + ": exit code " + std::to_string(code), err);
+  std::istringstream lines(err);
+  bool error_line = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("headcount: ", 0) != 0) fail("headcount " + command + ": a stderr line does not start with 'headcount: '", err);
+    error_line = error_line || line.rfind("headcount: error: ", 0) == 0;
+  }
+  if (code == 2 && !error_line) fail("headcount " + command + ": exit code 2 without a 'headcount: error:' line", err);
+}
+
 // Every fuzz input: one audit with every gate, the CLI's error lines and exit code, every format,
 // and the derivation of each block.
 inline void run_all(const uint8_t* data, size_t size) {
@@ -75,15 +87,7 @@ inline void run_all(const uint8_t* data, size_t size) {
 
   std::ostringstream err;
   report_problems(run, err);
-  int code = exit_code(run);
-  if (code < 0 || code > 2) fail("exit code " + std::to_string(code) + " is not 0, 1 or 2", err.str());
-  std::istringstream lines(err.str());
-  bool error_line = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("headcount: ", 0) != 0) fail("a stderr line does not start with 'headcount: '", err.str());
-    error_line = error_line || line.rfind("headcount: error: ", 0) == 0;
-  }
-  if (code == 2 && !error_line) fail("exit code 2 without a 'headcount: error:' line", err.str());
+  check_exit("audit " + path + " (every gate)", exit_code(run), err.str());
 
   for (const FormatInfo& format : formats()) {  // every row of the registry: a new format is fuzzed too
     RenderOptions options;
