@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "attention/shapes.h"
+#include "shapes.h"
 #include "stages.h"
 #include "ops.h"
 #include "headcount/checked.h"

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "attention/shapes.h"
+#include "shapes.h"
 #include "stages.h"
 #include "ops.h"
 #include "payload.h"

@@ -5,7 +5,7 @@
 // matrix products. They ask this table (`op_has(op, Trait::LayoutOnly | Trait::Cast)`) instead of
 // keeping lists of their own, so a new op is one row of `op_traits()` in src/ops.cpp and every
 // walk sees it. A walk that takes a deliberate subset says which ops it leaves out, and why, where
-// it asks. What an op does to shapes is the shape oracle's table (src/attention/shapes.cpp).
+// it asks. What an op does to shapes is the shape oracle's table (src/shapes.cpp).
 #pragma once
 
 #include <array>

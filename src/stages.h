@@ -5,7 +5,7 @@
 // one SharedShapes per audit, so a graph's shapes are propagated once whatever stages read them.
 #pragma once
 
-#include "attention/shapes.h"
+#include "shapes.h"
 #include "headcount/attention.h"
 #include "headcount/experts.h"
 #include "headcount/mixers.h"

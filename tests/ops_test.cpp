@@ -1,12 +1,12 @@
 // ops_test.cpp: the op table's traits (src/ops.cpp), checked against the ONNX operator spec
 // (https://onnx.ai/onnx/operators/) and the com.microsoft contrib ops, and the audit's one shape
-// oracle (SharedShapes, src/attention/shapes.h).
+// oracle (SharedShapes, src/shapes.h).
 #include <catch2/catch.hpp>
 
 #include <set>
 #include <string>
 
-#include "attention/shapes.h"
+#include "shapes.h"
 #include "headcount/audit.h"
 #include "headcount/experts.h"
 #include "headcount/load.h"

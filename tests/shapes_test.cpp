@@ -1,4 +1,4 @@
-// shapes_test.cpp: the shape oracle's op rows (src/attention/shapes.cpp, op_table()), one small
+// shapes_test.cpp: the shape oracle's op rows (src/shapes.cpp, op_table()), one small
 // graph per row or per group of rows that share an evaluator.
 //
 // Each graph is built here, loaded from memory and given to a ShapeOracle; the expected dims and
@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "attention/shapes.h"
+#include "shapes.h"
 #include "graph_builder.h"
 #include "headcount/load.h"
 

@@ -13,7 +13,7 @@
 
 #include "headcount/attention.h"
 #include "projections.h"
-#include "shapes.h"
+#include "../shapes.h"
 
 namespace headcount::detail {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "shapes.h"
+#include "../shapes.h"
 
 namespace headcount::detail {
 

@@ -1,4 +1,4 @@
-// shapes.h: the little shape knowledge the matcher needs (internal to the attention stage).
+// shapes.h: the shape oracle: what is known of every value's dims and small integer values (internal).
 //
 // Exported graphs compute head counts at run time: Reshape targets are Concats of Shape/Gather
 // pieces with the head size as a constant inside a Div or Mul. ShapeOracle evaluates such integer
