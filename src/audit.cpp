@@ -1,4 +1,6 @@
-// audit.cpp: the audit pipeline for one file: load -> inventory -> match -> rules.
+// audit.cpp: the audit pipeline for one file: load -> inventory -> match -> rules. Each stage reads
+// what it needs of the audit state (headcount/results/audit.h) and writes its own member; this file
+// runs them in order, and is the only one that includes every stage's header.
 #include "headcount/audit.h"
 
 #include <chrono>
@@ -6,6 +8,16 @@
 #include "checkpoint/model.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
+#include "headcount/attention.h"
+#include "headcount/buffers.h"
+#include "headcount/declared.h"
+#include "headcount/duplicates.h"
+#include "headcount/experts.h"
+#include "headcount/fidelity.h"
+#include "headcount/findings.h"
+#include "headcount/inventory.h"
+#include "headcount/mixers.h"
+#include "headcount/parts.h"
 #include "stages.h"
 
 namespace headcount {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "headcount/error.h"
+#include "masks.h"
 #include "payload.h"
 #include "ops.h"
 

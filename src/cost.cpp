@@ -1,7 +1,7 @@
 // cost.cpp: the K/V cache and the MACs per token, from the matched blocks and the weight shapes.
 #include "headcount/cost.h"
 
-#include "headcount/checkpoint.h"
+#include "headcount/checkpoint_index.h"
 
 #include <set>
 #include <unordered_set>

@@ -13,6 +13,7 @@
 #include "checkpoint/model.h"
 #include "render/layout.h"
 #include "headcount/numbers.h"
+#include "headcount/version.h"
 
 namespace headcount {
 

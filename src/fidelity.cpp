@@ -22,7 +22,7 @@
 #include <unordered_map>
 
 #include "checkpoint/model.h"
-#include "headcount/audit.h"
+#include "headcount/results/audit.h"
 #include "headcount/numbers.h"
 #include "payload.h"
 

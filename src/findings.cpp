@@ -1,7 +1,7 @@
 // findings.cpp: the rule table and the checks behind each rule.
 #include "headcount/findings.h"
 
-#include "headcount/checkpoint.h"
+#include "headcount/checkpoint_index.h"
 
 #include <algorithm>
 #include <cstdio>

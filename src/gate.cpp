@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "headcount/audit.h"
+#include "headcount/results/audit.h"
 #include "headcount/error.h"
 #include "headcount/numbers.h"
 

@@ -3,7 +3,7 @@
 
 #include "headcount/checked.h"
 
-#include "headcount/checkpoint.h"
+#include "headcount/dtypes.h"
 
 #include <sys/mman.h>
 

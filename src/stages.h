@@ -6,9 +6,10 @@
 #pragma once
 
 #include "shapes.h"
-#include "headcount/attention.h"
-#include "headcount/experts.h"
-#include "headcount/mixers.h"
+#include "headcount/results/attention.h"
+#include "headcount/results/buffers.h"
+#include "headcount/results/experts.h"
+#include "headcount/results/mixers.h"
 
 namespace headcount::detail {
 

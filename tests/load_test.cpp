@@ -24,6 +24,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "headcount/inventory.h"
 #include "headcount/cli.h"
 #include "headcount/error.h"
 #include "headcount/load.h"

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "headcount/attention.h"
 #include "shapes.h"
 #include "headcount/audit.h"
 #include "headcount/experts.h"

@@ -4,16 +4,10 @@
 
 #include <vector>
 
+#include "headcount/results/duplicates.h"
 #include "headcount/model.h"
 
 namespace headcount {
-
-// Two stored tensors with identical content, or one the transpose of the other.
-struct DuplicatePair {
-  int original = -1;   // weight index, the first in file order
-  int copy = -1;       // weight index of the copy
-  bool transposed = false;
-};
 
 // Finds duplicate parameter tensors by content. Only candidate pairs (same dtype and element count,
 // same or transposed shape) are compared: a few sampled elements first, then the whole tensors

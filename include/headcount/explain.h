@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "headcount/audit.h"
-#include "headcount/findings.h"
+#include "headcount/results/audit.h"
+#include "headcount/results/findings.h"
 
 namespace headcount {
 

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "headcount/baseline.h"
-#include "headcount/findings.h"
+#include "headcount/results/findings.h"
+#include "headcount/results/gate.h"
 
 namespace headcount {
 
@@ -73,20 +74,7 @@ struct GateOptions {
   uint64_t tolerance_ppb = 0;  // or a share of the baseline's count, in parts per billion ("0.5%")
 };
 
-struct GateFailure {
-  std::string gate;     // "max-params", "expect-heads", "fail-on", "baseline" ...
-  std::string message;  // what failed and by how much
-};
-
 std::vector<GateFailure> check_gates(const Audit& audit, const GateOptions& options);
-
-// Every gate, as reports describe it (SARIF rules, docs): its id is GateFailure::gate.
-struct GateKind {
-  const char* id;       // "max-params"
-  const char* summary;  // one line
-  const char* doc;      // what it compares and how to set it
-};
-const std::vector<GateKind>& gate_kinds();
 
 // A [[budget]] table of the config file: budgets for the models whose path matches a glob.
 struct PathBudget {

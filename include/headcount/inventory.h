@@ -2,31 +2,10 @@
 // from dims alone (where they go is parts.h).
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <vector>
-
+#include "headcount/results/inventory.h"
 #include "headcount/model.h"
 
 namespace headcount {
-
-// Totals per dtype or per storage kind, over parameter tensors.
-struct Breakdown {
-  std::string key;
-  uint64_t tensors = 0;
-  uint64_t elements = 0;
-  uint64_t bytes = 0;
-};
-
-struct Inventory {
-  uint64_t stored = 0;   // elements of every parameter tensor, each tensor once
-  uint64_t bytes = 0;
-  uint64_t tensors = 0;  // parameter tensors
-  uint64_t non_parameter_tensors = 0;  // integer shape/index constants and scalars
-  std::vector<Breakdown> by_dtype;
-  std::vector<Breakdown> by_storage;
-  std::vector<int> largest;  // weight indices, most elements first
-};
 
 // Counts the parameter tensors of a model. Throws InputError if a total overflows.
 Inventory take_inventory(const Model& model);

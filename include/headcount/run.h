@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "headcount/audit.h"
-#include "headcount/gate.h"
+#include "headcount/results/audit.h"
+#include "headcount/results/gate.h"
 
 namespace headcount {
 

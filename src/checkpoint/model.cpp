@@ -2,6 +2,7 @@
 // the stages after the reader (inventory, duplicates, composition, cost, rules, renderers) read
 // it as they read an ONNX model's initializers.
 #include "checkpoint/model.h"
+#include "headcount/dtypes.h"
 
 #include <onnx/onnx_pb.h>
 

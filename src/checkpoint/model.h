@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "headcount/attention.h"
-#include "headcount/checkpoint.h"
-#include "headcount/experts.h"
+#include "headcount/results/attention.h"
+#include "headcount/checkpoint_index.h"
+#include "headcount/results/experts.h"
 #include "headcount/model.h"
-#include "headcount/parts.h"
+#include "headcount/results/parts.h"
 
 namespace headcount {
 

@@ -465,17 +465,6 @@ Checkpoint read_safetensors(const std::string& path) {
   return c;
 }
 
-const CheckpointDtype* checkpoint_dtype(const std::string& name) {
-  static const CheckpointDtype table[] = {  // (name, bits, onnx.proto TensorProto.DataType)
-      {"BOOL", 8, 9},    {"U8", 8, 2},      {"I8", 8, 3},      {"F8_E5M2", 8, 19}, {"F8_E4M3", 8, 17}, {"F8_E8M0", 8, 0},
-      {"I16", 16, 5},    {"U16", 16, 4},    {"F16", 16, 10},   {"BF16", 16, 16},   {"I32", 32, 6},     {"U32", 32, 12},
-      {"F32", 32, 1},    {"F64", 64, 11},   {"I64", 64, 7},    {"U64", 64, 13},    {"F4", 4, 23},      {"F6_E2M3", 6, 0},
-      {"F6_E3M2", 6, 0}};
-  for (const CheckpointDtype& t : table) {
-    if (name == t.name) return &t;
-  }
-  return nullptr;
-}
 
 std::string checkpoint_format(const std::string& path) {
   std::error_code ec;

@@ -13,10 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "headcount/attention.h"
-#include "headcount/experts.h"
-#include "headcount/findings.h"
-#include "headcount/mixers.h"
+#include "headcount/results/attention.h"
+#include "headcount/results/experts.h"
+#include "headcount/results/findings.h"
+#include "headcount/results/mixers.h"
 #include "headcount/numbers.h"
 
 namespace headcount::renderers {

@@ -11,9 +11,10 @@
 #include <tuple>
 
 #include "fold.h"
-#include "fidelity.h"
+#include "fidelity_rows.h"
 #include "layout.h"
 #include "renderers.h"
+#include "headcount/version.h"
 
 namespace headcount::renderers {
 namespace {

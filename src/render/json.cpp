@@ -1,10 +1,11 @@
 // json.cpp: the JSON report, a contract for machines: stable field names, raw integers.
 #include "../json_fields.h"
-#include "fidelity.h"
+#include "fidelity_rows.h"
 #include "json_writer.h"
 #include "layout.h"
 #include "renderers.h"
-#include "headcount/checkpoint.h"
+#include "headcount/checkpoint_index.h"
+#include "headcount/version.h"
 
 namespace headcount::renderers {
 

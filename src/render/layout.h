@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "headcount/audit.h"
+#include "headcount/results/audit.h"
 #include "headcount/model.h"
 #include "headcount/numbers.h"
 

@@ -3,9 +3,10 @@
 #include <string_view>
 
 #include "fold.h"
-#include "fidelity.h"
+#include "fidelity_rows.h"
 #include "layout.h"
 #include "renderers.h"
+#include "headcount/version.h"
 
 namespace headcount::renderers {
 namespace {

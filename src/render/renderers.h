@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "headcount/diff.h"
+#include "headcount/results/diff.h"
 #include "headcount/render.h"
 
 namespace headcount::renderers {

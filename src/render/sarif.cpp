@@ -11,7 +11,8 @@
 #include "layout.h"
 #include "renderers.h"
 
-#include "headcount/gate.h"
+#include "headcount/results/gate.h"
+#include "headcount/version.h"
 
 namespace headcount::renderers {
 namespace {

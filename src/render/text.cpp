@@ -7,10 +7,11 @@
 #include <set>
 
 #include "fold.h"
-#include "fidelity.h"
+#include "fidelity_rows.h"
 #include "layout.h"
 #include "renderers.h"
-#include "headcount/checkpoint.h"
+#include "headcount/checkpoint_index.h"
+#include "headcount/version.h"
 
 namespace headcount::renderers {
 namespace {

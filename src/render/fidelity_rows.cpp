@@ -1,5 +1,5 @@
-// fidelity.cpp: an export against its checkpoint, as rows and as JSON (render/fidelity.h).
-#include "fidelity.h"
+// fidelity_rows.cpp: an export against its checkpoint, as rows and as JSON (render/fidelity_rows.h).
+#include "fidelity_rows.h"
 
 #include <cstdio>
 #include <map>

@@ -1,4 +1,4 @@
-// fidelity.h: an export against its checkpoint (headcount/fidelity.h) as rows every format prints
+// fidelity_rows.h: an export against its checkpoint (headcount/results/fidelity.h) as rows every format prints
 // the same way, and as JSON (internal to the renderers).
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "headcount/fidelity.h"
+#include "headcount/results/fidelity.h"
 #include "json_writer.h"
 
 namespace headcount::renderers {

@@ -1,11 +1,11 @@
-// diff.cpp: `headcount diff` in text, JSON and markdown (the HTML page is in html.cpp, beside the
+// diff_report.cpp: `headcount diff` in text, JSON and markdown (the HTML page is in html.cpp, beside the
 // drawings it shares).
-#include "headcount/diff.h"
+#include "headcount/results/diff.h"
 
 #include "headcount/render.h"
 #include "json_writer.h"
 #include "layout.h"
-#include "fidelity.h"
+#include "fidelity_rows.h"
 #include "renderers.h"
 
 namespace headcount {
