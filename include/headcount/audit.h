@@ -1,7 +1,7 @@
-// headcount/audit.h: one model's audit, as plain data: what every stage found in it.
-//
-// audit_file() runs load -> inventory -> match -> content -> rules for one file. Gates (gate.h)
-// read the Audit, a Run (run.h) holds the audits of one `headcount audit`; nothing here prints.
+// headcount/audit.h: audit one model: audit_file() runs load -> inventory -> match -> content ->
+// rules for one file and returns the Audit (headcount/results/audit.h: what every stage found).
+// Gates (gate.h) read the Audit, a Run (run.h) holds the audits of one `headcount audit`; nothing
+// here prints.
 #pragma once
 
 #include <cstdint>
