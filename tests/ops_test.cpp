@@ -67,7 +67,51 @@ TEST_CASE("ops: matrix products", "[ops]") {
   CHECK_FALSE(op_has("Conv", Trait::MatrixProduct));
 }
 
+TEST_CASE("ops: the narrow kinds the walks ask for", "[ops]") {
+  // Add and Sub shift by their operand; Mul and Div scale by it (the spec's element-wise binary
+  // ops); Pow, Max, Min and Mod are arithmetic and neither.
+  auto with = [](Trait t) {
+    std::set<std::string> out;
+    for (const auto& r : op_trait_rows()) {
+      if (has(r.traits, t)) out.insert(std::string(r.op));
+    }
+    return out;
+  };
+  using S = std::set<std::string>;
+  CHECK(with(Trait::Shifts) == S{"Add", "Sub"});
+  CHECK(with(Trait::Scales) == S{"Mul", "Div"});
+  // Sqrt, Reciprocal and the converters' Rsqrt: the denominator of x / sqrt(mean(x²) + eps).
+  CHECK(with(Trait::InverseOrRoot) == S{"Sqrt", "Reciprocal", "Rsqrt"});
+  // MatMul and Gemm take a float B; FusedMatMul (com.microsoft) is MatMul with transposes and alpha.
+  CHECK(with(Trait::PlainProduct) == S{"MatMul", "Gemm"});
+  CHECK(with(Trait::BatchedProduct) == S{"MatMul", "FusedMatMul"});
+  // Slice takes [starts, ends) along axes; Split cuts input 0 into parts along one axis.
+  CHECK(with(Trait::Cuts) == S{"Slice", "Split"});
+  // Input 0 is data; Reshape's shape, Expand's shape, Tile's repeats, Slice's bounds, Split's
+  // sizes, (Un)Squeeze's axes, Gather's indices and Pad's pads are not.
+  CHECK(with(Trait::ShapeOperands) ==
+        S{"Reshape", "Expand", "Tile", "Slice", "Split", "Squeeze", "Unsqueeze", "Gather", "Pad"});
+}
+
+TEST_CASE("ops: each row's shape rule, by the same lookup as its traits", "[ops][shapes]") {
+  // The spec's output shapes: MatMul numpy.matmul; QLinearMatMul the same of inputs 0 and 3;
+  // Flatten 2-D; Add broadcasts (and adds shape values); Identity passes values.
+  CHECK(op_shape_rule("MatMul") == ShapeRule::MatMul);
+  CHECK(op_shape_rule("QLinearMatMul") == ShapeRule::QLinearMatMul);
+  CHECK(op_shape_rule("Flatten") == ShapeRule::Flatten);
+  CHECK(op_shape_rule("Add") == ShapeRule::BroadcastAdd);
+  CHECK(op_shape_rule("Where") == ShapeRule::Broadcast);
+  CHECK(op_shape_rule("Identity") == ShapeRule::SameValues);
+  CHECK(op_shape_rule("Relu") == ShapeRule::SameShape);
+  CHECK(op_shape_rule("Concat") == ShapeRule::Concat);
+  CHECK(op_traits("Concat") == 0);  // a row for its shape rule alone
+  CHECK(op_shape_rule("ScatterND") == ShapeRule::None);
+  CHECK(op_shape_rule("NoSuchOp") == ShapeRule::None);
+  CHECK(op_shape_rule("") == ShapeRule::None);
+}
+
 TEST_CASE("ops: an op the table does not know has no traits, and every row names one op once", "[ops]") {
+  // Every row gives its op a trait or a shape rule (a row for neither would say nothing).
   CHECK(op_traits("NoSuchOp") == 0);
   CHECK(op_traits("") == 0);
   CHECK(op_traits("matmul") == 0);  // op types are case-sensitive
@@ -75,7 +119,7 @@ TEST_CASE("ops: an op the table does not know has no traits, and every row names
   for (const auto& r : op_trait_rows()) {
     INFO(std::string(r.op));
     CHECK(seen.insert(std::string(r.op)).second);
-    CHECK(r.traits != 0);
+    CHECK((r.traits != 0 || r.shape != ShapeRule::None));
   }
   CHECK(seen.size() > 60);
 }
