@@ -13,6 +13,7 @@ struct Row {
   std::string_view op;
   Trait traits;
   ShapeRule shape;
+  ProductOperands product = {};  // for the matrix products
 };
 
 // One row per op type; a new op is one row here: its traits and its shape rule (ops.h). In the
@@ -30,20 +31,23 @@ constexpr Row kRows[] = {
     {"Tile", Trait::Repeats | Trait::ShapeOperands, ShapeRule::Tile},
     {"Slice", Trait::Selects | Trait::Cuts | Trait::ShapeOperands, ShapeRule::Slice},
     {"Gather", Trait::Selects | Trait::ShapeOperands, ShapeRule::Gather},
-    {"GatherElements", Trait::Selects, ShapeRule::None},  // no rule: its output has its indices' shape, on no path whose dims a stage reads
-    {"GatherND", Trait::Selects, ShapeRule::None},  // no rule: its output's rank comes from its indices' values, on no path a stage reads
-    {"Cast", Trait::Cast, ShapeRule::Cast},
+    // No rule: its output has its indices' shape, on no path whose dims a stage reads.
+    {"GatherElements", Trait::Selects, ShapeRule::None},
+    // No rule: its output's rank comes from its indices' values, on no path a stage reads.
+    {"GatherND", Trait::Selects, ShapeRule::None},
+    {"Cast", Trait::Cast | Trait::NormStep, ShapeRule::Cast},
     {"CastLike", Trait::Cast, ShapeRule::SameShape},
     {"QuantizeLinear", Trait::Quantize, ShapeRule::SameShape},
-    {"DynamicQuantizeLinear", Trait::Quantize, ShapeRule::None},  // no rule: its y feeds a product whose own rule reads the float input
+    // No rule: its y feeds a product whose own rule reads the float input.
+    {"DynamicQuantizeLinear", Trait::Quantize, ShapeRule::None},
     {"DequantizeLinear", Trait::Dequantize, ShapeRule::SameShape},
-    {"Add", Trait::Arithmetic | Trait::Shifts, ShapeRule::BroadcastAdd},
-    {"Sub", Trait::Arithmetic | Trait::Shifts, ShapeRule::BroadcastSub},
-    {"Mul", Trait::Arithmetic | Trait::Scales, ShapeRule::BroadcastMul},
-    {"Div", Trait::Arithmetic | Trait::Scales, ShapeRule::BroadcastDiv},
-    {"Pow", Trait::Arithmetic, ShapeRule::Broadcast},
-    {"Max", Trait::Arithmetic, ShapeRule::Broadcast},
-    {"Min", Trait::Arithmetic, ShapeRule::Broadcast},
+    {"Add", Trait::Arithmetic | Trait::Shifts | Trait::NormStep | Trait::Algebraic | Trait::Affine, ShapeRule::BroadcastAdd},
+    {"Sub", Trait::Arithmetic | Trait::Shifts | Trait::NormStep | Trait::Algebraic, ShapeRule::BroadcastSub},
+    {"Mul", Trait::Arithmetic | Trait::Scales | Trait::NormStep | Trait::Algebraic | Trait::Affine, ShapeRule::BroadcastMul},
+    {"Div", Trait::Arithmetic | Trait::Scales | Trait::NormStep | Trait::Algebraic, ShapeRule::BroadcastDiv},
+    {"Pow", Trait::Arithmetic | Trait::NormStep | Trait::Algebraic, ShapeRule::Broadcast},
+    {"Max", Trait::Arithmetic | Trait::Clamp, ShapeRule::Broadcast},
+    {"Min", Trait::Arithmetic | Trait::Clamp, ShapeRule::Broadcast},
     {"Mod", Trait::Arithmetic, ShapeRule::Broadcast},
     {"Equal", Trait::Comparison, ShapeRule::Broadcast},
     {"Less", Trait::Comparison, ShapeRule::Broadcast},
@@ -54,10 +58,10 @@ constexpr Row kRows[] = {
     {"Or", Trait::Logical, ShapeRule::Broadcast},
     {"Xor", Trait::Logical, ShapeRule::Broadcast},
     {"Not", Trait::Logical, ShapeRule::SameShape},
-    {"Neg", Trait::UnaryMath, ShapeRule::SameShape},
-    {"Abs", Trait::UnaryMath, ShapeRule::SameShape},
-    {"Sqrt", Trait::UnaryMath | Trait::InverseOrRoot, ShapeRule::SameShape},
-    {"Reciprocal", Trait::UnaryMath | Trait::InverseOrRoot, ShapeRule::SameShape},
+    {"Neg", Trait::UnaryMath | Trait::SignChange, ShapeRule::SameShape},
+    {"Abs", Trait::UnaryMath | Trait::SignChange, ShapeRule::SameShape},
+    {"Sqrt", Trait::UnaryMath | Trait::InverseOrRoot | Trait::NormStep, ShapeRule::SameShape},
+    {"Reciprocal", Trait::UnaryMath | Trait::InverseOrRoot | Trait::NormStep, ShapeRule::SameShape},
     {"Exp", Trait::UnaryMath, ShapeRule::SameShape},
     {"Log", Trait::UnaryMath, ShapeRule::SameShape},
     {"Floor", Trait::UnaryMath, ShapeRule::SameValues},
@@ -66,57 +70,67 @@ constexpr Row kRows[] = {
     {"Sign", Trait::UnaryMath, ShapeRule::SameShape},
     {"Sin", Trait::UnaryMath, ShapeRule::SameShape},
     {"Cos", Trait::UnaryMath, ShapeRule::SameShape},
-    {"Clip", Trait::UnaryMath, ShapeRule::SameShape},
+    {"Clip", Trait::UnaryMath | Trait::Clamp, ShapeRule::SameShape},
     {"Relu", Trait::Activation, ShapeRule::SameShape},
     {"Gelu", Trait::Activation, ShapeRule::SameShape},
-    {"FastGelu", Trait::Activation, ShapeRule::SameShape},
-    {"BiasGelu", Trait::Activation, ShapeRule::SameShape},
+    {"FastGelu", Trait::Activation | Trait::BiasActivation, ShapeRule::SameShape},
+    {"BiasGelu", Trait::Activation | Trait::BiasActivation, ShapeRule::SameShape},
     {"QuickGelu", Trait::Activation, ShapeRule::SameShape},
     {"Erf", Trait::Activation, ShapeRule::SameShape},
     {"Tanh", Trait::Activation, ShapeRule::SameShape},
     {"Sigmoid", Trait::Activation, ShapeRule::SameShape},
     {"Silu", Trait::Activation, ShapeRule::SameShape},
-    {"Swish", Trait::Activation, ShapeRule::None},  // no rule: not an ai.onnx or com.microsoft op the exporters write (they write Silu or x·Sigmoid)
+    // No rule: not an ai.onnx or com.microsoft op the exporters write (they write Silu or x·Sigmoid).
+    {"Swish", Trait::Activation, ShapeRule::None},
     {"Mish", Trait::Activation, ShapeRule::SameShape},
     {"Softplus", Trait::Activation, ShapeRule::SameShape},
     {"Elu", Trait::Activation, ShapeRule::SameShape},
     {"LeakyRelu", Trait::Activation, ShapeRule::SameShape},
     {"Selu", Trait::Activation, ShapeRule::SameShape},
     {"HardSigmoid", Trait::Activation, ShapeRule::SameShape},
-    {"HardSwish", Trait::Activation, ShapeRule::None},  // no rule: in vision models' convolutions, not between a projection and a read shape
+    // No rule: in vision models' convolutions, not between a projection and a read shape.
+    {"HardSwish", Trait::Activation, ShapeRule::None},
     {"LayerNormalization", Trait::Normalization | Trait::TokenNorm, ShapeRule::SameShape},
     {"SimplifiedLayerNormalization", Trait::Normalization | Trait::TokenNorm, ShapeRule::SameShape},
     {"RMSNormalization", Trait::Normalization | Trait::TokenNorm, ShapeRule::SameShape},
     {"SkipLayerNormalization", Trait::Normalization | Trait::TokenNorm | Trait::AddsSkip, ShapeRule::SameShape},
     {"SkipSimplifiedLayerNormalization", Trait::Normalization | Trait::TokenNorm | Trait::AddsSkip, ShapeRule::SameShape},
-    {"BatchNormalization", Trait::Normalization, ShapeRule::None},  // no rule: a convolution's norm, not on the paths whose dims the stages read
-    {"GroupNormalization", Trait::Normalization, ShapeRule::None},  // no rule: a convolution's norm, not on the paths whose dims the stages read
-    {"InstanceNormalization", Trait::Normalization, ShapeRule::None},  // no rule: a convolution's norm, not on the paths whose dims the stages read
-    {"EmbedLayerNormalization", Trait::Normalization, ShapeRule::None},  // no rule: its outputs are the embeddings and a mask index, which the stages read by weight
-    {"MatMul", Trait::MatrixProduct | Trait::PlainProduct | Trait::BatchedProduct, ShapeRule::MatMul},
-    {"Gemm", Trait::MatrixProduct | Trait::PlainProduct, ShapeRule::Gemm},
-    {"FusedMatMul", Trait::MatrixProduct | Trait::BatchedProduct, ShapeRule::MatMul},
-    {"MatMulNBits", Trait::MatrixProduct, ShapeRule::MatMulNBits},
-    {"MatMulInteger", Trait::MatrixProduct, ShapeRule::MatMul},
-    {"QLinearMatMul", Trait::MatrixProduct, ShapeRule::QLinearMatMul},
-    {"DynamicQuantizeMatMul", Trait::MatrixProduct, ShapeRule::MatMul},
-    {"MatMulIntegerToFloat", Trait::MatrixProduct, ShapeRule::MatMul},
+    // No rule: a convolution's norm, not on the paths whose dims the stages read.
+    {"BatchNormalization", Trait::Normalization, ShapeRule::None},
+    // No rule: a convolution's norm, not on the paths whose dims the stages read.
+    {"GroupNormalization", Trait::Normalization, ShapeRule::None},
+    // No rule: a convolution's norm, not on the paths whose dims the stages read.
+    {"InstanceNormalization", Trait::Normalization, ShapeRule::None},
+    // No rule: its outputs are the embeddings and a mask index, which the stages read by weight.
+    {"EmbedLayerNormalization", Trait::Normalization, ShapeRule::None},
+    {"MatMul", Trait::MatrixProduct | Trait::PlainProduct | Trait::BatchedProduct, ShapeRule::MatMul, {1, -1}},
+    {"Gemm", Trait::MatrixProduct | Trait::PlainProduct, ShapeRule::Gemm, {1, 2, true, true}},
+    {"FusedMatMul", Trait::MatrixProduct | Trait::BatchedProduct, ShapeRule::MatMul, {1, -1, true}},
+    {"MatMulNBits", Trait::MatrixProduct, ShapeRule::MatMulNBits, {1, 5}},
+    {"MatMulInteger", Trait::MatrixProduct, ShapeRule::MatMul, {1, -1}},
+    {"QLinearMatMul", Trait::MatrixProduct, ShapeRule::QLinearMatMul, {3, -1}},
+    {"DynamicQuantizeMatMul", Trait::MatrixProduct, ShapeRule::MatMul, {1, 4}},
+    {"MatMulIntegerToFloat", Trait::MatrixProduct, ShapeRule::MatMul, {1, 5}},
     {"Softmax", Trait::Softmax, ShapeRule::SameShape},
     {"LogSoftmax", Trait::Softmax, ShapeRule::SameShape},
-    {"Scatter", Trait::Scatter, ShapeRule::None},  // no rule: writes into a cache or buffer, which no stage reads dims of
-    {"ScatterElements", Trait::Scatter, ShapeRule::None},  // no rule: writes into a cache or buffer, which no stage reads dims ofElements
-    {"ScatterND", Trait::Scatter, ShapeRule::None},  // no rule: writes into a cache or buffer, which no stage reads dims ofND
+    // No rule: writes into a cache or buffer, which no stage reads dims of.
+    {"Scatter", Trait::Scatter, ShapeRule::None},
+    // No rule: writes into a cache or buffer, which no stage reads dims ofElements.
+    {"ScatterElements", Trait::Scatter, ShapeRule::None},
+    // No rule: writes into a cache or buffer, which no stage reads dims ofND.
+    {"ScatterND", Trait::Scatter, ShapeRule::None},
     // Rows for their trait or their shape rule alone: no trait of the ones above fits them.
     {"Rsqrt", Trait::InverseOrRoot, ShapeRule::None},  // no rule: written by converters, not ai.onnx; left as it was
-    {"Pad", Trait::ShapeOperands, ShapeRule::None},  // no rule: pads images and caches, not on a path whose dims are read
+    // No rule: pads images and caches, not on a path whose dims are read.
+    {"Pad", Trait::ShapeOperands, ShapeRule::None},
     {"Split", Trait::Cuts | Trait::ShapeOperands, ShapeRule::Split},
-    {"Concat", Trait::None, ShapeRule::Concat},
+    {"Concat", Trait::Merges, ShapeRule::Concat},
     {"Shape", Trait::None, ShapeRule::Shape},
-    {"ReduceMean", Trait::None, ShapeRule::Reduce},
+    {"ReduceMean", Trait::NormStep, ShapeRule::Reduce},
     {"ReduceSum", Trait::None, ShapeRule::Reduce},
     {"ReduceMax", Trait::None, ShapeRule::Reduce},
     {"ReduceMin", Trait::None, ShapeRule::Reduce},
-    {"Where", Trait::None, ShapeRule::Broadcast},
+    {"Where", Trait::Merges, ShapeRule::Broadcast},
     {"PRelu", Trait::None, ShapeRule::Broadcast},
     {"BitShift", Trait::None, ShapeRule::Broadcast},
     {"Sum", Trait::None, ShapeRule::Broadcast},
@@ -134,12 +148,27 @@ constexpr std::array<ops_detail::Slot, ops_detail::kSlots> place_rows() {
   for (const Row& r : kRows) {
     size_t i = ops_detail::slot(r.op);
     while (t[i].size != 0) i = (i + 1) & ops_detail::kMask;
-    t[i] = {r.op.data(), static_cast<uint32_t>(r.traits), static_cast<uint16_t>(r.op.size()), r.shape};
+    t[i] = {r.op.data(), static_cast<uint32_t>(r.traits), static_cast<uint16_t>(r.op.size()), r.shape,
+            ops_detail::pack(r.product)};
   }
   return t;
 }
 
 }  // namespace
+
+// Every row's product operands survive their packing into a slot's byte.
+constexpr bool products_fit() {
+  for (const Row& r : kRows) {
+    ProductOperands p = ops_detail::unpack(ops_detail::pack(r.product));
+    if (p.weight != r.product.weight || p.bias != r.product.bias || p.trans_b != r.product.trans_b ||
+        p.trans_a != r.product.trans_a || r.product.weight < -1 || r.product.weight > 6 || r.product.bias < -1 ||
+        r.product.bias > 6) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(products_fit(), "a product's inputs are -1 to 6 (ops_detail::pack)");
 
 namespace ops_detail {
 constexpr std::array<Slot, kSlots> kSlotTable = place_rows();

@@ -82,7 +82,27 @@ enum class Trait : uint32_t {
   // Its input 0 is the data and its other inputs are shapes, bounds, repeats or indices that
   // carry none of it: Reshape, Expand, Tile, Slice, Split, Squeeze, Unsqueeze, Gather, Pad.
   ShapeOperands = 1u << 24,
+  // Its output's elements are its data operands' elements, chosen by a condition (Where, inputs 1
+  // and 2) or laid side by side (Concat).
+  Merges = 1u << 25,
+  // Changes only the sign of each element: Neg, Abs.
+  SignChange = 1u << 26,
+  // Limits each element to a range or a bound: Clip, and Max and Min (with a constant).
+  Clamp = 1u << 27,
+  // A step of a norm written out: the mean (ReduceMean), x − mean (Sub), x² (Pow or Mul), + eps
+  // (Add), the root or its inverse (Sqrt, Reciprocal), the division and the scale (Div, Mul), a
+  // Cast to float32 between. Not CastLike or the converters' Rsqrt, which no written-out norm seen
+  // uses.
+  NormStep = 1u << 28,
+  // The arithmetic formulas are written in, +, −, ·, ÷ and powers: Add, Sub, Mul, Div, Pow (not
+  // the selections Max and Min or the remainder Mod).
+  Algebraic = 1u << 29,
+  // An activation fused with the bias added before it (com.microsoft): FastGelu, BiasGelu.
+  BiasActivation = 1u << 30,
+  // How a learned scale or bias is applied, x·γ and x + β: Mul, Add.
+  Affine = 1u << 31,
 };
+// Trait has 32 bits and all are taken: a new trait widens it (and ops_detail::Slot) to 64 bits.
 
 // What an op does to shapes: the shape oracle's evaluator of its output dims and, for shape
 // arithmetic, of its output's integer values (src/shapes.cpp maps each rule to them). Each row of
@@ -119,6 +139,29 @@ enum class ShapeRule : uint8_t {
 
 constexpr Trait operator|(Trait a, Trait b) { return static_cast<Trait>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b)); }
 
+// Where a matrix product's operands are (ONNX and com.microsoft specs): the input that holds its
+// matrix B (the weight of a projection; -1 for an op that is no product), its bias input (-1:
+// none), whether it reads transB (a B stored [N, K]) and whether it has a transA (Gemm's), which a
+// projection of an activation A never sets.
+struct ProductOperands {
+  int8_t weight = -1;
+  int8_t bias = -1;
+  bool trans_b = false;
+  bool trans_a = false;
+};
+
+namespace ops_detail {
+// ProductOperands in one byte of a slot: weight + 1 (3 bits), bias + 1 (3 bits), the two flags.
+// Inputs -1 to 6 fit; src/ops.cpp checks at compile time that every row's comes back the same.
+constexpr uint8_t pack(ProductOperands p) {
+  return static_cast<uint8_t>((p.weight + 1) | (p.bias + 1) << 3 | (p.trans_b ? 1 : 0) << 6 | (p.trans_a ? 1 : 0) << 7);
+}
+constexpr ProductOperands unpack(uint8_t b) {
+  return {static_cast<int8_t>((b & 7) - 1), static_cast<int8_t>(((b >> 3) & 7) - 1), ((b >> 6) & 1) != 0,
+          ((b >> 7) & 1) != 0};
+}
+}  // namespace ops_detail
+
 // An op type, its traits and its shape rule (op_trait_rows).
 struct OpTraitsRow {
   std::string_view op;
@@ -137,6 +180,7 @@ struct Slot {
   uint32_t traits = 0;
   uint16_t size = 0;  // 0: an empty slot
   ShapeRule shape = ShapeRule::None;
+  uint8_t product = 0;  // ProductOperands, packed (pack)
 };
 static_assert(sizeof(Slot) <= 16, "a slot stays 16 bytes: the table stays 4 KiB");
 constexpr size_t kSlots = 256;  // a power of two, more than twice the rows
@@ -171,6 +215,8 @@ inline const ops_detail::Slot& op_slot(std::string_view op) {
 inline uint32_t op_traits(std::string_view op) { return op_slot(op).traits; }
 // The shape rule of an op type (ShapeRule::None for an op the table does not know).
 inline ShapeRule op_shape_rule(std::string_view op) { return op_slot(op).shape; }
+// Where a product's operands are (weight -1 for an op that is no matrix product).
+inline ProductOperands op_product(std::string_view op) { return ops_detail::unpack(op_slot(op).product); }
 // Whether an op has any of the traits.
 inline bool op_has(std::string_view op, Trait any) { return (op_traits(op) & static_cast<uint32_t>(any)) != 0; }
 // Whether traits (from op_traits) include any of these.
