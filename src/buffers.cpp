@@ -66,8 +66,7 @@ bool buffer_like_use(const Model& m, const Weight& w) {
   for (int ni : w.consumers) {
     std::string_view op = m.nodes[ni].rec->op_type();
     if (!op_has(op, Trait::Arithmetic | Trait::Comparison | Trait::Logical | Trait::LayoutOnly | Trait::Repeats |
-                        Trait::Selects | Trait::Cast) &&
-        op != "Where"sv && op != "Concat"sv) {
+                        Trait::Selects | Trait::Cast | Trait::Merges)) {
       return false;
     }
   }

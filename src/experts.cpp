@@ -20,7 +20,7 @@ namespace {
 // The products the routed forms are written against: MatMul and Gemm, whose input 1 is a float
 // weight. The quantized ones (Trait::MatrixProduct) are left out until a written-out quantized MoE
 // is seen and tested.
-bool is_product(std::string_view op) { return op == "MatMul"sv || op == "Gemm"sv; }
+bool is_product(std::string_view op) { return op_has(op, Trait::PlainProduct); }
 
 // A router's score function: a Softmax (or LogSoftmax) or a Sigmoid over the logits.
 bool is_score_function(std::string_view op) { return op_has(op, Trait::Softmax) || op == "Sigmoid"sv; }
@@ -282,10 +282,10 @@ class ExpertMatcher {
         value = input_of(n, 0);
       } else if (op_has(op, Trait::LayoutOnly | Trait::Cast)) {
         value = input_of(n, 0);
-      } else if (one_of(op, {"Add", "Mul", "Div", "Sub"}) && n.input_size() == 2) {
+      } else if (op_has(op, Trait::Shifts | Trait::Scales) && n.input_size() == 2) {
         int w0 = weight_index(g, input_of(n, 0)), w1 = weight_index(g, input_of(n, 1));
         if ((w0 >= 0) == (w1 >= 0)) return {};
-        if (op == "Add"sv || op == "Sub"sv) r.added.push_back(w0 >= 0 ? w0 : w1);
+        if (op_has(op, Trait::Shifts)) r.added.push_back(w0 >= 0 ? w0 : w1);
         value = input_of(n, w0 >= 0 ? 1 : 0);
       } else if (op == "Where"sv && n.input_size() == 3) {
         bool c1 = weight_index(g, input_of(n, 1)) >= 0, c2 = weight_index(g, input_of(n, 2)) >= 0;
@@ -376,9 +376,10 @@ class ExpertMatcher {
           continue;
         }
         // The expert's activation and its gate: arithmetic, activations, a clamp (Clip, Min, Max,
-        // as gpt-oss's), the Split or Slice of a fused gate-up product.
-        if (op_has(op, Trait::Arithmetic | Trait::Activation | Trait::Cast | Trait::NoOp) ||
-            one_of(op, {"Split", "Slice", "Clip", "Neg"})) {
+        // as gpt-oss's), a Neg, the Split or Slice of a fused gate-up product. Abs is left out, as
+        // it always was: no expert seen takes one.
+        if (op_has(op, Trait::Arithmetic | Trait::Activation | Trait::Cast | Trait::NoOp | Trait::Clamp | Trait::Cuts) ||
+            (op_has(op, Trait::SignChange) && op != "Abs"sv)) {
           for (const auto& o : n.output()) queue.push_back(o);
         }
       }

@@ -245,10 +245,14 @@ class MixerMatcher {
       int q = m_.producer_of(g, v);
       if (q < 0) continue;
       const auto& qn = *m_.nodes[static_cast<size_t>(q)].rec;
-      if (!one_of(qn.op_type(), {"Mul", "Div", "Add", "Sub", "Sqrt", "Reciprocal", "ReduceMean", "Pow", "Cast"})) continue;
+      const uint32_t traits = op_traits(qn.op_type());
+      if (!has(traits, Trait::NormStep)) continue;
+      // The steps that read x itself: the mean and the square (ReduceMean, Pow), the norm's steps
+      // that shift, scale, take a root or cast nothing of x's own.
+      const bool reads_x = !has(traits, Trait::Shifts | Trait::Scales | Trait::InverseOrRoot | Trait::Cast);
       for (const auto& in : qn.input()) {
         if (in.empty() || m_.weight_for(g, in)) continue;
-        if (one_of(qn.op_type(), {"ReduceMean", "Pow"})) out.insert(std::string(in));
+        if (reads_x) out.insert(std::string(in));
         queue.push_back(in);
       }
     }

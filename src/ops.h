@@ -3,9 +3,10 @@
 // The walks of every stage (attention, experts, mixers, composition, cost, buffers) step through
 // the same kinds of ops: layout changes, casts, dequantization, element-wise arithmetic, norms,
 // matrix products. They ask this table (`op_has(op, Trait::LayoutOnly | Trait::Cast)`) instead of
-// keeping lists of their own, so a new op is one row of `op_traits()` in src/ops.cpp and every
-// walk sees it. A walk that takes a deliberate subset says which ops it leaves out, and why, where
-// it asks. What an op does to shapes is the shape oracle's table (src/shapes.cpp).
+// keeping lists of their own, so a new op is one row of kRows in src/ops.cpp and every walk sees
+// it. A walk that takes a deliberate subset says which ops it leaves out, and why, where it asks.
+// The same row names the op's shape rule (ShapeRule: what the op does to shapes, which the shape
+// oracle in src/shapes.cpp evaluates); a row without one says why it needs none.
 #pragma once
 
 #include <array>
@@ -65,14 +66,107 @@ enum class Trait : uint32_t {
   Softmax = 1u << 16,
   // Writes updates into a copy of its input 0: Scatter, ScatterElements, ScatterND.
   Scatter = 1u << 17,
+  // Adds or subtracts its two operands (a shift, a bias, a mask): Add, Sub.
+  Shifts = 1u << 18,
+  // Multiplies or divides its two operands (a scale, a gate): Mul, Div.
+  Scales = 1u << 19,
+  // A square root or an inverse, the denominator of a written-out norm: Sqrt, Reciprocal, Rsqrt.
+  InverseOrRoot = 1u << 20,
+  // The float products of ONNX proper, whose input 1 is a float matrix: MatMul, Gemm.
+  PlainProduct = 1u << 21,
+  // A batched product of two N-D tensors that may both be activations (how Q·Kᵀ and the scores'
+  // product with V are written): MatMul, FusedMatMul.
+  BatchedProduct = 1u << 22,
+  // Takes parts of its input 0 along axes, by bounds or sizes: Slice, Split.
+  Cuts = 1u << 23,
+  // Its input 0 is the data and its other inputs are shapes, bounds, repeats or indices that
+  // carry none of it: Reshape, Expand, Tile, Slice, Split, Squeeze, Unsqueeze, Gather, Pad.
+  ShapeOperands = 1u << 24,
+  // Its output's elements are its data operands' elements, chosen by a condition (Where, inputs 1
+  // and 2) or laid side by side (Concat).
+  Merges = 1u << 25,
+  // Changes only the sign of each element: Neg, Abs.
+  SignChange = 1u << 26,
+  // Limits each element to a range or a bound: Clip, and Max and Min (with a constant).
+  Clamp = 1u << 27,
+  // A step of a norm written out: the mean (ReduceMean), x − mean (Sub), x² (Pow or Mul), + eps
+  // (Add), the root or its inverse (Sqrt, Reciprocal), the division and the scale (Div, Mul), a
+  // Cast to float32 between. Not CastLike or the converters' Rsqrt, which no written-out norm seen
+  // uses.
+  NormStep = 1u << 28,
+  // The arithmetic formulas are written in, +, −, ·, ÷ and powers: Add, Sub, Mul, Div, Pow (not
+  // the selections Max and Min or the remainder Mod).
+  Algebraic = 1u << 29,
+  // An activation fused with the bias added before it (com.microsoft): FastGelu, BiasGelu.
+  BiasActivation = 1u << 30,
+  // How a learned scale or bias is applied, x·γ and x + β: Mul, Add.
+  Affine = 1u << 31,
+};
+// Trait has 32 bits and all are taken: a new trait widens it (and ops_detail::Slot) to 64 bits.
+
+// What an op does to shapes: the shape oracle's evaluator of its output dims and, for shape
+// arithmetic, of its output's integer values (src/shapes.cpp maps each rule to them). Each row of
+// kRows names one; None says the oracle knows nothing of the op's outputs (the row says why).
+enum class ShapeRule : uint8_t {
+  None = 0,
+  SameShape,      // output 0 has input 0's dims
+  SameValues,     // input 0's dims and its integer values (Identity, Floor, Ceil, Round)
+  Cast,           // input 0's dims; its values as the target type holds them
+  Broadcast,      // the inputs' dims broadcast (NumPy rules)
+  BroadcastAdd,   // broadcast dims; integer values added
+  BroadcastSub,   // ... subtracted
+  BroadcastMul,   // ... multiplied
+  BroadcastDiv,   // ... divided, truncating toward zero
+  MatMul,         // NumPy matmul of inputs 0 and 1 (FusedMatMul's transposes: unknown)
+  QLinearMatMul,  // NumPy matmul of inputs 0 and 3 (a and b; the others are scales and zero points)
+  MatMulNBits,    // input 0's dims with the last replaced by attribute N
+  Gemm,           // [M, N] of 2-D A and B with transA, transB
+  Transpose,
+  Reshape,
+  Flatten,        // [product of dims before axis, product of the rest]
+  Unsqueeze,      // dims and integer values (values pass through)
+  Squeeze,        // dims and integer values (values pass through)
+  Concat,         // dims and integer values
+  Split,
+  Slice,          // dims and integer values
+  Gather,         // dims and integer values
+  Expand,
+  Tile,
+  Reduce,         // ReduceMean, ReduceSum, ReduceMax, ReduceMin with keepdims
+  Shape,          // a 1-D tensor of the selected dims, and their values
+  Count_,         // the number of rules (not a rule)
 };
 
 constexpr Trait operator|(Trait a, Trait b) { return static_cast<Trait>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b)); }
 
-// An op type and its traits (op_trait_rows).
+// Where a matrix product's operands are (ONNX and com.microsoft specs): the input that holds its
+// matrix B (the weight of a projection; -1 for an op that is no product), its bias input (-1:
+// none), whether it reads transB (a B stored [N, K]) and whether it has a transA (Gemm's), which a
+// projection of an activation A never sets.
+struct ProductOperands {
+  int8_t weight = -1;
+  int8_t bias = -1;
+  bool trans_b = false;
+  bool trans_a = false;
+};
+
+namespace ops_detail {
+// ProductOperands in one byte of a slot: weight + 1 (3 bits), bias + 1 (3 bits), the two flags.
+// Inputs -1 to 6 fit; src/ops.cpp checks at compile time that every row's comes back the same.
+constexpr uint8_t pack(ProductOperands p) {
+  return static_cast<uint8_t>((p.weight + 1) | (p.bias + 1) << 3 | (p.trans_b ? 1 : 0) << 6 | (p.trans_a ? 1 : 0) << 7);
+}
+constexpr ProductOperands unpack(uint8_t b) {
+  return {static_cast<int8_t>((b & 7) - 1), static_cast<int8_t>(((b >> 3) & 7) - 1), ((b >> 6) & 1) != 0,
+          ((b >> 7) & 1) != 0};
+}
+}  // namespace ops_detail
+
+// An op type, its traits and its shape rule (op_trait_rows).
 struct OpTraitsRow {
   std::string_view op;
   uint32_t traits = 0;
+  ShapeRule shape = ShapeRule::None;
 };
 
 namespace ops_detail {
@@ -83,10 +177,13 @@ namespace ops_detail {
 // one probe from its slot.
 struct Slot {
   const char* name = nullptr;
-  uint32_t size = 0;  // 0: an empty slot
   uint32_t traits = 0;
+  uint16_t size = 0;  // 0: an empty slot
+  ShapeRule shape = ShapeRule::None;
+  uint8_t product = 0;  // ProductOperands, packed (pack)
 };
-constexpr size_t kSlots = 256;  // a power of two, about three times the rows
+static_assert(sizeof(Slot) <= 16, "a slot stays 16 bytes: the table stays 4 KiB");
+constexpr size_t kSlots = 256;  // a power of two, more than twice the rows
 constexpr size_t kMask = kSlots - 1;
 constexpr size_t slot(std::string_view op) {
   size_t n = op.size();
@@ -96,21 +193,30 @@ constexpr size_t slot(std::string_view op) {
 extern const std::array<Slot, kSlots> kSlotTable;
 }  // namespace ops_detail
 
-// The traits of an op type (0, Trait::None, for an op the table does not know). Keyed by op type
-// alone: the com.microsoft ops the stages know have names of their own.
-inline uint32_t op_traits(std::string_view op) {
-  if (op.empty()) return 0;
+// The table's slot of an op type, or its empty slot (traits 0, no shape rule) for an op the table
+// does not know.
+inline const ops_detail::Slot& op_slot(std::string_view op) {
+  static constexpr ops_detail::Slot kEmpty{};
+  if (op.empty()) return kEmpty;
   for (size_t i = ops_detail::slot(op);; i = (i + 1) & ops_detail::kMask) {
     const ops_detail::Slot& s = ops_detail::kSlotTable[i];
     if (s.size == op.size()) {
       size_t k = 0;
       while (k < op.size() && s.name[k] == op[k]) ++k;
-      if (k == op.size()) return s.traits;
+      if (k == op.size()) return s;
     } else if (s.size == 0) {
-      return 0;
+      return s;
     }
   }
 }
+// The traits of an op type (0, Trait::None, for an op the table does not know or one it lists
+// for its shape rule alone). Keyed by op type alone: the com.microsoft ops the stages know have
+// names of their own.
+inline uint32_t op_traits(std::string_view op) { return op_slot(op).traits; }
+// The shape rule of an op type (ShapeRule::None for an op the table does not know).
+inline ShapeRule op_shape_rule(std::string_view op) { return op_slot(op).shape; }
+// Where a product's operands are (weight -1 for an op that is no matrix product).
+inline ProductOperands op_product(std::string_view op) { return ops_detail::unpack(op_slot(op).product); }
 // Whether an op has any of the traits.
 inline bool op_has(std::string_view op, Trait any) { return (op_traits(op) & static_cast<uint32_t>(any)) != 0; }
 // Whether traits (from op_traits) include any of these.

@@ -70,11 +70,11 @@ void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& s
     return;
   }
   if (has(traits, Trait::Activation)) scan.activation = true;
-  // The arithmetic of an activation, and the layout, cast and quantization steps around it. Max,
-  // Min and Mod stay out, as this walk has always left them out: letting a clamp through is a
-  // change of what the composition claims, not of how the walk is written.
-  else if (!((has(traits, Trait::Arithmetic) && !one_of(op, {"Max", "Min", "Mod"})) ||
-             has(traits, Trait::Cast | Trait::LayoutOnly | Trait::NoOp | Trait::Quantize | Trait::Dequantize) ||
+  // The arithmetic of an activation (Algebraic), and the layout, cast and quantization steps
+  // around it. Max, Min and Mod stay out, as this walk has always left them out: letting a clamp
+  // through is a change of what the composition claims, not of how the walk is written.
+  else if (!(has(traits, Trait::Algebraic | Trait::Cast | Trait::LayoutOnly | Trait::NoOp | Trait::Quantize |
+                             Trait::Dequantize) ||
              op == "Where"sv)) {
     return;  // norms, reductions, Softmax, Concat...: not inside an MLP
   }
@@ -128,7 +128,7 @@ std::vector<bool> feed_forward_tensors(const Model& m, VisitBudget& budget) {
         if (consumer_done[static_cast<size_t>(c)]) continue;
         consumer_done[static_cast<size_t>(c)] = true;
         const auto& cn = *m.nodes[c].rec;
-        if (!one_of(cn.op_type(), {"Add", "FastGelu", "BiasGelu"})) continue;
+        if (cn.op_type() != "Add"sv && !op_has(cn.op_type(), Trait::BiasActivation)) continue;
         for (const auto& in : cn.input()) {
           const Weight* w = weight_behind(m, g, in);
           if (w && w->dims.size() == 1) ffn[static_cast<size_t>(w - m.weights.data())] = true;
@@ -148,8 +148,8 @@ bool is_decomposed_norm(const Model& m, int ni, VisitBudget& budget, int depth =
     int p = m.producer_of(m.nodes[ni].graph, in);
     if (p < 0) continue;
     std::string_view op = m.nodes[p].rec->op_type();
-    if (op == "Sqrt"sv || op == "Reciprocal"sv || op == "Rsqrt"sv || is_norm(op)) return true;
-    if ((op == "Div"sv || op == "Mul"sv) && is_decomposed_norm(m, p, budget, depth + 1)) return true;
+    if (op_has(op, Trait::InverseOrRoot) || is_norm(op)) return true;
+    if (op_has(op, Trait::Scales) && is_decomposed_norm(m, p, budget, depth + 1)) return true;
   }
   return false;
 }
@@ -167,7 +167,7 @@ Part lm_head(const Model& m, const Weight& w, const std::set<std::pair<int64_t, 
       }
       return false;
     }();
-    if (n.op_type() != "MatMul"sv && n.op_type() != "Gemm"sv) continue;
+    if (!op_has(n.op_type(), Trait::PlainProduct)) continue;
     int64_t in = out_first ? w.dims[1] : w.dims[0], out = out_first ? w.dims[0] : w.dims[1];
     if (tables.count({out, in})) return Part::LMHead;
   }
@@ -244,7 +244,7 @@ Part part_by_use(const Model& model, const Weight& w, VisitBudget& budget) {
     if (op == "Gather"sv && n.input_size() > 0 && input_of(n, 0) == w.name && w.dims.size() == 2) return Part::Embeddings;
     if (op == "EmbedLayerNormalization"sv && w.dims.size() == 2) return Part::Embeddings;
     if (is_norm(op) && w.dims.size() == 1) return Part::Norms;
-    if ((op == "Mul"sv || op == "Add"sv) && w.dims.size() == 1 && [&] {
+    if (op_has(op, Trait::Affine) && w.dims.size() == 1 && [&] {
           budget.start_walk(64);
           return is_decomposed_norm(model, ni, budget);
         }()) {

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <unordered_map>
+
+#include "ops.h"
 
 namespace headcount::detail {
 namespace {
@@ -134,19 +137,16 @@ Outputs dims_broadcast(const NodeView& v) {
   return {broadcast(all)};
 }
 
-Outputs dims_matmul(const NodeView& v) {
-  // FusedMatMul's transposes of A, B or their batch dims move dims the oracle does not follow.
-  for (const char* flag : {"transA", "transB", "transBatchA", "transBatchB"}) {
-    if (attr_flag(v.n, flag)) return {Dims{}};
-  }
-  Dims a = v.dims(0), b = v.dims(1), out;
+// NumPy matmul of A and B's dims.
+Dims matmul_dims(const Dims& a, const Dims& b) {
+  Dims out;
   if (b.rank == 1) {  // NumPy: a 1-D B is [K, 1] with the 1 removed after: the last dim is A's second last
     if (a.rank >= 2) out.tail = a.d[static_cast<size_t>(a.rank - 2)];
-    return {out};
+    return out;
   }
   if (a.rank < 2 || b.rank < 2) {
     if (b.rank >= 2) out.tail = b.last();  // a B of unknown rank may be 1-D: its last dim says nothing
-    return {out};
+    return out;
   }
   Dims batch_a = a, batch_b = b;
   batch_a.d.resize(static_cast<size_t>(a.rank - 2));
@@ -157,8 +157,20 @@ Outputs dims_matmul(const NodeView& v) {
   out.rank += 2;
   out.d.push_back(a.d[static_cast<size_t>(a.rank - 2)]);
   out.d.push_back(b.d.back());
-  return {out};
+  return out;
 }
+
+Outputs dims_matmul(const NodeView& v) {
+  // FusedMatMul's transposes of A, B or their batch dims move dims the oracle does not follow.
+  for (const char* flag : {"transA", "transB", "transBatchA", "transBatchB"}) {
+    if (attr_flag(v.n, flag)) return {Dims{}};
+  }
+  return {matmul_dims(v.dims(0), v.dims(1))};
+}
+
+// QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point): "the
+// same as numpy.matmul" of a and b (ONNX Operators.md), inputs 0 and 3.
+Outputs dims_qlinear_matmul(const NodeView& v) { return {matmul_dims(v.dims(0), v.dims(3))}; }
 
 Outputs dims_matmul_nbits(const NodeView& v) {
   Dims out = v.dims(0);
@@ -200,6 +212,20 @@ Outputs dims_reshape(const NodeView& v) {
     if (t.positive()) out.d[i] = t;
     else if (t.is(0) && !allowzero && a.rank > static_cast<int>(i)) out.d[i] = a.d[i];  // 0 copies the input's dim
   }
+  return {out};
+}
+
+// Flatten: [d0 · ... · d(axis-1), d(axis) · ... · d(r-1)], axis in [-r, r] (default 1, negative
+// counts from the back); an empty product is 1 (axis 0 gives [1, all]).
+Outputs dims_flatten(const NodeView& v) {
+  Dims a = v.dims(0);
+  Int axis = attr_int(v.n, "axis").value_or(1);
+  if (a.rank < 0 || !axis || *axis < -static_cast<int64_t>(a.rank) || *axis > a.rank) return {Dims{}};
+  size_t cut = static_cast<size_t>(*axis < 0 ? *axis + a.rank : *axis);
+  Dims out = known_rank(2);
+  out.d[0] = 1;
+  out.d[1] = 1;
+  for (size_t i = 0; i < a.d.size(); ++i) out.d[i < cut ? 0 : 1] = out.d[i < cut ? 0 : 1] * a.d[i];
   return {out};
 }
 
@@ -492,61 +518,55 @@ std::optional<IntVector> value_slice(const NodeView& v) {
   return IntVector(data->begin() + *s, data->begin() + *e);
 }
 
-// ---- the table ----
+// ---- the rules: each ShapeRule of the op table (src/ops.h) and its evaluators ----
 
 struct OpShapes {
   DimsFn dims = nullptr;    // output dims from input dims
   ValueFn value = nullptr;  // output values from input values (shape arithmetic)
 };
 
-const std::unordered_map<std::string_view, OpShapes>& op_table() {
-  static const auto table = [] {
-    std::unordered_map<std::string_view, OpShapes> t = {
-        {"MatMul", {dims_matmul}}, {"MatMulInteger", {dims_matmul}}, {"FusedMatMul", {dims_matmul}},
-        {"MatMulIntegerToFloat", {dims_matmul}}, {"DynamicQuantizeMatMul", {dims_matmul}},
-        {"MatMulNBits", {dims_matmul_nbits}}, {"Gemm", {dims_gemm}}, {"Transpose", {dims_transpose}},
-        {"Reshape", {dims_reshape}}, {"Unsqueeze", {dims_unsqueeze, value_pass}},
-        {"Squeeze", {dims_squeeze, value_pass}}, {"Concat", {dims_concat, value_concat}}, {"Split", {dims_split}},
-        {"Slice", {dims_slice, value_slice}}, {"Gather", {dims_gather, value_gather}}, {"Expand", {dims_expand}},
-        {"Tile", {dims_tile}}, {"ReduceMean", {dims_reduce}}, {"ReduceSum", {dims_reduce}},
-        {"ReduceMax", {dims_reduce}}, {"ReduceMin", {dims_reduce}}, {"Shape", {dims_shape, value_shape}},
-    };
-    // Ops whose output has the shape of their first input.
-    for (const char* op : {"Cast", "Identity", "Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Sqrt", "Neg",
-                           "Softmax", "LogSoftmax", "Dropout", "Tanh", "Sigmoid", "LayerNormalization",
-                           "SimplifiedLayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-                           "QuantizeLinear", "DequantizeLinear", "Abs", "Exp", "Log", "Not", "Reciprocal", "Floor",
-                           "Ceil", "Round", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Softplus", "Mish", "QuickGelu",
-                           "BiasAdd", "RotaryEmbedding", "CastLike", "Clip", "IsNaN", "IsInf", "Sign", "Sin", "Cos"}) {
-      t[op].dims = dims_same;
-    }
-    // Elementwise ops that broadcast their inputs.
-    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Equal", "Less", "Greater", "LessOrEqual",
-                           "GreaterOrEqual", "And", "Or", "Xor", "Max", "Min", "Mod", "PRelu", "BitShift", "Sum",
-                           "Mean"}) {
-      t[op].dims = dims_broadcast;
-    }
-    for (const char* op : {"Identity", "Floor", "Ceil", "Round"}) t[op].value = value_pass;
-    t["Cast"].value = value_cast;
-    t["Add"].value = value_binary<add>;
-    t["Sub"].value = value_binary<sub>;
-    t["Mul"].value = value_binary<mul>;
-    t["Div"].value = value_binary<div>;
-    return t;
-  }();
-  return table;
-}
+// Indexed by ShapeRule, in its order (the static_assert below keeps the two the same length).
+constexpr OpShapes kRules[] = {
+    {},                                          // None
+    {dims_same},                                 // SameShape
+    {dims_same, value_pass},                     // SameValues
+    {dims_same, value_cast},                     // Cast
+    {dims_broadcast},                            // Broadcast
+    {dims_broadcast, value_binary<add>},         // BroadcastAdd
+    {dims_broadcast, value_binary<sub>},         // BroadcastSub
+    {dims_broadcast, value_binary<mul>},         // BroadcastMul
+    {dims_broadcast, value_binary<div>},         // BroadcastDiv
+    {dims_matmul},                               // MatMul
+    {dims_qlinear_matmul},                       // QLinearMatMul
+    {dims_matmul_nbits},                         // MatMulNBits
+    {dims_gemm},                                 // Gemm
+    {dims_transpose},                            // Transpose
+    {dims_reshape},                              // Reshape
+    {dims_flatten},                              // Flatten
+    {dims_unsqueeze, value_pass},                // Unsqueeze
+    {dims_squeeze, value_pass},                  // Squeeze
+    {dims_concat, value_concat},                 // Concat
+    {dims_split},                                // Split
+    {dims_slice, value_slice},                   // Slice
+    {dims_gather, value_gather},                 // Gather
+    {dims_expand},                               // Expand
+    {dims_tile},                                 // Tile
+    {dims_reduce},                               // Reduce
+    {dims_shape, value_shape},                   // Shape
+};
+static_assert(std::size(kRules) == static_cast<size_t>(ShapeRule::Count_), "one entry per ShapeRule");
 
-const OpShapes* op_shapes(std::string_view op) {
-  auto it = op_table().find(op);
-  return it == op_table().end() ? nullptr : &it->second;
-}
+// The evaluators of an op type: its row's shape rule, by the op table's slot lookup.
+const OpShapes& op_shapes(std::string_view op) { return kRules[static_cast<size_t>(op_shape_rule(op))]; }
 
 }  // namespace
 
 std::vector<OpRow> op_rows() {
   std::vector<OpRow> rows;
-  for (const auto& [op, row] : op_table()) rows.push_back({op, row.dims != nullptr, row.value != nullptr});
+  for (const auto& r : op_trait_rows()) {
+    const OpShapes& s = kRules[static_cast<size_t>(r.shape)];
+    if (s.dims || s.value) rows.push_back({r.op, s.dims != nullptr, s.value != nullptr});
+  }
   return rows;
 }
 
@@ -722,9 +742,9 @@ Dims ShapeOracle::dims(int g, Name value) const {
 // shape (value_info or a graph output's) wins over what propagation finds.
 void ShapeOracle::propagate(int g, const NodeRec& n) {
   if (n.output_size() == 0 || n.op_type() == "Constant"sv) return;  // a Constant is a weight: dims() answers
-  const OpShapes* op = op_shapes(n.op_type());
-  if (!op || !op->dims) return;  // unknown op: nothing is known of its outputs
-  Outputs out = op->dims(NodeView(*this, g, n, 0));
+  DimsFn dims = op_shapes(n.op_type()).dims;
+  if (!dims) return;  // no shape rule: nothing is known of its outputs
+  Outputs out = dims(NodeView(*this, g, n, 0));
   for (size_t i = 0; i < out.size() && i < static_cast<size_t>(n.output_size()); ++i) {
     Name name = output_of(n, static_cast<int>(i));
     if (name.empty()) continue;
@@ -755,9 +775,7 @@ std::optional<IntVector> ShapeOracle::eval(int g, Name value, int depth) {
     }
   } else if (v.producer >= 0) {  // also a Constant whose value is not a tensor: its evaluator answers
     const NodeRec& n = *m_.nodes[static_cast<size_t>(v.producer)].rec;
-    if (const OpShapes* op = op_shapes(n.op_type()); op && op->value) {
-      result = op->value(NodeView(*this, v.graph, n, depth + 1));
-    }
+    if (ValueFn value = op_shapes(n.op_type()).value) result = value(NodeView(*this, v.graph, n, depth + 1));
   }
   // The evaluation above may have grown evaluated_ (it recurses): index it only now.
   eval_at_[static_cast<size_t>(id)] = static_cast<int>(evaluated_.size());

@@ -1,5 +1,5 @@
-// shapes_test.cpp: the shape oracle's op rows (src/shapes.cpp, op_table()), one small
-// graph per row or per group of rows that share an evaluator.
+// shapes_test.cpp: the shape rules of the op table's rows (src/ops.cpp, evaluated by
+// src/shapes.cpp), one small graph per row or per group of rows that share a rule.
 //
 // Each graph is built here, loaded from memory and given to a ShapeOracle; the expected dims and
 // integer values are worked from the ONNX operator spec (https://onnx.ai/onnx/operators/) in the
@@ -46,7 +46,8 @@ const std::vector<const char*> kSameShape = {
     "Dropout", "Tanh", "Sigmoid", "LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization",
     "SkipSimplifiedLayerNormalization", "QuantizeLinear", "DequantizeLinear", "Abs", "Exp", "Log", "Not",
     "Reciprocal", "Floor", "Ceil", "Round", "HardSigmoid", "LeakyRelu", "Elu", "Selu", "Softplus", "Mish",
-    "QuickGelu", "BiasAdd", "RotaryEmbedding", "CastLike", "Clip", "IsNaN", "IsInf", "Sign", "Sin", "Cos"};
+    "QuickGelu", "BiasAdd", "RotaryEmbedding", "CastLike", "Clip", "IsNaN", "IsInf", "Sign", "Sin", "Cos",
+    "RMSNormalization", "Silu"};
 const std::vector<const char*> kBroadcast = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Equal", "Less", "Greater",
                                              "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Max", "Min", "Mod",
                                              "PRelu", "BitShift", "Sum", "Mean"};
@@ -234,6 +235,53 @@ TEST_CASE("shapes: MatMul and its quantized and fused forms (NumPy matmul)", "[s
   t.n.input("b", {5, 4});
   attr_int(t.node, "transB", 1);
   CHECK(t.dims() == "unknown");
+}
+
+TEST_CASE("shapes: Flatten, RMSNormalization, Silu and QLinearMatMul", "[shapes]") {
+  // Flatten (ONNX Operators.md): "the first dimension of the output tensor is (d_0 X d_1 ...
+  // d_(axis-1)), and the second is (d_axis X d_(axis+1) ... X dn)"; axis in [-r, r], default 1,
+  // negative counts from the back; an empty product is 1.
+  auto flatten = [](std::vector<int64_t> x, std::optional<int64_t> axis) {
+    OneOp f("Flatten", std::move(x));
+    if (axis) attr_int(f.node, "axis", *axis);
+    return f.dims();
+  };
+  CHECK(flatten({2, 3, 4, 5}, std::nullopt) == "[2, 60]");  // axis 1: [2, 3·4·5]
+  CHECK(flatten({2, 3, 4, 5}, 2) == "[6, 20]");             // [2·3, 4·5]
+  CHECK(flatten({2, 3, 4, 5}, 0) == "[1, 120]");            // [empty product, 2·3·4·5]
+  CHECK(flatten({2, 3, 4, 5}, 4) == "[120, 1]");            // axis r: [all, empty product]
+  CHECK(flatten({2, 3, 4, 5}, -1) == "[24, 5]");            // -1 is axis 3: [2·3·4, 5]
+  CHECK(flatten({2, 3, 4, 5}, -4) == "[1, 120]");           // -r is axis 0
+  CHECK(flatten({2, -1, 4, 5}, 2) == "[?, 20]");            // a symbolic dim: its side unknown
+  CHECK(flatten({2, 3, 4, 5}, 5) == "unknown");             // past r: the node is an error
+  CHECK(flatten({2, 3, 4, 5}, -5) == "unknown");
+  CHECK(flatten({kMax, 2}, 2) == "[?, 1]");                 // 2^63-1 · 2 overflows: unknown, not wrapped
+  GraphBuilder n;
+  input_without_shape(n, "x");
+  n.op("Flatten", {"x"}, "y");
+  CHECK(oracle(n)->dims("y") == "unknown");  // rank unknown: so is which dims go to which side
+
+  // RMSNormalization (ai.onnx 23): Y = Mul(Normalized, Scale), "the same shape as X"; the scale
+  // of the last dim [5] does not change it. Silu (x·Sigmoid(x), element-wise): x's shape.
+  OneOp rms("RMSNormalization", {2, -1, 5}, {"scale"});
+  rms.n.init("scale", {5});
+  CHECK(rms.dims() == "[2, ?, 5]");
+  CHECK(OneOp("Silu", {2, 7, 3}, {}, "com.microsoft").dims() == "[2, 7, 3]");
+
+  // QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
+  // "behaves like numpy.matmul" of a (input 0) and b (input 3): [2, 3, 4] x [4, 5] = [2, 3, 5];
+  // the scales and zero points (scalars here) are no operand of the product.
+  auto qlinear = [](std::vector<int64_t> a, std::vector<int64_t> b) {
+    GraphBuilder n;
+    n.input("a", a);
+    n.input("b", b);
+    for (const char* s : {"sa", "za", "sb", "zb", "sy", "zy"}) n.init(s, {});
+    n.op("QLinearMatMul", {"a", "sa", "za", "b", "sb", "zb", "sy", "zy"}, "y");
+    return oracle(n)->dims("y");
+  };
+  CHECK(qlinear({2, 3, 4}, {4, 5}) == "[2, 3, 5]");
+  CHECK(qlinear({2, 1, 3, 4}, {6, 4, 5}) == "[2, 6, 3, 5]");  // batch [2, 1] and [6] broadcast to [2, 6]
+  CHECK(qlinear({-1, 3, 4}, {4, 7}) == "[?, 3, 7]");
 }
 
 TEST_CASE("shapes: MatMul by a 1-D B, or a B of unknown rank, does not end in B's last dim", "[shapes]") {
@@ -841,7 +889,7 @@ TEST_CASE("shapes: every row of the op table has a test here", "[shapes]") {
     for (const char* op : *ops) tested[op].first = true;
   }
   for (const char* op : {"MatMulNBits", "Gemm", "Transpose", "Reshape", "Unsqueeze", "Squeeze", "Concat", "Split",
-                         "Slice", "Gather", "Expand", "Tile", "Shape"}) {
+                         "Slice", "Gather", "Expand", "Tile", "Shape", "Flatten", "QLinearMatMul"}) {
     tested[op].first = true;
   }
   for (const char* op : kValuePass) tested[op].second = true;

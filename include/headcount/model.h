@@ -510,15 +510,6 @@ class VisitBudget {
   const char* analysis_ = "";
 };
 
-// Whether an op type is one of the names listed.
-// (Views, not C strings: a name of another length is rejected without reading its characters.)
-inline bool one_of(std::string_view op, std::initializer_list<std::string_view> ops) {
-  for (std::string_view o : ops) {
-    if (op == o) return true;
-  }
-  return false;
-}
-
 // A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
 // inputs that an operator normally has, and a missing one must read as absent, not crash.
 Name input_of(const NodeRec& n, int i);

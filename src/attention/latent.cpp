@@ -21,11 +21,12 @@ namespace headcount::detail {
 
 namespace {
 
+// A norm's own steps (ReduceMean is a reduction, asked first), a negation and an Identity between
+// them. Abs and Dropout are left out, as they always were.
 bool elementwise(std::string_view op) {
-  for (const char* o : {"Mul", "Div", "Add", "Sub", "Pow", "Sqrt", "Reciprocal", "Cast", "Neg", "Identity"}) {
-    if (op == o) return true;
-  }
-  return false;
+  if (op_has(op, Trait::NormStep)) return true;
+  if (op_has(op, Trait::SignChange)) return op != "Abs"sv;
+  return op_has(op, Trait::NoOp) && op != "Dropout"sv;
 }
 
 bool reduction(std::string_view op) { return op == "ReduceMean"sv || op == "ReduceL2"sv || op == "ReduceSumSquare"sv; }
@@ -42,8 +43,7 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, Name value) {
     if (w && m_.weights[w->weight].parameter && m_.weights[w->weight].elements > 1) r.weights.push_back(w->weight);
     return w.has_value();
   };
-  if (n.op_type() == "LayerNormalization"sv || n.op_type() == "SimplifiedLayerNormalization"sv ||
-      n.op_type() == "RMSNormalization"sv) {
+  if (op_has(n.op_type(), Trait::TokenNorm) && !op_has(n.op_type(), Trait::AddsSkip)) {
     r.input = input_of(n, 0);
     for (int i = 1; i < n.input_size(); ++i) learned(input_of(n, i));
     return r;
@@ -68,8 +68,13 @@ std::optional<Matcher::NormHit> Matcher::norm_before(int g, Name value) {
         int s = m_.producer_of(g, x);
         if (s < 0) break;
         const auto& sn = *m_.nodes[s].rec;
-        bool square = sn.op_type() == "Pow"sv || (sn.op_type() == "Mul"sv && input_of(sn, 0) == input_of(sn, 1));
-        if (!square && sn.op_type() != "Cast"sv && sn.op_type() != "Sub"sv) break;
+        // The steps of the statistic before its reduction, taken off: x² (a Pow, or a Mul of x by
+        // itself), x − mean (a Sub) and a Cast.
+        std::string_view sop = sn.op_type();
+        bool power = sop == "Pow"sv;
+        bool self_product = sop == "Mul"sv && input_of(sn, 0) == input_of(sn, 1);
+        bool mean_removed = sop == "Sub"sv;
+        if (!power && !self_product && !mean_removed && sop != "Cast"sv) break;
         x = input_of(sn, 0);
       }
     } else if (elementwise(qn.op_type())) {
@@ -118,12 +123,11 @@ bool Matcher::reaches(int g, Name value, int node) {
     if (p < 0) continue;
     const auto& n = *m_.nodes[p].rec;
     std::string_view op = n.op_type();
-    if (op == "MatMul"sv || op == "Gemm"sv || op == "Einsum"sv || op == "Softmax"sv || walker_.as_projection(g, p, input_of(n, 0))) {
-      continue;
-    }
+    // A product or the scores' Softmax ends the path (LogSoftmax is no score, as it never was).
+    bool ends = op_has(op, Trait::PlainProduct) || op == "Einsum"sv || (op_has(op, Trait::Softmax) && op != "LogSoftmax"sv);
+    if (ends || walker_.as_projection(g, p, input_of(n, 0))) continue;
     // Shape operands (a Reshape's target, Slice bounds, Expand's shape) carry no data.
-    bool data_only = op == "Reshape"sv || op == "Expand"sv || op == "Tile"sv || op == "Slice"sv || op == "Split"sv ||
-                     op == "Squeeze"sv || op == "Unsqueeze"sv || op == "Gather"sv || op == "Pad"sv;
+    bool data_only = op_has(op, Trait::ShapeOperands);
     for (int i = 0; i < (data_only ? std::min(1, n.input_size()) : n.input_size()); ++i) queue.push_back(input_of(n, i));
   }
   return false;
@@ -180,7 +184,7 @@ std::optional<Matcher::LatentKV> Matcher::latent_kv(int g, const AttentionBlock&
   // The latent is a part of the down projection's output: a Split or Slice feeds the norm (an
   // ordinary block's norm reads the residual stream, which is not walked back).
   int cut = m_.producer_of(g, kv_norm->input);
-  if (cut < 0 || (m_.nodes[cut].rec->op_type() != "Split"sv && m_.nodes[cut].rec->op_type() != "Slice"sv)) return std::nullopt;
+  if (cut < 0 || !op_has(m_.nodes[cut].rec->op_type(), Trait::Cuts)) return std::nullopt;
   kv.norm = std::move(*kv_norm);
   kv.down = walker_.back(g, kv.norm.input);
   const ProjectionHit& down = kv.down;

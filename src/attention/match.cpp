@@ -10,6 +10,7 @@
 #include "headcount/error.h"
 #include "headcount/numbers.h"
 #include "matcher.h"
+#include "../ops.h"
 #include "../stages.h"
 
 namespace headcount {
@@ -110,10 +111,12 @@ std::string Matcher::source_of(int g, std::string value) {
     if (p < 0) break;
     const auto& n = *m_.nodes[p].rec;
     std::string_view op = n.op_type();
-    if (op != "DequantizeLinear"sv && op != "QuantizeLinear"sv && op != "Cast"sv && op != "Identity"sv &&
-        op != "DynamicQuantizeLinear"sv) {
-      break;
-    }
+    // A quantization step, a Cast or an Identity; CastLike and Dropout are left out, as they
+    // always were.
+    const bool quantization = op_has(op, Trait::Quantize | Trait::Dequantize);
+    const bool cast = op_has(op, Trait::Cast) && op != "CastLike"sv;
+    const bool identity = op_has(op, Trait::NoOp) && op != "Dropout"sv;
+    if (!quantization && !cast && !identity) break;
     value = input_of(n, 0);
   }
   return value;

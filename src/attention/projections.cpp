@@ -15,11 +15,24 @@ constexpr int kWalkBudget = 512;
 
 // Ops that carry Q/K/V unchanged in content between a projection and the attention core. Reshape
 // is not one: the walk reads it for the heads (back_impl) before it asks this.
+// RotaryEmbedding rotates pairs of features and Neg (rotate_half's) flips signs: each element
+// stays in its head and position. Abs is left out, as it always was.
 bool is_pass_through(std::string_view op) {
-  return (op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::NoOp | Trait::Cast | Trait::Quantize |
-                         Trait::Dequantize) &&
-          op != "Reshape"sv) ||
-         op == "RotaryEmbedding"sv || op == "Neg"sv;
+  if (op == "RotaryEmbedding"sv) return true;
+  if (op_has(op, Trait::SignChange)) return op != "Abs"sv;
+  return op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::NoOp | Trait::Cast | Trait::Quantize |
+                        Trait::Dequantize) &&
+         op != "Reshape"sv;
+}
+
+// Between a norm's mean and its root: + eps (an Add, or a Max with eps), 1 / root (a Div) and a
+// Cast. Not Sub, Mul or Pow, which would be a statistic of another value. (A walk's own set, one
+// op a line: no trait of the table is this set.)
+bool between_mean_and_root(std::string_view op) {
+  if (op == "Add"sv) return true;
+  if (op == "Max"sv) return true;
+  if (op == "Div"sv) return true;
+  return op == "Cast"sv;
 }
 
 // A Slice of one axis with constant bounds: [begin, end) inside an axis of `size`, or nullopt
@@ -110,34 +123,17 @@ std::optional<WeightRef> ProjectionWalker::weight_of(int g, Name value, int dept
 std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, Name activation) {
   const auto& n = *m_.nodes[node].rec;
   std::string_view op = n.op_type();
-  int weight_input = -1, bias_input = -1;
-  bool trans = false;
-  if (op == "MatMul"sv || op == "MatMulInteger"sv || op == "DynamicQuantizeMatMul"sv || op == "MatMulIntegerToFloat"sv) {
-    weight_input = 1;
-    if (op == "DynamicQuantizeMatMul"sv) bias_input = 4;
-    if (op == "MatMulIntegerToFloat"sv) bias_input = 5;
-  } else if (op == "FusedMatMul"sv) {
-    weight_input = 1;
-    trans = attr_flag(n, "transB");
-  } else if (op == "Gemm"sv) {
-    weight_input = 1;
-    bias_input = 2;
-    trans = attr_flag(n, "transB");
-    if (attr_flag(n, "transA")) return std::nullopt;
-  } else if (op == "QLinearMatMul"sv) {
-    weight_input = 3;
-  } else if (op == "MatMulNBits"sv) {
-    weight_input = 1;
-    bias_input = 5;
-  } else if (op == "Einsum"sv) {
-    return einsum_projection(g, node, activation);
-  } else {
-    return std::nullopt;
-  }
+  if (op == "Einsum"sv) return einsum_projection(g, node, activation);
+  // Where the product's weight and bias are, and its transposes: its row of the op table.
+  const ProductOperands operands = op_product(op);
+  const int weight_input = operands.weight, bias_input = operands.bias;
+  if (weight_input < 0) return std::nullopt;
+  const bool trans = operands.trans_b && attr_flag(n, "transB");
+  if (operands.trans_a && attr_flag(n, "transA")) return std::nullopt;
   if (n.input_size() <= weight_input || input_of(n, 0) != activation) return std::nullopt;
   if (m_.weight_for(g, activation)) return std::nullopt;  // both operands constant: not a projection
   auto w = weight_of(g, input_of(n, weight_input));
-  if (!w && (op == "MatMul"sv || op == "Gemm"sv || op == "FusedMatMul"sv)) {
+  if (!w && op_has(op, Trait::PlainProduct | Trait::BatchedProduct)) {
     return input_projection(g, node, activation, input_of(n, weight_input), trans);
   }
   if (!w) return std::nullopt;
@@ -214,7 +210,7 @@ bool ProjectionWalker::normalized(int g, Name value) {
   int p = m_.producer_of(g, value);
   if (p < 0) return false;
   const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
-  if (n.op_type() != "Mul"sv && n.op_type() != "Div"sv) return false;
+  if (!op_has(n.op_type(), Trait::Scales)) return false;
   // One operand reaches a ReduceMean through Sqrt or Reciprocal within a few steps.
   for (const auto& in : n.input()) {
     Name v = in;
@@ -225,8 +221,8 @@ bool ProjectionWalker::normalized(int g, Name value) {
       const auto& qn = *m_.nodes[static_cast<size_t>(q)].rec;
       std::string_view op = qn.op_type();
       if (op == "ReduceMean"sv && root) return true;
-      if (one_of(op, {"Sqrt", "Reciprocal", "Rsqrt"})) root = true;
-      else if (!one_of(op, {"Add", "Div", "Cast", "Max"})) break;
+      if (op_has(op, Trait::InverseOrRoot)) root = true;
+      else if (!between_mean_and_root(op)) break;
       // Div(1, Sqrt(..)) and Add(mean, eps): follow the operand that is not a constant.
       v = qn.input_size() > 1 && weight_of(g, input_of(qn, 0)) ? input_of(qn, 1) : input_of(qn, 0);
     }
@@ -305,9 +301,9 @@ ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
   if (op == "Reshape"sv) return back_reshape(g, p, depth);
   if (is_pass_through(op)) return back_impl(g, input_of(n, 0), depth + 1);
   if (op_has(op, Trait::TokenNorm) && !op_has(op, Trait::AddsSkip)) return back_norm(g, n, depth);
-  if (op == "Split"sv || op == "Slice"sv) return back_part(g, n, value, depth);
+  if (op_has(op, Trait::Cuts)) return back_part(g, n, value, depth);
   if (op == "Gather"sv) return back_gather(g, n, depth);
-  if (one_of(op, {"Add", "Sub", "Mul", "Div", "Where", "Concat"})) return back_operands(g, p, depth);
+  if (op_has(op, Trait::Shifts | Trait::Scales | Trait::Merges)) return back_operands(g, p, depth);
   if (op_has(op, Trait::MatrixProduct) || op == "Einsum"sv) {
     fail.failure = "comes from " + label(p) + ", a product of two activations";
     return fail;
@@ -503,7 +499,7 @@ void ProjectionWalker::attach_bias(std::string_view op, Operands& o) {
 bool ProjectionWalker::attach_written_norm(int g, const NodeRec& n, Operands& o) {
   std::string_view op = n.op_type();
   auto& hits = o.hits;
-  if (!(hits.size() == 1 && hits[0].per_head.empty() && o.constants.size() == 1 && (op == "Mul"sv || op == "Add"sv))) {
+  if (!(hits.size() == 1 && hits[0].per_head.empty() && o.constants.size() == 1 && op_has(op, Trait::Affine))) {
     return false;
   }
   const Weight& w = m_.weights[static_cast<size_t>(o.constants[0])];
@@ -607,7 +603,7 @@ ProjectionHit ProjectionWalker::forward(int g, Name value) {
                 hit->bias = w->weight;
               }
             }
-          } else if (un.op_type() == "SkipLayerNormalization"sv || un.op_type() == "SkipSimplifiedLayerNormalization"sv) {
+          } else if (op_has(un.op_type(), Trait::AddsSkip)) {
             int bias_at = un.op_type() == "SkipLayerNormalization"sv ? 4 : 3;
             if (un.input_size() > bias_at && !input_of(un, bias_at).empty()) {
               if (auto w = weight_of(g, input_of(un, bias_at))) hit->bias = w->weight;

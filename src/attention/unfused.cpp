@@ -9,6 +9,19 @@ namespace headcount::detail {
 
 namespace {
 
+// The steps between a Softmax's probabilities and their product with V, each for its own reason:
+// a cast or a no-op (CastLike is left out, as it always was), a Where of a mask, a Reshape of the
+// heads, a Mul by a head mask, and a Slice that takes a sink column off again.
+bool carries_probabilities(std::string_view op) {
+  if (op_has(op, Trait::NoOp)) return true;
+  if (op_has(op, Trait::Cast)) return op != "CastLike"sv;
+  const bool mask = op == "Where"sv;
+  const bool heads = op == "Reshape"sv;
+  const bool head_mask = op == "Mul"sv;
+  const bool sink_removed = op == "Slice"sv;
+  return mask || heads || head_mask || sink_removed;
+}
+
 }  // namespace
 
 // The score path is a chain of element-wise and shape steps between MatMul(Q, Kᵀ) and the
@@ -31,7 +44,7 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     r.why = "the walk back gave up after " + std::to_string(depth) + " steps at " + walker_.label(p);
     return r;
   }
-  if (op == "MatMul"sv || op == "FusedMatMul"sv || (op == "Einsum"sv && parse_einsum(n))) {
+  if (op_has(op, Trait::BatchedProduct) || (op == "Einsum"sv && parse_einsum(n))) {
     if (n.input_size() >= 2 && !walker_.weight_of(g, input_of(n, 0)) && !walker_.weight_of(g, input_of(n, 1))) {
       r.scores = p;
     } else {
@@ -40,8 +53,12 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     return r;
   }
   // One operand on: a layout step, a cast, a no-op, or a value step that keeps which score each
-  // element is (Tanh of a softcap, Clip, Neg).
-  if (op_has(op, Trait::LayoutOnly | Trait::Cast | Trait::NoOp) || one_of(op, {"Tanh", "Clip", "Neg"})) {
+  // element is: a softcap's Tanh, a Clip (Max and Min join two operands, below), a Neg (not Abs,
+  // which this walk has never taken).
+  const bool softcap = op == "Tanh"sv;
+  const bool clip = op_has(op, Trait::Clamp) && !op_has(op, Trait::Arithmetic);
+  const bool negation = op_has(op, Trait::SignChange) && op != "Abs"sv;
+  if (op_has(op, Trait::LayoutOnly | Trait::Cast | Trait::NoOp) || softcap || clip || negation) {
     r = walk_scores(g, input_of(n, 0), depth + 1);
     if (r.scores >= 0) {
       r.steps.push_back(std::string(op));
@@ -49,10 +66,11 @@ ScorePath Matcher::walk_scores(int g, Name value, int depth) {
     }
     return r;
   }
-  // A step that joins the scores with another operand: arithmetic (not Pow or Mod, which no
-  // exporter puts between scores and Softmax), a Where of a mask, the sinks' Concat.
-  const bool joins = (op_has(op, Trait::Arithmetic) && op != "Pow"sv && op != "Mod"sv) || op == "Where"sv ||
-                     op == "Concat"sv;
+  // A step that joins the scores with another operand: arithmetic that shifts, scales or clamps
+  // them (not Pow or Mod, which no exporter puts between scores and Softmax), a Where of a mask,
+  // the sinks' Concat.
+  const bool joins = (op_has(op, Trait::Arithmetic) && op_has(op, Trait::Shifts | Trait::Scales | Trait::Clamp)) ||
+                     op_has(op, Trait::Merges);
   if (!joins) {
     if (walker_.as_projection(g, p, input_of(n, 0))) {
       r.why = walker_.label(p) + " multiplies by a constant: a projection or a classifier, not Q·Kᵀ";
@@ -102,15 +120,15 @@ std::string Matcher::learned_operands(int g, const NodeRec& n, int on_path, Scor
     if (op == "Concat"sv && learned) {
       r.learned.push_back({src.weight, ExtraRole::Sink});
       what = "sink";
-    } else if ((op == "Add"sv || op == "Sub"sv) && learned && src.looked_up) {
+    } else if (op_has(op, Trait::Shifts) && learned && src.looked_up) {
       r.learned.push_back({src.weight, ExtraRole::RelativeBias});
       what = "relative bias";
-    } else if ((op == "Mul"sv || op == "Div"sv) && learned && w->elements > 1 && src.direct) {
+    } else if (op_has(op, Trait::Scales) && learned && w->elements > 1 && src.direct) {
       r.learned.push_back({src.weight, ExtraRole::HeadScale});
       what = "head scale";
-    } else if (op == "Where"sv || ((op == "Add"sv || op == "Sub"sv) && !src.direct)) {
+    } else if (op == "Where"sv || (op_has(op, Trait::Shifts) && !src.direct)) {
       what = "mask";  // selected, or computed at run time from the inputs
-    } else if (op == "Add"sv || op == "Sub"sv) {
+    } else if (op_has(op, Trait::Shifts)) {
       what = "constant";  // a constant added to the scores: a causal mask or a position bias buffer
     }
   }
@@ -138,7 +156,9 @@ Matcher::LearnedSource Matcher::learned_source(int g, Name value, int depth) {
   if (op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Selects | Trait::Cast) || op == "Neg"sv) {
     return learned_source(g, input_of(n, 0), depth + 1);
   }
-  if (one_of(op, {"Add", "Sub", "Mul", "Where"})) {  // a bias computed once and reused with a mask added
+  // A bias computed once and reused with a mask added (Add, Sub, Mul or Where; Div is left out, as
+  // it always was).
+  if (op_has(op, Trait::Shifts | Trait::Affine) || op == "Where"sv) {
     for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
       LearnedSource t = learned_source(g, input_of(n, i), depth + 1);
       if (t.looked_up) return t;
@@ -153,10 +173,9 @@ int Matcher::find_values_matmul(int g, Name value, int depth) {
     if (!budget_.spend()) return -1;
     const auto& n = *m_.nodes[c].rec;
     std::string_view op = n.op_type();
-    if ((op == "MatMul"sv || op == "FusedMatMul"sv) && n.input_size() >= 2 && input_of(n, 0) == value) return c;
+    if (op_has(op, Trait::BatchedProduct) && n.input_size() >= 2 && input_of(n, 0) == value) return c;
     if (op == "Einsum"sv && detail::parse_einsum(n) && (input_of(n, 0) == value || input_of(n, 1) == value)) return c;
-    if (op == "Cast"sv || op == "Dropout"sv || op == "Identity"sv || op == "Where"sv || op == "Reshape"sv || op == "Mul"sv ||
-        op == "Slice"sv) {  // Slice: a sink column taken off again
+    if (carries_probabilities(op)) {
       int r = find_values_matmul(g, output_of(n, 0), depth + 1);
       if (r >= 0) return r;
     }
@@ -171,9 +190,7 @@ bool Matcher::leads_from(int g, Name value, std::string_view source, int depth) 
   if (p < 0) return false;
   const auto& n = *m_.nodes[p].rec;
   std::string_view op = n.op_type();
-  if (op != "Cast"sv && op != "Dropout"sv && op != "Identity"sv && op != "Where"sv && op != "Reshape"sv && op != "Mul"sv && op != "Slice"sv) {
-    return false;
-  }
+  if (!carries_probabilities(op)) return false;
   for (const auto& in : n.input()) {
     if (leads_from(g, in, source, depth + 1)) return true;
   }

@@ -21,6 +21,21 @@ std::string label(const Model& m, int node) {
   return std::string(n.op_type()) + " '" + std::string(n.name().empty() ? output_of(n, 0) : n.name()) + "'";
 }
 
+// The ops of one operand whose element the mask evaluator computes from input 0's (unary_at): a
+// cast, Neg, Abs, Not and an Identity (Dropout is left out, as it always was).
+bool mask_unary(std::string_view op) {
+  if (op_has(op, Trait::Cast | Trait::SignChange)) return true;
+  if (op_has(op, Trait::NoOp)) return op != "Dropout"sv;
+  return op == "Not"sv;
+}
+
+// The element-wise ops of two broadcast operands it computes (binary_at): the arithmetic but Pow,
+// the comparisons, And, Or and Xor.
+bool mask_binary(std::string_view op) {
+  if (op_has(op, Trait::Arithmetic)) return op != "Pow"sv;
+  return op_has(op, Trait::Comparison | Trait::Logical) && op != "Not"sv;
+}
+
 // The stored tensor a mask operand comes from through slicing and shape steps, and whether a Not
 // on the way inverts it; nullptr when it is computed (or reaches an input).
 const Weight* mask_source(const Model& m, int g, Name value, bool* inverted) {
@@ -30,11 +45,12 @@ const Weight* mask_source(const Model& m, int g, Name value, bool* inverted) {
     if (p < 0) return nullptr;
     const auto& n = *m.nodes[static_cast<size_t>(p)].rec;
     std::string_view op = n.op_type();
+    // The same mask in another shape, repeated, cast or sliced; not Transpose, which swaps a
+    // mask's rows and columns, nor a Gather of rows by indices.
+    const bool same_mask = op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Cast) && op != "Transpose"sv;
+    const bool sliced = op == "Slice"sv;
     if (op == "Not"sv) *inverted = !*inverted;
-    // Not Transpose, which swaps a mask's rows and columns, nor a Gather of rows by indices.
-    else if (!(op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Cast) && op != "Transpose"sv) && op != "Slice"sv) {
-      return nullptr;
-    }
+    else if (!same_mask && !sliced) return nullptr;
     value = input_of(n, 0);
   }
   return nullptr;
@@ -117,11 +133,8 @@ class MaskEval {
       if (!d || idx.empty() || idx[0] < 0 || static_cast<size_t>(idx[0]) >= d->size()) return std::nullopt;
       return static_cast<double>((*d)[static_cast<size_t>(idx[0])]);
     }
-    if (one_of(op, {"Identity", "Cast", "Not", "Neg", "Abs", "CastLike"})) return unary_at(n, op, idx, depth);
-    if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And",
-                    "Or", "Xor", "Max", "Min"})) {
-      return binary_at(v, n, op, idx, depth);
-    }
+    if (mask_unary(op)) return unary_at(n, op, idx, depth);
+    if (mask_binary(op)) return binary_at(v, n, op, idx, depth);
     if (op == "Where"sv) {
       auto c = at(in(0), broadcast_index(in(0), idx, depth), depth + 1);
       if (!c) return std::nullopt;
@@ -135,7 +148,9 @@ class MaskEval {
       return *start + static_cast<double>(idx[0]) * *delta;
     }
     if (op == "Unsqueeze"sv) return unsqueeze_at(p, n, out->size(), idx, depth);
-    if (op == "Squeeze"sv || op == "Reshape"sv) return reshape_at(n, *out, idx, depth);
+    // The same elements in row-major order: Squeeze and Reshape (Unsqueeze and Identity are asked
+    // above; Flatten's dims are never read, so it returns before this).
+    if (op_has(op, Trait::LayoutOnly) && op != "Transpose"sv) return reshape_at(n, *out, idx, depth);
     if (op == "Gather"sv) return gather_at(n, idx, depth);
     if (op == "Concat"sv) return concat_at(p, n, out->size(), idx, depth);
     if (op == "ConstantOfShape"sv) return constant_fill(n);
@@ -363,7 +378,9 @@ class MaskEval {
     }
     if (op == "Where"sv) return integral(input_of(n, 1), depth + 1) && integral(input_of(n, 2), depth + 1);
     // The type of input 0 (the start of a Range).
-    if (op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Selects) || one_of(op, {"Range", "Concat", "Neg", "Abs"})) {
+    // (Where is asked above: of Merges, only Concat reaches this.)
+    if (op_has(op, Trait::LayoutOnly | Trait::Repeats | Trait::Selects | Trait::SignChange | Trait::Merges) ||
+        op == "Range"sv) {
       return integral(input_of(n, 0), depth + 1);
     }
     return false;
@@ -497,14 +514,13 @@ class MaskEval {
       if (!d) return std::nullopt;
       return std::vector<int64_t>{static_cast<int64_t>(d->size())};
     }
-    if (one_of(op, {"Identity", "Cast", "Not", "Neg", "Abs", "CastLike", "Trilu"})) return dims(in(0), depth + 1);
-    if (one_of(op, {"Add", "Sub", "Mul", "Div", "Mod", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "And", "Or",
-                    "Xor", "Max", "Min", "Where"})) {
-      return elementwise_dims(n, depth);
-    }
+    if (mask_unary(op) || op == "Trilu"sv) return dims(in(0), depth + 1);
+    if (mask_binary(op) || op == "Where"sv) return elementwise_dims(n, depth);
     if (op == "Range"sv) return range_dims(n, depth);
     if (op == "Unsqueeze"sv) return unsqueeze_dims(p, n, depth);
-    if (op == "ConstantOfShape"sv || op == "Expand"sv || op == "Reshape"sv) return shaped_dims(n, op, depth);
+    if (op == "ConstantOfShape"sv) return shaped_dims(n, op, depth);
+    if (op == "Expand"sv) return shaped_dims(n, op, depth);
+    if (op == "Reshape"sv) return shaped_dims(n, op, depth);
     if (op == "Squeeze"sv) {
       auto d = dims(in(0), depth + 1);
       if (!d) return std::nullopt;
