@@ -18,9 +18,9 @@ case "$mode" in
 esac
 
 # What the tool needs; the test suite adds Catch2 and the schema checker.
-packages=(cmake make g++ libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev)
+packages=(cmake make g++ libcurl4-openssl-dev libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev)
 [ "$mode" = test ] && packages+=(catch2 python3 python3-jsonschema pybind11-dev python3-dev python3-pytest python3-torch python3-onnx
-                                  chromium chromium-driver python3-selenium nodejs)
+                                  chromium chromium-driver python3-selenium nodejs nginx-light)
 [ "$mode" = deb ] && packages+=(dpkg-dev)  # dpkg-shlibdeps: the package's dependencies
 [ "$mode" = python ] && packages+=(python3 pybind11-dev python3-dev)
 missing=()

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A scripted HTTP server for the remote-reading tests: each path is one way a server misbehaves.
+
+    fault_server.py DIR
+
+Listens on 127.0.0.1 and on 127.0.0.2 (another host, for redirects), each on a free port, writes
+"PORT1 PORT2\n" to DIR/ports once both listen, and serves until killed:
+
+  /ignore-range/N      200 with N bytes (byte i is i % 251), whatever Range asks
+  /stall               206 headers promising 100 bytes, 10 bytes, then nothing for 60 s
+  /truncate            206 headers promising 100 bytes, 50 bytes, then the connection closes
+  /busy-then-ok/KEY    429 (Retry-After: 0) the first time KEY is asked, then 206 of the range
+  /redirect            302 to http://127.0.0.2:PORT2/landing
+  /landing             206 of the range (the file of /ignore-range/1000)
+  /seen                "first=yes|no landing=yes|no": whether Authorization reached each
+  /status/CODE?x=NAME  CODE with X-Error-Code: NAME
+  /endless             200, chunked, without end
+
+Python 3, standard library only.
+"""
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SEEN = {"first": "no", "landing": "no"}
+ASKED = set()
+PORTS = [0, 0]
+
+
+def data(n):
+    return bytes(i % 251 for i in range(n))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def byte_range(self, size):
+        m = re.match(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        if not m:
+            return 0, size - 1
+        first, last = int(m.group(1)), min(int(m.group(2)), size - 1)
+        return first, last
+
+    def send_range(self, body):
+        first, last = self.byte_range(len(body))
+        part = body[first:last + 1]
+        self.send_response(206)
+        self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(body)))
+        self.send_header("Content-Length", str(len(part)))
+        self.end_headers()
+        self.wfile.write(part)
+
+    def do_GET(self):
+        path = self.path
+        if path.startswith("/ignore-range/"):
+            body = data(int(path.rsplit("/", 1)[1]))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif path == "/stall":
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes 0-99/100")
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(data(10))
+            self.wfile.flush()
+            time.sleep(60)
+        elif path == "/truncate":
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes 0-99/100")
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(data(50))
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+        elif path.startswith("/busy-then-ok/"):
+            if path not in ASKED:
+                ASKED.add(path)
+                self.send_response(429)
+                self.send_header("Retry-After", "0")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            else:
+                self.send_range(data(1000))
+        elif path == "/redirect":
+            SEEN["first"] = "yes" if self.headers.get("Authorization") else "no"
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.2:%d/landing" % PORTS[1])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/landing":
+            SEEN["landing"] = "yes" if self.headers.get("Authorization") else "no"
+            self.send_range(data(1000))
+        elif path == "/seen":
+            body = ("first=%s landing=%s" % (SEEN["first"], SEEN["landing"])).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif path.startswith("/status/"):
+            m = re.match(r"/status/(\d+)(?:\?x=(\w+))?", path)
+            self.send_response(int(m.group(1)))
+            if m.group(2):
+                self.send_header("X-Error-Code", m.group(2))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/endless":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"x" * 65536
+            try:
+                while True:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a connection the test closes or the script drops is what the test is about
+
+
+def main():
+    folder = sys.argv[1]
+    servers = [Server(("127.0.0.1", 0), Handler), Server(("127.0.0.2", 0), Handler)]
+    for i, s in enumerate(servers):
+        PORTS[i] = s.server_address[1]
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    tmp = os.path.join(folder, "ports.tmp")
+    with open(tmp, "w") as f:
+        f.write("%d %d\n" % (PORTS[0], PORTS[1]))
+    os.rename(tmp, os.path.join(folder, "ports"))
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
