@@ -1,0 +1,229 @@
+// remote.cpp: Hub ids, URLs, a repo's files and the file to audit (remote.h).
+#include "remote.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "paths.h"
+
+namespace headcount::remote {
+
+namespace {
+
+constexpr uint64_t kMostTree = uint64_t{16} << 20;  // the model API's file list
+constexpr size_t kMostFiles = 100000;
+constexpr size_t kMostPath = 1024;
+constexpr size_t kListed = 20;  // candidates named in the error of a repo without a default file
+
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
+
+// An org or repo name: letters, digits, - _ . ; not "." or "..".
+bool good_name(const std::string& s) {
+  return !s.empty() && s.size() <= 96 && s != "." && s != ".." && std::all_of(s.begin(), s.end(), name_char);
+}
+
+// The segments of a '/'-separated path inside a repo; empty when it is not one.
+std::vector<std::string> segments(const std::string& path) {
+  std::vector<std::string> out;
+  if (path.empty() || path.size() > kMostPath) return {};
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    std::string seg = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (seg.empty() || seg == "." || seg == ".." || seg.find('\\') != std::string::npos) return {};
+    if (std::any_of(seg.begin(), seg.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) return {};
+    out.push_back(seg);
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return out;
+}
+
+std::string escaped_path(const std::string& path) {
+  std::string out;
+  for (const std::string& seg : segments(path)) out += (out.empty() ? "" : "/") + http::escape_segment(seg);
+  return out;
+}
+
+std::string size_text(uint64_t bytes) {
+  const char* units[] = {"bytes", "KB", "MB", "GB", "TB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string token_from_file() {
+  const char* home = std::getenv("HF_HOME");
+  std::filesystem::path dir;
+  if (home && *home) {
+    dir = home;
+  } else if (const char* user = std::getenv("HOME"); user && *user) {
+    dir = std::filesystem::path(user) / ".cache" / "huggingface";
+  } else {
+    return "";
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(dir / "token", ec)) return "";
+  try {
+    RegularFile f((dir / "token").string());
+    if (f.size() > 4096) return "";
+    std::string t = f.read_all();
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    return t;
+  } catch (const InputError&) {
+    return "";
+  }
+}
+
+}  // namespace
+
+bool is_remote(const std::string& input) {
+  return input.rfind("hf://", 0) == 0 || input.rfind("http://", 0) == 0 || input.rfind("https://", 0) == 0;
+}
+
+std::optional<HubId> parse_hub_id(const std::string& input) {
+  if (input.rfind("hf://", 0) != 0) return std::nullopt;
+  auto bad = [&](const std::string& why) {
+    return InputError("'" + input + "' is not a Hub id hf://ORG/REPO[@REVISION][/PATH]: " + why);
+  };
+  std::string rest = input.substr(5);
+  for (const char* kind : {"datasets/", "spaces/"}) {
+    if (rest.rfind(kind, 0) == 0) throw bad("only model repositories can be audited");
+  }
+  size_t slash = rest.find('/');
+  if (slash == std::string::npos) throw bad("it names no repository");
+  HubId id;
+  id.org = rest.substr(0, slash);
+  rest = rest.substr(slash + 1);
+  size_t end = rest.find_first_of("@/");
+  id.repo = rest.substr(0, end);
+  rest = end == std::string::npos ? "" : rest.substr(end);
+  if (!good_name(id.org) || !good_name(id.repo)) throw bad("an org or repo name holds other than letters, digits, '-', '_' and '.'");
+  if (!rest.empty() && rest[0] == '@') {
+    size_t next = rest.find('/');
+    std::string rev = rest.substr(1, next == std::string::npos ? std::string::npos : next - 1);
+    for (size_t p; (p = rev.find("%2F")) != std::string::npos || (p = rev.find("%2f")) != std::string::npos;)
+      rev.replace(p, 3, "/");  // refs/pr/1 is written refs%2Fpr%2F1
+    if (segments(rev).empty() || rev.size() > 256 ||
+        !std::all_of(rev.begin(), rev.end(), [](char c) { return name_char(c) || c == '/'; }))
+      throw bad("the revision is not a branch, tag or commit name");
+    id.revision = rev;
+    rest = next == std::string::npos ? "" : rest.substr(next);
+  }
+  if (!rest.empty()) {
+    id.path = rest.substr(1);
+    if (!id.path.empty() && segments(id.path).empty()) throw bad("the path is not a path inside the repository");
+  }
+  return id;
+}
+
+Hub hub_from_environment() {
+  Hub hub;
+  if (const char* e = std::getenv("HF_ENDPOINT"); e && *e) {
+    hub.endpoint = e;
+    while (!hub.endpoint.empty() && hub.endpoint.back() == '/') hub.endpoint.pop_back();
+  }
+  if (const char* t = std::getenv("HF_TOKEN"); t && *t) hub.token = t;
+  else hub.token = token_from_file();
+  return hub;
+}
+
+std::string file_url(const Hub& hub, const HubId& id, const std::string& path) {
+  std::string p = escaped_path(path);
+  if (p.empty()) throw InputError("'" + path + "' names a file outside the repository");
+  return hub.endpoint + "/" + id.org + "/" + id.repo + "/resolve/" + http::escape_segment(id.revision) + "/" + p;
+}
+
+std::string tree_url(const Hub& hub, const HubId& id) {
+  return hub.endpoint + "/api/models/" + id.org + "/" + id.repo + "/tree/" + http::escape_segment(id.revision) +
+         "?recursive=true";
+}
+
+std::string beside(const std::string& path, const std::string& name) {
+  size_t slash = path.rfind('/');
+  std::string joined = slash == std::string::npos ? name : path.substr(0, slash + 1) + name;
+  if (name.find("://") != std::string::npos || segments(joined).empty())
+    throw InputError("names '" + name + "', which is not a file beside it in the repository");
+  return joined;
+}
+
+std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const HubId& id) {
+  std::string url = tree_url(hub, id);
+  nlohmann::json j = nlohmann::json::parse(client.whole(url, kMostTree), nullptr, false);
+  if (!j.is_array()) throw InputError(url + ": the Hub's file list is not a JSON array");
+  std::vector<RepoFile> out;
+  for (const auto& e : j) {
+    if (out.size() >= kMostFiles) break;
+    if (!e.is_object() || e.value("type", "") != "file") continue;
+    const auto path = e.find("path");
+    const auto size = e.find("size");
+    if (path == e.end() || !path->is_string() || segments(path->get<std::string>()).empty()) continue;
+    RepoFile f;
+    f.path = path->get<std::string>();
+    if (size != e.end() && size->is_number_unsigned()) f.size = size->get<uint64_t>();
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string choose_file(const std::vector<RepoFile>& files, const HubId& id) {
+  for (const char* name : {"model.safetensors.index.json", "model.safetensors"}) {
+    for (const RepoFile& f : files)
+      if (f.path == name) return f.path;
+  }
+  std::vector<const RepoFile*> candidates;
+  for (const RepoFile& f : files) {
+    if (ends_with(f.path, ".gguf") || ends_with(f.path, ".onnx") || ends_with(f.path, ".safetensors") ||
+        ends_with(f.path, ".safetensors.index.json"))
+      candidates.push_back(&f);
+  }
+  std::string where = hub_text(id, "");
+  if (candidates.empty()) throw InputError(where + " holds no model file (.safetensors, .gguf or .onnx)");
+  std::string text = where + " holds no model.safetensors or model.safetensors.index.json; name one of its " +
+                     std::to_string(candidates.size()) + " model files:";
+  for (size_t i = 0; i < candidates.size() && i < kListed; ++i)
+    text += " " + hub_text(id, candidates[i]->path) + " (" + size_text(candidates[i]->size) + ")" +
+            (i + 1 < std::min(candidates.size(), kListed) ? "," : "");
+  if (candidates.size() > kListed) text += " and " + std::to_string(candidates.size() - kListed) + " more";
+  throw InputError(text);
+}
+
+std::string hub_text(const HubId& id, const std::string& path) {
+  std::string s = "hf://" + id.org + "/" + id.repo;
+  if (id.revision != "main") s += "@" + id.revision;
+  if (!path.empty()) s += "/" + path;
+  return s;
+}
+
+std::string hub_error(const http::HttpError& e, const Hub& hub, const HubId& id, const std::string& path) {
+  std::string repo = id.org + "/" + id.repo;
+  if (e.status() == 401 || e.status() == 403 || e.code() == "GatedRepo") {
+    return "HTTP " + std::to_string(e.status()) + ": " + hub_text(id, path) + " is gated or private: " +
+           (hub.token.empty() ? "set HF_TOKEN to a token that may read it"
+                                                 : "the token in HF_TOKEN may not read it") +
+           ", and accept the model's terms on the Hub";
+  }
+  if (e.status() == 404 && e.code() == "RepoNotFound")
+    return "no repository " + repo + " on the Hub (a private one needs HF_TOKEN)";
+  if (e.status() == 404 && e.code() == "RevisionNotFound") return "no revision '" + id.revision + "' in " + repo;
+  if (e.status() == 404 && e.code() == "EntryNotFound")
+    return "no file '" + path + "' in " + repo + " at revision '" + id.revision + "'";
+  return e.what();
+}
+
+}  // namespace headcount::remote

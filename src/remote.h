@@ -1,0 +1,73 @@
+// remote.h: where a remote input is (internal): `hf://ORG/REPO[@REVISION][/PATH]` on the Hugging
+// Face Hub (the convention of huggingface_hub's file system), or an http(s) URL of one file.
+//
+// The Hub's endpoint is HF_ENDPOINT (default https://huggingface.co); its token HF_TOKEN, else the
+// file huggingface_hub writes ($HF_HOME/token, HF_HOME defaulting to ~/.cache/huggingface). A repo's
+// files come from its model API (`/api/models/ORG/REPO/tree/REV?recursive=true`: paths and
+// sizes), a file from `/ORG/REPO/resolve/REV/PATH`. Every name a remote file gives (a shard, a
+// split part) is one more path inside the same repo and revision, or refused: no `..`, no
+// absolute path, no URL; each segment is escaped whole, so a percent sign is only a percent sign.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http.h"
+
+namespace headcount::remote {
+
+// Whether `input` names a remote input (hf://, http://, https://) rather than a local path.
+bool is_remote(const std::string& input);
+
+struct HubId {
+  std::string org, repo;
+  std::string revision = "main";
+  std::string path;  // "" for the repo itself; else '/'-separated, checked
+};
+
+// `input` as a Hub id: nullopt when it does not start with hf://; InputError when it does and is
+// not one ("hf://ORG/REPO[@REVISION][/PATH]: ...").
+std::optional<HubId> parse_hub_id(const std::string& input);
+
+struct Hub {
+  std::string endpoint = "https://huggingface.co";  // no trailing '/'
+  std::string token;                                 // "" when there is none
+};
+
+// The endpoint and the token, from the environment and the token file.
+Hub hub_from_environment();
+
+// The URL of a file of the repo at the revision; `path` is checked as a path inside the repo
+// (InputError: "names a file outside the repository").
+std::string file_url(const Hub& hub, const HubId& id, const std::string& path);
+// The model API's URL listing every file of the repo at the revision, with sizes.
+std::string tree_url(const Hub& hub, const HubId& id);
+
+// `name` (a shard an index names, a split part) beside `path` in the repo: the path it names, or
+// InputError when it would leave the repo (an absolute path, a URL, a '..' segment, a backslash).
+std::string beside(const std::string& path, const std::string& name);
+
+struct RepoFile {
+  std::string path;
+  uint64_t size = 0;
+};
+
+// The files of the repo at the revision (its model API's tree). Most 100,000 entries, each path
+// checked; the answer is at most 16 MiB.
+std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const HubId& id);
+
+// The file to audit in a repo named without a path: model.safetensors.index.json, else
+// model.safetensors. InputError when there is neither, listing the repo's candidates (.gguf,
+// .onnx, .safetensors and indexes) with the hf:// id of each, so the user can name one.
+std::string choose_file(const std::vector<RepoFile>& files, const HubId& id);
+
+// An HttpError from the Hub as the user needs to read it: what is missing (the repo, the
+// revision or the file) or that a token is needed, with the id. The token is never in it.
+std::string hub_error(const http::HttpError& e, const Hub& hub, const HubId& id, const std::string& path);
+
+// A Hub id as the user writes it: "hf://org/repo@rev/path" (the revision only when not main).
+std::string hub_text(const HubId& id, const std::string& path);
+
+}  // namespace headcount::remote
