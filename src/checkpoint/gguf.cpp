@@ -537,6 +537,7 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
     throw InputError("the file name says part " + std::to_string(split.part) + " of " + std::to_string(split.count));
   }
   Checkpoint c;
+  c.kind = FormatKind::Gguf;
   c.format = "gguf";
   std::unordered_set<std::string> names;
   std::map<std::pair<uint64_t, uint64_t>, int> files;  // (device, inode) -> the part read from it
@@ -606,6 +607,7 @@ Checkpoint read_gguf(const std::string& path) {
                      std::to_string(*count) + ".gguf)");
   }
   Checkpoint c;
+  c.kind = FormatKind::Gguf;
   c.format = "gguf";
   c.files = {path};
   c.file_sizes = {part.size};

@@ -2,7 +2,6 @@
 // nlohmann-json's SAX interface, so a hostile header never becomes a document: what it keeps is a
 // list of tensors, each checked against the file before the next stage sees it.
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <set>
 #include <unordered_map>
@@ -407,6 +406,7 @@ Checkpoint read_index(const std::string& path) {
     if (k != "weight_map" && k != "metadata") throw InputError("the index has the key '" + k + "', which headcount does not know");
   }
   Checkpoint c;
+  c.kind = FormatKind::Safetensors;
   c.format = "safetensors";
   if (doc.contains("metadata")) read_index_metadata(doc["metadata"], c);
   fs::path folder = fs::path(path).parent_path();
@@ -460,45 +460,10 @@ Checkpoint read_safetensors(const std::string& path) {
   }
   if (ends_with(path, ".index.json")) return read_index(path);
   Checkpoint c;
+  c.kind = FormatKind::Safetensors;
   c.format = "safetensors";
   read_file(path, 0, c);
   return c;
-}
-
-
-std::string checkpoint_format(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    fs::path dir(path);
-    if (fs::exists(dir / "model.safetensors.index.json", ec) || fs::exists(dir / "model.safetensors", ec)) return "safetensors";
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      std::string name = e.path().filename().string();
-      if (ends_with(name, ".safetensors") || ends_with(name, ".safetensors.index.json")) return "safetensors";
-    }
-    return "";
-  }
-  if (ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json")) return "safetensors";
-  if (ends_with(path, ".gguf")) return "gguf";
-  // By content: GGUF's magic, or a safetensors header (a length that fits, then '{'). Opened as
-  // every reader opens: a FIFO or a device is not read here (the loader then says what it is).
-  try {
-    checkpoint::File f(path);
-    char head[9] = {};
-    if (f.size() < 9) return "";
-    f.read(0, head, 9);
-    return checkpoint_format_of(head, f.size());
-  } catch (const InputError&) {
-    return "";
-  }
-}
-
-std::string checkpoint_format_of(const char* data, uint64_t size) {
-  if (size < 9) return "";
-  if (std::memcmp(data, "GGUF", 4) == 0) return "gguf";
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = n << 8 | static_cast<unsigned char>(data[i]);
-  if (data[8] == '{' && n >= 2 && n <= size - 8) return "safetensors";
-  return "";
 }
 
 }  // namespace headcount
