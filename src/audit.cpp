@@ -18,6 +18,7 @@
 #include "headcount/inventory.h"
 #include "headcount/mixers.h"
 #include "headcount/parts.h"
+#include "remote.h"
 #include "stages.h"
 
 namespace headcount {
@@ -114,7 +115,7 @@ NamedHeads checkpoint_heads(const Model& m, const ConfigRead& config) {
 
 // Everything after loading: inventory -> match -> content -> rules. `path` is where a config.json
 // beside the model is looked for ("" for none).
-Audit audit_loaded(Model model, const std::string& path, const AuditOptions& options, StageTimes& t,
+Audit audit_loaded(Model model, const ConfigRead& config, const AuditOptions& options, StageTimes& t,
                    std::chrono::steady_clock::time_point clock) {
   Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
@@ -124,7 +125,6 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   std::vector<NamedTensor> names;
   std::vector<Part> named;
   detail::SharedShapes shapes(a.model);  // one oracle for every stage that reads shapes
-  const ConfigRead config = read_config_once(options, path);
   if (a.model.checkpoint) {
     names = name_roles(a.model);
     named = named_parts(a.model, names);
@@ -181,18 +181,47 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
   return a;
 }
 
+// A remote input (remote.h): its file and the config.json beside it fetched by range, never a
+// tensor's values (no content comparison).
+Audit audit_remote(const std::string& input, const AuditOptions& options, StageTimes& times,
+                   std::chrono::steady_clock::time_point clock) {
+  if (!options.checkpoint.empty()) throw InputError("--checkpoint compares local files only: download the model");
+  http::Options http;
+  http.budget = options.remote.fetch_budget;
+  http.stall_timeout_s = options.remote.timeout_s;
+  http.connect_timeout_ms = options.remote.timeout_s * 1000;
+  remote::Fetched f = remote::fetch_model(input, http);
+  ConfigRead config;
+  if (!options.model_config.empty()) {
+    config = read_config_once(options, "");
+  } else if (!f.config_text.empty() && options.find_model_config) {
+    try {
+      config.config = parse_model_config(f.config_text, f.config_name);
+    } catch (const InputError& e) {
+      config.error = e.what();
+    }
+  }
+  AuditOptions local = options;
+  local.compare_content = false;
+  Audit a = audit_loaded(std::move(f.model), config, local, times, clock);
+  a.remote = f.read;
+  return a;
+}
+
 }  // namespace
 
 Audit audit_file(const std::string& path, const AuditOptions& options, StageTimes* times) {
   StageTimes local;
   auto clock = std::chrono::steady_clock::now();
+  if (remote::is_remote(path)) return audit_remote(path, options, times ? *times : local, clock);
   // The format's row (checkpoint/formats.h): recognised by the path's folder, name or first bytes.
   const FormatRow& format = format_of(path);
   if (format.checkpoint && !options.checkpoint.empty()) {
     throw InputError("--checkpoint compares an exported model with its checkpoint; this file is a " + std::string(format.name) +
                      " checkpoint itself");
   }
-  Audit a = audit_loaded(format.open(path, options.load), path, options, times ? *times : local, clock);
+  Model model = format.open(path, options.load);
+  Audit a = audit_loaded(std::move(model), read_config_once(options, path), options, times ? *times : local, clock);
   if (format.checkpoint) return a;
   if (!options.checkpoint.empty()) {
     // The checkpoint is audited as a model of its own (its config beside it, not the export's).
@@ -223,7 +252,8 @@ Audit audit_bytes(const char* data, uint64_t size, const std::string& name, cons
   if (!format.open_bytes) {
     throw InputError("a " + std::string(format.name) + " checkpoint is read from its file, not from bytes in memory: give its path");
   }
-  Audit a = audit_loaded(format.open_bytes(data, size, name, options.load), "", options, times ? *times : local, clock);
+  Model model = format.open_bytes(data, size, name, options.load);
+  Audit a = audit_loaded(std::move(model), read_config_once(options, ""), options, times ? *times : local, clock);
   for (Weight& w : a.model.weights) {  // the caller's buffer is not kept: no later read may reach it
     if (w.payload_memory) {
       w.payload_memory = nullptr;

@@ -556,6 +556,10 @@ const Family* wrapped_by(const std::string& type) {
 // larger one is refused before it is read, as the safetensors header and the index are.
 constexpr uint64_t kMostModelConfigBytes = 16u << 20;
 
+namespace {
+ModelConfig parse_config(const std::string& text, const std::string& path);
+}  // namespace
+
 ModelConfig read_model_config(const std::string& path) {
   std::string text;
   try {
@@ -569,6 +573,20 @@ ModelConfig read_model_config(const std::string& path) {
     const std::string what = e.what();  // "is a FIFO, not a regular file", "is N bytes, above ..."
     throw InputError("model config '" + path + "' " + (what.rfind("cannot open", 0) == 0 ? "cannot be opened" : what));
   }
+  return parse_config(text, path);
+}
+
+ModelConfig parse_model_config(const std::string& text, const std::string& path) {
+  if (text.size() > kMostModelConfigBytes) {
+    throw InputError("model config '" + path + "' is " + std::to_string(text.size()) + " bytes, above the " +
+                     std::to_string(kMostModelConfigBytes) + " a model config can be");
+  }
+  return parse_config(text, path);
+}
+
+namespace {
+
+ModelConfig parse_config(const std::string& text, const std::string& path) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) throw InputError("model config '" + path + "' is not valid JSON");
   if (!j.is_object()) throw InputError("model config '" + path + "' is not a JSON object");
@@ -666,8 +684,6 @@ ModelConfig read_model_config(const std::string& path) {
   apply_defaults(c);
   return c;
 }
-
-namespace {
 
 // ---- counting a row ----
 

@@ -224,6 +224,7 @@ std::string Client::fetch(const std::string& url, uint64_t offset, uint64_t leng
         throw HttpError(url + ": the server sent " + std::to_string(out.size()) + " of the " + std::to_string(expect) +
                             " bytes asked for",
                         t.status, t.code);
+      if (!t.commit.empty()) stats_.commit = t.commit;
       if (head) {
         head->total = total;
         head->total_known = known;

@@ -38,6 +38,7 @@ struct Options {
 struct Stats {
   uint64_t bytes = 0;     // body bytes received, retries included
   uint64_t requests = 0;  // requests sent, retries and redirects each counted
+  std::string commit;     // the last X-Repo-Commit a success carried (the Hub's revision commit)
 };
 
 // An HTTP failure. `status` is the last response's code (0 when there was none); `code` is the

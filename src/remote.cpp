@@ -2,6 +2,7 @@
 #include "remote.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/formats.h"
 #include "paths.h"
 
 namespace headcount::remote {
@@ -18,7 +20,10 @@ namespace {
 constexpr uint64_t kMostTree = uint64_t{16} << 20;  // the model API's file list
 constexpr size_t kMostFiles = 100000;
 constexpr size_t kMostPath = 1024;
-constexpr size_t kListed = 20;  // candidates named in the error of a repo without a default file
+constexpr size_t kListed = 20;
+constexpr uint64_t kFirstWindow = uint64_t{64} << 10;
+constexpr uint64_t kLargestWindow = uint64_t{8} << 20;
+constexpr uint64_t kMostConfig = uint64_t{16} << 20;  // as a local config.json  // candidates named in the error of a repo without a default file
 
 bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
@@ -224,6 +229,138 @@ std::string hub_error(const http::HttpError& e, const Hub& hub, const HubId& id,
   if (e.status() == 404 && e.code() == "EntryNotFound")
     return "no file '" + path + "' in " + repo + " at revision '" + id.revision + "'";
   return e.what();
+}
+
+RemoteSource::RemoteSource(http::Client& client, std::string url, std::string name)
+    : client_(client), url_(std::move(url)), name_(std::move(name)), next_(kFirstWindow) {
+  http::Head head;
+  window_ = client_.range(url_, 0, next_, &head);
+  if (!head.total_known) throw InputError(url_ + ": the server does not say how long the file is");
+  size_ = head.total;
+  next_ *= 2;
+}
+
+void RemoteSource::read(uint64_t offset, uint64_t length, void* out) const {
+  if (length > size_ || offset > size_ - length) throw InputError("truncated: a read past the end of the file");
+  if (length == 0) return;
+  if (offset < start_ || offset - start_ > window_.size() || length > window_.size() - (offset - start_)) {
+    uint64_t want = std::max(length, next_);
+    next_ = std::min(next_ * 2, kLargestWindow);
+    window_ = client_.range(url_, offset, want);
+    start_ = offset;
+    if (window_.size() < length) throw InputError("truncated: the server sent less than the file holds");
+  }
+  std::memcpy(out, window_.data() + (offset - start_), length);
+}
+
+bool RemoteFolder::holds(const std::string& name) const {
+  try {
+    beside(path_, name);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::unique_ptr<ByteSource> RemoteFolder::open(const std::string& name, const char*) const {
+  std::string path = beside(path_, name);
+  size_t slash = shown_.rfind('/');
+  return std::make_unique<RemoteSource>(client_, url_of_(path), shown_.substr(0, slash + 1) + name);
+}
+
+namespace {
+
+// Where a remote input is: how a path of it becomes a URL, the file's own path, how it is shown.
+struct Place {
+  std::function<std::string(const std::string&)> url_of;
+  std::string path, shown;
+};
+
+// An http(s) URL of one file: its folder is the URL up to the last '/', without a query.
+Place url_place(const std::string& input) {
+  std::string url = input.substr(0, input.find_first_of("?#"));
+  size_t host = url.find("://") + 3;
+  size_t slash = url.rfind('/');
+  if (slash == std::string::npos || slash < host || slash + 1 == url.size())
+    throw InputError("'" + input + "' names no file (a URL of a .safetensors, index or .gguf file)");
+  std::string folder = url.substr(0, slash + 1), name = url.substr(slash + 1);
+  Place p;
+  p.path = name;
+  p.shown = input;
+  p.url_of = [folder, input, name](const std::string& path) {
+    return path == name ? input : folder + escaped_path(path);  // the file itself as given
+  };
+  return p;
+}
+
+// The format of the file at `path` by its name, else by its first bytes.
+const FormatRow& remote_format(http::Client& client, const Place& place) {
+  for (const FormatRow& r : file_formats()) {
+    if (r.by_name && r.by_name(place.path)) return r;
+  }
+  std::string head = client.range(place.url_of(place.path), 0, kFormatHeadBytes);
+  return head.size() < kFormatHeadBytes ? format_row(FormatKind::Onnx)
+                                        : format_of_bytes(head.data(), head.size() + 1);  // its size is not known here
+}
+
+Model open_remote(http::Client& client, const Place& place) {
+  const FormatRow& format = remote_format(client, place);
+  if (!format.open_in) {
+    throw InputError("a " + std::string(format.name) +
+                     " model is not read over HTTP yet: download it (headcount reads its graph without its weights)");
+  }
+  size_t slash = place.path.rfind('/');
+  RemoteFolder folder(client, place.url_of, place.path, place.shown);
+  return format.open_in(folder, place.path.substr(slash + 1), place.shown);
+}
+
+// The config.json beside the file, when the host has one (a 404 is no config).
+void fetch_config(http::Client& client, const Place& place, Fetched& f) {
+  std::string path = beside(place.path, "config.json");
+  try {
+    f.config_text = client.whole(place.url_of(path), kMostConfig);
+    size_t slash = place.shown.rfind('/');
+    f.config_name = place.shown.substr(0, slash + 1) + "config.json";
+  } catch (const http::HttpError& e) {
+    if (e.status() != 404) throw;
+  }
+}
+
+}  // namespace
+
+Fetched fetch_model(const std::string& input, http::Options options) {
+  std::optional<HubId> id = parse_hub_id(input);
+  Hub hub;
+  if (id) {
+    hub = hub_from_environment();
+    options.token = hub.token;
+  } else {
+    options.token.clear();  // a URL's host is not the Hub's: no token goes to it
+  }
+  http::Client client(options);
+  Fetched f;
+  std::string path = id ? id->path : "";
+  try {
+    Place place;
+    if (id) {
+      if (path.empty()) path = choose_file(list_files(client, hub, *id), *id);
+      place.path = path;
+      place.shown = hub_text(*id, path);
+      place.url_of = [hub, id](const std::string& p) { return file_url(hub, *id, p); };
+    } else {
+      place = url_place(input);
+    }
+    f.model = open_remote(client, place);
+    fetch_config(client, place, f);
+    f.read.url = place.url_of(place.path);
+  } catch (const http::HttpError& e) {
+    if (id) throw InputError(hub_error(e, hub, *id, path));
+    throw;
+  }
+  f.read.commit = client.stats().commit;
+  f.read.bytes = client.stats().bytes;
+  f.read.requests = client.stats().requests;
+  return f;
 }
 
 }  // namespace headcount::remote

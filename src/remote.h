@@ -10,10 +10,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "checkpoint/source.h"
+#include "headcount/model.h"
+#include "headcount/results/audit.h"
 #include "http.h"
 
 namespace headcount::remote {
@@ -69,5 +74,55 @@ std::string hub_error(const http::HttpError& e, const Hub& hub, const HubId& id,
 
 // A Hub id as the user writes it: "hf://org/repo@rev/path" (the revision only when not main).
 std::string hub_text(const HubId& id, const std::string& path);
+
+// A remote file read by range requests: reads that fall in the window of the last fetch share it;
+// each miss fetches from its offset a window twice as long as the last (64 KiB, up to 8 MiB), so a
+// header read field by field (GGUF's metadata) costs a few requests, not one per field.
+class RemoteSource : public ByteSource {
+ public:
+  // Fetches the first window, which says the file's size.
+  RemoteSource(http::Client& client, std::string url, std::string name);
+  uint64_t size() const override { return size_; }
+  void read(uint64_t offset, uint64_t length, void* out) const override;
+  const std::string& name() const override { return name_; }
+
+ private:
+  http::Client& client_;
+  std::string url_, name_;
+  uint64_t size_ = 0;
+  mutable uint64_t start_ = 0, next_;
+  mutable std::string window_;
+};
+
+// The files beside a remote file (an index's shards, a split GGUF's parts): `url_of` turns a path
+// of the repo (or of the URL's folder) into its URL; every name is checked by beside() first.
+class RemoteFolder : public SourceFolder {
+ public:
+  RemoteFolder(http::Client& client, std::function<std::string(const std::string&)> url_of, std::string path,
+               std::string shown)
+      : client_(client), url_of_(std::move(url_of)), path_(std::move(path)), shown_(std::move(shown)) {}
+  bool holds(const std::string& name) const override;
+  bool exists(const std::string&) const override { return true; }  // a missing file is the host's 404
+  std::unique_ptr<ByteSource> open(const std::string& name, const char* directory) const override;
+
+ private:
+  http::Client& client_;
+  std::function<std::string(const std::string&)> url_of_;
+  std::string path_, shown_;  // the first file's path (in the repo or the URL) and how it is shown
+};
+
+// A remote input read: its model, the config.json beside it when there is one, and where and how
+// much was read.
+struct Fetched {
+  Model model;
+  std::string config_text;   // "" when there is none
+  std::string config_name;   // how the config is shown
+  RemoteRead read;
+};
+
+// Reads a remote input (a Hub id or an http(s) URL of one safetensors file, index or GGUF file)
+// through a client of `options` (the Hub's token is added for a Hub id, never for a URL). Throws
+// InputError with what is wrong, worded for the Hub where it applies.
+Fetched fetch_model(const std::string& input, http::Options options);
 
 }  // namespace headcount::remote

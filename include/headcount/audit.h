@@ -14,6 +14,12 @@
 
 namespace headcount {
 
+// Reading a remote input (hf://ORG/REPO, an http(s) URL).
+struct RemoteOptions {
+  uint64_t fetch_budget = uint64_t{64} << 20;  // bytes one model may fetch (--fetch-budget)
+  long timeout_s = 15;                         // to connect, and of a stalled transfer (--http-timeout)
+};
+
 struct AuditOptions {
   LoadOptions load;
   bool compare_content = true;  // look for duplicate tensors by content (reads only candidates)
@@ -21,6 +27,7 @@ struct AuditOptions {
   bool find_model_config = true;  // else: a config.json or genai_config.json beside the model
   CostOptions cost;               // --context, --batch, --kv-dtype
   std::string checkpoint;         // --checkpoint PATH: compare the model with the checkpoint it came from
+  RemoteOptions remote;
 };
 
 // load -> inventory -> match -> rules for one file. Throws InputError for bad input.

@@ -25,6 +25,9 @@ namespace headcount {
 // Reads config.json or genai_config.json. Throws InputError (message with the file) when the file
 // is missing, not a regular file, above 16 MiB, not JSON, or not a model description.
 ModelConfig read_model_config(const std::string& path);
+// The same for a config's text fetched from elsewhere (a remote model's config.json), shown as
+// `path`; above 16 MiB is refused as for a file.
+ModelConfig parse_model_config(const std::string& text, const std::string& path);
 
 // The K/V cache at `context` tokens (sliding and chunked layers keep at most their window), at
 // `bits` per element, and its formula with the numbers in; nullopt when a product does not fit in

@@ -6,6 +6,7 @@
 
 #include "checkpoint/files.h"
 #include "checkpoint/model.h"
+#include "checkpoint/source.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
 
@@ -50,6 +51,16 @@ Model open_gguf(const std::string& path, const LoadOptions&) { return checkpoint
 
 Model open_onnx(const std::string& path, const LoadOptions& options) { return load_model(path, options); }
 
+Model safetensors_in(const SourceFolder& folder, const std::string& name, const std::string& shown) {
+  std::unique_ptr<ByteSource> file = folder.open(name, "is a directory, not a safetensors file");
+  if (ends_with(name, ".index.json")) return checkpoint_model(read_safetensors_index(*file, folder), shown);
+  return checkpoint_model(read_safetensors(*file), shown);
+}
+
+Model gguf_in(const SourceFolder& folder, const std::string& name, const std::string& shown) {
+  return checkpoint_model(read_gguf(folder, name), shown);
+}
+
 Model open_onnx_bytes(const char* data, uint64_t size, const std::string& name, const LoadOptions& options) {
   return load_model_bytes(data, size, name, options);
 }
@@ -58,10 +69,10 @@ Model open_onnx_bytes(const char* data, uint64_t size, const std::string& name, 
 
 const std::vector<FormatRow>& file_formats() {
   static const std::vector<FormatRow> rows = {
-      {FormatKind::Onnx, "onnx", false, nullptr, nullptr, nullptr, open_onnx, open_onnx_bytes},
-      {FormatKind::Gguf, "gguf", true, nullptr, gguf_name, gguf_bytes, open_gguf, nullptr},
+      {FormatKind::Onnx, "onnx", false, nullptr, nullptr, nullptr, open_onnx, open_onnx_bytes, nullptr},
+      {FormatKind::Gguf, "gguf", true, nullptr, gguf_name, gguf_bytes, open_gguf, nullptr, gguf_in},
       {FormatKind::Safetensors, "safetensors", true, safetensors_folder, safetensors_name, safetensors_bytes,
-       open_safetensors, nullptr},
+       open_safetensors, nullptr, safetensors_in},
   };
   return rows;
 }

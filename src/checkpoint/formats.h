@@ -13,6 +13,10 @@
 #include "headcount/model.h"
 
 namespace headcount {
+class SourceFolder;
+}
+
+namespace headcount {
 
 // The fewest first bytes a row's by_bytes reads (safetensors: the 8-byte length and the '{').
 constexpr uint64_t kFormatHeadBytes = 9;
@@ -31,6 +35,9 @@ struct FormatRow {
   Model (*open)(const std::string& path, const LoadOptions& options);
   // Opens bytes in memory as a Model; null: the format is read from its file only.
   Model (*open_bytes)(const char* data, uint64_t size, const std::string& name, const LoadOptions& options);
+  // Opens the file `name` of a folder of byte sources (a remote repo's, source.h) as a Model shown as
+  // `shown`; null: the format is read from a local file only.
+  Model (*open_in)(const SourceFolder& folder, const std::string& name, const std::string& shown);
 };
 
 // Every row. They are asked in order: GGUF's magic before the safetensors length (the first bytes

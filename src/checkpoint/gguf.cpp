@@ -161,6 +161,7 @@ class GgufFile {
     try {
       source_.read(at_, n, buffer_.data());
     } catch (const InputError&) {
+      if (!id_.known) throw;  // not a local file: what went wrong (a network's error) says itself
       changed();  // need() checked the size found at the open: the file is not that size now
     }
     len_ = n;

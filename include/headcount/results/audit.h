@@ -23,6 +23,14 @@
 
 namespace headcount {
 
+// Where a remote input (hf://, http(s)://) was read from, and what reading it took.
+struct RemoteRead {
+  std::string url;      // the file audited
+  std::string commit;   // the revision's commit, when the Hub said it (X-Repo-Commit)
+  uint64_t bytes = 0;   // body bytes fetched, every request of the model and its config
+  uint64_t requests = 0;
+};
+
 struct Audit {
   Model model;
   Inventory inventory;
@@ -45,6 +53,9 @@ struct Audit {
   std::optional<uint64_t> active_parameters;
   // With --checkpoint: whether this export holds every weight of its checkpoint (fidelity.h).
   std::optional<Fidelity> fidelity;
+  // A remote input: where it was read and what that took; no tensor's values were fetched, so
+  // content_compared is false.
+  std::optional<RemoteRead> remote;
 };
 
 // Wall time of each stage of one audit, in milliseconds (--timings).
