@@ -5,8 +5,8 @@
 
 #include <chrono>
 
+#include "checkpoint/formats.h"
 #include "checkpoint/model.h"
-#include "headcount/checkpoint.h"
 #include "headcount/error.h"
 #include "headcount/attention.h"
 #include "headcount/buffers.h"
@@ -60,7 +60,7 @@ ConfigRead read_config_once(const AuditOptions& options, const std::string& path
 NamedHeads checkpoint_heads(const Model& m, const ConfigRead& config) {
   NamedHeads h;
   const Checkpoint& c = *m.checkpoint;
-  if (c.format == "gguf") {
+  if (c.kind == FormatKind::Gguf) {
     auto arch = c.metadata.find("general.architecture");
     if (arch != c.metadata.end() && arch->second.type == CheckpointValue::Type::String) {
       auto number = [&](const std::string& key) -> std::optional<int64_t> {
@@ -186,20 +186,20 @@ Audit audit_loaded(Model model, const std::string& path, const AuditOptions& opt
 Audit audit_file(const std::string& path, const AuditOptions& options, StageTimes* times) {
   StageTimes local;
   auto clock = std::chrono::steady_clock::now();
-  // One reader per format: the checkpoint readers by name and magic, else ONNX.
-  std::string format = checkpoint_format(path);
-  if (!format.empty() && !options.checkpoint.empty()) {
-    throw InputError("--checkpoint compares an exported model with its checkpoint; this file is a " + format + " checkpoint itself");
+  // The format's row (checkpoint/formats.h): recognised by the path's folder, name or first bytes.
+  const FormatRow& format = format_of(path);
+  if (format.checkpoint && !options.checkpoint.empty()) {
+    throw InputError("--checkpoint compares an exported model with its checkpoint; this file is a " + std::string(format.name) +
+                     " checkpoint itself");
   }
-  if (format == "safetensors") return audit_loaded(checkpoint_model(read_safetensors(path), path), path, options, times ? *times : local, clock);
-  if (format == "gguf") return audit_loaded(checkpoint_model(read_gguf(path), path), path, options, times ? *times : local, clock);
-  Audit a = audit_loaded(load_model(path, options.load), path, options, times ? *times : local, clock);
+  Audit a = audit_loaded(format.open(path, options.load), path, options, times ? *times : local, clock);
+  if (format.checkpoint) return a;
   if (!options.checkpoint.empty()) {
     // The checkpoint is audited as a model of its own (its config beside it, not the export's).
     AuditOptions o;
     o.compare_content = options.compare_content;
     o.cost = options.cost;
-    if (checkpoint_format(options.checkpoint).empty()) {
+    if (!format_of(options.checkpoint).checkpoint) {
       throw InputError("--checkpoint '" + options.checkpoint + "' is not a safetensors or GGUF checkpoint");
     }
     std::optional<Audit> c;
@@ -219,10 +219,11 @@ Audit audit_bytes(const char* data, uint64_t size, const std::string& name, cons
                   StageTimes* times) {
   StageTimes local;
   auto clock = std::chrono::steady_clock::now();
-  if (std::string format = checkpoint_format_of(data, size); !format.empty()) {
-    throw InputError("a " + format + " checkpoint is read from its file, not from bytes in memory: give its path");
+  const FormatRow& format = format_of_bytes(data, size);
+  if (!format.open_bytes) {
+    throw InputError("a " + std::string(format.name) + " checkpoint is read from its file, not from bytes in memory: give its path");
   }
-  Audit a = audit_loaded(load_model_bytes(data, size, name, options.load), "", options, times ? *times : local, clock);
+  Audit a = audit_loaded(format.open_bytes(data, size, name, options.load), "", options, times ? *times : local, clock);
   for (Weight& w : a.model.weights) {  // the caller's buffer is not kept: no later read may reach it
     if (w.payload_memory) {
       w.payload_memory = nullptr;

@@ -197,7 +197,7 @@ void kv_dtype_from_weight(const Model& model, const AttentionBlock& b, BlockCost
     bc.bits = dtype_bits(scale->dtype);
     bc.dtype = dtype_name(scale->dtype);
     bc.dtype_from = "the scale '" + std::string(scale->name) + "' that dequantizes the K projection's weight";
-  } else if (model.checkpoint && model.checkpoint->format == "gguf") {
+  } else if (model.checkpoint && model.checkpoint->kind == FormatKind::Gguf) {
     bc.bits = 16;  // llama.cpp's cache type unless its --cache-type-k says otherwise
     bc.dtype = "float16";
     bc.dtype_from = "llama.cpp's default K/V cache type (f16) for a GGUF model (--kv-dtype sets another)";

@@ -555,7 +555,7 @@ std::vector<int> attention_layers(const std::vector<int>& cks, const std::vector
 std::map<int, int64_t> rotary_heads(const Audit& checkpoint) {
   std::map<int, int64_t> heads;
   const Model& C = checkpoint.model;
-  if (!C.checkpoint || C.checkpoint->format != "gguf") return heads;
+  if (!C.checkpoint || C.checkpoint->kind != FormatKind::Gguf) return heads;
   for (const AttentionBlock& b : checkpoint.attention.blocks) {
     for (const auto& [p, n] : {std::make_pair(&b.q, b.heads), std::make_pair(&b.k, b.kv_heads)}) {
       if (!n || *n <= 0) continue;

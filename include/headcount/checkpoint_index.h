@@ -44,8 +44,13 @@ struct CheckpointValue {
   std::string type_name;           // as the format names it: "uint32", "array[string]", ...
 };
 
+// The formats headcount reads, as the code asks for them (their table, how each is recognised and
+// opened, is src/checkpoint/formats.h); a format's name is printed, its kind is compared.
+enum class FormatKind { Onnx, Safetensors, Gguf };
+
 struct Checkpoint {
-  std::string format;               // "safetensors" or "gguf"
+  FormatKind kind = FormatKind::Safetensors;  // set by the reader
+  std::string format;               // its name as printed: "safetensors" or "gguf"
   std::vector<std::string> files;   // the files read, the first one named on the command line
   std::vector<uint64_t> file_sizes;
   // Each file as the reader opened it: a later read of its tensors' bytes opens it again only

@@ -6,10 +6,7 @@
 // to general.alignment, then the tensor data. Every count in the header is checked against the
 // bytes left in the file before anything is reserved for it, so a file cannot make the reader
 // allocate more than it holds or loop longer than its length.
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -19,7 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "checkpoint/files.h"
+#include "checkpoint/source.h"
 #include "headcount/checked.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
@@ -65,18 +62,13 @@ constexpr uint64_t kFirstReserve = 4096;    // tensors reserved before they are 
 constexpr uint64_t kMinTensorInfo = 24;
 constexpr uint64_t kMinKeyValue = 13;
 
-// The file, read front to back through a buffer of its own. Every read is checked against the
-// file's size first, so a length in the file is refused before anything is allocated for it.
+// The file, read front to back through a buffer of its own, filled from the source 64 KiB at a
+// time (a skip past the buffer reads nothing). Every read is checked against the file's size
+// first, so a length in the file is refused before anything is allocated for it.
 class GgufFile {
  public:
-  explicit GgufFile(const std::string& path) {
-    checkpoint::File file(path, "is a directory, not a GGUF file");  // a FIFO is refused before a read
-    id_ = file.identity();
-    size_ = file.size();
+  explicit GgufFile(const ByteSource& source) : source_(source), id_(source.identity()), size_(source.size()) {
     if (size_ == 0) throw InputError("file is empty");
-    f_.reset(fdopen(file.fd(), "rb"));
-    if (!f_) throw InputError(std::string("cannot open: ") + std::strerror(errno));
-    file.release();  // f_ closes it now
     buffer_.resize(kBuffer);
   }
 
@@ -112,7 +104,6 @@ class GgufFile {
       pos_ += n;
     } else {
       pos_ = len_ = 0;
-      if (fseeko(f_.get(), static_cast<off_t>(at_ + n), SEEK_SET) != 0) changed();
     }
     at_ += n;
   }
@@ -164,19 +155,22 @@ class GgufFile {
 
  private:
   static constexpr size_t kBuffer = 64 * 1024;
+  // The next bytes from at_ on, as many as the buffer holds; need() has proven at least one left.
   void fill() {
-    len_ = std::fread(buffer_.data(), 1, buffer_.size(), f_.get());
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer_.size(), size_ - at_));
+    try {
+      source_.read(at_, n, buffer_.data());
+    } catch (const InputError&) {
+      changed();  // need() checked the size found at the open: the file is not that size now
+    }
+    len_ = n;
     pos_ = 0;
-    if (len_ == 0) changed();
   }
   [[noreturn]] void changed() const {
     throw InputError("truncated at byte " + std::to_string(at_) + " (the file changed while it was read)");
   }
 
-  struct Close {
-    void operator()(FILE* f) const { std::fclose(f); }
-  };
-  std::unique_ptr<FILE, Close> f_;
+  const ByteSource& source_;
   FileIdentity id_;
   uint64_t size_ = 0;
   uint64_t at_ = 0;  // the next byte the reader hands out
@@ -447,8 +441,8 @@ void place_tensors(GgufPart& part, uint64_t data_start) {
   }
 }
 
-GgufPart read_part(const std::string& path) {
-  GgufFile in(path);
+GgufPart read_part(const ByteSource& source) {
+  GgufFile in(source);
   GgufPart part;
   part.size = in.size();
   part.identity = in.identity();
@@ -531,36 +525,38 @@ void check_split_keys(const GgufPart& part, int index, int count) {
   }
 }
 
-Checkpoint read_split(const std::filesystem::path& named, const SplitName& split) {
-  const std::string file = named.filename().string();
+// The parts of a split file, `file` the one named, each opened through `folder` in order.
+Checkpoint read_split(const SourceFolder& folder, const std::string& file, const SplitName& split) {
   if (split.count == 0 || split.part == 0 || split.part > split.count) {
     throw InputError("the file name says part " + std::to_string(split.part) + " of " + std::to_string(split.count));
   }
   Checkpoint c;
+  c.kind = FormatKind::Gguf;
   c.format = "gguf";
   std::unordered_set<std::string> names;
   std::map<std::pair<uint64_t, uint64_t>, int> files;  // (device, inode) -> the part read from it
-  const std::filesystem::path root =
-      checkpoint::folder_root(named.parent_path().empty() ? std::filesystem::path(".") : named.parent_path());
   for (int k = 1; k <= split.count; ++k) {
     const std::string name = part_file(split, k);
-    const std::filesystem::path path = named.parent_path() / name;
+    std::unique_ptr<ByteSource> source;
     GgufPart part;
     try {
       if (k != split.part) {
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec)) {
+        if (!folder.exists(name)) {
           throw InputError("is missing (" + file + " is part " + std::to_string(split.part) + " of " +
                            std::to_string(split.count) + ")");
         }
         // The other parts are read only inside the named part's folder, not through a symlink out.
-        if (!checkpoint::inside_root(root, name)) throw InputError("resolves outside the folder of " + file);
+        if (!folder.holds(name)) throw InputError("resolves outside the folder of " + file);
       }
-      part = read_part(path.string());
-      // A symlink or a hard link to an earlier part: its tensors are not counted twice.
-      auto [it, fresh] = files.try_emplace({part.identity.device, part.identity.inode}, static_cast<int>(c.files.size()));
-      if (!fresh) {
-        throw InputError("is the same file as split part " + part_file(split, it->second + 1) + ": one file under two names");
+      source = folder.open(name, "is a directory, not a GGUF file");
+      part = read_part(*source);
+      // A symlink or a hard link to an earlier part: its tensors are not counted twice. (A source
+      // that is not a local file has no identity: its parts are told apart by their names.)
+      if (part.identity.known) {
+        auto [it, fresh] = files.try_emplace({part.identity.device, part.identity.inode}, static_cast<int>(c.files.size()));
+        if (!fresh) {
+          throw InputError("is the same file as split part " + part_file(split, it->second + 1) + ": one file under two names");
+        }
       }
       check_split_keys(part, k, split.count);
     } catch (const InputError& e) {
@@ -575,7 +571,7 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
       t.file = index;
       c.tensors.push_back(std::move(t));
     }
-    c.files.push_back(path.string());
+    c.files.push_back(source->name());
     c.file_sizes.push_back(part.size);
     c.file_ids.push_back(part.identity);
     if (k == 1) {
@@ -595,10 +591,21 @@ Checkpoint read_split(const std::filesystem::path& named, const SplitName& split
 }  // namespace
 
 
+Checkpoint read_gguf(const SourceFolder& folder, const std::string& name) {
+  if (auto split = split_name(name)) return read_split(folder, name, *split);
+  return read_gguf(*folder.open(name, "is a directory, not a GGUF file"));
+}
+
 Checkpoint read_gguf(const std::string& path) {
   const std::filesystem::path named(path);
-  if (auto split = split_name(named.filename().string())) return read_split(named, *split);
-  GgufPart part = read_part(path);
+  // A split file's parts are found in its folder, by their names: "NAME-00002-of-00003.gguf"
+  // beside "NAME-00001-of-00003.gguf" (no folder when the path names none).
+  if (split_name(named.filename().string())) return read_gguf(LocalFolder(named.parent_path()), named.filename().string());
+  return read_gguf(FileSource(path, "is a directory, not a GGUF file"));
+}
+
+Checkpoint read_gguf(const ByteSource& file) {
+  GgufPart part = read_part(file);
   if (auto count = integer_key(part.metadata, "split.count"); count && *count > 1) {
     throw InputError("split.count is " + std::to_string(*count) +
                      ", but the file name does not say which part this is (a split file is named "
@@ -606,8 +613,9 @@ Checkpoint read_gguf(const std::string& path) {
                      std::to_string(*count) + ".gguf)");
   }
   Checkpoint c;
+  c.kind = FormatKind::Gguf;
   c.format = "gguf";
-  c.files = {path};
+  c.files = {file.name()};
   c.file_sizes = {part.size};
   c.file_ids = {part.identity};
   c.gguf_version = part.version;

@@ -12,7 +12,7 @@ namespace {
 // The ONNX type of a checkpoint dtype, or kGgmlDtype + the GGUF type for a block-quantized one.
 int32_t dtype_of(const Checkpoint& c, const std::string& d) {
   if (const CheckpointDtype* t = checkpoint_dtype(d); t && t->onnx != 0) return t->onnx;
-  if (c.format == "gguf") {
+  if (c.kind == FormatKind::Gguf) {
     for (uint32_t id = 0; id < 256; ++id) {
       const GgmlType* t = ggml_type(id);
       if (t && d == t->name) return kGgmlDtype + static_cast<int32_t>(id);

@@ -2,7 +2,6 @@
 // nlohmann-json's SAX interface, so a hostile header never becomes a document: what it keeps is a
 // list of tensors, each checked against the file before the next stage sees it.
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <set>
 #include <unordered_map>
@@ -10,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/files.h"
+#include "checkpoint/source.h"
 #include "headcount/checked.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
@@ -267,12 +266,12 @@ void read_index_metadata(const json& md, Checkpoint& c) {
   }
 }
 
-// One .safetensors file's tensors (opened as `f`), checked against the file's size; `file` is
-// its index.
-void read_file(const checkpoint::File& f, const std::string& path, int file, Checkpoint& c) {
+// One .safetensors file's tensors, checked against the file's size; `file` is its index. Two
+// reads: the 8-byte length, then the header.
+void read_file(const ByteSource& f, int file, Checkpoint& c) {
   unsigned char head[8];
   if (f.size() < 8) throw InputError("truncated: " + std::to_string(f.size()) + " bytes, fewer than the 8 of the header length");
-  f.read(0, head, 8);
+  f.read(0, 8, head);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = n << 8 | head[i];
   if (n > f.size() - 8) {
@@ -283,7 +282,7 @@ void read_file(const checkpoint::File& f, const std::string& path, int file, Che
   }
   if (n < 2) throw InputError("the header is " + std::to_string(n) + " bytes long: not a JSON object");
   std::string header(static_cast<size_t>(n), '\0');
-  f.read(8, header.data(), n);
+  f.read(8, n, header.data());
   if (header[0] != '{') throw InputError("the header does not start with '{': not a safetensors file");
   // The format pads the header with spaces to an 8-byte boundary: whitespace JSON skips.
   HeaderReader r;
@@ -291,27 +290,21 @@ void read_file(const checkpoint::File& f, const std::string& path, int file, Che
   if (!ok || !r.error.empty()) throw InputError(r.error.empty() ? "the header is not valid JSON" : r.error);
   add_tensors(r, f.size() - (8 + n), 8 + n, file, c);
   if (file == 0) c.metadata = std::move(r.metadata);
-  c.files.push_back(path);
+  c.files.push_back(f.name());
   c.file_sizes.push_back(f.size());
   c.file_ids.push_back(f.identity());
 }
 
-void read_file(const std::string& path, int file, Checkpoint& c) {
-  checkpoint::File f(path, "is a directory, not a safetensors file");
-  read_file(f, path, file, c);
-}
-
-// A shard named by an index: a plain file name in the index's folder (whose root is `root`).
-std::string shard_path(const fs::path& folder, const fs::path& root, const std::string& name) {
+// A shard named by an index: a plain file name in the index's folder.
+void check_shard_name(const SourceFolder& folder, const std::string& name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos || name.find('\\') != std::string::npos ||
       name.find('\0') != std::string::npos) {
     throw InputError("the index names the shard '" + name + "', which is not a file name in its folder");
   }
   // A shard is read only inside the index's folder: not through a symlink that leaves it.
-  if (!checkpoint::inside_root(root, name)) {
+  if (!folder.holds(name)) {
     throw InputError("the index names the shard '" + name + "', which resolves outside its folder");
   }
-  return (folder / name).string();
 }
 
 // An index's weight_map: each tensor's shard, and the shards in name order, each with the
@@ -366,15 +359,14 @@ void check_shard(const WeightMap& w, const std::string& shard, const Checkpoint&
 // symlink, a hard link) is refused at the first: every tensor of a shard must be the map's for
 // that shard, so the file holds tensors the map gives the other name. Its tensors are never
 // counted twice, and what is kept never outgrows the map.
-Checkpoint read_shards(const fs::path& folder, const WeightMap& w) {
-  const fs::path root = checkpoint::folder_root(folder);
+Checkpoint read_shards(const SourceFolder& folder, const WeightMap& w) {
   Checkpoint data;
   std::unordered_set<std::string> seen;
   for (const std::string& s : w.shards) {
-    std::string p = shard_path(folder, root, s);
+    check_shard_name(folder, s);
     const size_t first = data.tensors.size();
     try {
-      read_file(p, static_cast<int>(data.files.size()) + 1, data);
+      read_file(*folder.open(s, "is a directory, not a safetensors file"), static_cast<int>(data.files.size()) + 1, data);
     } catch (const InputError& e) {
       throw InputError("shard " + s + ": " + e.what());
     }
@@ -383,12 +375,18 @@ Checkpoint read_shards(const fs::path& folder, const WeightMap& w) {
   return data;
 }
 
-Checkpoint read_index(const std::string& path) {
-  checkpoint::File f(path, "is a directory, not an index");
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+Checkpoint read_safetensors_index(const ByteSource& f, const SourceFolder& folder) {
   if (f.size() > kMostIndexBytes) {
     throw InputError("the index is " + std::to_string(f.size()) + " bytes, above the " + std::to_string(kMostIndexBytes) + " an index can be");
   }
-  const std::string text = f.read_all();
+  std::string text(static_cast<size_t>(f.size()), '\0');
+  f.read(0, f.size(), text.data());
   json doc;
   try {
     doc = json::parse(text, [](int depth, json::parse_event_t, json&) {
@@ -407,12 +405,11 @@ Checkpoint read_index(const std::string& path) {
     if (k != "weight_map" && k != "metadata") throw InputError("the index has the key '" + k + "', which headcount does not know");
   }
   Checkpoint c;
+  c.kind = FormatKind::Safetensors;
   c.format = "safetensors";
   if (doc.contains("metadata")) read_index_metadata(doc["metadata"], c);
-  fs::path folder = fs::path(path).parent_path();
-  if (folder.empty()) folder = ".";
   const WeightMap w = weight_map(doc["weight_map"]);
-  c.files.push_back(path);  // the index itself comes first
+  c.files.push_back(f.name());  // the index itself comes first
   c.file_sizes.push_back(f.size());
   c.file_ids.push_back(f.identity());
   Checkpoint data = read_shards(folder, w);
@@ -426,11 +423,13 @@ Checkpoint read_index(const std::string& path) {
   return c;
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+Checkpoint read_safetensors(const ByteSource& file) {
+  Checkpoint c;
+  c.kind = FormatKind::Safetensors;
+  c.format = "safetensors";
+  read_file(file, 0, c);
+  return c;
 }
-
-}  // namespace
 
 Checkpoint read_safetensors(const std::string& path) {
   std::error_code ec;
@@ -458,47 +457,14 @@ Checkpoint read_safetensors(const std::string& path) {
     throw InputError(found.empty() ? "the folder holds no model.safetensors, model.safetensors.index.json or single .safetensors file"
                                    : "the folder holds more than one checkpoint; name the file");
   }
-  if (ends_with(path, ".index.json")) return read_index(path);
-  Checkpoint c;
-  c.format = "safetensors";
-  read_file(path, 0, c);
-  return c;
-}
-
-
-std::string checkpoint_format(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    fs::path dir(path);
-    if (fs::exists(dir / "model.safetensors.index.json", ec) || fs::exists(dir / "model.safetensors", ec)) return "safetensors";
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      std::string name = e.path().filename().string();
-      if (ends_with(name, ".safetensors") || ends_with(name, ".safetensors.index.json")) return "safetensors";
-    }
-    return "";
+  if (ends_with(path, ".index.json")) {
+    FileSource index(path, "is a directory, not an index");
+    // The shards lie in the index's folder: "./NAME" when the index is named without one.
+    fs::path folder = fs::path(path).parent_path();
+    if (folder.empty()) folder = ".";
+    return read_safetensors_index(index, LocalFolder(folder));
   }
-  if (ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json")) return "safetensors";
-  if (ends_with(path, ".gguf")) return "gguf";
-  // By content: GGUF's magic, or a safetensors header (a length that fits, then '{'). Opened as
-  // every reader opens: a FIFO or a device is not read here (the loader then says what it is).
-  try {
-    checkpoint::File f(path);
-    char head[9] = {};
-    if (f.size() < 9) return "";
-    f.read(0, head, 9);
-    return checkpoint_format_of(head, f.size());
-  } catch (const InputError&) {
-    return "";
-  }
-}
-
-std::string checkpoint_format_of(const char* data, uint64_t size) {
-  if (size < 9) return "";
-  if (std::memcmp(data, "GGUF", 4) == 0) return "gguf";
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = n << 8 | static_cast<unsigned char>(data[i]);
-  if (data[8] == '{' && n >= 2 && n <= size - 8) return "safetensors";
-  return "";
+  return read_safetensors(FileSource(path, "is a directory, not a safetensors file"));
 }
 
 }  // namespace headcount

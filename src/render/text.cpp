@@ -271,7 +271,7 @@ void summary_text(const Audit& a, std::ostream& out) {
   if (m.checkpoint) {
     const Checkpoint& c = *m.checkpoint;
     std::string what = c.format;
-    if (c.format == "gguf") {
+    if (c.kind == FormatKind::Gguf) {
       what += " v" + std::to_string(c.gguf_version);
       auto arch = c.metadata.find("general.architecture");
       if (arch != c.metadata.end() && arch->second.type == CheckpointValue::Type::String) what += ", architecture " + arch->second.s;
