@@ -29,7 +29,7 @@ bool elementwise(std::string_view op) {
   return op_has(op, Trait::NoOp) && op != "Dropout"sv;
 }
 
-bool reduction(std::string_view op) { return op == "ReduceMean"sv || op == "ReduceL2"sv || op == "ReduceSumSquare"sv; }
+bool reduction(std::string_view op) { return op_has(op, Trait::NormReduce); }
 
 }  // namespace
 
@@ -123,8 +123,10 @@ bool Matcher::reaches(int g, Name value, int node) {
     if (p < 0) continue;
     const auto& n = *m_.nodes[p].rec;
     std::string_view op = n.op_type();
-    // A product or the scores' Softmax ends the path (LogSoftmax is no score, as it never was).
-    bool ends = op_has(op, Trait::PlainProduct) || op == "Einsum"sv || (op_has(op, Trait::Softmax) && op != "LogSoftmax"sv);
+    // A product ends the path (an Einsum whatever its equation), and so does the scores' Softmax
+    // (not a LogSoftmax, which is no score, as it never was).
+    bool ends = op_has(op, Trait::PlainProduct) || op == "Einsum"sv;
+    ends = ends || op == "Softmax"sv;
     if (ends || walker_.as_projection(g, p, input_of(n, 0))) continue;
     // Shape operands (a Reshape's target, Slice bounds, Expand's shape) carry no data.
     bool data_only = op_has(op, Trait::ShapeOperands);
