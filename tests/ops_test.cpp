@@ -187,12 +187,23 @@ TEST_CASE("ops: an op the table does not know has no traits, and every row names
                                          "PackedMultiHeadAttention", "DecoderMaskedMultiHeadAttention",
                                          "GroupQueryAttention", "SparseAttention", "PagedAttention"});
   CHECK(seen.size() > 60);
-  // Every row is found by its name, wherever probing placed it.
+  // Every row is found by its name, wherever probing placed it, and a name that differs from a
+  // row's in one byte, wherever it is (the lookup compares words of 8 or 4 bytes), is none.
+  size_t near_misses = 0;
   for (const auto& r : op_trait_rows()) {
     INFO(std::string(r.op));
     CHECK(op_slot(r.op).size == r.op.size());
     CHECK(op_traits(r.op) == r.traits);
+    for (size_t k = 0; k < r.op.size(); ++k) {
+      std::string other(r.op);
+      other[k] = '\x01';
+      INFO(k);
+      CHECK(op_slot(other).size == 0);
+      ++near_misses;
+    }
+    CHECK(op_slot(std::string(r.op) + "s").size == 0);
   }
+  CHECK(near_misses > 1000);
 }
 
 TEST_CASE("ops: float types are the four a graph computes in", "[ops]") {

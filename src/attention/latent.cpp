@@ -24,9 +24,10 @@ namespace {
 // A norm's own steps (ReduceMean is a reduction, asked first), a negation and an Identity between
 // them. Abs and Dropout are left out, as they always were.
 bool elementwise(std::string_view op) {
-  if (op_has(op, Trait::NormStep)) return true;
-  if (op_has(op, Trait::SignChange)) return op != "Abs"sv;
-  return op_has(op, Trait::NoOp) && op != "Dropout"sv;
+  const uint64_t traits = op_traits(op);  // one lookup for the three questions
+  if (has(traits, Trait::NormStep)) return true;
+  if (has(traits, Trait::SignChange)) return op != "Abs"sv;
+  return has(traits, Trait::NoOp) && op != "Dropout"sv;
 }
 
 bool reduction(std::string_view op) { return op_has(op, Trait::NormReduce); }
