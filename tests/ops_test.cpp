@@ -121,7 +121,7 @@ TEST_CASE("ops: the narrow kinds the walks ask for", "[ops]") {
   // route and run the experts in one op.
   CHECK(with(Trait::FusedExperts) == S{"MoE", "QMoE"});
   // MatMulNBits' B is uint8 [N, k_blocks, blob_size] holding `bits`-bit weights, K and N in its
-  // attributes; QMoE's expert weights are uint8 with expert_weight_bits (4 or 8) a weight.
+  // attributes; QMoE's expert weights are uint8 holding weights of expert_weight_bits bits.
   CHECK(with(Trait::PackedWeights) == S{"MatMulNBits", "QMoE"});
 }
 
