@@ -28,7 +28,11 @@ struct CacheSlots {
   int cos, sin;
 };
 const CacheSlots kRotaryCaches[] = {
-    {"RotaryEmbedding", 2, 3}, {"GroupQueryAttention", 7, 8}, {"SparseAttention", 9, 10}, {"PagedAttention", 8, 9}};
+    {"RotaryEmbedding", 2, 3},
+    {"GroupQueryAttention", 7, 8},
+    {"SparseAttention", 9, 10},
+    {"PagedAttention", 8, 9},
+};
 
 // Reads a tensor's values for the checks below: every element read spends from the audit's budget,
 // and a read it cannot pay for ends the check, which then proves nothing (the tensor stays a

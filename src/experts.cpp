@@ -77,7 +77,7 @@ class ExpertMatcher {
     for (size_t g = 0; g < m_.graphs.size(); ++g) {
       for (int ni : m_.graphs[g].nodes) {
         const auto& n = *m_.nodes[ni].rec;
-        if ((n.op_type() == "MoE"sv || n.op_type() == "QMoE"sv) && n.domain() == "com.microsoft") {
+        if (n.domain() == "com.microsoft" && op_has(n.op_type(), Trait::FusedExperts)) {
           out.list.push_back({static_cast<int>(g), ni, true, {}});
         } else if (n.op_type() == "TopK"sv && (n.domain().empty() || n.domain() == "ai.onnx")) {
           if (budget_.exhausted()) {

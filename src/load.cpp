@@ -26,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "headcount/error.h"
+#include "ops.h"
 #include "payload.h"
 
 namespace headcount {
@@ -805,7 +806,7 @@ class Indexer {
     m_.nodes.push_back(Node{&n, gi});
     raw_nodes_[gi].push_back(ni);
     bool is_constant = n.op_type() == "Constant"sv && (n.domain().empty() || n.domain() == "ai.onnx"sv);
-    if (n.op_type() == "MatMulNBits"sv || n.op_type() == "QMoE"sv) packed_readers_.push_back(ni);
+    if (op_has(n.op_type(), Trait::PackedWeights)) packed_readers_.push_back(ni);
     if (n.op_type() == "DequantizeLinear"sv) dequantizers_.push_back(ni);
     for (const Attribute& a : n.attribute()) {
       if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));

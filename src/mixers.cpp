@@ -245,7 +245,7 @@ class MixerMatcher {
       int q = m_.producer_of(g, v);
       if (q < 0) continue;
       const auto& qn = *m_.nodes[static_cast<size_t>(q)].rec;
-      const uint32_t traits = op_traits(qn.op_type());
+      const uint64_t traits = op_traits(qn.op_type());
       if (!has(traits, Trait::NormStep)) continue;
       // The steps that read x itself: the mean and the square (ReduceMean, Pow), the norm's steps
       // that shift, scale, take a root or cast nothing of x's own.
@@ -435,7 +435,7 @@ class MixerMatcher {
   void note_loop(const std::vector<int>& nodes, Mixer& mx) {
     for (int ni : nodes) {  // a recurrence written as a loop over the sequence
       std::string_view op = m_.nodes[static_cast<size_t>(ni)].rec->op_type();
-      if (op == "Loop"sv || op == "Scan"sv) {
+      if (op_has(op, Trait::Iterates)) {
         mx.evidence += "; its recurrence runs in " + label(m_, ni);
         break;
       }
@@ -682,7 +682,7 @@ class MixerMatcher {
 
 bool detail::may_hold_mixers(const Model& model) {
   for (const auto& n : model.nodes) {
-    if (n.rec->op_type() == "CumSum"sv || n.rec->op_type() == "Conv"sv) return true;
+    if (op_has(n.rec->op_type(), Trait::WindowSum)) return true;
   }
   return false;
 }

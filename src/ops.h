@@ -12,13 +12,14 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
 namespace headcount {
 
 // One bit per trait; an op may have several (Identity is layout-only and a no-op).
-enum class Trait : uint32_t {
+enum class Trait : uint64_t {
   None = 0,
   // The same elements in another shape or order: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
   // Identity.
@@ -101,8 +102,27 @@ enum class Trait : uint32_t {
   BiasActivation = 1u << 30,
   // How a learned scale or bias is applied, x·γ and x + β: Mul, Add.
   Affine = 1u << 31,
+  // The reduction a written-out norm takes its statistic with: the mean (ReduceMean), the L2 norm
+  // (ReduceL2), the sum of squares (ReduceSumSquare). Not ReduceSum, ReduceMax or ReduceMin, which
+  // no written-out norm seen uses.
+  NormReduce = uint64_t{1} << 32,
+  // Runs a subgraph (its body) once per iteration or per slice along an axis, as a recurrence
+  // over the sequence is written: Loop, Scan. Not If, whose branches run once.
+  Iterates = uint64_t{1} << 33,
+  // Sums along an axis over a window of positions, as the token mixers that are no attention do:
+  // CumSum (every position up to each one), Conv (a kernel's span around each). Not the other
+  // convolutions (ConvTranspose, ConvInteger, QLinearConv), which no mixer seen uses.
+  WindowSum = uint64_t{1} << 34,
+  // Reads only its input's dims, never its values: Shape, Size.
+  ReadsDims = uint64_t{1} << 35,
+  // A mixture of experts fused into one op, its router's choice and the experts' products inside
+  // (com.microsoft): MoE, QMoE.
+  FusedExperts = uint64_t{1} << 36,
+  // Reads weights packed several to a byte, whose count is in its attributes and not in the
+  // stored bytes (com.microsoft): MatMulNBits, QMoE.
+  PackedWeights = uint64_t{1} << 37,
 };
-// Trait has 32 bits and all are taken: a new trait widens it (and ops_detail::Slot) to 64 bits.
+// Trait has 64 bits, 38 of them taken.
 
 // What an op does to shapes: the shape oracle's evaluator of its output dims and, for shape
 // arithmetic, of its output's integer values (src/shapes.cpp maps each rule to them). Each row of
@@ -137,7 +157,7 @@ enum class ShapeRule : uint8_t {
   Count_,         // the number of rules (not a rule)
 };
 
-constexpr Trait operator|(Trait a, Trait b) { return static_cast<Trait>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b)); }
+constexpr Trait operator|(Trait a, Trait b) { return static_cast<Trait>(static_cast<uint64_t>(a) | static_cast<uint64_t>(b)); }
 
 // Where a matrix product's operands are (ONNX and com.microsoft specs): the input that holds its
 // matrix B (the weight of a projection; -1 for an op that is no product), its bias input (-1:
@@ -165,25 +185,30 @@ constexpr ProductOperands unpack(uint8_t b) {
 // An op type, its traits and its shape rule (op_trait_rows).
 struct OpTraitsRow {
   std::string_view op;
-  uint32_t traits = 0;
+  uint64_t traits = 0;
   ShapeRule shape = ShapeRule::None;
 };
 
 namespace ops_detail {
 // The table's rows placed by a cheap hash of the name (its length and three of its characters),
 // probing on: every stage asks for each node it walks, so a lookup is a few instructions, as
-// cheap as the lists of names it replaces, and the table (4 KiB) stays in the processor's
-// cache beside a large graph's records. Made at compile time in src/ops.cpp; no row is more than
-// one probe from its slot.
+// cheap as the lists of names it replaces, and the table (12 KiB, of which a graph's few dozen op
+// types touch a few dozen lines) stays in the processor's cache beside a large graph's records.
+// Made at compile time in src/ops.cpp, which checks how far a row is from its slot (kMostProbes).
 struct Slot {
   const char* name = nullptr;
-  uint32_t traits = 0;
+  uint64_t traits = 0;
   uint16_t size = 0;  // 0: an empty slot
   ShapeRule shape = ShapeRule::None;
   uint8_t product = 0;  // ProductOperands, packed (pack)
 };
-static_assert(sizeof(Slot) <= 16, "a slot stays 16 bytes: the table stays 4 KiB");
-constexpr size_t kSlots = 256;  // a power of two, more than twice the rows
+// 8 bytes of name, 8 of traits (64 bits since the 33rd trait), 4 of size, rule and product, and
+// 4 of padding: 24 bytes a slot, 12 KiB a table.
+static_assert(sizeof(Slot) <= 24, "a slot stays 24 bytes: the table stays 12 KiB");
+// A power of two, more than twice the rows. With its 130 rows, a row is 0.2 probes past its slot
+// on average and the lookup of an op the table does not know probes 0.4 slots more (256 slots
+// would make that 0.4 and 1.2; with 105 rows they were 0.15 and 0.8).
+constexpr size_t kSlots = 512;
 constexpr size_t kMask = kSlots - 1;
 constexpr size_t slot(std::string_view op) {
   size_t n = op.size();
@@ -191,6 +216,32 @@ constexpr size_t slot(std::string_view op) {
   return n == 0 ? 0 : (n + c(0) * 31 + c(n / 2) + c(n - 1) * 13) & kMask;
 }
 extern const std::array<Slot, kSlots> kSlotTable;
+
+// Whether n bytes at a and at b are the same, a word at a time: a name of 8 to 16 bytes is two
+// loads a side (the last word overlaps the first), one of 4 to 7 two smaller ones.
+inline bool same_bytes(const char* a, const char* b, size_t n) {
+  auto word = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  };
+  auto half = [](const char* p) {
+    uint32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  };
+  if (n < 4) {
+    for (size_t k = 0; k < n; ++k) {
+      if (a[k] != b[k]) return false;
+    }
+    return true;
+  }
+  if (n < 8) return half(a) == half(b) && half(a + n - 4) == half(b + n - 4);
+  for (size_t k = 0; k + 8 < n; k += 8) {
+    if (word(a + k) != word(b + k)) return false;
+  }
+  return word(a + n - 8) == word(b + n - 8);
+}
 }  // namespace ops_detail
 
 // The table's slot of an op type, or its empty slot (traits 0, no shape rule) for an op the table
@@ -201,9 +252,7 @@ inline const ops_detail::Slot& op_slot(std::string_view op) {
   for (size_t i = ops_detail::slot(op);; i = (i + 1) & ops_detail::kMask) {
     const ops_detail::Slot& s = ops_detail::kSlotTable[i];
     if (s.size == op.size()) {
-      size_t k = 0;
-      while (k < op.size() && s.name[k] == op[k]) ++k;
-      if (k == op.size()) return s;
+      if (ops_detail::same_bytes(s.name, op.data(), op.size())) return s;
     } else if (s.size == 0) {
       return s;
     }
@@ -212,15 +261,15 @@ inline const ops_detail::Slot& op_slot(std::string_view op) {
 // The traits of an op type (0, Trait::None, for an op the table does not know or one it lists
 // for its shape rule alone). Keyed by op type alone: the com.microsoft ops the stages know have
 // names of their own.
-inline uint32_t op_traits(std::string_view op) { return op_slot(op).traits; }
+inline uint64_t op_traits(std::string_view op) { return op_slot(op).traits; }
 // The shape rule of an op type (ShapeRule::None for an op the table does not know).
 inline ShapeRule op_shape_rule(std::string_view op) { return op_slot(op).shape; }
 // Where a product's operands are (weight -1 for an op that is no matrix product).
 inline ProductOperands op_product(std::string_view op) { return ops_detail::unpack(op_slot(op).product); }
 // Whether an op has any of the traits.
-inline bool op_has(std::string_view op, Trait any) { return (op_traits(op) & static_cast<uint32_t>(any)) != 0; }
+inline bool op_has(std::string_view op, Trait any) { return (op_traits(op) & static_cast<uint64_t>(any)) != 0; }
 // Whether traits (from op_traits) include any of these.
-inline bool has(uint32_t traits, Trait any) { return (traits & static_cast<uint32_t>(any)) != 0; }
+inline bool has(uint64_t traits, Trait any) { return (traits & static_cast<uint64_t>(any)) != 0; }
 
 // Every row of the table, as written, for tests and docs.
 std::vector<OpTraitsRow> op_trait_rows();

@@ -64,7 +64,7 @@ void scan_upstream(const Model& m, int g, Name value, int depth, UpstreamScan& s
   if (p < 0) return;
   const auto& n = *m.nodes[p].rec;
   std::string_view op = n.op_type();
-  const uint32_t traits = op_traits(op);
+  const uint64_t traits = op_traits(op);
   if (has(traits, Trait::MatrixProduct)) {
     scan.matmuls.push_back(p);
     return;

@@ -24,12 +24,13 @@ namespace {
 // A norm's own steps (ReduceMean is a reduction, asked first), a negation and an Identity between
 // them. Abs and Dropout are left out, as they always were.
 bool elementwise(std::string_view op) {
-  if (op_has(op, Trait::NormStep)) return true;
-  if (op_has(op, Trait::SignChange)) return op != "Abs"sv;
-  return op_has(op, Trait::NoOp) && op != "Dropout"sv;
+  const uint64_t traits = op_traits(op);  // one lookup for the three questions
+  if (has(traits, Trait::NormStep)) return true;
+  if (has(traits, Trait::SignChange)) return op != "Abs"sv;
+  return has(traits, Trait::NoOp) && op != "Dropout"sv;
 }
 
-bool reduction(std::string_view op) { return op == "ReduceMean"sv || op == "ReduceL2"sv || op == "ReduceSumSquare"sv; }
+bool reduction(std::string_view op) { return op_has(op, Trait::NormReduce); }
 
 }  // namespace
 
@@ -123,8 +124,10 @@ bool Matcher::reaches(int g, Name value, int node) {
     if (p < 0) continue;
     const auto& n = *m_.nodes[p].rec;
     std::string_view op = n.op_type();
-    // A product or the scores' Softmax ends the path (LogSoftmax is no score, as it never was).
-    bool ends = op_has(op, Trait::PlainProduct) || op == "Einsum"sv || (op_has(op, Trait::Softmax) && op != "LogSoftmax"sv);
+    // A product ends the path (an Einsum whatever its equation), and so does the scores' Softmax
+    // (not a LogSoftmax, which is no score, as it never was).
+    bool ends = op_has(op, Trait::PlainProduct) || op == "Einsum"sv;
+    ends = ends || op == "Softmax"sv;
     if (ends || walker_.as_projection(g, p, input_of(n, 0))) continue;
     // Shape operands (a Reshape's target, Slice bounds, Expand's shape) carry no data.
     bool data_only = op_has(op, Trait::ShapeOperands);

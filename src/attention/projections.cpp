@@ -579,7 +579,7 @@ ProjectionHit ProjectionWalker::forward(int g, Name value) {
         return fail;
       }
       std::string_view op = m_.nodes[c].rec->op_type();
-      if (op != "Shape"sv && op != "Size"sv) users.push_back(c);
+      if (!op_has(op, Trait::ReadsDims)) users.push_back(c);
     }
     if (users.empty()) {
       fail.failure = "its output '" + std::string(value) + "' is not used by a projection";

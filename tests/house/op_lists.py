@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Keeps one op table (issue 35, item 3; STYLE.md "No op-name lists outside src/ops.cpp's table").
 
-Reads the op types of the table in src/ops.cpp (the rows of kRows, `{"Reshape", ...}`) and fails
-on every line of the C++ sources under src/ and include/ outside that table that holds two or more
-of them as string literals: such a line lists ops by hand (a set, an array, an if-chain), where
-it should ask the table's traits (ops.h). One comparison naming one op (`op == "Softmax"`) is
-fine. Comments do not count; string literals are read as the compiler reads them (escapes,
-raw strings), so an op named in a message counts as one.
+Its op names are the op types of the table in src/ops.cpp (the rows of kRows, `{"Reshape", ...}`)
+and every op of the ONNX spec (onnx.defs.get_all_schemas_with_history(), every domain and
+version: an op the code names before the table has its row is still seen); the com.microsoft ops
+the code names are rows of the table. It fails on every line of the C++ sources under src/ and
+include/ outside that table that holds two or more of them as string literals: such a line lists
+ops by hand (a set, an array, an if-chain), where it should ask the table's traits (ops.h). One
+comparison naming one op (`op == "Softmax"`) is fine. Comments do not count; string literals are
+read as the compiler reads them (escapes, raw strings), so an op named in a message counts as one.
 
     op_lists.py REPO      check the tree (prints file:line for each list)
     op_lists.py --self-test
 
-Python 3, standard library only.
+Python 3 and its standard library, and the onnx package (Debian's python3-onnx, which CI
+installs): without it the check fails, as it would not see the spec's ops.
 """
 import os
 import re
@@ -119,11 +122,23 @@ def lists_in(text, ops, skip=None):
     return found
 
 
+def spec_ops():
+    """The op types of the ONNX spec, every domain and version, from the onnx package. Raises
+    ValueError when onnx cannot be imported."""
+    try:
+        import onnx.defs
+    except ImportError as e:
+        raise ValueError(f"cannot import onnx ({e}): install python3-onnx; without the spec's "
+                         "op names the check would not see them") from e
+    return {s.name for s in onnx.defs.get_all_schemas_with_history()}
+
+
 def scan(repo):
-    """(path, line, [op names]) of every list under src/ and include/, and the table's size."""
+    """(path, line, [op names]) of every list under src/ and include/, and the table's size and
+    the number of op names the check knows (the table's and the spec's)."""
     with open(os.path.join(repo, TABLE_FILE), encoding="utf-8") as fh:
-        ops, first, last = table_rows(fh.read())
-    ops = set(ops)
+        rows, first, last = table_rows(fh.read())
+    ops = set(rows) | spec_ops()
     out = []
     for top in ("src", "include"):
         for d, dirs, files in os.walk(os.path.join(repo, top)):
@@ -138,7 +153,7 @@ def scan(repo):
                 skip = (first, last) if rel == TABLE_FILE else None
                 for line, named in lists_in(text, ops, skip):
                     out.append((rel, line, named))
-    return out, len(ops)
+    return out, len(set(rows)), len(ops)
 
 
 def main(argv):
@@ -148,11 +163,12 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     try:
-        found, size = scan(argv[1])
+        found, size, known = scan(argv[1])
     except ValueError as e:
-        print(f"FAIL: {TABLE_FILE}: {e}")
+        print(f"FAIL: {e}")
         return 1
-    print(f"op table: {size} ops; lines outside it that list two or more: {len(found)}")
+    print(f"op table: {size} ops; op names known with the ONNX spec's: {known}; "
+          f"lines outside the table that list two or more: {len(found)}")
     for path, line, named in found:
         print(f"{path}:{line}: lists {', '.join(named)}: ask the op table's traits (src/ops.h)")
     return 1 if found else 0
@@ -201,6 +217,23 @@ auto u = "add"; auto w = "Mul";                      // case-sensitive: one op
         errors.append("a missing table: no error")
     except ValueError:
         pass
+
+    # An op of the spec that is not in the table (Einsum, Loop, CumSum: ai.onnx) is an op name all
+    # the same; a com.microsoft op (MoE) is one only as a row of the table.
+    try:
+        spec = spec_ops()
+    except ValueError as e:
+        errors.append(str(e))
+        spec = set()
+    expect("spec ops", {o: o in spec for o in ("Einsum", "Loop", "CumSum", "Add", "MoE", "Addd")},
+           {"Einsum": True, "Loop": True, "CumSum": True, "Add": True, "MoE": False, "Addd": False})
+    known = ops | spec
+    spec_lines = '''if (op == "Loop"sv || op == "Scan"sv) return;   // line 1: two of the spec, none of the table
+if (op == "Einsum"sv || op == "Add"sv) return;  // line 2: one of each
+if (op == "MoE"sv || op == "Add"sv) return;     // line 3: MoE is no op of the table or the spec
+'''
+    expect("spec lists", lists_in(spec_lines, known), [(1, ["Loop", "Scan"]), (2, ["Einsum", "Add"])])
+    expect("table only", lists_in(spec_lines, ops), [])
 
     for e in errors:
         print("FAIL: " + e)
