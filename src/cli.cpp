@@ -75,6 +75,8 @@ struct AuditArgs {
   bool no_content = false, timings = false, all_blocks = false;
   std::string fail_on, baseline, tolerance = "0", kv_dtype, checkpoint;
   std::string context = "4096", batch = "1";
+  std::string fetch_budget = "64MiB";
+  long http_timeout = 15;
   // The budget gates' options as given, by BudgetGate::id: text, or a whole number (0: not given).
   std::map<std::string, std::string> budget_text;
   std::map<std::string, int64_t> budget_whole;
@@ -91,7 +93,7 @@ struct ExplainArgs {
 };
 
 void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) {
-  audit->add_option("MODEL", a.models, "one or more .onnx files, checkpoints (a .safetensors file, a sharded index or a folder holding either; a .gguf file or one part of a split one), or directories searched recursively for .onnx files")->required();
+  audit->add_option("MODEL", a.models, "one or more .onnx files, checkpoints (a .safetensors file, a sharded index or a folder holding either; a .gguf file or one part of a split one), directories searched recursively for .onnx files, or remote ones read by range requests: hf://ORG/REPO[@REVISION][/PATH] on the Hugging Face Hub, or an http(s) URL of a safetensors or GGUF file")->required();
   std::string format_help = "output format:";
   std::vector<std::string> names;
   for (const auto& f : formats()) {
@@ -117,6 +119,14 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
   audit->add_flag("--timings", a.timings, "print the time of each stage (read, shapes, match, content, rules, render) on stderr");
   audit->add_option("--model-config", a.model_config,
                     "compare every model with this config.json or genai_config.json (default: the one beside each model)");
+  auto* remote = audit->add_option_group("remote inputs", "hf:// ids and http(s) URLs, read by range requests");
+  remote->add_option("--fetch-budget", a.fetch_budget,
+                     "the most bytes one remote model may fetch (its headers, index and config): 64MiB, 500MB")
+      ->capture_default_str();
+  remote->add_option("--http-timeout", a.http_timeout,
+                     "seconds to connect, and that a stalled transfer may last, before a remote model is an error")
+      ->check(CLI::Range(1L, 600L))
+      ->capture_default_str();
   auto* cost = audit->add_option_group("inference cost", "the K/V cache and the MACs per token (cost in the report)");
   cost->add_option("--context", a.context, "tokens in the K/V cache, and of a prompt: 4096, 32k")->capture_default_str();
   cost->add_option("--batch", a.batch, "sequences decoded together")->capture_default_str();
@@ -484,6 +494,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
         throw InputError("--checkpoint compares one exported model with its checkpoint: give one MODEL file");
       }
     }
+    request.audit.remote.fetch_budget = parse_bytes(a.fetch_budget);
     cost_options.context = positive_count("--context", a.context);
     cost_options.batch = positive_count("--batch", a.batch);
     if (!a.kv_dtype.empty()) {
@@ -508,6 +519,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
   request.audit.model_config = a.model_config;
   request.audit.checkpoint = a.checkpoint;
   request.audit.cost = cost_options;
+  request.audit.remote.timeout_s = a.http_timeout;
   request.jobs = a.jobs;
   if (show_progress) request.progress = &err;
   Run run = run_audit(request);

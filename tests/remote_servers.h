@@ -95,14 +95,16 @@ void wait_for(Ready ready, const std::string& what) {
 // nginx serving `root` on 127.0.0.1 (a free port): url("/a/b") is http://127.0.0.1:PORT/a/b.
 class Nginx {
  public:
-  explicit Nginx(const std::filesystem::path& root) : port_(free_port()) {
+  // `log`: every request's URI is kept, for requests().
+  explicit Nginx(const std::filesystem::path& root, bool log = false) : port_(free_port()) {
     std::filesystem::create_directories(dir_.path / "tmp");
     std::ofstream conf(dir_.file("nginx.conf"));
     std::string d = dir_.path.string();
     conf << "worker_processes 1;\ndaemon off;\nmaster_process on;\npid " << d << "/nginx.pid;\n"
          << "error_log " << d << "/error.log;\n" << (geteuid() == 0 ? "user root;\n" : "")
          << "events { worker_connections 64; }\n"
-         << "http {\n  access_log off;\n  client_body_temp_path " << d << "/tmp/body;\n  proxy_temp_path " << d
+         << "http {\n  log_format uris '$request_uri';\n  access_log "
+         << (log ? d + "/access.log uris" : std::string("off")) << ";\n  client_body_temp_path " << d << "/tmp/body;\n  proxy_temp_path " << d
          << "/tmp/proxy;\n  fastcgi_temp_path " << d << "/tmp/fastcgi;\n  uwsgi_temp_path " << d
          << "/tmp/uwsgi;\n  scgi_temp_path " << d << "/tmp/scgi;\n"
          << "  default_type application/octet-stream;\n  types { application/json json; }\n"
@@ -113,6 +115,13 @@ class Nginx {
     wait_for([&] { return accepts(port_); }, "nginx did not start on 127.0.0.1 (is Debian's nginx installed?)");
   }
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  // The URIs asked for so far, in order (with `log`).
+  std::vector<std::string> requests() const {
+    std::vector<std::string> out;
+    std::ifstream in(dir_.file("access.log"));
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }
 
  private:
   TempDir dir_;

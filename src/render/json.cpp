@@ -452,6 +452,13 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   j.key("checkpoint");  // --checkpoint: does the export hold every weight of it?
   if (a.fidelity) fidelity_json(*a.fidelity, j);
   else j.null();
+  if (a.remote) {  // only for a remote input: where it was read and what that took
+    j.key("remote").begin_object().field("url", a.remote->url);
+    j.key("commit");
+    if (a.remote->commit.empty()) j.null();
+    else j.value(a.remote->commit);
+    j.field("bytes", a.remote->bytes).field("requests", a.remote->requests).end_object();
+  }
   write_findings(j, a.findings);
   write_unmatched(j, a);
   j.key("gates").begin_array();

@@ -268,6 +268,14 @@ void summary_text(const Audit& a, std::ostream& out) {
   const Model& m = a.model;
   const Inventory& inv = a.inventory;
   out << "headcount " << kVersion << ": " << m.path << "\n";
+  if (a.remote) {
+    const RemoteRead& r = *a.remote;
+    out << "  source      " << wrap(r.url + (r.commit.empty() ? "" : " (commit " + r.commit.substr(0, 12) + ")") + "; " +
+                                        with_commas(r.bytes) + " bytes fetched in " + count_of(r.requests, "request", "requests") +
+                                        ", no tensor's values",
+                                    14, 14)
+        << "\n";
+  }
   if (m.checkpoint) {
     const Checkpoint& c = *m.checkpoint;
     std::string what = c.format;
@@ -487,7 +495,8 @@ void not_parameters_text(const Audit& a, std::ostream& out) {
       out << head << " " << wrap(c.reason, head.size() + 1, 4) << "\n";
     }
   }
-  if (!fw.values_read) out << "  (--no-content: buffers found by their use only, no value was read)\n";
+  if (!fw.values_read && a.remote) out << "  (a remote input: no value was fetched; buffers found by their use only)\n";
+  else if (!fw.values_read) out << "  (--no-content: buffers found by their use only, no value was read)\n";
 }
 
 // The parameters by dtype (a checkpoint's with its bits per weight) and by storage.

@@ -7,7 +7,9 @@ Listens on 127.0.0.1 and on 127.0.0.2 (another host, for redirects), each on a f
 "PORT1 PORT2\n" to DIR/ports once both listen, and serves until killed:
 
   /ignore-range/N      200 with N bytes (byte i is i % 251), whatever Range asks
-  /stall               206 headers promising 100 bytes, 10 bytes, then nothing for 60 s
+  /stall               206 headers of the range asked (of a 100-byte file), its first byte, then
+                       nothing for 60 s
+  /huge-header.safetensors  ranges of a 10^12-byte file whose header length says 90,000,000
   /truncate            206 headers promising 100 bytes, 50 bytes, then the connection closes
   /busy-then-ok/KEY    429 (Retry-After: 0) the first time KEY is asked, then 206 of the range
   /redirect            302 to http://127.0.0.2:PORT2/landing
@@ -60,19 +62,49 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path
         if path.startswith("/ignore-range/"):
-            body = data(int(path.rsplit("/", 1)[1]))
+            size = int(path.rsplit("/", 1)[1])
             self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(size))
             self.end_headers()
-            self.wfile.write(body)
+            block = data(251 * 256)  # the pattern repeats every 251 bytes: whole blocks of it
+            try:
+                sent = 0
+                while sent < size:
+                    part = block[:min(len(block), size - sent)]
+                    self.wfile.write(part)
+                    sent += len(part)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         elif path == "/stall":
+            first, last = self.byte_range(100)
             self.send_response(206)
-            self.send_header("Content-Range", "bytes 0-99/100")
-            self.send_header("Content-Length", "100")
+            self.send_header("Content-Range", "bytes %d-%d/100" % (first, last))
+            self.send_header("Content-Length", str(last - first + 1))
             self.end_headers()
-            self.wfile.write(data(10))
+            self.wfile.write(data(100)[first:first + 1])
             self.wfile.flush()
             time.sleep(60)
+        elif path == "/huge-header.safetensors":
+            # A file of 10^12 bytes whose safetensors header length says 90,000,000: its first 8
+            # bytes, then '{' and spaces, made as they are sent.
+            size = 10 ** 12
+            first, last = self.byte_range(size)
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, size))
+            self.send_header("Content-Length", str(last - first + 1))
+            self.end_headers()
+            head = (90000000).to_bytes(8, "little") + b"{"
+            try:
+                at = first
+                while at <= last:
+                    n = min(65536, last - at + 1)
+                    chunk = bytearray(b" " * n)
+                    for i in range(max(at, 0), min(at + n, len(head))):
+                        chunk[i - at] = head[i]
+                    self.wfile.write(bytes(chunk))
+                    at += n
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         elif path == "/truncate":
             self.send_response(206)
             self.send_header("Content-Range", "bytes 0-99/100")

@@ -1,0 +1,216 @@
+// remote_audit_test.cpp: a model audited where it is published. nginx on 127.0.0.1 serves a
+// Hub-shaped tree (the model API's file lists, /ORG/REPO/resolve/REV/PATH with Range and ETag) made
+// from the samples, HF_ENDPOINT points at it, and every remote report is compared with the local
+// audit of the same files: the same figures exactly, only the paths and the remote block differ.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "headcount/audit.h"
+#include "headcount/checkpoint_index.h"
+#include "headcount/error.h"
+#include "headcount/render.h"
+#include "headcount/run.h"
+#include "hostile_run.h"
+#include "remote_servers.h"
+
+using headcount::Audit;
+using headcount::AuditOptions;
+using headcount::InputError;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string le64(uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
+  return s;
+}
+std::string safetensors(const std::string& header, size_t data) { return le64(header.size()) + header + std::string(data, '\0'); }
+
+// A Hub of repos under `www`: put(repo, path, bytes) serves the file and lists it in the repo's tree.
+struct Hub {
+  testutil::TempDir www;
+  std::map<std::string, nlohmann::json> trees;
+  void put(const std::string& repo, const std::string& path, const std::string& bytes) {
+    fs::path file = www.path / repo / "resolve" / "main" / path;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << bytes;
+    trees[repo].push_back({{"type", "file"}, {"path", path}, {"size", bytes.size()}});
+    fs::path tree = www.path / "api" / "models" / repo / "tree" / "main";
+    fs::create_directories(tree.parent_path());
+    std::ofstream(tree) << trees[repo].dump();
+  }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The JSON report of one audit, without what names where it was read.
+nlohmann::json figures(Audit& a) {
+  headcount::Run run;
+  headcount::FileResult file;
+  file.path = "model";
+  file.audit.emplace(std::move(a));
+  run.files.push_back(std::move(file));
+  std::ostringstream out;
+  headcount::RenderOptions o;
+  o.format = headcount::Format::Json;
+  headcount::render(run, o, out);
+  a = std::move(*run.files[0].audit);  // back to the caller, who reads it on
+  nlohmann::json m = nlohmann::json::parse(out.str())["models"][0];
+  m["model"].erase("files");
+  m.erase("remote");
+  if (m["declared"].is_object()) m["declared"].erase("file");
+  return m;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct Endpoint {
+  explicit Endpoint(const std::string& url) { setenv("HF_ENDPOINT", url.c_str(), 1), unsetenv("HF_TOKEN"); }
+  ~Endpoint() { unsetenv("HF_ENDPOINT"); }
+};
+
+}  // namespace
+
+TEST_CASE("remote audit: a Hub repo's safetensors and config give the local audit's figures", "[remote]") {
+  Hub hub;
+  const std::string samples = HEADCOUNT_SAMPLES_DIR;
+  hub.put("org/llama", "config.json", slurp(samples + "/llama_tiny.config.json"));
+  hub.put("org/llama", "model.safetensors", slurp(samples + "/llama_tiny.safetensors"));
+  testutil::Nginx nginx(hub.www.path);
+  Endpoint endpoint(nginx.url(""));
+
+  AuditOptions local;
+  local.compare_content = false;  // a remote input fetches no tensor's values
+  local.model_config = samples + "/llama_tiny.config.json";
+  Audit here = headcount::audit_file(samples + "/llama_tiny.safetensors", local);
+  Audit there = headcount::audit_file("hf://org/llama");
+  CHECK(figures(there) == figures(here));
+  CHECK(there.model.path == "hf://org/llama/model.safetensors");
+  REQUIRE(there.remote);
+  CHECK(there.remote->url == nginx.url("/org/llama/resolve/main/model.safetensors"));
+  CHECK(there.remote->commit.empty());  // nginx is not the Hub: no X-Repo-Commit
+  // The file list, the model's first 64 KiB window, the config: 3 requests.
+  CHECK(there.remote->requests == 3);
+  CHECK(!there.content_compared);
+  // The llama_tiny.safetensors sample's stored count: 24,992 (samples/llama_tiny.counts.tsv).
+  CHECK(there.inventory.stored == 24992);
+
+  // Named by its path, and by its URL (whose folder holds the config.json too): the same model.
+  Audit by_path = headcount::audit_file("hf://org/llama/model.safetensors");
+  CHECK(figures(by_path) == figures(here));
+  CHECK(by_path.remote->requests == 2);  // no file list: the path names the file
+  Audit by_url = headcount::audit_file(nginx.url("/org/llama/resolve/main/model.safetensors"));
+  CHECK(figures(by_url) == figures(here));
+}
+
+TEST_CASE("remote audit: a sharded index and its shards, a GGUF, and a repo that needs a choice", "[remote]") {
+  Hub hub;
+  // Shard 1: a [2, 2] F32 (16 bytes); shard 2: b [3] F16 (6 bytes); 7 parameters in all.
+  hub.put("org/sharded", "model-00001-of-00002.safetensors",
+          safetensors(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})", 16));
+  hub.put("org/sharded", "model-00002-of-00002.safetensors",
+          safetensors(R"({"b":{"dtype":"F16","shape":[3],"data_offsets":[0,6]}})", 6));
+  hub.put("org/sharded", "model.safetensors.index.json",
+          R"({"metadata":{"total_size":22},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}})");
+  const std::string samples = HEADCOUNT_SAMPLES_DIR;
+  hub.put("org/quant", "tiny-Q8_0.gguf", slurp(samples + "/llama_tiny.gguf"));
+  hub.put("org/quant", "tiny-copy.gguf", slurp(samples + "/llama_tiny.gguf"));
+  testutil::Nginx nginx(hub.www.path);
+  Endpoint endpoint(nginx.url(""));
+
+  Audit sharded = headcount::audit_file("hf://org/sharded");
+  CHECK(sharded.inventory.stored == 7);
+  REQUIRE(sharded.model.checkpoint);
+  CHECK(sharded.model.checkpoint->files.size() == 3);  // the index, then its shards
+  // The list, the index (whole), each shard's first window, and the config.json that is not there (404).
+  CHECK(sharded.remote->requests == 5);
+
+  AuditOptions local;
+  local.compare_content = false;
+  Audit here = headcount::audit_file(samples + "/llama_tiny.gguf", local);
+  Audit there = headcount::audit_file("hf://org/quant/tiny-Q8_0.gguf");
+  CHECK(figures(there) == figures(here));
+
+  std::string choice = error_of([] { headcount::audit_file("hf://org/quant"); });
+  CHECK(choice.rfind("hf://org/quant holds no model.safetensors or model.safetensors.index.json; name one of its 2 model "
+                     "files: hf://org/quant/tiny-Q8_0.gguf (",
+                     0) == 0);
+  CHECK(choice.find(", hf://org/quant/tiny-copy.gguf (") != std::string::npos);
+}
+
+TEST_CASE("remote audit: names a remote file gives never leave its repo", "[remote]") {
+  Hub hub;
+  hub.put("org/hostile", "model.safetensors.index.json",
+          R"({"weight_map":{"a":"../../other/repo/resolve/main/secret.safetensors"}})");
+  hub.put("org/encoded", "model.safetensors.index.json", R"({"weight_map":{"a":"%2e%2e%2fsecret.safetensors"}})");
+  hub.put("org/url", "model.safetensors.index.json", R"({"weight_map":{"a":"http://127.0.0.1:1/secret.safetensors"}})");
+  hub.put("other/repo", "secret.safetensors", safetensors(R"({"s":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
+  testutil::Nginx nginx(hub.www.path, true);
+  Endpoint endpoint(nginx.url(""));
+  CHECK(error_of([] { headcount::audit_file("hf://org/hostile"); }) ==
+        "the index names the shard '../../other/repo/resolve/main/secret.safetensors', which is not a file name in its folder");
+  CHECK(error_of([] { headcount::audit_file("hf://org/url"); }) ==
+        "the index names the shard 'http://127.0.0.1:1/secret.safetensors', which is not a file name in its folder");
+  // A percent-encoded '..' is a file name: escaped whole, it is asked for inside the repo, and missing.
+  CHECK(error_of([] { headcount::audit_file("hf://org/encoded"); }) ==
+        "shard %2e%2e%2fsecret.safetensors: " + nginx.url("/org/encoded/resolve/main/%252e%252e%252fsecret.safetensors") + ": HTTP 404 (not found)");
+  for (const std::string& uri : nginx.requests()) {
+    CAPTURE(uri);
+    CHECK(uri.find("other/repo") == std::string::npos);
+    CHECK(uri.find("/..") == std::string::npos);
+  }
+  CHECK(nginx.requests().size() == 7);  // each repo's list and index (2 x 3), and the encoded name's 404
+}
+
+TEST_CASE("remote audit: from the command line, each fault is one error line and the others are audited", "[remote]") {
+  Hub hub;
+  const std::string samples = HEADCOUNT_SAMPLES_DIR;
+  hub.put("org/llama", "config.json", slurp(samples + "/llama_tiny.config.json"));
+  hub.put("org/llama", "model.safetensors", slurp(samples + "/llama_tiny.safetensors"));
+  testutil::Nginx nginx(hub.www.path);
+  testutil::FaultServer faults;
+  Endpoint endpoint(nginx.url(""));
+  testutil::TempDir cwd;
+  // 100 MB offered whatever Range asks; a body that stalls after 10 bytes; a file that is not there.
+  const std::string ignores = faults.url("/ignore-range/100000000"), stalls = faults.url("/stall");
+  hostile::Outcome o = hostile::run({"audit", "hf://org/llama", ignores, stalls, "hf://org/llama/missing.gguf",
+                                     "--http-timeout", "1", "-j", "2", "--format", "jsonl"},
+                                    cwd.path.string());
+  hostile::check_bound(o);
+  CHECK(o.exit_code == 2);
+  CHECK(o.err == "headcount: error: " + ignores + ": " + ignores +
+                     ": the server ignores Range requests (it sends more than the 9 bytes asked for)\n"
+                     "headcount: error: " + stalls + ": " + stalls + ": the transfer stalled (no data for 1 s)\n"
+                     "headcount: error: hf://org/llama/missing.gguf: " +
+                     nginx.url("/org/llama/resolve/main/missing.gguf") + ": HTTP 404 (not found)\n");
+  // The good one is reported whole: its line of the jsonl names the stored count of the sample.
+  CHECK(o.out.find("\"file\":\"hf://org/llama\"") != std::string::npos);
+  CHECK(o.out.find("\"stored\":24992") != std::string::npos);
+}
+
+TEST_CASE("remote audit: a header that points at 90 MB stops at the fetch budget", "[remote]") {
+  testutil::FaultServer faults;
+  testutil::TempDir cwd;
+  const std::string url = faults.url("/huge-header.safetensors");
+  hostile::Outcome o = hostile::run({"audit", url, "--fetch-budget", "1MiB"}, cwd.path.string());
+  hostile::check_bound(o);
+  CHECK(o.exit_code == 2);
+  CHECK(o.err == "headcount: error: " + url + ": " + url + ": the fetch budget of 1 MiB is spent\n");
+}
