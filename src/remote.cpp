@@ -293,14 +293,17 @@ Place url_place(const std::string& input) {
   return p;
 }
 
-// The format of the file at `path` by its name, else by its first bytes.
+// The format of the file at `path` by its name, else by its first bytes (a first window fetched
+// for them, then again by the reader: only for a name no row recognises).
 const FormatRow& remote_format(http::Client& client, const Place& place) {
   for (const FormatRow& r : file_formats()) {
     if (r.by_name && r.by_name(place.path)) return r;
   }
-  std::string head = client.range(place.url_of(place.path), 0, kFormatHeadBytes);
-  return head.size() < kFormatHeadBytes ? format_row(FormatKind::Onnx)
-                                        : format_of_bytes(head.data(), head.size() + 1);  // its size is not known here
+  RemoteSource file(client, place.url_of(place.path), place.shown);  // its first window: its size, its first bytes
+  if (file.size() < kFormatHeadBytes) return format_row(FormatKind::Onnx);
+  char head[kFormatHeadBytes];
+  file.read(0, kFormatHeadBytes, head);
+  return format_of_bytes(head, file.size());
 }
 
 Model open_remote(http::Client& client, const Place& place) {

@@ -147,6 +147,10 @@ TEST_CASE("remote audit: a sharded index and its shards, a GGUF, and a repo that
   Audit here = headcount::audit_file(samples + "/llama_tiny.gguf", local);
   Audit there = headcount::audit_file("hf://org/quant/tiny-Q8_0.gguf");
   CHECK(figures(there) == figures(here));
+  // A URL whose name says nothing: a GGUF by its first bytes.
+  hub.put("org/quant", "blob", slurp(samples + "/llama_tiny.gguf"));
+  Audit blob = headcount::audit_file(nginx.url("/org/quant/resolve/main/blob"));
+  CHECK(figures(blob) == figures(here));
 
   std::string choice = error_of([] { headcount::audit_file("hf://org/quant"); });
   CHECK(choice.rfind("hf://org/quant holds no model.safetensors or model.safetensors.index.json; name one of its 2 model "
@@ -196,7 +200,7 @@ TEST_CASE("remote audit: from the command line, each fault is one error line and
   hostile::check_bound(o);
   CHECK(o.exit_code == 2);
   CHECK(o.err == "headcount: error: " + ignores + ": " + ignores +
-                     ": the server ignores Range requests (it sends more than the 9 bytes asked for)\n"
+                     ": the server ignores Range requests (it sends more than the 65536 bytes asked for)\n"
                      "headcount: error: " + stalls + ": " + stalls + ": the transfer stalled (no data for 1 s)\n"
                      "headcount: error: hf://org/llama/missing.gguf: " +
                      nginx.url("/org/llama/resolve/main/missing.gguf") + ": HTTP 404 (not found)\n");
