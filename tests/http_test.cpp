@@ -108,6 +108,7 @@ TEST_CASE("http: 429 then the range: retried once", "[http]") {
   Client c(quick());
   CHECK(c.range(s.url("/busy-then-ok/a"), 20, 30) == pattern(1000).substr(20, 30));
   CHECK(c.stats().requests == 2);
+  CHECK(c.stats().commit == "0123456789abcdef0123456789abcdef01234567");  // the Hub's X-Repo-Commit
 }
 
 TEST_CASE("http: the token goes to the first host only, never where a redirect leads", "[http]") {

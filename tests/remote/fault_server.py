@@ -12,6 +12,7 @@ Listens on 127.0.0.1 and on 127.0.0.2 (another host, for redirects), each on a f
   /huge-header.safetensors  ranges of a 10^12-byte file whose header length says 90,000,000
   /truncate            206 headers promising 100 bytes, 50 bytes, then the connection closes
   /busy-then-ok/KEY    429 (Retry-After: 0) the first time KEY is asked, then 206 of the range
+                       (with the Hub's X-Repo-Commit header, as /landing)
   /redirect            302 to http://127.0.0.2:PORT2/landing
   /landing             206 of the range (the file of /ignore-range/1000)
   /seen                "first=yes|no landing=yes|no": whether Authorization reached each
@@ -54,6 +55,7 @@ class Handler(BaseHTTPRequestHandler):
         first, last = self.byte_range(len(body))
         part = body[first:last + 1]
         self.send_response(206)
+        self.send_header("X-Repo-Commit", "0123456789abcdef0123456789abcdef01234567")
         self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(body)))
         self.send_header("Content-Length", str(len(part)))
         self.end_headers()
