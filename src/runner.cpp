@@ -177,6 +177,11 @@ DiffRun run_diff(const DiffRequest& d) {
       run.error = "--no-content: comparing an export with its checkpoint reads their weights";
       return run;
     }
+    if (a->remote || b->remote) {  // its values are not fetched: nothing could be called kept or changed
+      run.error = (a->remote ? d.a : d.b) + ": comparing an export with its checkpoint reads their weights, which a "
+                  "remote model's are not: download it";
+      return run;
+    }
     const bool b_is_checkpoint = b->model.checkpoint != nullptr;
     diff.fidelity = b_is_checkpoint ? check_fidelity(*a, d.a, *b, d.b) : check_fidelity(*b, d.b, *a, d.a);
   }

@@ -15,6 +15,7 @@
 #include "headcount/error.h"
 #include "headcount/render.h"
 #include "headcount/run.h"
+#include "headcount/runner.h"
 #include "hostile_run.h"
 #include "remote_servers.h"
 
@@ -118,6 +119,16 @@ TEST_CASE("remote audit: a Hub repo's safetensors and config give the local audi
   CHECK(by_path.remote->requests == 2);  // no file list: the path names the file
   Audit by_url = headcount::audit_file(nginx.url("/org/llama/resolve/main/model.safetensors"));
   CHECK(figures(by_url) == figures(here));
+
+  // The export check reads a checkpoint's values, which a remote one's are not: an error, never a
+  // verdict of nothing compared.
+  headcount::DiffRequest d;
+  d.a = samples + "/llama_tiny.onnx";
+  d.b = "hf://org/llama";
+  headcount::DiffRun diff = headcount::run_diff(d);
+  CHECK(!diff.diff);
+  CHECK(diff.error == "hf://org/llama: comparing an export with its checkpoint reads their weights, which a remote "
+                      "model's are not: download it");
 }
 
 TEST_CASE("remote audit: a sharded index and its shards, a GGUF, and a repo that needs a choice", "[remote]") {
