@@ -47,19 +47,20 @@ def hub(tmp_path, monkeypatch):
         " server { listen 127.0.0.1:%d; root %s; } }\n"
         % ((tmp_path,) * 2 + (" user root;" if os.geteuid() == 0 else "",) + (tmp_path,) * 5 + (port, www)))
     nginx = "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else "nginx"
-    server = subprocess.Popen([nginx, "-p", str(tmp_path), "-c", str(conf)])
+    # A session of its own, so that killing its group ends its workers too.
+    server = subprocess.Popen([nginx, "-p", str(tmp_path), "-c", str(conf)], start_new_session=True)
     for _ in range(200):
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 break
         time.sleep(0.05)
     else:
-        server.kill()
+        os.killpg(server.pid, 9)
         pytest.fail("nginx did not start on 127.0.0.1")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:%d" % port)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     yield "http://127.0.0.1:%d" % port
-    server.kill()
+    os.killpg(server.pid, 9)
     server.wait()
 
 
