@@ -4,6 +4,8 @@
 #include "headcount/families.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -586,8 +588,40 @@ ModelConfig parse_model_config(const std::string& text, const std::string& path)
 
 namespace {
 
+// Python's json writes float('inf') and float('nan') as the bare words Infinity, -Infinity and
+// NaN, which JSON has not (a published Nemotron-H config.json holds "time_step_limit": [0.0,
+// Infinity]). Outside strings each such word becomes null: not a number a count is read from.
+std::string without_python_constants(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const char* word : {"-Infinity", "Infinity", "NaN"}) {
+      const size_t n = std::strlen(word);
+      const bool ends = i + n >= text.size() || !std::isalnum(static_cast<unsigned char>(text[i + n]));
+      if (text.compare(i, n, word) == 0 && ends) {
+        out += "null";
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
 ModelConfig parse_config(const std::string& text, const std::string& path) {
-  json j = json::parse(text, nullptr, false);
+  json j = json::parse(without_python_constants(text), nullptr, false);
   if (j.is_discarded()) throw InputError("model config '" + path + "' is not valid JSON");
   if (!j.is_object()) throw InputError("model config '" + path + "' is not a JSON object");
   ModelConfig c;

@@ -48,7 +48,15 @@ class HeaderReader : public nlohmann::json_sax<json> {
   std::map<std::string, CheckpointValue> metadata;
   std::string error;
 
-  bool null() override { return fail("a null value where the format has none"); }
+  bool null() override {
+    // MLX writes "__metadata__": null, which the format's own reader takes as no metadata.
+    if (depth_ == 1 && key_ == "__metadata__") {
+      if (seen_metadata_) return fail("a second \"__metadata__\"");
+      seen_metadata_ = true;
+      return true;
+    }
+    return fail("a null value where the format has none");
+  }
   bool boolean(bool) override { return fail("a boolean value where the format has none"); }
   bool number_integer(number_integer_t v) override {
     if (v < 0) return fail("a negative number (" + std::to_string(v) + ") where a size or offset belongs");

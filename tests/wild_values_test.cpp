@@ -1,0 +1,68 @@
+// wild_values_test.cpp: values real files hold that a strict reader refuses (issue 37): MLX's
+// safetensors header with "__metadata__": null, and Python's Infinity and NaN in a config.json.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "checkpoint/source.h"
+#include "headcount/error.h"
+#include "headcount/families.h"
+
+using namespace headcount;
+
+namespace {
+
+std::string le64(uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
+  return s;
+}
+
+Checkpoint read(const std::string& header, size_t data) {
+  std::string bytes = le64(header.size()) + header + std::string(data, '\0');
+  MemorySource source(bytes.data(), bytes.size(), "x.safetensors");
+  return read_safetensors(source);
+}
+
+std::string error_of(const std::string& header, size_t data) {
+  try {
+    read(header, data);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: \"__metadata__\": null is no metadata, as MLX writes it", "[checkpoint]") {
+  // One F32 [2, 3] tensor: 6 elements, 24 bytes.
+  Checkpoint c = read(R"({"__metadata__":null,"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", 24);
+  REQUIRE(c.tensors.size() == 1);
+  CHECK(c.tensors[0].elements == 6);
+  CHECK(c.tensors[0].bytes == 24);
+  CHECK(c.metadata.empty());
+  // After the tensor, too.
+  CHECK(read(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"__metadata__":null})", 24).tensors.size() == 1);
+  // Still one metadata entry at most, and null nowhere else.
+  CHECK(error_of(R"({"__metadata__":null,"__metadata__":{}})", 0) == "the header holds a second \"__metadata__\"");
+  CHECK(error_of(R"({"w":null})", 0).find("a null value where the format has none") != std::string::npos);
+}
+
+TEST_CASE("config.json: Python's Infinity and NaN are read as null, strings are left alone", "[families]") {
+  // Nemotron-H's config holds "time_step_limit": [0.0, Infinity].
+  ModelConfig c = parse_model_config(R"({"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 64, "vocab_size": 100,
+      "time_step_limit": [0.0, Infinity], "floor": -Infinity, "x": NaN, "name": "NaN, Infinity"})",
+                                     "config.json");
+  CHECK(c.hidden.opt() == 32);
+  CHECK(c.heads.opt() == 4);
+  CHECK(c.kv_heads.opt() == 2);
+  CHECK(c.layers.opt() == 2);
+  // A word that is not one of the three is still not JSON.
+  CHECK_THROWS_WITH(parse_model_config(R"({"model_type": "llama", "x": Infinit})", "config.json"),
+                    "model config 'config.json' is not valid JSON");
+  CHECK_THROWS_WITH(parse_model_config(R"({"model_type": "llama", "x": NaNa})", "config.json"),
+                    "model config 'config.json' is not valid JSON");
+}
