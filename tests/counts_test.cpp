@@ -17,13 +17,9 @@
 using namespace headcount;
 using testutil::GraphBuilder;
 
-namespace {
+using testutil::le64;
 
-std::string le64(uint64_t n) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return s;
-}
+namespace {
 
 // A safetensors file of tensors that store nothing (every shape has a 0), plus `data` bytes of
 // tensors whose header the caller writes: `header` is the JSON object's inside.

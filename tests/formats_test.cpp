@@ -13,13 +13,9 @@
 
 using namespace headcount;
 
-namespace {
+using testutil::le64;
 
-std::string le64(uint64_t n) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
-  return s;
-}
+namespace {
 
 const char* name_of_bytes(const std::string& head, uint64_t size) { return format_of_bytes(head.data(), size).name; }
 

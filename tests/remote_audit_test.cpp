@@ -25,14 +25,9 @@ using headcount::InputError;
 
 namespace fs = std::filesystem;
 
-namespace {
+using testutil::le64;
 
-std::string le64(uint64_t n) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
-  return s;
-}
-std::string safetensors(const std::string& header, size_t data) { return le64(header.size()) + header + std::string(data, '\0'); }
+namespace {
 
 // A Hub of repos under `www`: put(repo, path, bytes) serves the file and lists it in the repo's tree.
 struct Hub {
@@ -135,9 +130,9 @@ TEST_CASE("remote audit: a sharded index and its shards, a GGUF, and a repo that
   Hub hub;
   // Shard 1: a [2, 2] F32 (16 bytes); shard 2: b [3] F16 (6 bytes); 7 parameters in all.
   hub.put("org/sharded", "model-00001-of-00002.safetensors",
-          safetensors(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})", 16));
+          testutil::safetensors_file(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})", 16));
   hub.put("org/sharded", "model-00002-of-00002.safetensors",
-          safetensors(R"({"b":{"dtype":"F16","shape":[3],"data_offsets":[0,6]}})", 6));
+          testutil::safetensors_file(R"({"b":{"dtype":"F16","shape":[3],"data_offsets":[0,6]}})", 6));
   hub.put("org/sharded", "model.safetensors.index.json",
           R"({"metadata":{"total_size":22},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}})");
   const std::string samples = HEADCOUNT_SAMPLES_DIR;
@@ -176,7 +171,7 @@ TEST_CASE("remote audit: names a remote file gives never leave its repo", "[remo
           R"({"weight_map":{"a":"../../other/repo/resolve/main/secret.safetensors"}})");
   hub.put("org/encoded", "model.safetensors.index.json", R"({"weight_map":{"a":"%2e%2e%2fsecret.safetensors"}})");
   hub.put("org/url", "model.safetensors.index.json", R"({"weight_map":{"a":"http://127.0.0.1:1/secret.safetensors"}})");
-  hub.put("other/repo", "secret.safetensors", safetensors(R"({"s":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
+  hub.put("other/repo", "secret.safetensors", testutil::safetensors_file(R"({"s":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
   testutil::Nginx nginx(hub.www.path, true);
   Endpoint endpoint(nginx.url(""));
   CHECK(error_of([] { headcount::audit_file("hf://org/hostile"); }) ==

@@ -13,9 +13,12 @@
 #include "headcount/audit.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
+#include "test_util.h"
 
 using namespace headcount;
 namespace fs = std::filesystem;
+
+using testutil::le64;
 
 namespace {
 
@@ -36,14 +39,8 @@ struct Scratch {
   }
 };
 
-std::string le64(uint64_t n) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
-  return s;
-}
-
 // A file of the given header and `data` bytes after it.
-std::string file(const std::string& header, size_t data) { return le64(header.size()) + header + std::string(data, '\0'); }
+std::string file(const std::string& header, size_t data) { return testutil::safetensors_file(header, data); }
 
 std::string error_of(const std::string& path) {
   try {

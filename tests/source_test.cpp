@@ -18,13 +18,9 @@
 
 using namespace headcount;
 
-namespace {
+using testutil::le64;
 
-std::string le64(uint64_t n) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
-  return s;
-}
+namespace {
 
 std::string read_error(const ByteSource& s, uint64_t offset, uint64_t length) {
   std::string out(static_cast<size_t>(std::min<uint64_t>(length, 64)), '\0');

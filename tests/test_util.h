@@ -22,6 +22,18 @@ namespace testutil {
 // "headcount 0.2.0": how reports and --version name the tool.
 inline std::string version() { return std::string("headcount ") + headcount::kVersion; }
 
+// `n` as 8 bytes, little-endian: the length a safetensors file starts with.
+inline std::string le64(uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return s;
+}
+
+// A safetensors file of the JSON `header` as given and `data` bytes of zeros after it.
+inline std::string safetensors_file(const std::string& header, size_t data) {
+  return le64(header.size()) + header + std::string(data, '\0');
+}
+
 // A temporary directory removed when the test ends.
 struct TempDir {
   std::filesystem::path path;

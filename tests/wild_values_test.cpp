@@ -8,19 +8,16 @@
 #include "checkpoint/source.h"
 #include "headcount/error.h"
 #include "headcount/families.h"
+#include "test_util.h"
 
 using namespace headcount;
 
+using testutil::le64;
+
 namespace {
 
-std::string le64(uint64_t n) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
-  return s;
-}
-
 Checkpoint read(const std::string& header, size_t data) {
-  std::string bytes = le64(header.size()) + header + std::string(data, '\0');
+  std::string bytes = testutil::safetensors_file(header, data);
   MemorySource source(bytes.data(), bytes.size(), "x.safetensors");
   return read_safetensors(source);
 }
