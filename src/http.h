@@ -90,9 +90,4 @@ class Client {
   Stats stats_;
 };
 
-// `s` with every byte outside A-Z a-z 0-9 - . _ ~ written as %XX: one path segment of a URL, so
-// that a name cannot add a segment ('/'), climb one ('..' is refused by the caller) or smuggle an
-// escape ('%' is itself escaped).
-std::string escape_segment(const std::string& s);
-
 }  // namespace headcount::http

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -193,6 +194,21 @@ std::filesystem::path resolve_inside(const std::string& root, const std::string&
     todo.insert(todo.begin(), tparts.begin(), tparts.end());
   }
   return std::filesystem::path(std::move(path));
+}
+
+std::string percent_encoded(const std::string& s, bool keep_slashes) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || (keep_slashes && c == '/')) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
 }
 
 }  // namespace headcount

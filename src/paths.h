@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "headcount/file_identity.h"
 
@@ -60,5 +61,15 @@ int reopen_regular(const std::string& path, const FileIdentity& expected);
 // the model's folder" ...) and returns an empty path. One pass over the components: a location of
 // 16,000 components costs 16,000 steps, not 16,000 rebuilt paths.
 std::filesystem::path resolve_inside(const std::string& root, const std::string& location, std::string* why);
+
+// Whether `s` ends with `tail` (a file's extension: ".gguf", ".safetensors.index.json").
+inline bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// `s` with every byte outside RFC 3986's unreserved characters (A-Z a-z 0-9 - . _ ~) written as
+// %XX, and '/' kept when `keep_slashes`: a path in a URI (SARIF's artifact locations), or one
+// segment of a URL, where '/' cannot add a segment and '%' is itself escaped.
+std::string percent_encoded(const std::string& s, bool keep_slashes);
 
 }  // namespace headcount

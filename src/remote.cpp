@@ -51,7 +51,7 @@ std::vector<std::string> segments(const std::string& path) {
 
 std::string escaped_path(const std::string& path) {
   std::string out;
-  for (const std::string& seg : segments(path)) out += (out.empty() ? "" : "/") + http::escape_segment(seg);
+  for (const std::string& seg : segments(path)) out += (out.empty() ? "" : "/") + percent_encoded(seg, false);
   return out;
 }
 
@@ -66,10 +66,6 @@ std::string size_text(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
   return buf;
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 std::string token_from_file() {
@@ -151,11 +147,11 @@ Hub hub_from_environment() {
 std::string file_url(const Hub& hub, const HubId& id, const std::string& path) {
   std::string p = escaped_path(path);
   if (p.empty()) throw InputError("'" + path + "' names a file outside the repository");
-  return hub.endpoint + "/" + id.org + "/" + id.repo + "/resolve/" + http::escape_segment(id.revision) + "/" + p;
+  return hub.endpoint + "/" + id.org + "/" + id.repo + "/resolve/" + percent_encoded(id.revision, false) + "/" + p;
 }
 
 std::string tree_url(const Hub& hub, const HubId& id) {
-  return hub.endpoint + "/api/models/" + id.org + "/" + id.repo + "/tree/" + http::escape_segment(id.revision) +
+  return hub.endpoint + "/api/models/" + id.org + "/" + id.repo + "/tree/" + percent_encoded(id.revision, false) +
          "?recursive=true";
 }
 

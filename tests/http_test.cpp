@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "http.h"
+#include "paths.h"
 #include "remote_servers.h"
 
 using headcount::http::Client;
@@ -161,9 +162,9 @@ TEST_CASE("http: nothing listening: one error", "[http]") {
   CHECK(c.stats().requests == 1);
 }
 
-TEST_CASE("http: a path segment is escaped whole", "[http]") {
-  CHECK(headcount::http::escape_segment("model-00001-of-00002.safetensors") == "model-00001-of-00002.safetensors");
-  CHECK(headcount::http::escape_segment("../x") == "..%2Fx");
-  CHECK(headcount::http::escape_segment("%2e%2e") == "%252e%252e");
-  CHECK(headcount::http::escape_segment("a b?c#d") == "a%20b%3Fc%23d");
+TEST_CASE("paths: a URL's path segment is percent-encoded whole", "[http]") {
+  CHECK(headcount::percent_encoded("model-00001-of-00002.safetensors", false) == "model-00001-of-00002.safetensors");
+  CHECK(headcount::percent_encoded("../x", false) == "..%2Fx");
+  CHECK(headcount::percent_encoded("%2e%2e", false) == "%252e%252e");
+  CHECK(headcount::percent_encoded("a b?c#d", false) == "a%20b%3Fc%23d");
 }

@@ -15,10 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // A folder of safetensors: model.safetensors(.index.json), or any file named as one.
 bool safetensors_folder(const fs::path& dir) {
   std::error_code ec;

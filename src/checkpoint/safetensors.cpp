@@ -13,6 +13,7 @@
 #include "headcount/checked.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
+#include "paths.h"
 
 namespace headcount {
 namespace {
@@ -381,10 +382,6 @@ Checkpoint read_shards(const SourceFolder& folder, const WeightMap& w) {
     check_shard(w, s, data, first, seen);
   }
   return data;
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 }  // namespace

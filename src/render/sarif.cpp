@@ -12,6 +12,7 @@
 #include "renderers.h"
 
 #include "headcount/results/gate.h"
+#include "../paths.h"
 #include "headcount/version.h"
 
 namespace headcount::renderers {
@@ -23,22 +24,6 @@ const char* sarif_level(Severity s) {
     case Severity::Warning: return "warning";
     default: return "note";
   }
-}
-
-// RFC 3986: unreserved characters and '/' stay, every other byte is %XX.
-std::string percent_encoded(const std::string& path) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 struct Uri {
@@ -55,9 +40,9 @@ Uri uri_of(const std::string& path) {
   fs::path absolute = fs::absolute(path, ec).lexically_normal();
   if (!ec) {
     fs::path rel = absolute.lexically_relative(cwd.lexically_normal());
-    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return {percent_encoded(rel.generic_string()), true};
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return {percent_encoded(rel.generic_string(), true), true};
   }
-  return {"file://" + percent_encoded(absolute.generic_string()), false};
+  return {"file://" + percent_encoded(absolute.generic_string(), true), false};
 }
 
 // FNV-1a, 64 bits, as 16 hex digits: a stable digest, not a security measure.
