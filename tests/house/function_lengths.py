@@ -15,6 +15,8 @@ import os
 import re
 import sys
 
+from tree import cpp_files
+
 SOFT_LIMIT = 80
 HARD_LIMIT = 150
 
@@ -200,17 +202,9 @@ def functions(text):
 def scan(repo):
     """(path, name, line, length) of every function under src/ and include/."""
     out = []
-    for top in ("src", "include"):
-        for d, dirs, files in os.walk(os.path.join(repo, top)):
-            dirs.sort()
-            for f in sorted(files):
-                if not f.endswith((".cpp", ".h", ".hpp", ".cc")):
-                    continue
-                p = os.path.join(d, f)
-                rel = os.path.relpath(p, repo).replace(os.sep, "/")
-                with open(p, encoding="utf-8", errors="replace") as fh:
-                    for name, line, length in functions(fh.read()):
-                        out.append((rel, name, line, length))
+    for rel, text in cpp_files(repo):
+        for name, line, length in functions(text):
+            out.append((rel, name, line, length))
     return out
 
 

@@ -23,6 +23,8 @@ import re
 import sys
 import tempfile
 
+from tree import cpp_files
+
 MOST_LAYERS = 10
 
 # The plan: each part is a list of paths (a path ending in / is a folder). A file belongs to the
@@ -69,17 +71,6 @@ NEVER = [
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
-def sources(repo):
-    out = []
-    for top in ("src", "include"):
-        for root, dirs, files in os.walk(os.path.join(repo, top)):
-            dirs.sort()
-            for f in sorted(files):
-                if f.endswith((".h", ".cpp")):
-                    out.append(os.path.relpath(os.path.join(root, f), repo).replace(os.sep, "/"))
-    return out
-
-
 def unit_of(path, files):
     """The module a file belongs to (see the docstring)."""
     parts = path.split("/")
@@ -115,13 +106,12 @@ def part_of(path):
     return best
 
 
-def read_edges(repo, files):
+def read_edges(texts):
     edges = []  # (from file, to file)
-    for f in files:
-        with open(os.path.join(repo, f), encoding="utf-8") as fh:
-            text = fh.read()
+    files = set(texts)
+    for f, text in texts.items():
         for name in INCLUDE.findall(text):
-            to = resolve(f, name, set(files))
+            to = resolve(f, name, files)
             if to:
                 edges.append((f, to))
     return edges
@@ -184,9 +174,10 @@ def layers(units, unit_edges):
 
 
 def check(repo, quiet=False):
-    files = sources(repo)
+    texts = dict(cpp_files(repo))
+    files = list(texts)
     fileset = set(files)
-    edges = read_edges(repo, files)
+    edges = read_edges(texts)
     problems = []
     for f in files:
         if part_of(f) is None:

@@ -20,6 +20,8 @@ import os
 import re
 import sys
 
+from tree import cpp_files
+
 TABLE_FILE = "src/ops.cpp"
 TABLE_START = re.compile(r"\bkRows\s*\[\s*\]\s*=\s*\{")
 ROW = re.compile(r'^\s*\{\s*"([A-Za-z0-9_]+)"\s*,')
@@ -140,19 +142,10 @@ def scan(repo):
         rows, first, last = table_rows(fh.read())
     ops = set(rows) | spec_ops()
     out = []
-    for top in ("src", "include"):
-        for d, dirs, files in os.walk(os.path.join(repo, top)):
-            dirs.sort()
-            for f in sorted(files):
-                if not f.endswith((".cpp", ".h", ".hpp", ".cc")):
-                    continue
-                p = os.path.join(d, f)
-                rel = os.path.relpath(p, repo).replace(os.sep, "/")
-                with open(p, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
-                skip = (first, last) if rel == TABLE_FILE else None
-                for line, named in lists_in(text, ops, skip):
-                    out.append((rel, line, named))
+    for rel, text in cpp_files(repo):
+        skip = (first, last) if rel == TABLE_FILE else None
+        for line, named in lists_in(text, ops, skip):
+            out.append((rel, line, named))
     return out, len(set(rows)), len(ops)
 
 
