@@ -88,6 +88,14 @@ TEST_CASE("http: a server that ignores Range sends nothing past its headers", "[
   CHECK(c.range(s.url("/ignore-range/60"), 10, 100) == pattern(60).substr(10));
 }
 
+TEST_CASE("http: a range other than the one asked for is refused", "[http]") {
+  testutil::FaultServer s;
+  Client c(quick());
+  // Bytes 100..109 asked for, bytes 0..9 sent: the same length, the wrong place.
+  CHECK(error_of([&] { c.range(s.url("/other-range"), 100, 10); }) ==
+        s.url("/other-range") + ": the server sent another range than the one asked for");
+}
+
 TEST_CASE("http: a stalled transfer ends with an error, not a wait", "[http]") {
   testutil::FaultServer s;
   Client c(quick());  // stall timeout 1 s; the server sends 1 byte and waits 60 s

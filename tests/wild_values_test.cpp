@@ -54,9 +54,20 @@ TEST_CASE("config.json: Python's Infinity and NaN are read as null, strings are 
       "time_step_limit": [0.0, Infinity], "floor": -Infinity, "x": NaN, "name": "NaN, Infinity"})",
                                      "config.json");
   CHECK(c.hidden.opt() == 32);
+  CHECK(c.values.at("name").text == "NaN, Infinity");
+  CHECK(c.values.at("time_step_limit").items.size() == 2);
+  CHECK(c.values.at("time_step_limit").items[1].kind == ConfigValue::Kind::Null);
   CHECK(c.heads.opt() == 4);
   CHECK(c.kv_heads.opt() == 2);
   CHECK(c.layers.opt() == 2);
+  // Inside a string, after an escaped quote too, the words are text.
+  ModelConfig quoted = parse_model_config(R"({"model_type": "llama", "num_attention_heads": 4,
+      "note": "a \" NaN, Infinity \" b", "heads": NaN})",
+                                          "config.json");
+  CHECK(quoted.heads.opt() == 4);
+  REQUIRE(quoted.values.count("note"));
+  CHECK(quoted.values.at("note").text == "a \" NaN, Infinity \" b");
+  CHECK(quoted.values.at("heads").kind == ConfigValue::Kind::Null);  // the bare NaN after it
   // A word that is not one of the three is still not JSON.
   CHECK_THROWS_WITH(parse_model_config(R"({"model_type": "llama", "x": Infinit})", "config.json"),
                     "model config 'config.json' is not valid JSON");

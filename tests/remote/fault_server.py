@@ -15,6 +15,7 @@ Listens on 127.0.0.1 and on 127.0.0.2 (another host, for redirects), each on a f
                        (with the Hub's X-Repo-Commit header, as /landing)
   /redirect            302 to http://127.0.0.2:PORT2/landing
   /landing             206 of the range (the file of /ignore-range/1000)
+  /other-range         206 of bytes 0-9 of 1000, whatever range was asked for
   /seen                "first=yes|no landing=yes|no": whether Authorization reached each
   /status/CODE?x=NAME  CODE with X-Error-Code: NAME
   /endless             200, chunked, without end
@@ -134,6 +135,13 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/landing":
             SEEN["landing"] = "yes" if self.headers.get("Authorization") else "no"
             self.send_range(data(1000))
+        elif path == "/other-range":
+            # 206 of bytes 0-9 whatever range was asked for.
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes 0-9/1000")
+            self.send_header("Content-Length", "10")
+            self.end_headers()
+            self.wfile.write(data(10))
         elif path == "/seen":
             body = ("first=%s landing=%s" % (SEEN["first"], SEEN["landing"])).encode()
             self.send_response(200)
