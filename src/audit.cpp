@@ -190,7 +190,7 @@ Audit audit_remote(const std::string& input, const AuditOptions& options, StageT
   http.budget = options.remote.fetch_budget;
   http.stall_timeout_s = options.remote.timeout_s;
   http.connect_timeout_ms = options.remote.timeout_s * 1000;
-  remote::Fetched f = remote::fetch_model(input, http);
+  remote::Fetched f = remote::fetch_model(input, http, options.load);
   ConfigRead config;
   if (!options.model_config.empty()) {
     config = read_config_once(options, "");

@@ -27,6 +27,7 @@
 
 #include "headcount/error.h"
 #include "ops.h"
+#include "source.h"
 #include "payload.h"
 
 namespace headcount {
@@ -729,8 +730,9 @@ class Indexer {
  public:
   // `name_hashes`: the keyed_hash() of each name in the reader's pool, by the index the node
   // slots hold.
-  Indexer(Model& model, const std::string& base_dir, std::vector<uint64_t> name_hashes, const char* memory = nullptr)
-      : m_(model), memory_(memory), base_dir_(base_dir), name_hashes_(std::move(name_hashes)),
+  Indexer(Model& model, const LoadOptions& options, std::vector<uint64_t> name_hashes, const char* memory = nullptr)
+      : m_(model), memory_(memory), base_dir_(options.base_dir), listed_files_(options.listed_files),
+        readable_(memory != nullptr || !model.payload_files.empty()), name_hashes_(std::move(name_hashes)),
         first_value_(name_hashes_.size(), -1) {}
 
   void run(const GraphBody& main, const std::vector<GraphBody*>& functions) {
@@ -753,6 +755,8 @@ class Indexer {
   Model& m_;
   const char* memory_ = nullptr;  // the model's bytes when it was loaded from memory
   const std::string& base_dir_;
+  const std::function<const ListedFiles&()>& listed_files_;  // set for a model of a remote folder
+  const bool readable_;  // whether the embedded payloads can be read later (a local file, memory)
   std::optional<std::filesystem::path> root_;  // the model's folder, resolved at the first external tensor
 
   const std::filesystem::path& root() {
@@ -893,7 +897,7 @@ class Indexer {
           throw InputError("tensor '" + std::string(name) + "' declares " + std::to_string(w.bytes) +
                            " bytes of data by its shape but holds " + std::to_string(t.raw_length));
         }
-        w.payload_known = true;
+        w.payload_known = readable_;
         if (memory_) w.payload_memory = memory_ + t.raw_offset;
         else w.payload_file = payload_file(m_.path);
         w.payload_offset = static_cast<uint64_t>(t.raw_offset);
@@ -926,7 +930,11 @@ class Indexer {
     if (location.empty()) throw InputError("tensor '" + std::string(name) + "': external data has no location");
     std::string why;
     std::filesystem::path path = headcount::resolve_inside(root().native(), location, &why);
-    if (why.empty()) return path;
+    if (!why.empty()) refuse_location(name, location, why);
+    return path;
+  }
+
+  [[noreturn]] static void refuse_location(std::string_view name, std::string_view location, const std::string& why) {
     std::string shown;  // control bytes from a hostile file are not written to the terminal
     for (char c : location) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
     throw InputError("tensor '" + std::string(name) + "': external data location '" + shown + "' " + why +
@@ -951,8 +959,9 @@ class Indexer {
       else if (key == "offset"sv) x->offset = number("offset");
       else if (key == "length"sv) x->length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
     }
-    std::filesystem::path file = resolve_inside(std::string(w.name), std::string(x->location));
     uint64_t length = x->length >= 0 ? static_cast<uint64_t>(x->length) : w.bytes;
+    if (listed_files_) return check_listed(w, *x, length);
+    std::filesystem::path file = resolve_inside(std::string(w.name), std::string(x->location));
     auto it = stat_cache_.find(file.string());
     if (it == stat_cache_.end()) {
       // A stat never blocks (a FIFO is only refused here); the bytes are read later through
@@ -978,6 +987,27 @@ class Indexer {
       w.payload_file = payload_file(file.string(), found);
       w.payload_offset = x->offset;
       w.payload_length = length;
+    }
+  }
+
+  // External data of a model whose folder is not on this machine: its location checked without
+  // touching a file, then looked up in the folder's listing (nothing is stat'ed or fetched).
+  void check_listed(const Weight& w, Weight::External& x, uint64_t length) {
+    if (x.location.empty()) throw InputError("tensor '" + std::string(w.name) + "': external data has no location");
+    std::string why;
+    std::string path = relative_inside(std::string(x.location), &why);
+    if (!why.empty()) refuse_location(w.name, x.location, why);
+    const ListedFiles& listed = listed_files_();
+    auto found = listed.sizes.find(path);
+    uint64_t end = 0;
+    if (!listed.listed) {
+      x.status = ExternalStatus::NotChecked;
+    } else if (found == listed.sizes.end()) {
+      x.status = ExternalStatus::Missing;
+    } else {
+      bool fits = length == w.bytes && !add_overflows(x.offset, length, &end) && end <= found->second;
+      x.status = fits ? ExternalStatus::Present : ExternalStatus::SizeMismatch;
+      x.file_size = found->second;
     }
   }
 
@@ -1175,17 +1205,18 @@ class Indexer {
   std::vector<int> last_reader_;  // per weight, the last node that read it, while indexing
 };
 
-// The model file as the wire reader sees it. Blocks grow while the reader moves forward (a graph's
-// nodes are read in a few large reads) and start small again after a payload of more than 32 KiB
-// is skipped, so a file of large tensors is not read whole in the blocks around them; a run of
-// small tensors is read in whole blocks, not in a read each.
-class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
+// The model file as the wire reader sees it, read through its byte source (source.h). Blocks grow
+// while the reader moves forward (a graph's nodes are read in a few large reads) and start small
+// again after a payload of more than 32 KiB is skipped, so a file of large tensors is not read
+// whole in the blocks around them; a run of small tensors is read in whole blocks, not in a read
+// each. A read that fails ends the stream; the failure is kept for the loader to throw, so what
+// went wrong (a file that shrank, a server that stopped) is said, not only where the reader stopped.
+class SourceWindow : public google::protobuf::io::ZeroCopyInputStream {
  public:
-  FileWindow(int fd, uint64_t size)
-      : fd_(fd), size_(size), buffer_(static_cast<size_t>(std::min<uint64_t>(size, kLargest))) {}
-  ~FileWindow() override { close(fd_); }
-  FileWindow(const FileWindow&) = delete;
-  FileWindow& operator=(const FileWindow&) = delete;
+  explicit SourceWindow(const ByteSource& source)
+      : source_(source), size_(source.size()), buffer_(static_cast<size_t>(std::min<uint64_t>(size_, kLargest))) {}
+  SourceWindow(const SourceWindow&) = delete;
+  SourceWindow& operator=(const SourceWindow&) = delete;
 
   bool Next(const void** data, int* size) override {
     if (backed_up_ > 0) {
@@ -1194,11 +1225,15 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
       backed_up_ = 0;
       return true;
     }
-    if (at_ >= size_) return false;
+    if (at_ >= size_ || failure_) return false;
     const size_t want = static_cast<size_t>(std::min<uint64_t>(block_, size_ - at_));
-    ssize_t got = read_at(fd_, buffer_.get(), want, at_);
-    if (got <= 0) return false;  // an error, or a file that shrank: the reader reports where it stopped
-    filled_ = static_cast<size_t>(got);
+    try {
+      source_.read(at_, want, buffer_.get());
+    } catch (const InputError&) {
+      failure_ = std::current_exception();
+      return false;
+    }
+    filled_ = want;
     at_ += filled_;
     block_ = std::min(block_ * 2, kLargest);
     *data = buffer_.get();
@@ -1227,30 +1262,31 @@ class FileWindow : public google::protobuf::io::ZeroCopyInputStream {
     return true;
   }
   int64_t ByteCount() const override { return static_cast<int64_t>(at_ - backed_up_); }
+  // Throws the error of a read that failed, if one did.
+  void rethrow_failure() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
 
  private:
   static constexpr uint64_t kSmallest = 4096, kFirst = 64 * 1024, kLargest = 256 * 1024, kReadThrough = 32 * 1024;
-  int fd_;
+  const ByteSource& source_;
   uint64_t size_;
   ScratchBlock buffer_;
   uint64_t at_ = 0;        // file offset just past the buffer
   size_t filled_ = 0;      // bytes in the buffer
   size_t backed_up_ = 0;   // of those, given back by the reader
   uint64_t block_ = kFirst;
+  std::exception_ptr failure_;
 };
 
-// Opens the file (paths.h: a FIFO or a device is refused before a read) and refuses what protobuf
-// cannot read, with a message a person understands. The caller closes the descriptor.
-int open_model_file(const std::string& path, FileIdentity* id) {
-  RegularFile file(path, "is a directory with no .onnx files in it");
-  *id = file.identity();
-  if (file.size() == 0) throw InputError("file is empty");
-  if (file.size() > static_cast<uint64_t>(INT_MAX)) {
-    throw InputError("file is " + std::to_string(file.size()) +
+// Refuses what protobuf cannot read, with a message a person understands.
+void check_model_size(uint64_t size) {
+  if (size == 0) throw InputError("file is empty");
+  if (size > static_cast<uint64_t>(INT_MAX)) {
+    throw InputError("file is " + std::to_string(size) +
                      " bytes; an embedded model above protobuf's 2 GiB limit cannot be read "
                      "(models this large keep their weights in external data)");
   }
-  return file.release();
 }
 
 }  // namespace
@@ -1259,7 +1295,7 @@ namespace {
 
 // The part of loading after the bytes are open: the wire reader, then the index.
 void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream, const LoadOptions& options,
-                    const char* memory) {
+                    const char* memory, const SourceWindow* window = nullptr) {
   const GraphBody* main = nullptr;
   std::vector<GraphBody*> functions;
   std::vector<uint64_t> name_hashes;
@@ -1268,7 +1304,13 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
     in.SetTotalBytesLimit(INT_MAX);
     in.PushLimit(static_cast<int>(m.file_size));
     WireReader reader(in, m.file_size, options, m.proto.arena());
-    reader.read_model(m.proto.get());
+    try {
+      reader.read_model(m.proto.get());
+    } catch (const InputError&) {
+      if (window) window->rethrow_failure();  // what stopped the reader, if a read failed
+      throw;
+    }
+    if (window) window->rethrow_failure();
     m.stripped_payload_bytes = reader.stripped_bytes;
     main = reader.main;
     functions = std::move(reader.functions);
@@ -1282,7 +1324,7 @@ void read_and_index(Model& m, google::protobuf::io::ZeroCopyInputStream& stream,
     m.value_index.reserve(reader.outputs_read + tensors);
   }
   if (!main) throw InputError("not an ONNX model: no graph found");
-  Indexer(m, options.base_dir, std::move(name_hashes), memory).run(*main, functions);
+  Indexer(m, options, std::move(name_hashes), memory).run(*main, functions);
 }
 
 }  // namespace
@@ -1304,18 +1346,23 @@ Model load_model_bytes(const char* data, uint64_t size, const std::string& name,
   return m;
 }
 
-Model load_model(const std::string& path, const LoadOptions& options) {
+Model load_model(const ByteSource& source, const LoadOptions& options) {
   Model m;
-  m.path = path;
-  FileIdentity id;
-  int fd = open_model_file(path, &id);
-  m.file_size = id.size;
-  m.payload_files.insert(PayloadFile{path, id});  // the embedded payloads are read from this file only
-  FileWindow file(fd, m.file_size);
-  read_and_index(m, file, options, nullptr);
-  spdlog::debug("{}: {} graphs, {} nodes, {} tensors, {} payload bytes left unread", path, m.graphs.size(),
+  m.path = source.name();
+  m.file_size = source.size();
+  check_model_size(m.file_size);
+  const FileIdentity id = source.identity();
+  // The embedded payloads are read later from this file only, when it is a local file.
+  if (id.known) m.payload_files.insert(PayloadFile{m.path, id});
+  SourceWindow window(source);
+  read_and_index(m, window, options, nullptr, &window);
+  spdlog::debug("{}: {} graphs, {} nodes, {} tensors, {} payload bytes left unread", m.path, m.graphs.size(),
                 m.nodes.size(), m.weights.size(), m.stripped_payload_bytes);
   return m;
+}
+
+Model load_model(const std::string& path, const LoadOptions& options) {
+  return load_model(FileSource(path, "is a directory with no .onnx files in it"), options);
 }
 
 }  // namespace headcount

@@ -33,6 +33,7 @@ const char* external_status_name(ExternalStatus s) {
     case ExternalStatus::Present: return "present";
     case ExternalStatus::Missing: return "missing";
     case ExternalStatus::SizeMismatch: return "size-mismatch";
+    case ExternalStatus::NotChecked: return "not-checked";
   }
   return "?";
 }

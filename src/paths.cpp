@@ -73,6 +73,23 @@ std::vector<std::string> path_parts(const std::string& s) {
   return parts;
 }
 
+// The components of a location that names a file below its folder, else none with `why` set (the
+// checks before anything is resolved, shared by resolve_inside and relative_inside).
+std::vector<std::string> checked_parts(const std::string& location, std::string* why) {
+  why->clear();
+  if (location.find('\0') != std::string::npos) {
+    *why = "contains a NUL byte";
+  } else if (!location.empty() &&
+             (location[0] == '/' || location[0] == '\\' || (location.size() > 1 && location[1] == ':'))) {
+    *why = "is an absolute path";
+  } else {
+    std::vector<std::string> parts = path_parts(location);
+    if (std::find(parts.begin(), parts.end(), "..") == parts.end()) return parts;
+    *why = "contains '..'";
+  }
+  return {};
+}
+
 }  // namespace
 
 RegularFile::RegularFile(const std::string& path, const char* directory) {
@@ -136,16 +153,9 @@ std::filesystem::path resolve_inside(const std::string& root, const std::string&
     *why = what;
     return std::filesystem::path();
   };
-  why->clear();
-  if (location.find('\0') != std::string::npos) return refuse("contains a NUL byte");
-  if (!location.empty() && (location[0] == '/' || location[0] == '\\' || (location.size() > 1 && location[1] == ':'))) {
-    return refuse("is an absolute path");
-  }
   std::deque<std::string> todo;
-  for (auto& part : path_parts(location)) {
-    if (part == "..") return refuse("contains '..'");
-    todo.push_back(part);
-  }
+  for (auto& part : checked_parts(location, why)) todo.push_back(part);
+  if (!why->empty()) return {};
   // The path so far is one string that each component extends and '..' cuts back; once a
   // component cannot be lstat'ed nothing below it can, so the rest is not asked.
   std::string path = root;    // root and the components below it, joined as path's operator/ does
@@ -194,6 +204,15 @@ std::filesystem::path resolve_inside(const std::string& root, const std::string&
     todo.insert(todo.begin(), tparts.begin(), tparts.end());
   }
   return std::filesystem::path(std::move(path));
+}
+
+std::string relative_inside(const std::string& location, std::string* why) {
+  std::string out;
+  for (const std::string& part : checked_parts(location, why)) {
+    if (part != ".") out += (out.empty() ? "" : "/") + part;
+  }
+  if (why->empty() && out.empty()) *why = "names no file";
+  return out;
 }
 
 std::string percent_encoded(const std::string& s, bool keep_slashes) {

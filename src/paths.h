@@ -62,6 +62,11 @@ int reopen_regular(const std::string& path, const FileIdentity& expected);
 // 16,000 components costs 16,000 steps, not 16,000 rebuilt paths.
 std::filesystem::path resolve_inside(const std::string& root, const std::string& location, std::string* why);
 
+// `location` as a '/'-separated path below its folder, checked as resolve_inside checks it but
+// without touching a file (a folder that is not on this machine: a remote repo's): "." and empty
+// components dropped; "" with `why` set when it is absolute, holds '..' or a NUL, or names no file.
+std::string relative_inside(const std::string& location, std::string* why);
+
 // Whether `s` ends with `tail` (a file's extension: ".gguf", ".safetensors.index.json").
 inline bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

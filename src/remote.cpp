@@ -22,6 +22,7 @@ constexpr size_t kMostFiles = 100000;
 constexpr size_t kMostPath = 1024;
 constexpr size_t kListed = 20;
 constexpr uint64_t kFirstWindow = uint64_t{64} << 10;
+constexpr uint64_t kJumpWindow = uint64_t{16} << 10;
 constexpr uint64_t kLargestWindow = uint64_t{8} << 20;
 constexpr uint64_t kMostConfig = uint64_t{16} << 20;  // as a local config.json  // candidates named in the error of a repo without a default file
 
@@ -187,14 +188,18 @@ std::string choose_file(const std::vector<RepoFile>& files, const HubId& id) {
     for (const RepoFile& f : files)
       if (f.path == name) return f.path;
   }
-  std::vector<const RepoFile*> candidates;
+  std::vector<const RepoFile*> candidates;  // a file a format recognises by its name (formats.h)
   for (const RepoFile& f : files) {
-    if (ends_with(f.path, ".gguf") || ends_with(f.path, ".onnx") || ends_with(f.path, ".safetensors") ||
-        ends_with(f.path, ".safetensors.index.json"))
-      candidates.push_back(&f);
+    for (const FormatRow& r : file_formats()) {
+      if (r.by_name && r.by_name(f.path)) {
+        candidates.push_back(&f);
+        break;
+      }
+    }
   }
   std::string where = hub_text(id, "");
   if (candidates.empty()) throw InputError(where + " holds no model file (.safetensors, .gguf or .onnx)");
+  if (candidates.size() == 1) return candidates[0]->path;
   std::string text = where + " holds no model.safetensors or model.safetensors.index.json; name one of its " +
                      std::to_string(candidates.size()) + " model files:";
   for (size_t i = 0; i < candidates.size() && i < kListed; ++i)
@@ -240,6 +245,10 @@ void RemoteSource::read(uint64_t offset, uint64_t length, void* out) const {
   if (length > size_ || offset > size_ - length) throw InputError("truncated: a read past the end of the file");
   if (length == 0) return;
   if (offset < start_ || offset - start_ > window_.size() || length > window_.size() - (offset - start_)) {
+    // A read that goes on where the window ends (a header read field by field) grows the next
+    // window; one that jumps (past an ONNX tensor's payload) starts small again, so a file of
+    // large tensors costs a small window per tensor, not megabytes of their payloads.
+    if (offset != start_ + window_.size()) next_ = kJumpWindow;
     uint64_t want = std::max(length, next_);
     next_ = std::min(next_ * 2, kLargestWindow);
     window_ = client_.range(url_, offset, want);
@@ -258,6 +267,15 @@ bool RemoteFolder::holds(const std::string& name) const {
   }
 }
 
+bool RemoteFolder::list(std::map<std::string, uint64_t>* sizes) const {
+  if (!list_) return false;
+  const std::string folder = path_.substr(0, path_.rfind('/') + 1);  // "" at the repo's top
+  for (const RepoFile& f : list_()) {
+    if (f.path.compare(0, folder.size(), folder) == 0) (*sizes)[f.path.substr(folder.size())] = f.size;
+  }
+  return true;
+}
+
 std::unique_ptr<ByteSource> RemoteFolder::open(const std::string& name, const char*) const {
   std::string path = beside(path_, name);
   size_t slash = shown_.rfind('/');
@@ -270,6 +288,7 @@ namespace {
 struct Place {
   std::function<std::string(const std::string&)> url_of;
   std::string path, shown;
+  std::function<const std::vector<RepoFile>&()> list;  // the repo's files; null for a URL
 };
 
 // An http(s) URL of one file: its folder is the URL up to the last '/', without a query.
@@ -278,7 +297,7 @@ Place url_place(const std::string& input) {
   size_t host = url.find("://") + 3;
   size_t slash = url.rfind('/');
   if (slash == std::string::npos || slash < host || slash + 1 == url.size())
-    throw InputError("'" + input + "' names no file (a URL of a .safetensors, index or .gguf file)");
+    throw InputError("'" + input + "' names no file (a URL of a .safetensors, index, .gguf or .onnx file)");
   std::string folder = url.substr(0, slash + 1), name = url.substr(slash + 1);
   Place p;
   p.path = name;
@@ -302,15 +321,11 @@ const FormatRow& remote_format(http::Client& client, const Place& place) {
   return format_of_bytes(head, file.size());
 }
 
-Model open_remote(http::Client& client, const Place& place) {
+Model open_remote(http::Client& client, const Place& place, const LoadOptions& options) {
   const FormatRow& format = remote_format(client, place);
-  if (!format.open_in) {
-    throw InputError("a " + std::string(format.name) +
-                     " model is not read over HTTP yet: download it (headcount reads its graph without its weights)");
-  }
   size_t slash = place.path.rfind('/');
-  RemoteFolder folder(client, place.url_of, place.path, place.shown);
-  return format.open_in(folder, place.path.substr(slash + 1), place.shown);
+  RemoteFolder folder(client, place.url_of, place.path, place.shown, place.list);
+  return format.open_in(folder, place.path.substr(slash + 1), place.shown, options);
 }
 
 // The config.json beside the file, when the host has one (a 404 is no config).
@@ -327,7 +342,7 @@ void fetch_config(http::Client& client, const Place& place, Fetched& f) {
 
 }  // namespace
 
-Fetched fetch_model(const std::string& input, http::Options options) {
+Fetched fetch_model(const std::string& input, http::Options options, const LoadOptions& load) {
   std::optional<HubId> id = parse_hub_id(input);
   Hub hub;
   if (id) {
@@ -341,15 +356,20 @@ Fetched fetch_model(const std::string& input, http::Options options) {
   std::string path = id ? id->path : "";
   try {
     Place place;
+    std::optional<std::vector<RepoFile>> files;  // the repo's listing, fetched once when asked
     if (id) {
-      if (path.empty()) path = choose_file(list_files(client, hub, *id), *id);
+      place.list = [&]() -> const std::vector<RepoFile>& {
+        if (!files) files = list_files(client, hub, *id);
+        return *files;
+      };
+      if (path.empty()) path = choose_file(place.list(), *id);
       place.path = path;
       place.shown = hub_text(*id, path);
       place.url_of = [hub, id](const std::string& p) { return file_url(hub, *id, p); };
     } else {
       place = url_place(input);
     }
-    f.model = open_remote(client, place);
+    f.model = open_remote(client, place, load);
     fetch_config(client, place, f);
     f.read.url = place.url_of(place.path);
   } catch (const http::HttpError& e) {

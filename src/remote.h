@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/source.h"
+#include "source.h"
+#include "headcount/load.h"
 #include "headcount/model.h"
 #include "headcount/results/audit.h"
 #include "http.h"
@@ -98,16 +99,21 @@ class RemoteSource : public ByteSource {
 // of the repo (or of the URL's folder) into its URL; every name is checked by beside() first.
 class RemoteFolder : public SourceFolder {
  public:
+  // `list`: the files of the repo (list_files), null when the host lists none (a plain URL).
   RemoteFolder(http::Client& client, std::function<std::string(const std::string&)> url_of, std::string path,
-               std::string shown)
-      : client_(client), url_of_(std::move(url_of)), path_(std::move(path)), shown_(std::move(shown)) {}
+               std::string shown, std::function<const std::vector<RepoFile>&()> list = nullptr)
+      : client_(client), url_of_(std::move(url_of)), list_(std::move(list)), path_(std::move(path)),
+        shown_(std::move(shown)) {}
   bool holds(const std::string& name) const override;
   bool exists(const std::string&) const override { return true; }  // a missing file is the host's 404
   std::unique_ptr<ByteSource> open(const std::string& name, const char* directory) const override;
+  // The repo's files in the first file's folder and below it, from the repo's listing.
+  bool list(std::map<std::string, uint64_t>* sizes) const override;
 
  private:
   http::Client& client_;
   std::function<std::string(const std::string&)> url_of_;
+  std::function<const std::vector<RepoFile>&()> list_;
   std::string path_, shown_;  // the first file's path (in the repo or the URL) and how it is shown
 };
 
@@ -120,9 +126,10 @@ struct Fetched {
   RemoteRead read;
 };
 
-// Reads a remote input (a Hub id or an http(s) URL of one safetensors file, index or GGUF file)
-// through a client of `options` (the Hub's token is added for a Hub id, never for a URL). Throws
+// Reads a remote input (a Hub id or an http(s) URL of one safetensors file, index, GGUF or ONNX
+// file) through a client of `options` (the Hub's token is added for a Hub id, never for a URL);
+// an ONNX file is read with `load`, its external data checked against the repo's listing. Throws
 // InputError with what is wrong, worded for the Hub where it applies.
-Fetched fetch_model(const std::string& input, http::Options options);
+Fetched fetch_model(const std::string& input, http::Options options, const LoadOptions& load = {});
 
 }  // namespace headcount::remote

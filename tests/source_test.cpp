@@ -1,4 +1,4 @@
-// source_test.cpp: the byte sources under the checkpoint readers (src/checkpoint/source.h): a
+// source_test.cpp: the byte sources under the checkpoint readers (src/source.h): a
 // memory buffer and a local file read inside, refuse a read past the end, and hold zero bytes
 // when empty; a local folder proves names inside it; and the readers, through a source that
 // counts, take the reads and bytes worked out by hand: two reads per safetensors file, one per
@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "checkpoint/source.h"
+#include "checkpoint/readers.h"
 #include "gguf_writer.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "checkpoint/source.h"
+#include "checkpoint/readers.h"
 #include "headcount/error.h"
 #include "headcount/families.h"
 #include "test_util.h"

@@ -3,15 +3,28 @@
 // The reader walks the protobuf wire format with protobuf's CodedInputStream, parses the graph
 // structure into ONNX's generated classes, and skips every large tensor payload by its length, so
 // load time and memory do not grow with the weights. External data files are checked with stat
-// only, after the location is proven to stay inside the model's folder.
+// only, after the location is proven to stay inside the model's folder; a model read from a
+// remote source has its external data looked up in its folder's listing, never fetched.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 
 #include "headcount/model.h"
 
 namespace headcount {
+
+class ByteSource;  // source.h (internal): the bytes under every reader
+
+// The files of a folder that is not on this machine (a remote repo's), as its host lists them:
+// sizes by '/'-separated path relative to the model's folder. `listed` is false when the host
+// gives no list (a plain URL's folder).
+struct ListedFiles {
+  bool listed = false;
+  std::map<std::string, uint64_t> sizes;
+};
 
 struct LoadOptions {
   // Payload fields up to this many bytes per tensor are kept (shape constants, scales); larger
@@ -22,10 +35,18 @@ struct LoadOptions {
   // The folder external data is resolved against, and may not leave; "" for the model file's own
   // folder (a model handed over as bytes is read from a private copy elsewhere).
   std::string base_dir;
+  // Set for a model read from a remote source: the files of its folder, asked once, at its first
+  // external tensor. Its external data is then checked against them (present, missing, too short;
+  // "not checked" when the folder is not listed) and is never stat'ed here or fetched.
+  std::function<const ListedFiles&()> listed_files;
 };
 
 // Loads a model file. Throws InputError (message without the file name) when it cannot.
 Model load_model(const std::string& path, const LoadOptions& options = {});
+// Loads a model from a byte source (internal: source.h), read as a file is: in growing blocks,
+// payloads skipped. Its embedded payloads are not read later (the audit's content comparison);
+// external data is checked against options.listed_files when set, else against base_dir.
+Model load_model(const ByteSource& source, const LoadOptions& options);
 // Loads a model from `size` bytes in memory, shown as `name`. Weight payloads are read from that
 // buffer, which must outlive every read of them (the audit); external data is resolved against
 // options.base_dir, which must be set.

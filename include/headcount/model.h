@@ -87,7 +87,9 @@ struct TensorRec {
 enum class Storage { Embedded, External, ConstantNode };
 
 // What a stat of an external data file found (the file is never opened to count).
-enum class ExternalStatus { NotExternal, Present, Missing, SizeMismatch };
+// NotChecked: the data file is in a folder that is not on this machine and not listed (a remote
+// model at a plain URL); nothing says whether it is there.
+enum class ExternalStatus { NotExternal, Present, Missing, SizeMismatch, NotChecked };
 
 const char* storage_name(Storage s);
 const char* external_status_name(ExternalStatus s);
@@ -132,7 +134,7 @@ struct Weight {
     uint64_t offset = 0;
     int64_t length = -1;  // -1: not given, the tensor runs to its computed size
     ExternalStatus status = ExternalStatus::NotExternal;
-    uint64_t file_size = 0;  // the data file's size, when a stat found it
+    uint64_t file_size = 0;  // the data file's size, when a stat (or a remote folder's listing) found it
   };
   const External* external = nullptr;  // set for every tensor whose data_location is EXTERNAL
   const TensorRec* tensor = nullptr;  // as read; payload present only when small

@@ -3,12 +3,13 @@
 #include "checkpoint/formats.h"
 
 #include <cstring>
+#include <optional>
 
-#include "checkpoint/files.h"
 #include "checkpoint/model.h"
-#include "checkpoint/source.h"
+#include "checkpoint/readers.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"
+#include "paths.h"
 
 namespace headcount {
 namespace {
@@ -47,13 +48,33 @@ Model open_gguf(const std::string& path, const LoadOptions&) { return checkpoint
 
 Model open_onnx(const std::string& path, const LoadOptions& options) { return load_model(path, options); }
 
-Model safetensors_in(const SourceFolder& folder, const std::string& name, const std::string& shown) {
+bool onnx_name(const std::string& path) { return ends_with(path, ".onnx"); }
+
+// An ONNX file of a folder of byte sources: read through its source; its external data looked
+// up in the folder's listing (asked once, at the first external tensor), never fetched.
+Model onnx_in(const SourceFolder& folder, const std::string& name, const std::string& shown, const LoadOptions& options) {
+  std::unique_ptr<ByteSource> file = folder.open(name, "is a directory, not an ONNX file");
+  std::optional<ListedFiles> listed;
+  LoadOptions o = options;
+  o.listed_files = [&]() -> const ListedFiles& {
+    if (!listed) {
+      listed.emplace();
+      listed->listed = folder.list(&listed->sizes);
+    }
+    return *listed;
+  };
+  Model m = load_model(*file, o);
+  m.path = shown;
+  return m;
+}
+
+Model safetensors_in(const SourceFolder& folder, const std::string& name, const std::string& shown, const LoadOptions&) {
   std::unique_ptr<ByteSource> file = folder.open(name, "is a directory, not a safetensors file");
   if (ends_with(name, ".index.json")) return checkpoint_model(read_safetensors_index(*file, folder), shown);
   return checkpoint_model(read_safetensors(*file), shown);
 }
 
-Model gguf_in(const SourceFolder& folder, const std::string& name, const std::string& shown) {
+Model gguf_in(const SourceFolder& folder, const std::string& name, const std::string& shown, const LoadOptions&) {
   return checkpoint_model(read_gguf(folder, name), shown);
 }
 
@@ -65,7 +86,7 @@ Model open_onnx_bytes(const char* data, uint64_t size, const std::string& name, 
 
 const std::vector<FormatRow>& file_formats() {
   static const std::vector<FormatRow> rows = {
-      {FormatKind::Onnx, "onnx", false, nullptr, nullptr, nullptr, open_onnx, open_onnx_bytes, nullptr},
+      {FormatKind::Onnx, "onnx", false, nullptr, onnx_name, nullptr, open_onnx, open_onnx_bytes, onnx_in},
       {FormatKind::Gguf, "gguf", true, nullptr, gguf_name, gguf_bytes, open_gguf, nullptr, gguf_in},
       {FormatKind::Safetensors, "safetensors", true, safetensors_folder, safetensors_name, safetensors_bytes,
        open_safetensors, nullptr, safetensors_in},
@@ -101,7 +122,7 @@ const FormatRow& format_of(const std::string& path) {
     if (r.by_name && r.by_name(path)) return r;
   }
   try {
-    checkpoint::File f(path);
+    RegularFile f(path);
     char head[kFormatHeadBytes] = {};
     if (f.size() < kFormatHeadBytes) return format_row(FormatKind::Onnx);
     f.read(0, head, kFormatHeadBytes);

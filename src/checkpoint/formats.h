@@ -36,8 +36,9 @@ struct FormatRow {
   // Opens bytes in memory as a Model; null: the format is read from its file only.
   Model (*open_bytes)(const char* data, uint64_t size, const std::string& name, const LoadOptions& options);
   // Opens the file `name` of a folder of byte sources (a remote repo's, source.h) as a Model shown as
-  // `shown`; null: the format is read from a local file only.
-  Model (*open_in)(const SourceFolder& folder, const std::string& name, const std::string& shown);
+  // `shown`; what it names beside it (shards, parts, external data) is looked for in that folder.
+  Model (*open_in)(const SourceFolder& folder, const std::string& name, const std::string& shown,
+                   const LoadOptions& options);
 };
 
 // Every row. They are asked in order: GGUF's magic before the safetensors length (the first bytes

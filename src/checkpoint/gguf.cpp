@@ -16,7 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "checkpoint/source.h"
+#include "checkpoint/readers.h"
 #include "headcount/checked.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"

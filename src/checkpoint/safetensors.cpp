@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/source.h"
+#include "checkpoint/readers.h"
 #include "headcount/checked.h"
 #include "headcount/checkpoint.h"
 #include "headcount/error.h"

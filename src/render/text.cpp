@@ -546,6 +546,7 @@ void largest_text(const Audit& a, int top, std::ostream& out) {
     std::string storage = storage_name(w.storage);
     if (w.external_status() == ExternalStatus::Missing) storage += " (data file missing)";
     if (w.external_status() == ExternalStatus::SizeMismatch) storage += " (data file too short)";
+    if (w.external_status() == ExternalStatus::NotChecked) storage += " (data file not checked)";
     l.rows.push_back({truncate(std::string(w.name), 40), shape_string(w.dims), dtype_name(w.dtype), with_commas(w.elements), storage});
   }
   l.print(out, "  ");

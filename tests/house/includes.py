@@ -44,7 +44,7 @@ PARTS = {
     "Cost": ["src/cost.cpp", "include/headcount/cost.h"],
     "Checks": ["src/findings.cpp", "include/headcount/findings.h", "src/declared.cpp", "include/headcount/declared.h"],
     "Readers": ["src/load.cpp", "include/headcount/load.h", "src/checkpoint/", "include/headcount/checkpoint.h",
-                "src/payload.", "src/masks.", "src/http.", "src/remote."],
+                "src/payload.", "src/masks.", "src/http.", "src/remote.", "src/source."],
     "State": ["include/headcount/results/", "include/headcount/model.h", "src/model.cpp", "src/inventory.cpp",
               "include/headcount/inventory.h", "src/stages.h", "src/shapes.", "src/families.cpp",
               "include/headcount/families.h", "include/headcount/checkpoint_index.h", "include/headcount/error.h",

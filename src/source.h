@@ -1,9 +1,9 @@
-// checkpoint/source.h: the bytes under the checkpoint readers. A reader asks a ByteSource for
-// `length` bytes at `offset` and never learns where they come from: a local file (FileSource,
-// through the one opener of paths.h) or a buffer in memory (MemorySource); a remote file is one
-// more implementation. The files a checkpoint names beside the first (an index's shards, a split
-// GGUF's parts) are opened through a SourceFolder the caller gives: a local folder proves each
-// name stays inside it, as checkpoint::inside_root always has.
+// source.h: the bytes under every reader. A reader asks a ByteSource for `length` bytes at
+// `offset` and never learns where they come from: a local file (FileSource, through the one opener
+// of paths.h), a buffer in memory (MemorySource) or a remote file (remote.h). The files a model
+// names beside its first (an index's shards, a split GGUF's parts) are opened through a
+// SourceFolder the caller gives: a local folder proves each name stays inside it, as an ONNX
+// model's external data is proven.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,6 @@
 #include <memory>
 #include <string>
 
-#include "headcount/checkpoint_index.h"
 #include "headcount/file_identity.h"
 #include "paths.h"
 
@@ -72,6 +71,12 @@ class SourceFolder {
   virtual bool exists(const std::string& name) const = 0;
   // Opens it; throws InputError as FileSource does (`directory`: what to say of a folder).
   virtual std::unique_ptr<ByteSource> open(const std::string& name, const char* directory) const = 0;
+  // The sizes of the folder's files by '/'-separated path relative to it, when its host lists them
+  // without a byte of them being read (a remote repo's tree); false when it gives no list.
+  virtual bool list(std::map<std::string, uint64_t>* sizes) const {
+    (void)sizes;
+    return false;
+  }
 };
 
 // A local folder: a file's name is `folder / name` (a path as the user gave it, "" for the current
@@ -96,17 +101,5 @@ class MemoryFolder : public SourceFolder {
   bool exists(const std::string& name) const override { return files.count(name) != 0; }
   std::unique_ptr<ByteSource> open(const std::string& name, const char* directory) const override;
 };
-
-// The checkpoint readers over sources (checkpoint.h's path readers open a FileSource and a
-// LocalFolder and call these).
-// One .safetensors file.
-Checkpoint read_safetensors(const ByteSource& file);
-// A model.safetensors.index.json and the shards it names, opened through `folder`.
-Checkpoint read_safetensors_index(const ByteSource& index, const SourceFolder& folder);
-// One GGUF file that is not split.
-Checkpoint read_gguf(const ByteSource& file);
-// A GGUF file by its name in `folder`: a split one's parts (NAME-0000N-of-0000M.gguf) are all
-// opened through the folder, in order.
-Checkpoint read_gguf(const SourceFolder& folder, const std::string& name);
 
 }  // namespace headcount

@@ -1,12 +1,22 @@
-// checkpoint/source.cpp: the byte sources under the checkpoint readers (source.h).
-#include "checkpoint/source.h"
+// source.cpp: the byte sources under every reader (source.h).
+#include "source.h"
 
 #include <cstring>
 
-#include "checkpoint/files.h"
 #include "headcount/error.h"
 
 namespace headcount {
+namespace {
+
+// A folder as resolve_inside (paths.h) takes it: absolute and canonical; empty when it cannot be
+// resolved. Computed once for all the files a model names beside it.
+std::filesystem::path folder_root(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::filesystem::path root = std::filesystem::weakly_canonical(std::filesystem::absolute(folder, ec), ec);
+  return ec ? std::filesystem::path() : root;
+}
+
+}  // namespace
 
 void MemorySource::read(uint64_t offset, uint64_t length, void* out) const {
   if (offset > size_ || length > size_ - offset) throw InputError("truncated: a read past the end of the file");
@@ -14,9 +24,16 @@ void MemorySource::read(uint64_t offset, uint64_t length, void* out) const {
 }
 
 LocalFolder::LocalFolder(std::filesystem::path folder)
-    : folder_(std::move(folder)), root_(checkpoint::folder_root(folder_.empty() ? std::filesystem::path(".") : folder_)) {}
+    : folder_(std::move(folder)), root_(folder_root(folder_.empty() ? std::filesystem::path(".") : folder_)) {}
 
-bool LocalFolder::holds(const std::string& name) const { return checkpoint::inside_root(root_, name); }
+// Whether `name` resolves inside the folder, proven as an ONNX model's external data is: nothing
+// outside it is touched.
+bool LocalFolder::holds(const std::string& name) const {
+  if (root_.empty()) return false;
+  std::string why;
+  resolve_inside(root_.native(), name, &why);
+  return why.empty();
+}
 
 bool LocalFolder::exists(const std::string& name) const {
   std::error_code ec;
