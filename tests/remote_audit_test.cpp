@@ -17,6 +17,8 @@
 #include "headcount/run.h"
 #include "headcount/runner.h"
 #include "hostile_run.h"
+#include "onnx/onnx_pb.h"
+#include "test_util.h"
 #include "remote_servers.h"
 
 using headcount::Audit;
@@ -41,6 +43,11 @@ struct Hub {
     fs::path tree = www.path / "api" / "models" / repo / "tree" / "main";
     fs::create_directories(tree.parent_path());
     std::ofstream(tree) << trees[repo].dump();
+  }
+  // Lists `path` in the repo's tree with `size` bytes, and serves nothing there.
+  void list_only(const std::string& repo, const std::string& path, uint64_t size) {
+    trees[repo].push_back({{"type", "file"}, {"path", path}, {"size", size}});
+    std::ofstream(www.path / "api" / "models" / repo / "tree" / "main") << trees[repo].dump();
   }
 };
 
@@ -223,4 +230,133 @@ TEST_CASE("remote audit: a header that points at 90 MB stops at the fetch budget
   hostile::check_bound(o);
   CHECK(o.exit_code == 2);
   CHECK(o.err == "headcount: error: " + url + ": " + url + ": the fetch budget of 1 MiB is spent\n");
+}
+
+namespace {
+
+// An ONNX model of one MatMul whose weight `w` is float32 [256, 1024] (1 MiB) of embedded raw
+// data, then a float32 [4] bias `b` (16 bytes): its bytes.
+std::string large_embedded_model() {
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  testutil::input(g, "x", {1, 256});
+  *g->add_initializer() = testutil::tensor("w", {256, 1024});
+  *g->add_initializer() = testutil::tensor("b", {4});
+  testutil::node(g, "MatMul", {"x", "w"}, {"y"}, "mm");
+  return m.SerializeAsString();
+}
+
+std::string external_status_of(const nlohmann::json& report) {
+  std::string out;
+  for (const auto& t : report["tensors"]) {
+    if (t.contains("external")) out += t["external"]["status"].get<std::string>() + " ";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("remote audit: an ONNX file is read by range, its payloads skipped, never fetched", "[remote]") {
+  Hub hub;
+  const std::string samples = HEADCOUNT_SAMPLES_DIR;
+  const std::string bytes = large_embedded_model();
+  hub.put("org/onnx", "onnx/model.onnx", bytes);
+  hub.put("org/llama", "onnx/model.onnx", slurp(samples + "/llama_tiny.onnx"));
+  testutil::Nginx nginx(hub.www.path);
+  Endpoint endpoint(nginx.url(""));
+  testutil::TempDir dir;
+  testutil::write_bytes(dir.file("model.onnx"), bytes);
+
+  AuditOptions local;
+  local.compare_content = false;
+  Audit here = headcount::audit_file(dir.file("model.onnx"), local);
+  Audit there = headcount::audit_file("hf://org/onnx");  // the repo's one model file
+  CHECK(figures(there) == figures(here));
+  CHECK(there.model.path == "hf://org/onnx/onnx/model.onnx");
+  // 256 * 1024 + 4 = 262,148 parameters.
+  CHECK(there.inventory.stored == 262148);
+  // The list; the first window (64 KiB: the graph and w's tag and length, then 1 MiB skipped); one
+  // 16 KiB window after the jump (b and the rest); the config.json that is not there. Of the
+  // file's 1,048,6xx bytes, at most 64 + 16 KiB are fetched, with the list's few hundred bytes.
+  CHECK(there.remote->requests == 4);
+  CHECK(bytes.size() > (uint64_t{1} << 20));
+  CHECK(there.remote->bytes < (uint64_t{81} << 10));
+
+  Audit llama_here = headcount::audit_file(samples + "/llama_tiny.onnx", local);
+  Audit llama = headcount::audit_file("hf://org/llama/onnx/model.onnx");
+  CHECK(figures(llama) == figures(llama_here));
+}
+
+TEST_CASE("remote audit: an ONNX file's external data is looked up in the repo's list, never fetched", "[remote]") {
+  // bert_base_external.onnx: every tensor of 1 KiB or more lives in bert_base_external.onnx.data
+  // (437,928,960 bytes, samples/bert_base_external.counts.tsv), which the samples do not hold.
+  const std::string samples = HEADCOUNT_SAMPLES_DIR;
+  const std::string onnx = slurp(samples + "/bert_base_external.onnx");
+  const uint64_t data_size = 437928960;
+  Hub hub;
+  hub.put("org/bert", "onnx/model.onnx", onnx);
+  hub.list_only("org/bert", "onnx/bert_base_external.onnx.data", data_size);  // listed, not served: a fetch would be a 404
+  hub.put("org/short", "model.onnx", onnx);
+  hub.list_only("org/short", "bert_base_external.onnx.data", data_size - 1);
+  hub.put("org/none", "model.onnx", onnx);
+  testutil::Nginx nginx(hub.www.path, true);
+  Endpoint endpoint(nginx.url(""));
+
+  // The same model beside a sparse data file of the size the list gives: every range present.
+  testutil::TempDir dir;
+  testutil::write_bytes(dir.file("model.onnx"), onnx);
+  {
+    std::ofstream data(dir.file("bert_base_external.onnx.data"), std::ios::binary);
+  }
+  fs::resize_file(dir.file("bert_base_external.onnx.data"), data_size);
+  AuditOptions local;
+  local.compare_content = false;
+  Audit here = headcount::audit_file(dir.file("model.onnx"), local);
+  REQUIRE(here.model.path == dir.file("model.onnx"));
+  Audit there = headcount::audit_file("hf://org/bert/onnx/model.onnx");
+  nlohmann::json remote = figures(there), near = figures(here);
+  CHECK(remote == near);
+  CHECK(external_status_of(remote).find("missing") == std::string::npos);
+  CHECK(external_status_of(remote).find("present") == 0);
+
+  // Not in the list: missing, as the local model without its data file; one byte short: too short.
+  fs::remove(dir.file("bert_base_external.onnx.data"));
+  Audit here_missing = headcount::audit_file(dir.file("model.onnx"), local);
+  Audit none = headcount::audit_file("hf://org/none/model.onnx");
+  CHECK(figures(none) == figures(here_missing));
+  CHECK(external_status_of(figures(none)).find("present") == std::string::npos);
+  Audit shorter = headcount::audit_file("hf://org/short/model.onnx");
+  CHECK(external_status_of(figures(shorter)).find("size-mismatch") != std::string::npos);
+
+  // At a plain URL the folder is not listed: each external tensor is "not-checked", and no finding
+  // says its data is missing.
+  Audit url = headcount::audit_file(nginx.url("/org/bert/resolve/main/onnx/model.onnx"));
+  const std::string statuses = external_status_of(figures(url));
+  CHECK(statuses.find("not-checked") == 0);
+  CHECK(statuses.find("present") == std::string::npos);
+  CHECK(statuses.find("missing") == std::string::npos);
+  for (const auto& f : url.findings) CHECK(f.rule.rfind("external-data", 0) != 0);
+
+  for (const std::string& uri : nginx.requests()) {
+    CAPTURE(uri);
+    CHECK(uri.find(".data") == std::string::npos);  // the data file is never asked for
+  }
+}
+
+TEST_CASE("remote audit: an ONNX file's external location that leaves its folder is refused as on disk", "[remote]") {
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  testutil::input(g, "x", {1, 4});
+  onnx::TensorProto t = testutil::tensor("w", {4, 4}, onnx::TensorProto::FLOAT, /*no_data=*/true);
+  testutil::set_external(t, "../secret/w.bin", 0, 64);
+  *g->add_initializer() = t;
+  testutil::node(g, "MatMul", {"x", "w"}, {"y"}, "mm");
+  Hub hub;
+  hub.put("org/leave", "onnx/model.onnx", m.SerializeAsString());
+  hub.list_only("org/leave", "secret/w.bin", 64);
+  testutil::Nginx nginx(hub.www.path);
+  Endpoint endpoint(nginx.url(""));
+  CHECK(error_of([] { headcount::audit_file("hf://org/leave/onnx/model.onnx"); }) ==
+        "tensor 'w': external data location '../secret/w.bin' contains '..'; refused, it must stay inside the "
+        "model's folder");
 }
