@@ -8,13 +8,16 @@ Made here, in a temp folder, as sparse files (their data is never written, nor r
   - org/llama-2-7b: LLaMA-2-7B's safetensors in float16, two shards and their index (13.5 GB),
     and its config.json;
   - org/gguf-150k: a 7B-shaped GGUF in Q4_K whose metadata holds a 150,000-token vocabulary;
+  - org/onnx-500m: an ONNX model with 500 MB of embedded float32 weights (run_bench.py's
+    MatMul+Add chain: 125 weights of 1024 x 1024, each followed by its bias), under onnx/;
   - org/tiny-00 .. org/tiny-49: 50 repos of samples/llama_tiny.safetensors and its config,
     audited in one run with -j 8.
 Each row: the file's size, the bytes headcount fetched and their share, its requests (the
 report's `remote` object) and the best wall time of --repeat runs, and whether the report's
 `parameters` equal those of the local audit of the same files (`--no-content`). nginx answers
 at once, so the times are headcount's own plus loopback; over the Internet each request adds a
-round trip. Python 3 standard library and nginx only.
+round trip. Python 3 standard library and nginx; the ONNX model is written with python3-onnx and
+numpy, as run_bench.py writes its models.
 """
 import argparse
 import json
@@ -209,6 +212,10 @@ def main():
             hub.list("org/llama-2-7b", name)
         sparse_gguf(hub.path("org/gguf-150k", "llama-7b-Q4_K.gguf"), 150000)
         hub.list("org/gguf-150k", "llama-7b-Q4_K.gguf")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from run_bench import build_weights_model, save_model  # python3-onnx, numpy
+        save_model(build_weights_model(500 * 1024 * 1024), hub.path("org/onnx-500m", "onnx/model.onnx"))
+        hub.list("org/onnx-500m", "onnx/model.onnx")
         samples = os.path.join(REPO_ROOT, "samples")
         tiny = ["org/tiny-%02d" % i for i in range(50)]
         for repo in tiny:
@@ -226,6 +233,8 @@ def main():
                   [folder("org/llama-2-7b")], None),
                  ("7B GGUF, 150k-token vocabulary", ["hf://org/gguf-150k/llama-7b-Q4_K.gguf"],
                   [os.path.join(folder("org/gguf-150k"), "llama-7b-Q4_K.gguf")], None),
+                 ("ONNX, 500 MB of embedded weights", ["hf://org/onnx-500m"],
+                  [os.path.join(folder("org/onnx-500m"), "onnx", "model.onnx")], None),
                  ("50 repos of llama_tiny, -j 8", ["-j", "8"] + ["hf://" + r for r in tiny],
                   [os.path.join(folder(r), "model.safetensors") for r in tiny], None)]
         print("remote reading (nginx on 127.0.0.1), best of %d runs" % args.repeat)

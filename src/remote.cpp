@@ -245,10 +245,11 @@ void RemoteSource::read(uint64_t offset, uint64_t length, void* out) const {
   if (length > size_ || offset > size_ - length) throw InputError("truncated: a read past the end of the file");
   if (length == 0) return;
   if (offset < start_ || offset - start_ > window_.size() || length > window_.size() - (offset - start_)) {
-    // A read that goes on where the window ends (a header read field by field) grows the next
-    // window; one that jumps (past an ONNX tensor's payload) starts small again, so a file of
-    // large tensors costs a small window per tensor, not megabytes of their payloads.
-    if (offset != start_ + window_.size()) next_ = kJumpWindow;
+    // A read at most 64 KiB past the window (a header read field by field, a short string skipped)
+    // grows the next window; one that jumps further (past an ONNX tensor's payload) starts small
+    // again, so a file of large tensors costs a small window per tensor, not their payloads.
+    const uint64_t end = start_ + window_.size();
+    if (offset < start_ || (offset > end && offset - end > kFirstWindow)) next_ = kJumpWindow;
     uint64_t want = std::max(length, next_);
     next_ = std::min(next_ * 2, kLargestWindow);
     window_ = client_.range(url_, offset, want);
