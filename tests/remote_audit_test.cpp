@@ -360,3 +360,24 @@ TEST_CASE("remote audit: an ONNX file's external location that leaves its folder
         "tensor 'w': external data location '../secret/w.bin' contains '..'; refused, it must stay inside the "
         "model's folder");
 }
+
+TEST_CASE("remote audit: an ONNX file whose server claims any length, or whose header never ends", "[remote]") {
+  // The fault server's /claims/N is a file of N bytes (as Content-Range says) that repeats an
+  // opset_import record without end. 20 digits is past what a length can be read as (2^64-1 has
+  // 20): no length. 3,000,000,000 is past protobuf's 2 GiB (2,147,483,647). 1,500,000,000 is read
+  // field by field until the 1 MiB budget is spent. 0 is an empty file.
+  testutil::FaultServer faults;
+  testutil::TempDir cwd;
+  const std::string max = faults.url("/claims/18446744073709551615/model.onnx"),
+                    past = faults.url("/claims/3000000000/model.onnx"),
+                    endless = faults.url("/claims/1500000000/model.onnx"), empty = faults.url("/claims/0/model.onnx");
+  hostile::Outcome o = hostile::run({"audit", max, past, endless, empty, "--fetch-budget", "1MiB"}, cwd.path.string());
+  hostile::check_bound(o);
+  CHECK(o.exit_code == 2);
+  CHECK(o.out.find("summary of 4 models") != std::string::npos);  // each of them an error in it
+  CHECK(o.err == "headcount: error: " + max + ": " + max + ": the server does not say how long the file is\n" +
+                     "headcount: error: " + past + ": file is 3000000000 bytes; an embedded model above protobuf's 2 GiB "
+                     "limit cannot be read (models this large keep their weights in external data)\n" +
+                     "headcount: error: " + endless + ": " + endless + ": the fetch budget of 1 MiB is spent\n" +
+                     "headcount: error: " + empty + ": file is empty\n");
+}

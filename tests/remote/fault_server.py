@@ -155,6 +155,23 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("X-Error-Code", m.group(2))
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif path.startswith("/claims/"):
+            # A file of the size the path gives (any number, up to 2^64-1 and past it), whose bytes
+            # repeat an ONNX ModelProto's opset_import record (field 8, 4 bytes: version 13, twice)
+            # without end: a model whose header never ends.
+            total = path.split("/")[2]
+            record = b"\x42\x04\x10\x0d\x10\x0d"
+            first, last = self.byte_range(int(total))
+            last = min(last, first + (1 << 24) - 1)
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%s" % (first, last, total))
+            self.send_header("Content-Length", str(last - first + 1))
+            self.end_headers()
+            body = (record * ((last - first) // len(record) + 2))[first % len(record):]
+            try:
+                self.wfile.write(body[:last - first + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         elif path == "/endless":
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
