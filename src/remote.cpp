@@ -329,15 +329,22 @@ Model open_remote(http::Client& client, const Place& place, const LoadOptions& o
   return format.open_in(folder, place.path.substr(slash + 1), place.shown, options);
 }
 
-// The config.json beside the file, when the host has one (a 404 is no config).
-void fetch_config(http::Client& client, const Place& place, Fetched& f) {
-  std::string path = beside(place.path, "config.json");
-  try {
-    f.config_text = client.whole(place.url_of(path), kMostConfig);
-    size_t slash = place.shown.rfind('/');
-    f.config_name = place.shown.substr(0, slash + 1) + "config.json";
-  } catch (const http::HttpError& e) {
-    if (e.status() != 404) throw;
+// The config beside the file, as a local model's is found (declared.h): config.json, else
+// genai_config.json (onnxruntime-genai). When the repo's list is at hand, only a listed one is
+// asked for; else a 404 is no config.
+void fetch_config(http::Client& client, const Place& place, const std::vector<RepoFile>* listed, Fetched& f) {
+  for (const char* name : {"config.json", "genai_config.json"}) {
+    const std::string path = beside(place.path, name);
+    if (listed && std::none_of(listed->begin(), listed->end(), [&](const RepoFile& r) { return r.path == path; }))
+      continue;
+    try {
+      f.config_text = client.whole(place.url_of(path), kMostConfig);
+      size_t slash = place.shown.rfind('/');
+      f.config_name = place.shown.substr(0, slash + 1) + name;
+      return;
+    } catch (const http::HttpError& e) {
+      if (e.status() != 404) throw;
+    }
   }
 }
 
@@ -371,7 +378,7 @@ Fetched fetch_model(const std::string& input, http::Options options, const LoadO
       place = url_place(input);
     }
     f.model = open_remote(client, place, load);
-    fetch_config(client, place, f);
+    fetch_config(client, place, files ? &*files : nullptr, f);
     f.read.url = place.url_of(place.path);
   } catch (const http::HttpError& e) {
     if (id) throw InputError(hub_error(e, hub, *id, path));

@@ -152,8 +152,9 @@ TEST_CASE("remote audit: a sharded index and its shards, a GGUF, and a repo that
   CHECK(sharded.inventory.stored == 7);
   REQUIRE(sharded.model.checkpoint);
   CHECK(sharded.model.checkpoint->files.size() == 3);  // the index, then its shards
-  // The list, the index (whole), each shard's first window, and the config.json that is not there (404).
-  CHECK(sharded.remote->requests == 5);
+  // The list, the index (whole), and each shard's first window; no config is asked for, since the
+  // list names none.
+  CHECK(sharded.remote->requests == 4);
 
   AuditOptions local;
   local.compare_content = false;
@@ -276,15 +277,33 @@ TEST_CASE("remote audit: an ONNX file is read by range, its payloads skipped, ne
   // 256 * 1024 + 4 = 262,148 parameters.
   CHECK(there.inventory.stored == 262148);
   // The list; the first window (64 KiB: the graph and w's tag and length, then 1 MiB skipped); one
-  // 16 KiB window after the jump (b and the rest); the config.json that is not there. Of the
-  // file's 1,048,6xx bytes, at most 64 + 16 KiB are fetched, with the list's few hundred bytes.
-  CHECK(there.remote->requests == 4);
+  // 16 KiB window after the jump (b and the rest); no config, which the list does not name. Of
+  // the file's 1,048,6xx bytes, at most 64 + 16 KiB are fetched, with the list's few hundred bytes.
+  CHECK(there.remote->requests == 3);
   CHECK(bytes.size() > (uint64_t{1} << 20));
   CHECK(there.remote->bytes < (uint64_t{81} << 10));
 
   Audit llama_here = headcount::audit_file(samples + "/llama_tiny.onnx", local);
   Audit llama = headcount::audit_file("hf://org/llama/onnx/model.onnx");
   CHECK(figures(llama) == figures(llama_here));
+
+  // onnxruntime-genai's config beside the export, as a local one is read (declared_test.cpp): the
+  // LLaMA sample's shape, with no feed-forward size to check.
+  const std::string genai = R"({"model": {"type": "llama", "vocab_size": 100, "decoder": {"hidden_size": 32,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "head_size": 8}}})";
+  hub.put("org/genai", "onnx/model.onnx", slurp(samples + "/llama_tiny.onnx"));
+  hub.put("org/genai", "onnx/genai_config.json", genai);
+  testutil::TempDir genai_dir;
+  testutil::write_bytes(genai_dir.file("model.onnx"), slurp(samples + "/llama_tiny.onnx"));
+  testutil::write_bytes(genai_dir.file("genai_config.json"), genai);
+  Audit genai_here = headcount::audit_file(genai_dir.file("model.onnx"), local);
+  Audit genai_there = headcount::audit_file("hf://org/genai");
+  REQUIRE(genai_there.declared.has_value());
+  CHECK(genai_there.declared->config.format == "genai_config.json");
+  CHECK(figures(genai_there) == figures(genai_here));
+  // The list, the model's 134,021 bytes in two windows (64 KiB, then the next 128 KiB), and the
+  // genai_config.json the list names; no config.json is asked for, since the list has none.
+  CHECK(genai_there.remote->requests == 4);
 }
 
 TEST_CASE("remote audit: an ONNX file's external data is looked up in the repo's list, never fetched", "[remote]") {
