@@ -77,7 +77,7 @@ struct Transfer {
   std::string body;
   bool over_cap = false, over_budget = false;
   long status = 0;              // of the response being read
-  std::string code, etag, commit, retry_after;
+  std::string code, etag, commit, retry_after, next;
   uint64_t length = 0, first = 0, total = 0;
   bool has_length = false, has_range = false, has_total = false;
 };
@@ -96,6 +96,23 @@ void parse_content_range(const std::string& v, Transfer& t) {
   if (dash == std::string::npos || slash == std::string::npos || dash > slash) return;
   t.has_range = parse_count(v.substr(6, dash - 6), &t.first);
   t.has_total = parse_count(v.substr(slash + 1), &t.total);
+}
+
+// The target of a Link header's rel="next" (RFC 8288: `<URL>; rel="next"`, links separated by
+// commas), as the Hub pages its file lists; "" when there is none, or it is longer than 4 KiB.
+std::string next_link(const std::string& value) {
+  size_t at = 0;
+  while (at < value.size()) {
+    size_t open = value.find('<', at), close = value.find('>', open == std::string::npos ? at : open);
+    if (open == std::string::npos || close == std::string::npos) return "";
+    size_t end = value.find(',', close);
+    std::string params = value.substr(close + 1, end == std::string::npos ? std::string::npos : end - close - 1);
+    if (params.find("rel=\"next\"") != std::string::npos || params.find("rel=next") != std::string::npos)
+      return close - open - 1 <= 4096 ? value.substr(open + 1, close - open - 1) : "";
+    if (end == std::string::npos) return "";
+    at = end + 1;
+  }
+  return "";
 }
 
 size_t on_header(char* data, size_t size, size_t n, void* p) {
@@ -122,6 +139,7 @@ size_t on_header(char* data, size_t size, size_t n, void* p) {
   else if (name == "etag") t.etag = value.substr(0, 256);
   else if (name == "x-repo-commit") t.commit = value.substr(0, 64);
   else if (name == "retry-after") t.retry_after = value.substr(0, 16);
+  else if (name == "link") t.next = next_link(value);
   // A success longer than what may be kept is refused before its body: a server that ignores
   // Range does not get to send the file.
   if (t.status / 100 == 2 && t.has_length && t.length > t.cap) {
@@ -261,6 +279,7 @@ std::string Client::fetch(const std::string& url, uint64_t offset, uint64_t leng
         head->total_known = known;
         head->etag = t.etag;
         head->commit = t.commit;
+        head->next = t.next;
         char* eff = nullptr;
         curl().easy_getinfo(impl_->curl, CURLINFO_EFFECTIVE_URL, &eff);
         head->final_url = eff ? eff : url;

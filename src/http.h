@@ -63,6 +63,7 @@ struct Head {
   std::string etag;        // as sent, quotes and all
   std::string commit;      // the Hub's X-Repo-Commit: the revision's commit
   std::string final_url;   // after redirects
+  std::string next;        // a Link header's rel="next" (the Hub's next page of a list), as sent
 };
 
 class Client {

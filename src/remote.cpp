@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@ namespace {
 
 constexpr uint64_t kMostTree = uint64_t{16} << 20;  // the model API's file list
 constexpr size_t kMostFiles = 100000;
+constexpr size_t kMostPages = 200;  // of a file list (the Hub's pages hold 1,000 files or more)
 constexpr size_t kMostPath = 1024;
 constexpr size_t kListed = 20;
 constexpr uint64_t kFirstWindow = uint64_t{64} << 10;
@@ -165,20 +167,38 @@ std::string beside(const std::string& path, const std::string& name) {
 }
 
 std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const HubId& id) {
-  std::string url = tree_url(hub, id);
-  nlohmann::json j = nlohmann::json::parse(client.whole(url, kMostTree), nullptr, false);
-  if (!j.is_array()) throw InputError(url + ": the Hub's file list is not a JSON array");
+  const std::string first = tree_url(hub, id);
+  std::string url = first;
   std::vector<RepoFile> out;
-  for (const auto& e : j) {
-    if (out.size() >= kMostFiles) break;
-    if (!e.is_object() || e.value("type", "") != "file") continue;
-    const auto path = e.find("path");
-    const auto size = e.find("size");
-    if (path == e.end() || !path->is_string() || segments(path->get<std::string>()).empty()) continue;
-    RepoFile f;
-    f.path = path->get<std::string>();
-    if (size != e.end() && size->is_number_unsigned()) f.size = size->get<uint64_t>();
-    out.push_back(std::move(f));
+  std::set<std::string> asked;
+  uint64_t spent = 0;  // the pages' bytes, all bounded together
+  // The Hub pages a long list (a Link header's rel="next"). A page is asked for only from the
+  // Hub's own model API: the token goes with it, so a page elsewhere is refused, as is a loop.
+  while (!url.empty()) {
+    if (asked.count(url) || asked.size() == kMostPages)
+      throw InputError(first + ": the Hub's file list does not end (" + std::to_string(asked.size()) +
+                       (asked.size() == 1 ? " page" : " pages") + " read)");
+    asked.insert(url);
+    http::Head head;
+    std::string body = client.whole(url, kMostTree - std::min(spent, kMostTree), &head);
+    spent += body.size();
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+    if (!j.is_array()) throw InputError(url + ": the Hub's file list is not a JSON array");
+    for (const auto& e : j) {
+      if (out.size() >= kMostFiles)  // a list cut short would call a file missing that is there
+        throw InputError(first + ": the Hub's file list holds more than " + std::to_string(kMostFiles) + " files");
+      if (!e.is_object() || e.value("type", "") != "file") continue;
+      const auto path = e.find("path");
+      const auto size = e.find("size");
+      if (path == e.end() || !path->is_string() || segments(path->get<std::string>()).empty()) continue;
+      RepoFile f;
+      f.path = path->get<std::string>();
+      if (size != e.end() && size->is_number_unsigned()) f.size = size->get<uint64_t>();
+      out.push_back(std::move(f));
+    }
+    url = head.next;
+    if (!url.empty() && url.rfind(hub.endpoint + "/api/models/", 0) != 0)
+      throw InputError(first + ": the Hub's file list goes on at another address, which is not asked for");
   }
   return out;
 }

@@ -60,8 +60,9 @@ struct RepoFile {
   uint64_t size = 0;
 };
 
-// The files of the repo at the revision (its model API's tree). Most 100,000 entries, each path
-// checked; the answer is at most 16 MiB.
+// The files of the repo at the revision (its model API's tree), every page of it (a Link header's
+// rel="next", followed only within the Hub's model API). At most 100,000 files in 200 pages and
+// 16 MiB, or an error: a list cut short would call a file that is there missing. Each path checked.
 std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const HubId& id);
 
 // The file to audit in a repo named without a path: model.safetensors.index.json, else

@@ -185,3 +185,26 @@ TEST_CASE("remote: the endpoint and the token from the environment", "[remote]")
   unsetenv("HF_HOME");
   CHECK(hub_from_environment().endpoint == "https://huggingface.co");
 }
+
+TEST_CASE("remote: a file list in pages is read to its end, within the Hub and its bounds", "[remote]") {
+  testutil::FaultServer faults;
+  Hub hub;
+  hub.endpoint = faults.url("");
+  headcount::http::Client client;
+  auto list = [&](const std::string& repo) { return list_files(client, hub, *parse_hub_id("hf://org/" + repo)); };
+  // Two pages; the repo's checkpoint is on the second.
+  std::vector<RepoFile> paged = list("paged");
+  REQUIRE(paged.size() == 2);
+  CHECK(paged[1].path == "model.safetensors");
+  CHECK(choose_file(paged, *parse_hub_id("hf://org/paged")) == "model.safetensors");
+  const std::string tree = faults.url("/api/models/org/");
+  // A page that names itself next is not asked for again; of pages without end, 200 are read.
+  CHECK(thrown([&] { list("loop"); }) ==
+        tree + "loop/tree/main?recursive=true: the Hub's file list does not end (1 page read)");
+  CHECK(thrown([&] { list("endless"); }) ==
+        tree + "endless/tree/main?recursive=true: the Hub's file list does not end (200 pages read)");
+  CHECK(thrown([&] { list("elsewhere"); }) ==
+        tree + "elsewhere/tree/main?recursive=true: the Hub's file list goes on at another address, which is not asked for");
+  CHECK(thrown([&] { list("many"); }) ==
+        tree + "many/tree/main?recursive=true: the Hub's file list holds more than 100000 files");
+}

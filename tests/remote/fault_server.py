@@ -19,9 +19,15 @@ Listens on 127.0.0.1 and on 127.0.0.2 (another host, for redirects), each on a f
   /seen                "first=yes|no landing=yes|no": whether Authorization reached each
   /status/CODE?x=NAME  CODE with X-Error-Code: NAME
   /endless             200, chunked, without end
+  /claims/N            206 of a file of N bytes (as Content-Range says) that repeats an ONNX
+                       opset_import record without end
+  /api/models/org/REPO/tree/main   a file list in pages (Link: rel="next"): REPO paged (two
+                       pages), loop (the next page is itself), endless (a new page each time),
+                       elsewhere (the next page on 127.0.0.2), many (100,001 files)
 
 Python 3, standard library only.
 """
+import json
 import os
 import re
 import socket
@@ -61,6 +67,32 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(part)))
         self.end_headers()
         self.wfile.write(part)
+
+    def send_list(self, path):
+        """A repo's file list in pages, as the Hub's model API sends a long one (Link, rel="next")."""
+        repo = path.split("/")[4]
+        m = re.search(r"cursor=(\d+)", path)
+        cursor = int(m.group(1)) if m else 0
+        here = "http://127.0.0.1:%d/api/models/org/%s/tree/main?recursive=true" % (PORTS[0], repo)
+        files, link = [], None
+        if repo == "paged":  # two pages: model.safetensors is on the second
+            files = [{"type": "file", "path": "a-Q4.gguf" if cursor == 0 else "model.safetensors", "size": 100}]
+            link = here + "&cursor=1" if cursor == 0 else None
+        elif repo == "loop":  # the next page is this one
+            link = here
+        elif repo == "endless":  # a new page each time
+            link = here + "&cursor=%d" % (cursor + 1)
+        elif repo == "elsewhere":  # the next page on another host
+            link = "http://127.0.0.2:%d/api/models/org/elsewhere/tree/main?cursor=1" % PORTS[1]
+        elif repo == "many":  # 100,001 files on one page
+            files = [{"type": "file", "path": "f%d" % i, "size": 1} for i in range(100001)]
+        body = json.dumps(files).encode()
+        self.send_response(200)
+        if link:
+            self.send_header("Link", '<%s>; rel="next"' % link)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def do_GET(self):
         path = self.path
@@ -172,6 +204,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body[:last - first + 1])
             except (BrokenPipeError, ConnectionResetError):
                 pass
+        elif path.startswith("/api/models/org/"):
+            self.send_list(path)
         elif path == "/endless":
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
