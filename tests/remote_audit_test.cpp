@@ -400,3 +400,20 @@ TEST_CASE("remote audit: an ONNX file whose server claims any length, or whose h
                      "headcount: error: " + endless + ": " + endless + ": the fetch budget of 1 MiB is spent\n" +
                      "headcount: error: " + empty + ": file is empty\n");
 }
+
+TEST_CASE("remote audit: a GGUF whose metadata is larger than the budget, or counts more entries than are read", "[remote]") {
+  // 65,536 entries of 36 bytes (an 8-byte key length, 8 bytes of key, the 4-byte type, an 8-byte
+  // string length and 8 bytes of string) are 2,359,296 bytes of metadata: past a 1 MiB budget.
+  // 10^9 entries are past the 65,536 the reader keeps, refused from the first window.
+  testutil::FaultServer faults;
+  testutil::TempDir cwd;
+  const std::string long_one = faults.url("/endless-metadata/65536.gguf"),
+                    many = faults.url("/endless-metadata/1000000000.gguf");
+  hostile::Outcome o = hostile::run({"audit", long_one, many, "--fetch-budget", "1MiB"}, cwd.path.string());
+  hostile::check_bound(o);
+  CHECK(o.exit_code == 2);
+  CHECK(o.err == "headcount: error: " + long_one + ": " + long_one + ": the fetch budget of 1 MiB is spent\n" +
+                     "headcount: error: " + many +
+                     ": the header states 1000000000 metadata entries; at most 65536 are read (llama.cpp's files "
+                     "hold a few dozen)\n");
+}

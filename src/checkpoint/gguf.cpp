@@ -61,6 +61,7 @@ constexpr uint64_t kFirstReserve = 4096;    // tensors reserved before they are 
 // key/value pair a key length (8), a value type (4) and a one-byte value.
 constexpr uint64_t kMinTensorInfo = 24;
 constexpr uint64_t kMinKeyValue = 13;
+constexpr uint64_t kMostMetadata = 65536;
 
 // The file, read front to back through a buffer of its own, filled from the source 64 KiB at a
 // time (a skip past the buffer reads nothing). Every read is checked against the file's size
@@ -331,6 +332,12 @@ void read_metadata(GgufFile& in, GgufPart& part) {
     throw InputError("the header states " + std::to_string(count) + " metadata entries, but the " +
                      std::to_string(in.left()) + " bytes left in the file hold at most " +
                      std::to_string(in.left() / kMinKeyValue) + " metadata entries");
+  }
+  // Each entry kept costs a few hundred bytes: a bound, so that a file of many gigabytes (a remote
+  // one, whose bytes come by range) cannot make the reader keep millions of them.
+  if (count > kMostMetadata) {
+    throw InputError("the header states " + std::to_string(count) + " metadata entries; at most " +
+                     std::to_string(kMostMetadata) + " are read (llama.cpp's files hold a few dozen)");
   }
   for (uint64_t k = 0; k < count; ++k) {
     in.context = "metadata entry " + std::to_string(k) + ": ";

@@ -21,6 +21,7 @@ Listens on 127.0.0.1 and on 127.0.0.2 (another host, for redirects), each on a f
   /endless             200, chunked, without end
   /claims/N            206 of a file of N bytes (as Content-Range says) that repeats an ONNX
                        opset_import record without end
+  /endless-metadata/COUNT.gguf  ranges of a 10^12-byte GGUF of COUNT metadata entries, 36 bytes each
   /api/models/org/REPO/tree/main   a file list in pages (Link: rel="next"): REPO paged (two
                        pages), loop (the next page is itself), endless (a new page each time),
                        elsewhere (the next page on 127.0.0.2), many (100,001 files)
@@ -31,6 +32,7 @@ import json
 import os
 import re
 import socket
+import struct
 import sys
 import threading
 import time
@@ -202,6 +204,32 @@ class Handler(BaseHTTPRequestHandler):
             body = (record * ((last - first) // len(record) + 2))[first % len(record):]
             try:
                 self.wfile.write(body[:last - first + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        elif re.match(r"/endless-metadata/\d+\.gguf$", path):
+            # A GGUF v3 file of 10^12 bytes: no tensors, COUNT metadata entries (the path's last
+            # part, COUNT.gguf), each a distinct 8-character key (k0000000, k0000001, ...) holding
+            # an 8-character string, 36 bytes each: metadata larger than a budget. Made as sent.
+            count = int(path.rsplit("/", 1)[1].split(".")[0])
+            size, head = 10 ** 12, b"GGUF" + struct.pack("<IQQ", 3, 0, count)
+            first, last = self.byte_range(size)
+            last = min(last, first + (1 << 24) - 1)
+
+            def record(i):
+                return struct.pack("<Q", 8) + b"k%07d" % (i % 10 ** 7) + struct.pack("<IQ", 8, 8) + b"xxxxxxxx"
+
+            body = head[first:last + 1] if first < len(head) else b""
+            at = max(first, len(head)) - len(head)  # where the records' bytes start, among them
+            need = last + 1 - max(first, len(head))
+            if need > 0:
+                i = at // 36
+                body += b"".join(record(j) for j in range(i, i + need // 36 + 2))[at % 36:at % 36 + need]
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, size))
+            self.send_header("Content-Length", str(last - first + 1))
+            self.end_headers()
+            try:
+                self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):
                 pass
         elif path.startswith("/api/models/org/"):
