@@ -299,6 +299,7 @@ bool RemoteFolder::list(std::map<std::string, uint64_t>* sizes) const {
 
 std::unique_ptr<ByteSource> RemoteFolder::open(const std::string& name, const char*) const {
   std::string path = beside(path_, name);
+  if (first_ && path == path_) return std::move(first_);
   size_t slash = shown_.rfind('/');
   return std::make_unique<RemoteSource>(client_, url_of_(path), shown_.substr(0, slash + 1) + name);
 }
@@ -329,24 +330,26 @@ Place url_place(const std::string& input) {
   return p;
 }
 
-// The format of the file at `path` by its name, else by its first bytes (a first window fetched
-// for them, then again by the reader: only for a name no row recognises).
-const FormatRow& remote_format(http::Client& client, const Place& place) {
-  for (const FormatRow& r : file_formats()) {
-    if (r.by_name && r.by_name(place.path)) return r;
-  }
-  RemoteSource file(client, place.url_of(place.path), place.shown);  // its first window: its size, its first bytes
-  if (file.size() < kFormatHeadBytes) return format_row(FormatKind::Onnx);
-  char head[kFormatHeadBytes];
-  file.read(0, kFormatHeadBytes, head);
-  return format_of_bytes(head, file.size());
-}
-
+// Opens the file at `place`: its format by its name, else by its first bytes, from a first window
+// that the reader then reads on (the file is not asked for twice).
 Model open_remote(http::Client& client, const Place& place, const LoadOptions& options) {
-  const FormatRow& format = remote_format(client, place);
-  size_t slash = place.path.rfind('/');
   RemoteFolder folder(client, place.url_of, place.path, place.shown, place.list);
-  return format.open_in(folder, place.path.substr(slash + 1), place.shown, options);
+  const FormatRow* format = nullptr;
+  for (const FormatRow& r : file_formats()) {
+    if (!format && r.by_name && r.by_name(place.path)) format = &r;
+  }
+  if (!format) {
+    auto file = std::make_unique<RemoteSource>(client, place.url_of(place.path), place.shown);
+    format = &format_row(FormatKind::Onnx);
+    if (file->size() >= kFormatHeadBytes) {
+      char head[kFormatHeadBytes];
+      file->read(0, kFormatHeadBytes, head);
+      format = &format_of_bytes(head, file->size());
+    }
+    folder.keep_first(std::move(file));
+  }
+  size_t slash = place.path.rfind('/');
+  return format->open_in(folder, place.path.substr(slash + 1), place.shown, options);
 }
 
 // The config beside the file, as a local model's is found (declared.h): config.json, else

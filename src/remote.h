@@ -110,12 +110,16 @@ class RemoteFolder : public SourceFolder {
   std::unique_ptr<ByteSource> open(const std::string& name, const char* directory) const override;
   // The repo's files in the first file's folder and below it, from the repo's listing.
   bool list(std::map<std::string, uint64_t>* sizes) const override;
+  // The first file, already opened (its first window read to learn its format): the next open()
+  // of it returns this one rather than fetching that window again.
+  void keep_first(std::unique_ptr<ByteSource> file) { first_ = std::move(file); }
 
  private:
   http::Client& client_;
   std::function<std::string(const std::string&)> url_of_;
   std::function<const std::vector<RepoFile>&()> list_;
   std::string path_, shown_;  // the first file's path (in the repo or the URL) and how it is shown
+  mutable std::unique_ptr<ByteSource> first_;
 };
 
 // A remote input read: its model, the config.json beside it when there is one, and where and how

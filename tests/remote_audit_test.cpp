@@ -165,6 +165,9 @@ TEST_CASE("remote audit: a sharded index and its shards, a GGUF, and a repo that
   hub.put("org/quant", "blob", slurp(samples + "/llama_tiny.gguf"));
   Audit blob = headcount::audit_file(nginx.url("/org/quant/resolve/main/blob"));
   CHECK(figures(blob) == figures(here));
+  // Its first window, read to learn the format, is the reader's first window too: as many requests
+  // as the file named .gguf (its windows, then config.json and genai_config.json, not there).
+  CHECK(blob.remote->requests == there.remote->requests);
 
   std::string choice = error_of([] { headcount::audit_file("hf://org/quant"); });
   CHECK(choice.rfind("hf://org/quant holds no model.safetensors or model.safetensors.index.json; name one of its 2 model "
