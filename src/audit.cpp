@@ -8,6 +8,7 @@
 #include "checkpoint/formats.h"
 #include "checkpoint/model.h"
 #include "headcount/error.h"
+#include "headcount/adapter.h"
 #include "headcount/attention.h"
 #include "headcount/buffers.h"
 #include "headcount/declared.h"
@@ -18,6 +19,7 @@
 #include "headcount/inventory.h"
 #include "headcount/mixers.h"
 #include "headcount/parts.h"
+#include "paths.h"
 #include "remote.h"
 #include "stages.h"
 
@@ -38,7 +40,25 @@ double ms_since(std::chrono::steady_clock::time_point& t) {
 struct ConfigRead {
   std::optional<ModelConfig> config;
   std::string error;  // why the config beside the model was not read
+  std::string adapter_text, adapter_name;  // an adapter's adapter_config.json beside the model
 };
+
+constexpr uint64_t kMostAdapterConfig = uint64_t{16} << 20;  // as a config.json
+
+// The adapter_config.json beside a local checkpoint, read whole when it is at most 16 MiB; a file
+// that cannot be read is an adapter without a config, and the adapter's notes say so.
+void read_adapter_config(const std::string& path, ConfigRead& r) {
+  const std::string beside = find_adapter_config(path);
+  if (beside.empty()) return;
+  r.adapter_name = beside;
+  try {
+    RegularFile f(beside);
+    if (f.size() > kMostAdapterConfig) throw InputError("is larger than 16 MiB");
+    r.adapter_text = f.read_all();
+  } catch (const InputError& e) {
+    r.adapter_text = "\"" + std::string(e.what()) + "\"";  // not an object: the adapter's notes say it was not read
+  }
+}
 
 ConfigRead read_config_once(const AuditOptions& options, const std::string& path) {
   ConfigRead r;
@@ -131,6 +151,10 @@ Audit audit_loaded(Model model, const ConfigRead& config, const AuditOptions& op
     NamedHeads heads = checkpoint_heads(a.model, config);
     a.attention = named_attention(a.model, names, heads);
     a.experts = named_experts(a.model, names, heads);
+    a.adapter = read_adapter(a.model, config.adapter_text, config.adapter_name);
+    if (a.adapter) {
+      for (int wi : a.adapter->factors) named[static_cast<size_t>(wi)] = Part::Adapter;
+    }
   } else {
     a.attention = detail::match_attention(shapes, &t.shapes);
     a.experts = detail::match_experts(shapes, a.attention);
@@ -208,6 +232,22 @@ Audit audit_remote(const std::string& input, const AuditOptions& options, StageT
   return a;
 }
 
+// --base: the adapter against the model it is for, audited as a model of its own (no content read).
+void check_base(Audit& a, const std::string& path, const AuditOptions& options) {
+  if (!a.adapter) throw InputError("--base checks an adapter against its base; '" + path + "' holds no LoRA adapter");
+  AuditOptions o;
+  o.compare_content = false;
+  o.cost = options.cost;
+  o.remote = options.remote;
+  std::optional<Audit> base;
+  try {
+    base = audit_file(options.base, o);
+  } catch (const InputError& e) {
+    throw InputError("the base '" + options.base + "': " + e.what());
+  }
+  a.adapter->fit = fit_adapter(*a.adapter, base->model, options.base, base->framework.parameters);
+}
+
 }  // namespace
 
 Audit audit_file(const std::string& path, const AuditOptions& options, StageTimes* times) {
@@ -221,7 +261,10 @@ Audit audit_file(const std::string& path, const AuditOptions& options, StageTime
                      " checkpoint itself");
   }
   Model model = format.open(path, options.load);
-  Audit a = audit_loaded(std::move(model), read_config_once(options, path), options, times ? *times : local, clock);
+  ConfigRead config = read_config_once(options, path);
+  if (format.checkpoint) read_adapter_config(path, config);
+  Audit a = audit_loaded(std::move(model), config, options, times ? *times : local, clock);
+  if (!options.base.empty()) check_base(a, path, options);
   if (format.checkpoint) return a;
   if (!options.checkpoint.empty()) {
     // The checkpoint is audited as a model of its own (its config beside it, not the export's).

@@ -73,7 +73,7 @@ struct AuditArgs {
   std::string format = "text", output, config, model_config;
   int top = 10, jobs = 1;
   bool no_content = false, timings = false, all_blocks = false;
-  std::string fail_on, baseline, tolerance = "0", kv_dtype, checkpoint;
+  std::string fail_on, baseline, tolerance = "0", kv_dtype, checkpoint, base;
   std::string context = "4096", batch = "1";
   std::string fetch_budget = "64MiB";
   long http_timeout = 15;
@@ -152,6 +152,9 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
   gates->add_option("--checkpoint", a.checkpoint,
                     "the safetensors or GGUF checkpoint the model was exported from: fail if the export lost or "
                     "changed one of its weights (one MODEL; reads both files' weights)");
+  gates->add_option("--base", a.base,
+                    "the model a LoRA adapter is for (an export, a checkpoint, an hf:// id): its share of it, and fail "
+                    "if a module it changes is not in the base with the adapter's widths");
   gates->add_option("--tolerance", a.tolerance, "parameters the baseline comparison lets pass: a count (5000, 1k) or a percentage (0.5%)")
       ->capture_default_str();
   audit->add_option("--config", a.config,
@@ -518,6 +521,7 @@ int audit_command(CLI::App* audit, AuditArgs& a, bool show_progress, std::ostrea
   request.audit.compare_content = !a.no_content;
   request.audit.model_config = a.model_config;
   request.audit.checkpoint = a.checkpoint;
+  request.audit.base = a.base;
   request.audit.cost = cost_options;
   request.audit.remote.timeout_s = a.http_timeout;
   request.jobs = a.jobs;

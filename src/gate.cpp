@@ -310,6 +310,13 @@ const std::vector<GateKind>& gate_kinds() {
                  "checkpoint tensor is lost (no export tensor holds its values or pairs with it) or changed (paired by "
                  "name, role or shape with an export tensor whose values differ). Tensors stored twice, packed or "
                  "added are reported and do not fail it."});
+    k.push_back({"adapter-base", "a LoRA adapter does not fit its --base",
+                 "--base MODEL checks a LoRA adapter (PEFT, MLX or GGUF) against the model it is for (an export, a "
+                 "checkpoint, an hf:// id): each module the adapter changes is looked for in the base by its path from "
+                 "the layer on (layers.0.self_attn.q_proj), and fails the gate when the base's tensor has other widths "
+                 "than the adapter's factors, or when a checkpoint base holds no such tensor. An export whose tensor "
+                 "names do not show a module leaves it unchecked (the report lists it); a base in which no module "
+                 "could be checked fails the gate, since nothing was proven."});
     k.push_back({"baseline", "the model moved from its --baseline report",
                  "--baseline REPORT compares the model with its entry (by path) in an earlier --format json or jsonl "
                  "report: parameters.framework and parameters.attention within --tolerance, and the number of attention "
@@ -418,6 +425,16 @@ std::vector<GateFailure> check_gates(const Audit& a, const GateOptions& o) {
   std::vector<GateFailure> out;
   check_budgets(a, o, out);
   if (o.fail_on) check_fail_on(a, o, out);
+  if (a.adapter && a.adapter->fit) {
+    const AdapterFit& f = *a.adapter->fit;
+    if (!f.misfits.empty()) {
+      out.push_back({"adapter-base", std::to_string(f.misfits.size()) + " of the adapter's modules do not fit the base '" +
+                                         f.base + "': " + f.misfits.front() + (f.misfits.size() > 1 ? "; ..." : "")});
+    } else if (f.fitted == 0) {  // a pass must rest on a module checked, never on none
+      out.push_back({"adapter-base", "none of the adapter's modules could be checked against the base '" + f.base +
+                                         "': its tensor names do not show them"});
+    }
+  }
   if (a.fidelity && a.fidelity->failed()) {
     out.push_back({"checkpoint", a.fidelity->outcome});
   }

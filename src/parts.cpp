@@ -21,6 +21,7 @@ const char* part_name(Part p) {
     case Part::Constants: return "constants";
     case Part::LMHead: return "lm_head";
     case Part::Mixers: return "mixers";
+    case Part::Adapter: return "adapter";
     case Part::Other: return "other";
   }
   return "other";
@@ -316,6 +317,7 @@ Composition tally(const Model& model, const std::vector<Part>& category) {
       case Part::Constants: c.constants += w.elements; break;
       case Part::LMHead: c.lm_head += w.elements; break;
       case Part::Mixers: c.mixers += w.elements; break;
+      case Part::Adapter: c.adapter += w.elements; break;
       case Part::Other:
         c.other += w.elements;
         c.unclaimed.push_back(static_cast<int>(i));

@@ -85,7 +85,7 @@ Run run_audit(const AuditRequest& request) {
   const GateOptions& gates = request.gates;
   run.gates_configured =
       !request.budgets.empty() || !gates.budget.limits.empty() || gates.fail_on || gates.baseline ||
-      !request.audit.checkpoint.empty();
+      !request.audit.checkpoint.empty() || !request.audit.base.empty();
   std::vector<std::string> files = expand_inputs(request.inputs);
   run.files.resize(files.size());
   std::atomic<size_t> next{0};

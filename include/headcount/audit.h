@@ -27,6 +27,7 @@ struct AuditOptions {
   bool find_model_config = true;  // else: a config.json or genai_config.json beside the model
   CostOptions cost;               // --context, --batch, --kv-dtype
   std::string checkpoint;         // --checkpoint PATH: compare the model with the checkpoint it came from
+  std::string base;               // --base MODEL: check an adapter against the model it is for
   RemoteOptions remote;
 };
 

@@ -224,6 +224,7 @@ void write_parameters(JsonWriter& j, const Audit& a) {
   j.field("constants", a.composition.constants);
   j.field("lm_head", a.composition.lm_head);
   j.field("mixers", a.composition.mixers);
+  j.field("adapter", a.composition.adapter);
   j.field("other", a.composition.other);
   j.end_object();
   j.end_object();
@@ -432,6 +433,59 @@ void write_unmatched(JsonWriter& j, const Audit& a) {
 }
 
 // The fields of one audited model (the object's braces are the caller's).
+
+// A LoRA adapter (adapter.h): how it was made, its targets, its totals, what does not agree.
+void write_adapter(JsonWriter& j, const Audit& a) {
+  const Adapter& ad = *a.adapter;
+  j.key("adapter").begin_object().field("format", ad.format).field("method", ad.method);
+  j.key("config");
+  if (ad.config.empty()) j.null();
+  else j.value(ad.config);
+  j.key("rank");
+  if (ad.declared_rank) j.value(*ad.declared_rank);
+  else j.null();
+  j.key("alpha");
+  if (ad.alpha) j.value(*ad.alpha);
+  else j.null();
+  j.key("scale");
+  if (ad.scale) j.value(*ad.scale);
+  else j.null();
+  j.field("scale_from", ad.scale_from);
+  j.key("base");
+  if (ad.base.empty()) j.null();
+  else j.value(ad.base);
+  j.key("targets").begin_array();
+  for (const AdapterTarget& t : ad.targets) {
+    j.begin_object().field("module", t.module).field("reaches", t.reaches).field("layers", t.layers);
+    j.key("ranks").begin_array();
+    for (int64_t r : t.ranks) j.value(r);
+    j.end_array();
+    j.field("in", t.in).field("out", t.out).field("parameters", t.parameters).field("magnitudes", t.magnitudes).end_object();
+  }
+  j.end_array();
+  j.key("saved_modules").begin_array();
+  for (int wi : ad.saved_modules) j.value(std::string(a.model.weights[static_cast<size_t>(wi)].name));
+  j.end_array();
+  j.field("lora", ad.lora).field("magnitudes", ad.magnitudes).field("saved", ad.saved).field("total", ad.total);
+  j.key("notes").begin_array();
+  for (const std::string& n : ad.notes) j.value(n);
+  j.end_array();
+  j.key("base_check");
+  if (!ad.fit) {
+    j.null();
+  } else {
+    j.begin_object().field("base", ad.fit->base).field("parameters", ad.fit->base_parameters).field("fitted", ad.fit->fitted);
+    j.key("misfits").begin_array();
+    for (const std::string& m : ad.fit->misfits) j.value(m);
+    j.end_array();
+    j.key("unchecked").begin_array();
+    for (const std::string& m : ad.fit->unchecked) j.value(m);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_object();
+}
+
 void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
   namespace F = json_field;
   j.field(F::kFile, result.path);
@@ -459,6 +513,7 @@ void model_fields(JsonWriter& j, const Audit& a, const FileResult& result) {
     else j.value(a.remote->commit);
     j.field("bytes", a.remote->bytes).field("requests", a.remote->requests).end_object();
   }
+  if (a.adapter) write_adapter(j, a);  // only for a LoRA adapter
   write_findings(j, a.findings);
   write_unmatched(j, a);
   j.key("gates").begin_array();

@@ -445,7 +445,7 @@ void composition_text(const Audit& a, std::ostream& out) {
   for (auto [label, v] : {std::pair<const char*, uint64_t>{"attention (Q/K/V/O)", comp.attention},
                           {"embeddings", comp.embeddings}, {"feed-forward", comp.feed_forward},
                           {"routed experts", comp.routed_experts}, {"routers", comp.routers},
-                          {"token mixers", comp.mixers}, {"LM head", comp.lm_head}, {"norms", comp.norms},
+                          {"token mixers", comp.mixers}, {"LoRA adapter", comp.adapter}, {"LM head", comp.lm_head}, {"norms", comp.norms},
                           {"buffers", comp.buffers},
                           {"scalar constants", comp.constants}, {"everything else", comp.other}}) {
     bool moe_row = std::string(label) == "routed experts" || std::string(label) == "routers";
@@ -453,6 +453,7 @@ void composition_text(const Audit& a, std::ostream& out) {
     if (std::string(label) == "scalar constants" && a.framework.constants.empty()) continue;  // only older exports store them
     if (std::string(label) == "LM head" && !comp.lm_head) continue;                  // only an untied head
     if (std::string(label) == "token mixers" && a.mixers.mixers.empty()) continue;   // only a hybrid has them
+    if (std::string(label) == "LoRA adapter" && !a.adapter) continue;              // only an adapter has them
     c.rows.push_back({label, with_commas(v), percent(v, a.inventory.stored)});
   }
   c.print(out, "  ");
@@ -553,6 +554,55 @@ void largest_text(const Audit& a, int top, std::ostream& out) {
   if (inv.largest.size() > n) out << "  ... and " << with_commas(inv.largest.size() - n) << " more (--top N, or --format json for all)\n";
 }
 
+// A number of a config (alpha, scale) as written: no trailing zeros.
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// A LoRA adapter: how it was made, then each target module with its rank and widths.
+void adapter_text(const Audit& a, std::ostream& out) {
+  if (!a.adapter) return;
+  const Adapter& ad = *a.adapter;
+  std::string head = ad.format + " " + ad.method + " adapter";
+  if (ad.declared_rank) head += ", rank " + std::to_string(*ad.declared_rank);
+  if (ad.alpha) head += ", alpha " + short_number(*ad.alpha);
+  if (ad.scale) head += ", scale " + short_number(*ad.scale) + " (" + ad.scale_from + ")";
+  if (!ad.base.empty()) head += ", for " + ad.base;
+  out << "\nadapter\n  " << wrap(head + (ad.config.empty() ? ", no adapter config beside it" : ", read from " + ad.config), 2, 4) << "\n";
+  Table t;
+  t.right = {false, true, true, true, true, false};
+  t.rows.push_back({"target", "layers", "rank", "in -> out", "parameters", ""});
+  for (const AdapterTarget& x : ad.targets) {
+    std::string ranks;
+    for (int64_t r : x.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    std::string widths = x.in && x.out ? std::to_string(x.in) + " -> " + std::to_string(x.out) : "varies";
+    std::string what = x.reaches.empty() ? "" : "packed: " + x.reaches;
+    if (x.magnitudes) what += std::string(what.empty() ? "" : "; ") + "DoRA magnitudes " + with_commas(x.magnitudes);
+    t.rows.push_back({x.module, std::to_string(x.layers), ranks.empty() ? "?" : ranks, widths, with_commas(x.parameters), what});
+  }
+  t.print(out, "  ");
+  std::string total = "total " + with_commas(ad.total) + ": factors " + with_commas(ad.lora);
+  if (ad.magnitudes) total += ", DoRA magnitudes " + with_commas(ad.magnitudes);
+  if (!ad.saved_modules.empty()) {
+    total += ", whole modules saved beside them " + with_commas(ad.saved) + " (";
+    for (size_t i = 0; i < ad.saved_modules.size() && i < 3; ++i)
+      total += (i ? ", " : "") + std::string(a.model.weights[static_cast<size_t>(ad.saved_modules[i])].name);
+    total += ad.saved_modules.size() > 3 ? ", ...)" : ")";
+  }
+  out << "  " << wrap(total + "; merged into its base it adds no parameters", 2, 4) << "\n";
+  for (const std::string& n : ad.notes) out << "  note: " << wrap(n, 8, 4) << "\n";
+  if (!ad.fit) return;
+  const AdapterFit& f = *ad.fit;
+  std::string base = "base " + f.base + ": " + with_commas(f.base_parameters) + " parameters; the adapter adds " +
+                     percent(ad.total, f.base_parameters) + " of it while unmerged; " + std::to_string(f.fitted) + " of its " +
+                     std::to_string(ad.modules.size()) + " modules fit";
+  out << "  " << wrap(base, 2, 4) << "\n";
+  for (const std::string& m : f.misfits) out << "  does not fit: " << wrap(m, 16, 4) << "\n";
+  for (const std::string& m : f.unchecked) out << "  not checked: " << wrap(m, 15, 4) << "\n";
+}
+
 void model_text(const Audit& a, const RenderOptions& options, std::ostream& out) {
   summary_text(a, out);
   // Runs of identical consecutive blocks, one row each (--all-blocks: one row per block).
@@ -564,6 +614,7 @@ void model_text(const Audit& a, const RenderOptions& options, std::ostream& out)
     projections_table(a.attention, runs, out);
   }
   unmatched_text(a, out);
+  adapter_text(a, out);
   mixers_text(a, options.all_blocks, out);
   findings_text(a, options.all_blocks, told, out);
   declared_text(a, out);

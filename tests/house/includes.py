@@ -38,6 +38,7 @@ PARTS = {
             "include/headcount/explain.h", "src/runner.cpp", "include/headcount/runner.h"],
     "Attention": ["src/attention/", "include/headcount/attention.h"],
     "Experts": ["src/experts.cpp", "include/headcount/experts.h"],
+    "Adapter": ["src/adapter.cpp", "include/headcount/adapter.h"],
     "Mixers": ["src/mixers.cpp", "include/headcount/mixers.h"],
     "Buffers": ["src/buffers.cpp", "include/headcount/buffers.h", "src/duplicates.cpp", "include/headcount/duplicates.h"],
     "Parts": ["src/parts.cpp", "include/headcount/parts.h"],
@@ -56,7 +57,7 @@ PARTS = {
 }
 
 # The stages: none includes another's header.
-STAGES = ["Attention", "Experts", "Mixers", "Buffers", "Parts", "Cost", "Checks"]
+STAGES = ["Attention", "Adapter", "Experts", "Mixers", "Buffers", "Parts", "Cost", "Checks"]
 
 # Includes that must never be, with why.
 NEVER = [

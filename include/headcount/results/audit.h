@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "headcount/results/adapter.h"
 #include "headcount/results/attention.h"
 #include "headcount/results/buffers.h"
 #include "headcount/results/cost.h"
@@ -56,6 +57,8 @@ struct Audit {
   // A remote input: where it was read and what that took; no tensor's values were fetched, so
   // content_compared is false.
   std::optional<RemoteRead> remote;
+  // A checkpoint that is a LoRA adapter (PEFT, MLX, GGUF): its targets, ranks and parameters.
+  std::optional<Adapter> adapter;
 };
 
 // Wall time of each stage of one audit, in milliseconds (--timings).

@@ -10,9 +10,10 @@
 
 namespace headcount {
 
-enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, LMHead, Mixers, Other };
+enum class Part { Attention, Embeddings, Norms, FeedForward, RoutedExperts, Routers, Buffers, Constants, LMHead, Mixers,
+                  Adapter, Other };
 // "attention", "embeddings", "norms", "feed_forward", "routed_experts", "routers", "buffers",
-// "constants", "lm_head", "mixers", "other": the JSON names.
+// "constants", "lm_head", "mixers", "adapter", "other": the JSON names.
 const char* part_name(Part p);
 
 struct Composition {
@@ -29,6 +30,7 @@ struct Composition {
   // embedding table. A tied head is the table itself, or a copy of it that goes with the table.
   uint64_t lm_head = 0;
   uint64_t mixers = 0;  // token mixers that are not softmax attention (mixers.h)
+  uint64_t adapter = 0;  // a LoRA adapter's factors (adapter.h)
   uint64_t other = 0;
   std::vector<int> unclaimed;  // parameter tensors no part claimed (weight indices, most elements first)
 };

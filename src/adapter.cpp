@@ -1,0 +1,362 @@
+// adapter.cpp: a LoRA adapter read from a checkpoint (adapter.h). The three tools write the same
+// thing three ways: PEFT `M.lora_A.weight` [r, in] and `M.lora_B.weight` [out, r] (embeddings
+// `M.lora_embedding_A` [r, vocab] and `M.lora_embedding_B` [dim, r], DoRA's
+// `M.lora_magnitude_vector` [out]); llama.cpp's GGUF `M.weight.lora_a` and `.lora_b`, the same
+// shapes as PEFT's once GGUF's dims are read outermost first; MLX `M.lora_a` [in, r] and
+// `M.lora_b` [r, out] (DoRA's `M.m` [out]). Every other tensor of an adapter is a whole module
+// saved beside it (PEFT's modules_to_save, a classifier's head).
+#include "headcount/adapter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "headcount/checkpoint_index.h"
+#include "paths.h"
+
+namespace headcount {
+namespace {
+
+enum class Factor { A, B, Magnitude };
+
+struct Suffix {
+  const char* text;
+  Factor factor;
+  bool peft;       // a PEFT name (lora_A/lora_B), as opposed to MLX's or llama.cpp's lora_a/lora_b
+  bool embedding;  // PEFT's embedding factors: A [r, vocab], B [dim, r]
+};
+
+const Suffix kSuffixes[] = {
+    {".lora_A.weight", Factor::A, true, false},          {".lora_B.weight", Factor::B, true, false},
+    {".lora_A", Factor::A, true, false},                 {".lora_B", Factor::B, true, false},
+    {".lora_embedding_A", Factor::A, true, true},        {".lora_embedding_B", Factor::B, true, true},
+    {".lora_magnitude_vector.weight", Factor::Magnitude, true, false},
+    {".lora_magnitude_vector", Factor::Magnitude, true, false},
+    {".lora_a", Factor::A, false, false},                {".lora_b", Factor::B, false, false},
+};
+
+// Modules that pack several projections into one, and what they hold.
+const std::pair<const char*, const char*> kPacked[] = {
+    {"c_attn", "Q, K and V"},   {"qkv_proj", "Q, K and V"}, {"query_key_value", "Q, K and V"},
+    {"Wqkv", "Q, K and V"},     {"attn_qkv", "Q, K and V"}, {"gate_up_proj", "gate and up"},
+};
+
+bool layer_container(const std::string& s) {
+  return s == "layers" || s == "h" || s == "blocks" || s == "blk" || s == "layer" || s == "block";
+}
+
+bool digits(const std::string& s) {
+  return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// One module of one layer: its factors' weight indices.
+struct Instance {
+  int a = -1, b = -1, magnitude = -1;
+  bool embedding = false;
+};
+
+// A module's path without the format's wrapping: PEFT's "base_model.model." and GGUF's ".weight".
+std::string module_path(std::string path) {
+  if (path.rfind("base_model.model.", 0) == 0) path = path.substr(17);
+  if (ends_with(path, ".weight")) path.resize(path.size() - 7);
+  return path;
+}
+
+// The module's name (its last component) and whether it is inside a layer (an index after a
+// layer container).
+std::pair<std::string, bool> module_name(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '.') {
+      parts.push_back(path.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  bool in_layer = false;
+  for (size_t i = 1; i < parts.size(); ++i) in_layer |= digits(parts[i]) && layer_container(parts[i - 1]);
+  return {parts.back(), in_layer};
+}
+
+// The weights of `model` named as LoRA factors, by module path; `format` says whose names they are.
+std::map<std::string, Instance> find_factors(const Model& model, std::string& format) {
+  std::map<std::string, Instance> out;
+  bool peft = false, other = false;
+  for (size_t wi = 0; wi < model.weights.size(); ++wi) {
+    const std::string name(model.weights[wi].name);
+    for (const Suffix& s : kSuffixes) {
+      if (!ends_with(name, s.text)) continue;
+      Instance& in = out[module_path(name.substr(0, name.size() - std::string(s.text).size()))];
+      (s.factor == Factor::A ? in.a : s.factor == Factor::B ? in.b : in.magnitude) = static_cast<int>(wi);
+      in.embedding |= s.embedding;
+      (s.peft ? peft : other) = true;
+      break;
+    }
+  }
+  bool gguf = model.checkpoint && model.checkpoint->kind == FormatKind::Gguf;
+  format = peft ? "PEFT" : gguf ? "GGUF" : other ? "MLX" : "";
+  if (format == "MLX") {  // MLX's DoRA keeps each module's magnitude as M.m
+    for (size_t wi = 0; wi < model.weights.size(); ++wi) {
+      const std::string name(model.weights[wi].name);
+      if (!ends_with(name, ".m")) continue;
+      auto it = out.find(module_path(name.substr(0, name.size() - 2)));
+      if (it != out.end()) it->second.magnitude = static_cast<int>(wi);
+    }
+  }
+  return out;
+}
+
+// An instance's rank, input and output widths from its factors' shapes (0 when unknown), and a
+// note when the factors do not agree.
+struct Widths {
+  int64_t rank = 0, in = 0, out = 0;
+  std::string problem;
+};
+
+Widths widths_of(const Model& m, const std::string& path, const Instance& in, bool transposed) {
+  Widths w;
+  if (in.a < 0 || in.b < 0) {
+    w.problem = path + " has its " + std::string(in.a < 0 ? "B" : "A") + " factor but not its " + (in.a < 0 ? "A" : "B");
+    return w;
+  }
+  const auto& a = m.weights[static_cast<size_t>(in.a)].dims;
+  const auto& b = m.weights[static_cast<size_t>(in.b)].dims;
+  if (a.size() != 2 || b.size() != 2) {
+    w.problem = path + ": its factors are not matrices";
+    return w;
+  }
+  // PEFT and GGUF: A [r, in], B [out, r]; MLX: A [in, r], B [r, out].
+  int64_t ra = transposed ? a[1] : a[0], rb = transposed ? b[0] : b[1];
+  w.in = transposed ? a[0] : a[1];
+  w.out = transposed ? b[1] : b[0];
+  w.rank = ra;
+  if (ra != rb) w.problem = path + ": A's rank " + std::to_string(ra) + " and B's " + std::to_string(rb) + " disagree";
+  return w;
+}
+
+std::vector<std::string> strings_of(const nlohmann::json& v) {
+  std::vector<std::string> out;
+  if (v.is_string()) out.push_back(v.get<std::string>());
+  if (v.is_array()) {
+    for (const auto& e : v) {
+      if (e.is_string()) out.push_back(e.get<std::string>());
+    }
+  }
+  return out;
+}
+
+std::optional<double> number(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// PEFT's adapter_config.json ({"peft_type": "LORA", "r", "lora_alpha", "target_modules", ...}) or
+// MLX's ({"fine_tune_type", "lora_parameters": {"rank", "scale", "keys"}, "model"}).
+void read_config(const nlohmann::json& j, Adapter& ad) {
+  if (auto lp = j.find("lora_parameters"); lp != j.end() && lp->is_object()) {
+    if (auto r = number(*lp, "rank")) ad.declared_rank = static_cast<int64_t>(*r);
+    if ((ad.scale = number(*lp, "scale"))) ad.scale_from = "lora_parameters.scale";
+    ad.declared_targets = strings_of(lp->value("keys", nlohmann::json()));
+    if (j.value("fine_tune_type", "") == "dora") ad.method = "DoRA";
+    ad.base = j.value("model", "");
+    return;
+  }
+  if (auto r = number(j, "r")) ad.declared_rank = static_cast<int64_t>(*r);
+  ad.alpha = number(j, "lora_alpha");
+  ad.declared_targets = strings_of(j.value("target_modules", nlohmann::json()));
+  ad.base = j.value("base_model_name_or_path", "");
+  if (j.value("use_dora", false)) ad.method = "DoRA";
+  if (ad.alpha && ad.declared_rank && *ad.declared_rank > 0) {
+    bool rs = j.value("use_rslora", false);
+    ad.scale = *ad.alpha / (rs ? std::sqrt(static_cast<double>(*ad.declared_rank)) : static_cast<double>(*ad.declared_rank));
+    ad.scale_from = rs ? "lora_alpha / sqrt(r) (rsLoRA)" : "lora_alpha / r";
+  }
+}
+
+// llama.cpp's adapter metadata: general.type "adapter", adapter.type "lora", adapter.lora.alpha.
+void read_gguf_metadata(const Model& m, Adapter& ad) {
+  const auto& md = m.checkpoint->metadata;
+  auto type = md.find("adapter.type");
+  if (type == md.end()) return;
+  ad.config = "GGUF metadata";
+  if (type->second.s != "lora") ad.notes.push_back("adapter.type is '" + type->second.s + "', not lora");
+  auto alpha = md.find("adapter.lora.alpha");
+  if (alpha != md.end()) {
+    const CheckpointValue& v = alpha->second;
+    double a = v.type == CheckpointValue::Type::Float ? v.f : v.type == CheckpointValue::Type::Signed ? static_cast<double>(v.i)
+                                                                                                    : static_cast<double>(v.u);
+    if (std::isfinite(a)) ad.alpha = a;
+  }
+}
+
+// Whether a declared target names the module at `path` (PEFT: the name or the path's tail; MLX:
+// a path tail such as "self_attn.q_proj").
+bool names_module(const std::string& target, const std::string& path) {
+  return path == target || ends_with(path, "." + target);
+}
+
+void check_targets(const std::map<std::string, Instance>& factors, Adapter& ad) {
+  for (const std::string& t : ad.declared_targets) {
+    bool found = std::any_of(factors.begin(), factors.end(), [&](const auto& f) { return names_module(t, f.first); });
+    if (!found) ad.notes.push_back("the config targets '" + t + "', which no factor belongs to");
+  }
+  if (ad.declared_targets.empty()) return;
+  std::set<std::string> undeclared;
+  for (const auto& [path, in] : factors) {
+    bool declared = std::any_of(ad.declared_targets.begin(), ad.declared_targets.end(),
+                                [&](const std::string& t) { return names_module(t, path); });
+    if (!declared) undeclared.insert(module_name(path).first);
+  }
+  for (const std::string& u : undeclared) ad.notes.push_back("'" + u + "' has factors, but the config does not target it");
+}
+
+void add_instance(const Model& m, const std::string& path, const Instance& in, const Widths& w,
+                  std::map<std::string, AdapterTarget>& targets, Adapter& ad) {
+  auto [name, in_layer] = module_name(path);
+  AdapterTarget& t = targets[name];
+  if (t.module.empty()) {
+    t.module = name;
+    t.in = w.in;
+    t.out = w.out;
+    for (const auto& [packed, reaches] : kPacked) {
+      if (name == packed) t.reaches = reaches;
+    }
+  } else if (t.in != w.in || t.out != w.out) {
+    t.in = t.out = 0;  // widths that differ among layers
+  }
+  t.layers += in_layer ? 1 : 0;
+  ad.modules.push_back({path, w.in, w.out});
+  if (w.rank > 0 && std::find(t.ranks.begin(), t.ranks.end(), w.rank) == t.ranks.end()) {
+    t.ranks.push_back(w.rank);
+    std::sort(t.ranks.begin(), t.ranks.end());
+  }
+  for (int wi : {in.a, in.b, in.magnitude}) {
+    if (wi < 0) continue;
+    uint64_t n = m.weights[static_cast<size_t>(wi)].elements;
+    t.parameters += n;
+    (wi == in.magnitude ? ad.magnitudes : ad.lora) += n;
+    if (wi == in.magnitude) t.magnitudes += n;
+    ad.factors.push_back(wi);
+  }
+}
+
+}  // namespace
+
+std::optional<Adapter> read_adapter(const Model& model, const std::string& config_text, const std::string& config_name) {
+  if (!model.checkpoint) return std::nullopt;
+  Adapter ad;
+  std::map<std::string, Instance> factors = find_factors(model, ad.format);
+  if (factors.empty()) return std::nullopt;
+  ad.method = "LoRA";
+  if (ad.format == "GGUF") read_gguf_metadata(model, ad);
+  if (!config_text.empty()) {
+    nlohmann::json j = nlohmann::json::parse(config_text, nullptr, false);
+    if (j.is_object()) {
+      ad.config = config_name;
+      read_config(j, ad);
+    } else {
+      ad.notes.push_back(config_name + " is not a JSON object: the adapter's settings are not read");
+    }
+  }
+  std::map<std::string, AdapterTarget> targets;
+  for (const auto& [path, in] : factors) {
+    Widths w = widths_of(model, path, in, ad.format == "MLX");
+    if (!w.problem.empty()) ad.notes.push_back(w.problem);
+    if (in.magnitude >= 0) ad.method = "DoRA";
+    add_instance(model, path, in, w, targets, ad);
+  }
+  for (auto& [name, t] : targets) ad.targets.push_back(std::move(t));
+  std::sort(ad.factors.begin(), ad.factors.end());
+  for (size_t wi = 0; wi < model.weights.size(); ++wi) {
+    if (!std::binary_search(ad.factors.begin(), ad.factors.end(), static_cast<int>(wi)) && model.weights[wi].parameter) {
+      ad.saved_modules.push_back(static_cast<int>(wi));
+      ad.saved += model.weights[wi].elements;
+    }
+  }
+  ad.total = ad.lora + ad.magnitudes + ad.saved;
+  // The scale llama.cpp applies: alpha / rank, when every target has one rank.
+  std::set<int64_t> ranks;
+  for (const AdapterTarget& t : ad.targets) ranks.insert(t.ranks.begin(), t.ranks.end());
+  if (ad.format == "GGUF" && ad.alpha && *ad.alpha != 0 && ranks.size() == 1 && *ranks.begin() > 0) {
+    ad.scale = *ad.alpha / static_cast<double>(*ranks.begin());
+    ad.scale_from = "adapter.lora.alpha / rank";
+  }
+  if (ad.declared_rank) {
+    for (int64_t r : ranks) {
+      if (r != *ad.declared_rank)
+        ad.notes.push_back("the config's rank is " + std::to_string(*ad.declared_rank) + ", but factors have rank " + std::to_string(r));
+    }
+  }
+  check_targets(factors, ad);
+  return ad;
+}
+
+namespace {
+
+// A module's key for finding it in another model: its path from the layer container on
+// ("layers.0.self_attn.q_proj", "h.3.attn.c_attn", "blk.0.attn_q"), or its last component
+// outside the layers ("embed_tokens").
+std::string module_key(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '.') {
+      parts.push_back(path.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (digits(parts[i]) && layer_container(parts[i - 1])) {
+      std::string key;
+      for (size_t k = i - 1; k < parts.size(); ++k) key += (key.empty() ? "" : ".") + parts[k];
+      return key;
+    }
+  }
+  return parts.back();
+}
+
+}  // namespace
+
+AdapterFit fit_adapter(const Adapter& adapter, const Model& base, const std::string& shown, uint64_t parameters) {
+  AdapterFit fit;
+  fit.base = shown;
+  fit.base_parameters = parameters;
+  std::map<std::string, const Weight*> by_key;  // the base's matrices by module key
+  for (const Weight& w : base.weights) {
+    const std::string name(w.name);
+    if (w.dims.size() == 2 && ends_with(name, ".weight")) by_key.emplace(module_key(name.substr(0, name.size() - 7)), &w);
+  }
+  for (const AdapterModule& m : adapter.modules) {
+    auto it = by_key.find(module_key(m.path));
+    if (it == by_key.end()) {
+      std::string what = m.path + ": the base holds no tensor " + module_key(m.path) + ".weight";
+      (base.checkpoint ? fit.misfits : fit.unchecked).push_back(what);
+      continue;
+    }
+    const auto& d = it->second->dims;
+    bool fits = (d[0] == m.out && d[1] == m.in) || (d[0] == m.in && d[1] == m.out);  // [out, in], or Conv1D's [in, out]
+    if (fits) {
+      ++fit.fitted;
+    } else {
+      fit.misfits.push_back(m.path + ": the adapter is " + std::to_string(m.in) + " -> " + std::to_string(m.out) + ", the base's " +
+                            std::string(it->second->name) + " is [" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + "]");
+    }
+  }
+  return fit;
+}
+
+std::string find_adapter_config(const std::string& model_path) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::is_directory(model_path, ec) ? std::filesystem::path(model_path)
+                                                                              : std::filesystem::path(model_path).parent_path();
+  std::filesystem::path p = dir / "adapter_config.json";
+  return std::filesystem::is_regular_file(p, ec) ? p.string() : "";
+}
+
+}  // namespace headcount
