@@ -645,8 +645,9 @@ Comparer::Comparer(const Audit& exported, const Audit& checkpoint, Fidelity& f)
   for (size_t i = 0; i < C_.weights.size(); ++i) {
     const Weight& w = C_.weights[i];
     // A checkpoint's integer tensors (a num_batches_tracked, position ids) are buffers: an export
-    // need not hold them.
-    if (w.parameter && w.elements > 0 && (w.dtype == 0 || dtype_is_parameter_type(w.dtype))) {
+    // need not hold them. (An ONNX model's integer parameters, a QDQ model's int32 biases, stay.)
+    const bool integers = C_.checkpoint && w.dtype != 0 && !dtype_is_parameter_type(w.dtype);
+    if (w.parameter && w.elements > 0 && !integers) {
       cks_.push_back(static_cast<int>(i));
     }
   }

@@ -10,7 +10,10 @@ regressions-gguf/ckpt-*.gguf        a llama-style file written big-endian (llama
                                     ffn_down of rows of 172 elements packed across the tensor, a
                                     Q8_0 tensor that is not whole blocks even packed, a big-endian
                                     version 1 and a big-endian count of 2^63, an all-F32 file;
-corpus-gguf/, corpus/               the valid ones again, as seeds of the fuzz harnesses.
+corpus-gguf/, corpus/               the valid ones again, as seeds of the fuzz harnesses;
+regressions-cases/ckpt-*/           the big-endian file beside its twin, the partial blocks under
+                                    --fail-on error, the integer buffers, the f16 cache, run by
+                                    the CLI with what their report must say.
 
 The GGUF layout is written here by hand (struct), in either byte order, as gguf-py lays it out;
 the data is zeros. The output is deterministic.
@@ -228,12 +231,48 @@ def check(binary):
     return bad
 
 
+def cases(written):
+    """Folders of regressions-cases/: (files, args, expect lines)."""
+    g = lambda name: written["regressions-gguf/" + name]
+    return {
+        "ckpt-big-endian-beside-its-twin": (
+            {"be.gguf": g("ckpt-llama-big-endian.gguf"), "le.gguf": g("ckpt-llama-little-endian.gguf")},
+            "audit be.gguf le.gguf",
+            ["exit 0", "stdout: checkpoint  gguf v3 big-endian", "stdout: 12,512 stored in 12 tensors",
+             "stderr-not: error"]),
+        "ckpt-partial-blocks-fail-on-error": (
+            {"partial.gguf": g("ckpt-partial-blocks-q8_0-v2.gguf")},
+            "audit partial.gguf --fail-on error",
+            ["exit 1", "stdout: error [gguf-partial-blocks]: tensor 'blk.0.ffn_down.weight' (Q8_0)",
+             "stdout: 11,072 stored in 2 tensors"]),
+        "ckpt-integer-tensors-are-buffers": (
+            {"dtypes.safetensors": written["regressions/ckpt-dtypes-each-6.safetensors"]},
+            "audit dtypes.safetensors",
+            ["exit 0", "stdout: 54 stored in 9 tensors", "stdout: an integer tensor (int32)"]),
+        "ckpt-all-f32-gguf-f16-cache": (
+            {"f32.gguf": g("ckpt-llama-all-f32.gguf")},
+            "audit f32.gguf --format json",
+            ["exit 0", "stdout: llama.cpp's default K/V cache type (f16)"]),
+    }
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         sys.exit(1 if check(sys.argv[2]) else 0)
-    for rel, data in files().items():
+    written = files()
+    for rel, data in written.items():
         with open(os.path.join(HERE, rel), "wb") as f:
             f.write(data)
+    for folder, (inputs, args, expect) in cases(written).items():
+        path = os.path.join(HERE, "regressions-cases", folder)
+        os.makedirs(path, exist_ok=True)
+        for name, data in inputs.items():
+            with open(os.path.join(path, name), "wb") as f:
+                f.write(data)
+        with open(os.path.join(path, "args"), "w") as f:
+            f.write(args + "\n")
+        with open(os.path.join(path, "expect"), "w") as f:
+            f.write("\n".join(expect) + "\n")
 
 
 if __name__ == "__main__":
