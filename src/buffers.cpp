@@ -437,6 +437,22 @@ std::string by_values(const Weight& w, const Reader& r) {
   return "";
 }
 
+// A checkpoint's integer or bool tensor (I32, I64, U32, U64, BOOL): stored, and counted in the
+// stored total, but never a learned parameter (torch's sum(p.numel()) over parameters() leaves
+// out BatchNorm's 0-d num_batches_tracked, position ids, index tables). An ONNX graph's are its
+// shape constants, not stored parameters at all.
+std::string stored_integers(const Model& model, const Weight& w) {
+  if (!model.checkpoint || w.dtype == 0 || dtype_is_parameter_type(w.dtype)) return "";
+  static const std::string kCounter = "num_batches_tracked";
+  const std::string_view name = w.name;
+  const std::string type = dtype_name(w.dtype);
+  if (name.size() >= kCounter.size() && name.substr(name.size() - kCounter.size()) == kCounter) {
+    return "a BatchNorm's batch counter (" + type + "), not learned";
+  }
+  if (type == "bool") return "a bool tensor (a mask), not learned";
+  return "an integer tensor (" + type + "): indices or a buffer, not a learned parameter";
+}
+
 }  // namespace
 
 void add_buffers(FrameworkView& view, const std::vector<BufferTensor>& more, const Model& model) {
@@ -469,7 +485,8 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 1) continue;
-    std::string why = cache_slot(model, w);
+    std::string why = stored_integers(model, w);
+    if (why.empty()) why = cache_slot(model, w);
     if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w, buffers);
     // A 0/1 triangle is a cumulative sum written as a product (or a mask), whatever reads it: a
     // learned weight is never exactly that.

@@ -184,12 +184,18 @@ int shared_cache(const AttentionResult& attention, const std::vector<BlockCost>&
   return -1;
 }
 
-// The type K is computed in, from its projection's stored weight: the weight's own float type,
-// the scale that dequantizes it, llama.cpp's default for a GGUF model, or why it is unknown.
+// The type K is computed in, from its projection's stored weight: llama.cpp's default for a GGUF
+// model (its cache is f16 whatever the weights' type, F32 included, unless --cache-type-k says
+// otherwise), else the weight's own float type, the scale that dequantizes it, or why it is unknown.
 void kv_dtype_from_weight(const Model& model, const AttentionBlock& b, BlockCost& bc) {
   const Weight& w = model.weights[static_cast<size_t>(b.k.tensors.front().weight)];
   const Weight* scale = is_float_dtype(w.dtype) ? nullptr : dequantization_scale(model, w);
-  if (is_float_dtype(w.dtype)) {
+  if (model.checkpoint && model.checkpoint->kind == FormatKind::Gguf) {
+    bc.bits = 16;  // llama.cpp's cache type unless its --cache-type-k says otherwise
+    bc.dtype = "float16";
+    bc.dtype_from = "llama.cpp's default K/V cache type (f16) for a GGUF model, whatever its weights' type "
+                    "(--kv-dtype sets another)";
+  } else if (is_float_dtype(w.dtype)) {
     bc.bits = dtype_bits(w.dtype);
     bc.dtype = dtype_name(w.dtype);
     bc.dtype_from = "the K projection's weight '" + std::string(w.name) + "'";
@@ -197,10 +203,6 @@ void kv_dtype_from_weight(const Model& model, const AttentionBlock& b, BlockCost
     bc.bits = dtype_bits(scale->dtype);
     bc.dtype = dtype_name(scale->dtype);
     bc.dtype_from = "the scale '" + std::string(scale->name) + "' that dequantizes the K projection's weight";
-  } else if (model.checkpoint && model.checkpoint->kind == FormatKind::Gguf) {
-    bc.bits = 16;  // llama.cpp's cache type unless its --cache-type-k says otherwise
-    bc.dtype = "float16";
-    bc.dtype_from = "llama.cpp's default K/V cache type (f16) for a GGUF model (--kv-dtype sets another)";
   } else {
     bc.dtype_from = "unknown: the K projection's weight '" + std::string(w.name) + "' is " + dtype_name(w.dtype) +
                     ", not the type K is computed in (give --kv-dtype)";

@@ -643,7 +643,13 @@ Comparer::Comparer(const Audit& exported, const Audit& checkpoint, Fidelity& f)
       unfinished_(C_.weights.size(), false),
       paired_(E_.weights.size(), false) {
   for (size_t i = 0; i < C_.weights.size(); ++i) {
-    if (C_.weights[i].parameter && C_.weights[i].elements > 0) cks_.push_back(static_cast<int>(i));
+    const Weight& w = C_.weights[i];
+    // A checkpoint's integer tensors (a num_batches_tracked, position ids) are buffers: an export
+    // need not hold them. (An ONNX model's integer parameters, a QDQ model's int32 biases, stay.)
+    const bool integers = C_.checkpoint && w.dtype != 0 && !dtype_is_parameter_type(w.dtype);
+    if (w.parameter && w.elements > 0 && !integers) {
+      cks_.push_back(static_cast<int>(i));
+    }
   }
   for (size_t j = 0; j < E_.weights.size(); ++j) {
     if (E_.weights[j].elements > 0 && !E_.weights[j].sparse) exs_.push_back(static_cast<int>(j));

@@ -2,6 +2,7 @@
 #include "headcount/findings.h"
 
 #include "headcount/checkpoint_index.h"
+#include "headcount/dtypes.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -115,6 +116,14 @@ const std::vector<Rule>& rules() {
        "model.safetensors.index.json states metadata.total_size, the bytes of every tensor in its shards. "
        "When the shards' tensors add up to another size, the index was written for other shards: a shard from "
        "another revision, or a partial download. headcount counts what the shards hold."},
+      {"gguf-partial-blocks", Severity::Error,
+       "a GGUF tensor's rows are not whole blocks of its quantized type: llama.cpp refuses the file",
+       "ggml stores a block-quantized type (Q8_0: 32 elements in 34 bytes) row by row, each row whole "
+       "blocks, and llama.cpp's loader refuses a tensor whose first dimension is not a multiple of the "
+       "block. Some converters pack the blocks across the whole tensor instead (a Q8_0 ffn_down of rows of "
+       "172 elements: 11,008 elements in 344 blocks, 11,696 bytes). headcount counts such a tensor, its "
+       "parameters from the dims and its bytes from the packed total, and names it: requantize it, or store "
+       "it in F16 or F32, for llama.cpp to load the file."},
       {"config-mismatch", Severity::Error, "the model's config declares an architecture its graph does not have",
        "A config.json (Hugging Face, as Optimum writes it beside an export), a genai_config.json "
        "(onnxruntime-genai) or --model-config FILE declares layers, width, heads, K/V heads, head size, "
@@ -475,6 +484,26 @@ void checkpoint_total_size(const Model& m, std::vector<Finding>& out) {
                          std::to_string(m.checkpoint->files.size() - 1) + " shards hold " + n(held) + " bytes of tensors"));
 }
 
+// GGUF tensors whose rows are not whole blocks (read packed across the tensor): one finding each.
+void gguf_partial_blocks(const Model& m, std::vector<Finding>& out) {
+  if (!m.checkpoint) return;
+  for (const CheckpointTensor& t : m.checkpoint->tensors) {
+    if (!t.partial_rows) continue;
+    const GgmlType* type = nullptr;
+    for (uint32_t id = 0; id < 256 && !type; ++id) {
+      const GgmlType* g = ggml_type(id);
+      if (g && t.dtype == g->name) type = g;
+    }
+    const uint64_t block = type ? type->block_elements : 0;
+    const std::string row = t.shape.empty() ? "1" : n(static_cast<uint64_t>(t.shape.back()));
+    out.push_back(make("gguf-partial-blocks", std::nullopt,
+                       "tensor '" + t.name + "' (" + t.dtype + "): its rows of " + row +
+                           " elements are not whole blocks of " + n(block) + "; its " + n(t.elements) +
+                           " elements are packed across the tensor in " + n(block ? t.elements / block : 0) +
+                           " blocks (" + n(t.bytes) + " bytes), which llama.cpp's loader refuses"));
+  }
+}
+
 void external_data(const Model& m, std::vector<Finding>& out) {
   // Per missing file, in first-seen order: its own tensors and parameters.
   std::vector<std::string> missing_files;
@@ -540,6 +569,7 @@ std::vector<Finding> run_rules(const Model& model, const AttentionResult& attent
   if (declared) declared_rules(*declared, out);
   external_data(model, out);
   checkpoint_total_size(model, out);
+  gguf_partial_blocks(model, out);
   // A head size the config states (not one its family derives from width / heads).
   Int head_dim;
   if (declared && declared->config.key_of.count("head_dim") && !declared->config.derived_from.count("head_dim")) {

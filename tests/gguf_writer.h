@@ -23,16 +23,29 @@ enum ValueType : uint32_t { U8 = 0, I8, U16, I16, U32, I32, F32, BOOL, STRING, A
 // ggml types the tests use, by number (ggml.h).
 enum GgmlId : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30, kMXFP4 = 39 };
 
+// The byte order every put_* writes numbers in: little-endian, unless a BigEndian guard lives
+// (llama.cpp's gguf-convert-endian twin for big-endian hosts, every number byte-swapped). A
+// writer's fields are put as they are added and its header() when written: the guard must span both.
+inline bool& big_endian_output() {
+  static bool big = false;
+  return big;
+}
+struct BigEndian {
+  BigEndian() { big_endian_output() = true; }
+  ~BigEndian() { big_endian_output() = false; }
+  BigEndian(const BigEndian&) = delete;
+  BigEndian& operator=(const BigEndian&) = delete;
+};
+inline void put_n(std::string& s, uint64_t v, int bytes) {
+  for (int k = 0; k < bytes; ++k) {
+    const int shift = 8 * (big_endian_output() ? bytes - 1 - k : k);
+    s.push_back(static_cast<char>(v >> shift));
+  }
+}
 inline void put_u8(std::string& s, uint8_t v) { s.push_back(static_cast<char>(v)); }
-inline void put_u16(std::string& s, uint16_t v) {
-  for (int k = 0; k < 2; ++k) s.push_back(static_cast<char>(v >> (8 * k)));
-}
-inline void put_u32(std::string& s, uint32_t v) {
-  for (int k = 0; k < 4; ++k) s.push_back(static_cast<char>(v >> (8 * k)));
-}
-inline void put_u64(std::string& s, uint64_t v) {
-  for (int k = 0; k < 8; ++k) s.push_back(static_cast<char>(v >> (8 * k)));
-}
+inline void put_u16(std::string& s, uint16_t v) { put_n(s, v, 2); }
+inline void put_u32(std::string& s, uint32_t v) { put_n(s, v, 4); }
+inline void put_u64(std::string& s, uint64_t v) { put_n(s, v, 8); }
 inline void put_str(std::string& s, const std::string& v) {
   put_u64(s, v.size());
   s += v;

@@ -72,9 +72,12 @@ TEST_CASE("safetensors: tensors, dtypes and byte sizes from the header", "[check
   CHECK(c.tensors[1].bytes == 16);
   CHECK(c.tensors[2].shape == std::vector<int64_t>{2, 3});
   CHECK(c.metadata.at("format").s == "pt");
-  // The audit: 32 + 8 + 6 float elements are parameters; the I64 is not.
+  // The audit: 32 + 8 + 6 float elements and the I64's 1 are stored (47); the I64 is a buffer,
+  // not a parameter: the framework counts 46.
   Audit a = audit_file((s.dir / "model.safetensors").string());
-  CHECK(a.inventory.stored == 46);
+  CHECK(a.inventory.stored == 47);
+  CHECK(a.framework.buffer_elements == 1);
+  CHECK(a.framework.parameters == 46);
   CHECK(a.model.checkpoint);
 }
 

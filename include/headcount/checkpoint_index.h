@@ -23,6 +23,10 @@ struct CheckpointTensor {
   uint64_t bytes = 0;          // bytes in the file
   uint64_t offset = 0;         // where its bytes begin, from the start of its file
   int file = 0;                // index into Checkpoint::files
+  // GGUF: a block-quantized tensor whose rows are not whole blocks, its blocks packed across the
+  // whole tensor (its element count a multiple of the block). llama.cpp's loader refuses it; the
+  // audit counts it (elements from the dims, bytes from the packed total) and says so.
+  bool partial_rows = false;
 };
 
 // One metadata value of a GGUF file, or a safetensors "__metadata__" string. Arrays keep their
@@ -62,6 +66,9 @@ struct Checkpoint {
   std::optional<uint64_t> declared_total_size;
   uint32_t gguf_version = 0;
   uint64_t alignment = 0;  // GGUF: general.alignment, 32 unless stated
+  // GGUF: a big-endian file (llama.cpp's byte-swapped twin for big-endian hosts): its header was
+  // read big-endian; its tensors' values are not read (no value or content comparison of them).
+  bool big_endian = false;
 };
 
 }  // namespace headcount

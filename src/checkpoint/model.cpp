@@ -46,9 +46,12 @@ Model checkpoint_model(Checkpoint checkpoint, const std::string& path) {
     w.elements = t.elements;
     w.bytes = t.bytes;
     w.storage = Storage::Embedded;
-    // Floats and quantized weights are parameters; an F8_E8M0 or F6 tensor (a scale format) too.
-    w.parameter = w.dtype == 0 ? true : dtype_is_parameter_type(w.dtype);
-    w.payload_known = w.dtype != 0 && w.dtype < kGgmlDtype;  // the bytes can be read as values
+    // Every stored tensor is counted in the stored total, integer ones too (I32, I64, a 0-d
+    // num_batches_tracked): framework_view names those as buffers, so none is dropped unsaid.
+    w.parameter = true;
+    // The bytes can be read as values: a plain type, in the host's byte order (a big-endian
+    // GGUF's values are not read, but for one-byte types).
+    w.payload_known = w.dtype != 0 && w.dtype < kGgmlDtype && (!c->big_endian || t.bytes <= t.elements);
     w.payload_file = files[static_cast<size_t>(t.file)];
     w.payload_offset = t.offset;
     w.payload_length = t.bytes;

@@ -281,6 +281,7 @@ void summary_text(const Audit& a, std::ostream& out) {
     std::string what = c.format;
     if (c.kind == FormatKind::Gguf) {
       what += " v" + std::to_string(c.gguf_version);
+      if (c.big_endian) what += " big-endian (its header read byte-swapped; no tensor's values read)";
       auto arch = c.metadata.find("general.architecture");
       if (arch != c.metadata.end() && arch->second.type == CheckpointValue::Type::String) what += ", architecture " + arch->second.s;
     }
