@@ -281,13 +281,17 @@ ProjectionHit ProjectionWalker::back(int g, Name value) {
   return back_impl(g, value, 0);
 }
 
+// Why a walk stopped when its budget (the walk's or the graph's) ran out.
+ProjectionHit ProjectionWalker::out_of_budget() {
+  ProjectionHit fail;
+  fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
+                                     : "the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
+  return fail;
+}
+
 ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
   ProjectionHit fail;
-  if (!budget_.spend()) {
-    fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
-                                       : "the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
-    return fail;
-  }
+  if (!budget_.spend()) return out_of_budget();
   if (depth > kMaxWalk) {
     fail.failure = "the path to its projection is longer than " + std::to_string(kMaxWalk) + " nodes";
     return fail;
@@ -437,6 +441,7 @@ struct ProjectionWalker::Operands {
   ProjectionHit first_failure;
   int bias = -1;
   std::optional<std::pair<int64_t, int64_t>> bias_range;
+  bool cut = false;  // the budget ran out before every operand was read
 };
 
 // An elementwise op or Concat: walks back from each operand, then reads what met there (a bias,
@@ -445,6 +450,7 @@ ProjectionHit ProjectionWalker::back_operands(int g, int node, int depth) {
   const auto& n = *m_.nodes[node].rec;
   std::string_view op = n.op_type();
   Operands o = read_operands(g, n, depth);
+  if (o.cut) return out_of_budget();  // operands left unread: what met here is not known
   attach_bias(op, o);
   if (attach_written_norm(g, n, o)) return o.hits[0];
   attach_bias_input(g, op, o);
@@ -457,6 +463,12 @@ ProjectionWalker::Operands ProjectionWalker::read_operands(int g, const NodeRec&
   for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
     Name in = input_of(n, i);
     if (in.empty()) continue;
+    // Each operand is one visit, a constant too: a Concat of many inputs read by many walks
+    // stops at the walk's budget instead of reading every input each time.
+    if (!budget_.spend()) {
+      o.cut = true;
+      return o;
+    }
     if (auto w = weight_of(g, in)) {
       o.constants.push_back(w->weight);
       if (op == "Add"sv && m_.weights[w->weight].dims.size() <= 2) {
