@@ -285,7 +285,7 @@ ProjectionHit ProjectionWalker::back(int g, Name value) {
 ProjectionHit ProjectionWalker::out_of_budget() {
   ProjectionHit fail;
   fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
-                                     : "the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
+                                     : "was given up: the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
   return fail;
 }
 
