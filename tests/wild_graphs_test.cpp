@@ -257,3 +257,61 @@ TEST_CASE("a tensor compared and also added to stays a parameter", "[wild]") {
   CHECK(r->audit.framework.parameters == 16643);
   CHECK(r->audit.framework.buffers.empty());
 }
+
+namespace {
+
+Audit regression(const std::string& name) {
+  return audit_file(std::string(HEADCOUNT_FUZZ_DIR) + "/regressions/" + name, AuditOptions());
+}
+
+}  // namespace
+
+TEST_CASE("the regression files of issue 37's graphs count as their writer works them out", "[wild]") {
+  // tests/fuzz/make_cases_wild_graphs.py writes each; its docstrings work the figures by hand.
+  SECTION("item 8: a [8, 8] fill of -1e9 cut by Trilu, added in two blocks of 4,224") {
+    Audit a = regression("wild-trilu-of-a-filled-mask.onnx");
+    CHECK(a.inventory.stored == 8513);
+    CHECK(a.framework.parameters == 8448);
+    CHECK(buffer_names(a) == std::vector<std::string>{"mask_fill"});
+    CHECK(a.framework.buffer_elements == 64);
+  }
+  SECTION("item 9: one qk_norm [8] read by both norms of two blocks") {
+    Audit a = regression("wild-q-and-k-norm-merged.onnx");
+    CHECK(a.inventory.stored == 8457);
+    CHECK(a.framework.parameters == 8480);
+    REQUIRE(a.attention.blocks.size() == 2);
+    for (const auto& b : a.attention.blocks) {
+      REQUIRE(b.extras.size() == 2);
+      CHECK(b.extras[0].elements + b.extras[1].elements == 16);
+      CHECK(b.total == 4240);
+    }
+    CHECK(a.attention.parameters == 8456);  // 2 x 4,224 + the one stored qk_norm
+  }
+  SECTION("item 11: paddle2onnx's target of Casts over an x of unknown rank") {
+    Audit a = regression("wild-reshape-target-of-casts.onnx");
+    REQUIRE(a.attention.blocks.size() == 1);
+    const AttentionBlock& b = a.attention.blocks[0];
+    CHECK(b.heads == 8);
+    CHECK(b.heads_from == "head size 15 from Reshape 'qkv5' target [..., 3, 8, 15] on the Q path; 120 / 15 = 8 heads");
+    CHECK(b.total == 58080);
+  }
+  SECTION("item 13: a traced attention mask compared with 0, and a [1] divisor") {
+    Audit a = regression("wild-compared-mask-and-divisor.onnx");
+    CHECK(a.inventory.stored == 4234);
+    CHECK(a.framework.parameters == 4224);
+    CHECK(buffer_names(a) == std::vector<std::string>{"attention_mask", "zero"});
+    REQUIRE(a.framework.constants.size() == 1);
+    CHECK(a.model.weights[static_cast<size_t>(a.framework.constants[0].weight)].name == "scale");
+  }
+  SECTION("item 14: a Concat of 30,000 inputs read by 2,000 MultiHeadAttention nodes") {
+    // Each walk from a fused node stops at its budget of 512 visits inside the Concat, and says so;
+    // once the graph's own allowance (2^16 + 64 per node) is spent, the rest are not searched.
+    Audit a = regression("concat-30000-inputs-read-by-2000-fused.onnx");
+    REQUIRE(a.attention.blocks.size() == 2000);
+    const auto& first = a.attention.blocks.front().notes;
+    REQUIRE_FALSE(first.empty());
+    CHECK(first[0] == "Q projection not found: it was given up: the search for its projection visited more than 512 nodes");
+    CHECK(a.attention.blocks.back().notes[0] ==
+          "Q projection not found: it was not searched for: matching used up the node visits a graph of this size gets");
+  }
+}
