@@ -339,9 +339,9 @@ std::string trilu_fill(const Model& m, const Weight& w, const Reader& r) {
 }
 
 // A floating-point tensor that only comparisons read (Equal, Less, ...; directly or through
-// Identity nodes): their output is boolean,
-// so no gradient reaches it and no training changes it. A fixed operand (an attention mask traced
-// into the graph, the 0 it is compared with), not a parameter.
+// Identity nodes): their output is boolean, so no gradient reaches it and no training changes it.
+// A fixed operand (an attention mask traced into the graph, the 0 it is compared with), not a
+// parameter.
 std::string compared_only(const Model& m, const Weight& w) {
   if (w.consumers.empty() || !is_float_dtype(w.dtype)) return "";
   const auto uses = readers(m, w);
