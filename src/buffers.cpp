@@ -294,6 +294,67 @@ std::string scatter_target(const Model& m, const Weight& w, const Reader& r) {
   return ok ? "a constant of " + number(first) + "s that a Scatter writes into (an accumulator the exporter folded)" : "";
 }
 
+// The nodes that read a tensor, directly or through the Identity nodes that re-create it (the
+// exporter merged equal buffers of several layers into one), each with the name it reads it by.
+// The Identity nodes themselves are not listed. Each node is visited once: linear in the graph.
+std::vector<std::pair<int, Name>> readers(const Model& m, const Weight& w) {
+  std::vector<std::pair<int, Name>> out;
+  std::vector<Name> names = {w.name};
+  std::set<int> identities;  // each once, whatever cycle a hostile graph draws
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (int ni : m.consumers_of(w.graph, names[i])) {
+      const auto& n = *m.nodes[static_cast<size_t>(ni)].rec;
+      if (n.op_type() == "Identity"sv && n.output_size() == 1) {
+        if (identities.insert(ni).second) names.push_back(output_of(n, 0));
+      } else {
+        out.emplace_back(ni, names[i]);
+      }
+    }
+  }
+  return out;
+}
+
+// A tensor of one repeated value that only Trilu reads (as its input 0; directly or through the
+// Identity nodes that re-create it), filled with a mask's value: 1, or a large negative number or
+// an infinity. torch.triu(torch.full((T, T), -1e9), 1) and torch.ones(T, T).tril() export as such
+// a constant and the Trilu that cuts a triangle from it: a mask built in forward, not learned.
+std::string trilu_fill(const Model& m, const Weight& w, const Reader& r) {
+  if (w.consumers.empty() || w.elements < 4 || w.elements > kMostValues || w.dims.size() < 2) return "";
+  if (w.dims[w.dims.size() - 1] < 2 || w.dims[w.dims.size() - 2] < 2) return "";
+  const auto uses = readers(m, w);
+  if (uses.empty()) return "";
+  for (const auto& [ni, name] : uses) {
+    const auto& n = *m.nodes[static_cast<size_t>(ni)].rec;
+    if (n.op_type() != "Trilu"sv || input_of(n, 0) != name || input_of(n, 1) == name) return "";
+  }
+  double first = 0;
+  bool ok = r.each(w, [&](uint64_t index, double v) {
+    if (index == 0) first = v;
+    return v == first;
+  });
+  if (!ok || !(first == 1 || first <= -1e4 || std::isinf(first))) return "";
+  const auto& trilu = *m.nodes[static_cast<size_t>(uses[0].first)].rec;
+  return "a constant of " + number(first) + "s that " + node_label(trilu) +
+         " cuts a triangle from (a mask built in forward, as torch.triu or tril of a filled tensor exports)";
+}
+
+// A floating-point tensor that only comparisons read (Equal, Less, ...; directly or through
+// Identity nodes): their output is boolean, so no gradient reaches it and no training changes it.
+// A fixed operand (an attention mask traced into the graph, the 0 it is compared with), not a
+// parameter.
+std::string compared_only(const Model& m, const Weight& w) {
+  if (w.consumers.empty() || !is_float_dtype(w.dtype)) return "";
+  const auto uses = readers(m, w);
+  if (uses.empty()) return "";
+  for (const auto& use : uses) {
+    if (!op_has(m.nodes[static_cast<size_t>(use.first)].rec->op_type(), Trait::Comparison)) return "";
+  }
+  const auto& first = *m.nodes[static_cast<size_t>(uses[0].first)].rec;
+  std::string more = uses.size() > 1 ? " and " + std::to_string(uses.size() - 1) + " more" : "";
+  return "only compared, by " + node_label(first) + more +
+         ": a comparison's boolean output passes no gradient, so training never changes it";
+}
+
 // Whether a value is one that a graph's arithmetic uses as a constant, not one that training
 // leaves: a whole number, a whole number's reciprocal, square root or reciprocal square root
 // (2 as an exponent, 0.5, √2 of GELU, 8 = √64 or 1/√64 scaling scores), an epsilon (a power of
@@ -496,6 +557,8 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
       if (it != folded.end()) why = it->second;
     }
     if (why.empty() && read_values) why = scatter_target(model, w, buffers);
+    if (why.empty() && read_values) why = trilu_fill(model, w, buffers);
+    if (why.empty()) why = compared_only(model, w);
     if (why.empty() && read_values && w.elements == 1) {
       if (std::string c = scalar_constant(model, w, buffers); !c.empty()) {
         v.constants.push_back({static_cast<int>(i), c});

@@ -171,7 +171,8 @@ constexpr Row kRows[] = {
     {"ConstantOfShape", Trait::None, ShapeRule::None},
     // As ConstantOfShape.
     {"Range", Trait::None, ShapeRule::None},
-    // As ConstantOfShape.
+    // As ConstantOfShape; buffers.cpp also reads it: a filled constant that only Trilu cuts is a
+    // mask built in forward (trilu_fill).
     {"Trilu", Trait::None, ShapeRule::None},
     // A router's choice of experts (src/experts.cpp). No rule: the stage reads its k, input 1, by
     // the oracle's values, not its outputs' dims.

@@ -225,8 +225,10 @@ void Matcher::add_norm_extras(AttentionBlock& b, const RoleHit& q, const RoleHit
 void Matcher::add_extra(AttentionBlock& b, int weight, ExtraRole role) const {
   const Weight& w = m_.weights[static_cast<size_t>(weight)];
   if (!w.parameter) return;  // integer constants are not learned
+  // One tensor in two roles (q_norm and k_norm merged by the exporter into one initializer) is
+  // two uses the block owns; in one role it is one.
   for (const auto& e : b.extras) {
-    if (e.weight == weight) return;
+    if (e.weight == weight && e.role == role) return;
   }
   b.extras.push_back({weight, role, w.elements});
 }

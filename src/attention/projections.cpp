@@ -281,13 +281,17 @@ ProjectionHit ProjectionWalker::back(int g, Name value) {
   return back_impl(g, value, 0);
 }
 
+// Why a walk stopped when its budget (the walk's or the graph's) ran out.
+ProjectionHit ProjectionWalker::out_of_budget() {
+  ProjectionHit fail;
+  fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
+                                     : "was given up: the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
+  return fail;
+}
+
 ProjectionHit ProjectionWalker::back_impl(int g, Name value, int depth) {
   ProjectionHit fail;
-  if (!budget_.spend()) {
-    fail.failure = budget_.exhausted() ? "was not searched for: matching used up the node visits a graph of this size gets"
-                                       : "the search for its projection visited more than " + std::to_string(kWalkBudget) + " nodes";
-    return fail;
-  }
+  if (!budget_.spend()) return out_of_budget();
   if (depth > kMaxWalk) {
     fail.failure = "the path to its projection is longer than " + std::to_string(kMaxWalk) + " nodes";
     return fail;
@@ -324,16 +328,42 @@ ProjectionHit ProjectionWalker::from_leaf(int g, Name value) {
   return fail;
 }
 
+// The last elements of a Reshape target that is a Concat (axis 0) of pieces whose values are not
+// all known: the trailing pieces whose values are, after one unknown element standing for the
+// pieces before them, whose lengths are not known either (paddle2onnx's Concat(Cast(Constant 0),
+// Cast(Slice(Shape(x))), Cast(Constant 3), ...) over an x of unknown rank). nullopt when no
+// trailing piece is known.
+std::optional<IntVector> ProjectionWalker::target_tail(int g, Name target) {
+  int p = m_.producer_of(g, target);
+  if (p < 0) return std::nullopt;
+  const auto& n = *m_.nodes[static_cast<size_t>(p)].rec;
+  Int axis = attr_int(n, "axis").value_or(0);
+  if (n.op_type() != "Concat"sv || !(axis.is(0) || axis.is(-1))) return std::nullopt;
+  IntVector tail;
+  for (int i = n.input_size() - 1; i >= 0 && budget_.spend(); --i) {
+    auto piece = s_.eval(g, input_of(n, i));
+    if (!piece) break;
+    tail.insert(tail.begin(), piece->begin(), piece->end());
+    if (tail.size() > 64) return std::nullopt;  // a target of more dims than a tensor may have
+  }
+  if (tail.empty()) return std::nullopt;
+  tail.insert(tail.begin(), Int());
+  return tail;
+}
+
 ProjectionHit ProjectionWalker::back_reshape(int g, int node, int depth) {
   const auto& n = *m_.nodes[node].rec;
   ProjectionHit r = back_impl(g, input_of(n, 0), depth + 1);
   if (r.found() && n.input_size() > 1) {
     // Only a reshape that splits features into heads counts, not one that keeps the width.
     auto target = s_.eval(g, input_of(n, 1));
+    bool tail = false;
+    if (!target && (target = target_tail(g, input_of(n, 1)))) tail = true;
     bool keeps_width = target && !target->empty() && same(target->back(), r.out);
     if (target && !keeps_width) {
       if (!r.reshape) {  // the first on the way back up is the one nearest the projection
         r.reshape = target;
+        r.reshape_tail = tail;
         r.reshape_node = label(node);
       }
     } else if (!target && !r.reshape && r.reshape_node.empty()) {
@@ -379,10 +409,9 @@ ProjectionHit ProjectionWalker::back_part(int g, const NodeRec& n, Name value, i
     // After a head split, a Slice of one element of one axis picks Q, K or V out of a packed
     // [3, B, h, L, d] as a Gather of that index does (paddle2onnx writes qkv[0] as Slice +
     // Squeeze).
-    if (auto index = single_index(s_, g, n)) {
-      r.selected = true;
-      r.part.index = *index;
-    }
+    // One it cannot read (its input's rank unknown) still takes part of the packed tensor.
+    r.selected = true;
+    if (auto index = single_index(s_, g, n)) r.part.index = *index;
     return r;
   }
   if (!r.found() || r.reshape || r.part.offset || r.per_head.size()) return r;
@@ -437,6 +466,7 @@ struct ProjectionWalker::Operands {
   ProjectionHit first_failure;
   int bias = -1;
   std::optional<std::pair<int64_t, int64_t>> bias_range;
+  bool cut = false;  // the budget ran out before every operand was read
 };
 
 // An elementwise op or Concat: walks back from each operand, then reads what met there (a bias,
@@ -445,6 +475,7 @@ ProjectionHit ProjectionWalker::back_operands(int g, int node, int depth) {
   const auto& n = *m_.nodes[node].rec;
   std::string_view op = n.op_type();
   Operands o = read_operands(g, n, depth);
+  if (o.cut) return out_of_budget();  // operands left unread: what met here is not known
   attach_bias(op, o);
   if (attach_written_norm(g, n, o)) return o.hits[0];
   attach_bias_input(g, op, o);
@@ -457,6 +488,12 @@ ProjectionWalker::Operands ProjectionWalker::read_operands(int g, const NodeRec&
   for (int i = op == "Where"sv ? 1 : 0; i < n.input_size(); ++i) {
     Name in = input_of(n, i);
     if (in.empty()) continue;
+    // Each operand is one visit, a constant too: a Concat of many inputs read by many walks
+    // stops at the walk's budget instead of reading every input each time.
+    if (!budget_.spend()) {
+      o.cut = true;
+      return o;
+    }
     if (auto w = weight_of(g, in)) {
       o.constants.push_back(w->weight);
       if (op == "Add"sv && m_.weights[w->weight].dims.size() <= 2) {

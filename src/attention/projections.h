@@ -42,6 +42,10 @@ struct ProjectionHit {
   std::vector<ProjectionHit> per_head;  // h separate projections concatenated
   // The head-splitting Reshape nearest the projection on the way to the core, if any.
   std::optional<IntVector> reshape;
+  // Only the end of that target is known: a Concat whose earlier pieces are of unknown length (a
+  // Slice of the Shape of a value of unknown rank) and whose last pieces are constants. `reshape`
+  // then holds those last elements after one unknown element that stands for the rest.
+  bool reshape_tail = false;
   std::string reshape_node;
   // An Einsum projection whose weight keeps heads as their own axes (Keras kernels [d, h, k]):
   // the sizes of the output letters, first the heads axis.
@@ -84,10 +88,12 @@ class ProjectionWalker {
   VisitBudget& budget_;  // shared with the matcher: keeps branching walks linear
   std::optional<std::set<std::string_view>> inputs_;  // the main graph's declared inputs, once asked
   ProjectionHit back_impl(int g, Name value, int depth);
+  ProjectionHit out_of_budget();
   // The steps of back_impl: one per kind of node the walk passes back through.
   struct Operands;  // what the walk found behind each operand of an elementwise op or Concat
   ProjectionHit from_leaf(int g, Name value);
   ProjectionHit back_reshape(int g, int node, int depth);
+  std::optional<IntVector> target_tail(int g, Name target);
   ProjectionHit back_norm(int g, const NodeRec& n, int depth);
   ProjectionHit back_part(int g, const NodeRec& n, Name value, int depth);
   void split_part(int g, const NodeRec& n, Name value, ProjectionHit& r);

@@ -437,7 +437,9 @@ void Matcher::infer_heads_unfused(AttentionBlock& b, const ProjectionHit& q, con
     b.heads_from = std::to_string(q.per_head.size()) + " per-head Q projections concatenated";
   } else if (q.reshape && !q.reshape->empty()) {
     const IntVector& t = *q.reshape;
-    std::string target = detail::format_ints(t);
+    // A target known only at its end: "[..., 3, 8, 15]".
+    std::string target = q.reshape_tail ? "[..., " + detail::format_ints(IntVector(t.begin() + 1, t.end())).substr(1)
+                                        : detail::format_ints(t);
     Int second_last = t.size() >= 2 ? t[t.size() - 2] : Int();
     if (t.back().positive() && (heads = exact_div(q_out, t.back())).positive()) {
       d = t.back();
