@@ -6,8 +6,7 @@ output is deterministic, into tests/fuzz/regressions/.
 
 Each file was read wrong before its fix (0 blocks, or no mixture, its parameters in "everything
 else"); tests/fuzz_replay_test.cpp replays each under the hostile-file bound, and the figures are
-checked by hand-worked tests: tests/experts_test.cpp (item 7), tests/mixers_test.cpp... see each
-function's docstring for its test.
+checked by hand-worked tests (each function's docstring names its test).
 """
 import os
 import struct
@@ -93,5 +92,102 @@ def quantized_attention():
     save(model(nodes, inits, inputs, output=y), "match-dynamic-quantized-attention.onnx")
 
 
+def linear(nodes, inits, x, name, seed, width=32):
+    """x · W [width, width] + b [width], stored: 1,056 parameters at width 32."""
+    inits.extend([weight(name + ".weight", [width, width], seed=seed), weight(name + ".bias", [width], seed=seed + 1)])
+    nodes.extend([h.make_node("MatMul", [x, name + ".weight"], [name + "/mm"]),
+                  h.make_node("Add", [name + "/mm", name + ".bias"], [name + "/out"])])
+    return name + "/out"
+
+
+def linear_attention_without_norms():
+    """Item 10: three causal linear-attention layers (phi = elu + 1, the state sum phi(k) v^T and
+    its normaliser sum phi(k) as CumSums over the sequence, no Softmax) and one softmax-attention
+    layer, width 32, 4 heads of 8, each x = x + layer(x): no norm, no MLP. Each layer has q, k, v
+    and o of 32 · 32 + 32 = 1,056: 4,224 a layer, 16,896 in all; a linear layer's state is
+    4 · 8 · 8 + 4 · 8 = 288 elements. Checked in tests/architectures_test.cpp."""
+    # The scalars of the arithmetic as Constant nodes, as torch writes them (not parameters).
+    nodes = [h.make_node("Constant", [], [name], value=h.make_tensor(name, T.FLOAT, [], [v]))
+             for name, v in (("one", 1.0), ("eps", 1e-6), ("scale", 8 ** -0.5))]
+    inits = [i64("heads_4d", [0, 0, 4, 8]), i64("merged_3d", [0, 0, 32]), i64("axis_seq", [1], []),
+             i64("last", [-1]), i64("second_last", [-2])]
+    x = "x"
+    for layer in range(4):
+        p = "layers.%d" % layer
+        heads = {}
+        for i, r in enumerate(("q", "k", "v")):
+            y = linear(nodes, inits, x, "%s.%s_proj" % (p, r), seed=10 * layer + 2 * i)
+            nodes.append(h.make_node("Reshape", [y, "heads_4d"], ["%s/%s_4d" % (p, r)]))
+            heads[r] = "%s/%s_4d" % (p, r)
+        if layer < 3:
+            for r in ("q", "k"):
+                nodes.extend([h.make_node("Elu", [heads[r]], ["%s/%s_elu" % (p, r)]),
+                              h.make_node("Add", ["%s/%s_elu" % (p, r), "one"], ["%s/%s_phi" % (p, r)])])
+            nodes.extend([
+                h.make_node("Unsqueeze", [p + "/k_phi", "last"], [p + "/k_col"]),
+                h.make_node("Unsqueeze", [heads["v"], "second_last"], [p + "/v_row"]),
+                h.make_node("Mul", [p + "/k_col", p + "/v_row"], [p + "/kv_t"]),
+                h.make_node("CumSum", [p + "/kv_t", "axis_seq"], [p + "/kv"]),
+                h.make_node("CumSum", [p + "/k_phi", "axis_seq"], [p + "/z"]),
+                h.make_node("Unsqueeze", [p + "/q_phi", "last"], [p + "/q_col"]),
+                h.make_node("Mul", [p + "/q_col", p + "/kv"], [p + "/qkv"]),
+                h.make_node("ReduceSum", [p + "/qkv"], [p + "/num"], axes=[-2], keepdims=0),
+                h.make_node("Mul", [p + "/q_phi", p + "/z"], [p + "/qz"]),
+                h.make_node("ReduceSum", [p + "/qz"], [p + "/den0"], axes=[-1], keepdims=1),
+                h.make_node("Add", [p + "/den0", "eps"], [p + "/den"]),
+                h.make_node("Div", [p + "/num", p + "/den"], [p + "/mixed"])])
+        else:
+            nodes.extend([
+                h.make_node("Transpose", [heads["q"]], [p + "/q_t"], perm=[0, 2, 1, 3]),
+                h.make_node("Transpose", [heads["k"]], [p + "/k_T"], perm=[0, 2, 3, 1]),
+                h.make_node("Transpose", [heads["v"]], [p + "/v_t"], perm=[0, 2, 1, 3]),
+                h.make_node("MatMul", [p + "/q_t", p + "/k_T"], [p + "/scores0"]),
+                h.make_node("Mul", [p + "/scores0", "scale"], [p + "/scores"]),
+                h.make_node("Softmax", [p + "/scores"], [p + "/probs"], axis=-1),
+                h.make_node("MatMul", [p + "/probs", p + "/v_t"], [p + "/context"]),
+                h.make_node("Transpose", [p + "/context"], [p + "/mixed"], perm=[0, 2, 1, 3])])
+        nodes.append(h.make_node("Reshape", [p + "/mixed", "merged_3d"], [p + "/merged"]))
+        o = linear(nodes, inits, p + "/merged", p + ".o_proj", seed=10 * layer + 6)
+        out = "y" if layer == 3 else p + "/residual"
+        nodes.append(h.make_node("Add", [x, o], [out]))
+        x = out
+    inputs = [h.make_tensor_value_info("x", T.FLOAT, [1, "seq", 32])]
+    save(model(nodes, inits, inputs), "match-linear-attention-without-norms.onnx")
+
+
+def gathered_stacked_experts():
+    """Item 7: a mixture whose stacked experts are gathered by the router's choice. x [tokens, 32]
+    · router [32, 4], Softmax, TopK k = 2; gate_up [4, 32, 32] and down [4, 16, 32] (gpt-oss's
+    x @ W layout) gathered by the TopK's indices, one batched MatMul each with x as
+    [tokens, 1, 1, 32], SiLU-gated halves, the k outputs weighted by the TopK's values and summed.
+    One expert 32 · 32 + 16 · 32 = 1,536, routed 6,144, router 128: 6,272; a token runs 2 of 4:
+    6,272 − 2 · 1,536 = 3,200. Checked in tests/experts_test.cpp (a graph of the same form)."""
+    inits = [weight("router.weight", [32, 4], seed=1), weight("experts.gate_up_proj", [4, 32, 32], seed=2),
+             weight("experts.down_proj", [4, 16, 32], seed=3), i64("k", [2]), i64("axes_12", [1, 2]),
+             i64("halves", [16, 16]), i64("per_slot", [-1, 2, 32]), i64("axes_2", [2])]
+    nodes = [
+        h.make_node("MatMul", ["x", "router.weight"], ["logits"]),
+        h.make_node("Softmax", ["logits"], ["probs"], axis=-1),
+        h.make_node("TopK", ["probs", "k"], ["top", "chosen"]),
+        h.make_node("Unsqueeze", ["x", "axes_12"], ["x_u"]),
+        h.make_node("Gather", ["experts.gate_up_proj", "chosen"], ["gate_up_w"], axis=0),
+        h.make_node("MatMul", ["x_u", "gate_up_w"], ["gate_up"]),
+        h.make_node("Split", ["gate_up", "halves"], ["gate", "up"], axis=-1),
+        h.make_node("Sigmoid", ["gate"], ["gate_s"]),
+        h.make_node("Mul", ["gate", "gate_s"], ["silu"]),
+        h.make_node("Mul", ["silu", "up"], ["act"]),
+        h.make_node("Gather", ["experts.down_proj", "chosen"], ["down_w"], axis=0),
+        h.make_node("MatMul", ["act", "down_w"], ["down"]),
+        h.make_node("Reshape", ["down", "per_slot"], ["down_r"]),
+        h.make_node("Unsqueeze", ["top", "axes_2"], ["top_u"]),
+        h.make_node("Mul", ["down_r", "top_u"], ["weighted"]),
+        h.make_node("ReduceSum", ["weighted", "axis_1"], ["y"], keepdims=0)]
+    inits.append(i64("axis_1", [1]))
+    inputs = [h.make_tensor_value_info("x", T.FLOAT, ["tokens", 32])]
+    save(model(nodes, inits, inputs), "match-gathered-stacked-experts.onnx")
+
+
 if __name__ == "__main__":
     quantized_attention()
+    linear_attention_without_norms()
+    gathered_stacked_experts()
