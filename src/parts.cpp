@@ -2,6 +2,7 @@
 #include "headcount/parts.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "headcount/error.h"
@@ -274,16 +275,18 @@ void classify_by_use(const Model& model, Claims& claims, VisitBudget& budget) {
   }
 }
 
-// A stored tensor given the part of the weight it goes with, unless its own part is decided.
-void claim_with(const Model& model, int g, Name value, Part part, Claims& claims) {
+// A stored tensor given the part of the weight it goes with, unless its own part is decided or
+// it has more axes than a scale or zero point has (per tensor or per channel: `most_axes`).
+void claim_with(const Model& model, int g, Name value, Part part, Claims& claims, size_t most_axes = SIZE_MAX) {
   const Weight* q = model.weight_for(g, value);
-  size_t qi = q ? static_cast<size_t>(q - model.weights.data()) : 0;
-  if (q && !claims.decided[qi] && claims.category[qi] == Part::Other) claims.category[qi] = part;
+  if (!q || q->dims.size() > most_axes) return;
+  size_t qi = static_cast<size_t>(q - model.weights.data());
+  if (!claims.decided[qi] && claims.category[qi] == Part::Other) claims.category[qi] = part;
 }
 
 // MatMulInteger's weight scale: onnxruntime's dynamic quantizer Casts the product to float and
 // multiplies it by Mul(input scale, weight scale); the stored operand of that Mul goes with the
-// weight.
+// weight when it is one: a scalar or a vector (per output channel), never a matrix.
 void claim_integer_scale(const Model& model, int g, const NodeRec& product, Part part, Claims& claims) {
   const auto& casts = model.consumers_of(g, output_of(product, 0));
   if (casts.size() != 1 || !op_has(model.nodes[casts[0]].rec->op_type(), Trait::Cast)) return;
@@ -295,7 +298,7 @@ void claim_integer_scale(const Model& model, int g, const NodeRec& product, Part
       if (p < 0) continue;
       const auto& scales = *model.nodes[p].rec;
       if (!op_has(scales.op_type(), Trait::Scales) || !op_has(scales.op_type(), Trait::Affine)) continue;
-      for (const auto& s : scales.input()) claim_with(model, g, s, part, claims);
+      for (const auto& s : scales.input()) claim_with(model, g, s, part, claims, 1);
     }
   }
 }
@@ -319,7 +322,7 @@ void claim_companions(const Model& model, const std::vector<DuplicatePair>& dupl
     Part part = category[static_cast<size_t>(data - model.weights.data())];
     if (part == Part::Other) continue;
     if (integer) {
-      if (n.input_size() > 3) claim_with(model, g, input_of(n, 3), part, claims);
+      if (n.input_size() > 3) claim_with(model, g, input_of(n, 3), part, claims, 1);
       claim_integer_scale(model, g, n, part, claims);
       continue;
     }

@@ -578,7 +578,8 @@ Name ProjectionWalker::rescaled(int g, Name value) {
     const auto& users = m_.consumers_of(g, value);
     if (users.size() != 1 || !budget_.spend()) return value;
     const auto& n = *m_.nodes[users[0]].rec;
-    bool next = step == 0 ? op_has(n.op_type(), Trait::Cast) : (op_has(n.op_type(), Trait::Scales) && op_has(n.op_type(), Trait::Affine));  // Mul
+    std::string_view op = n.op_type();
+    bool next = step == 0 ? op_has(op, Trait::Cast) : op_has(op, Trait::Scales) && op_has(op, Trait::Affine);  // Mul
     if (!next || n.output_size() < 1) return value;
     value = output_of(n, 0);
   }
