@@ -217,7 +217,9 @@ class ExpertMatcher {
 
   // The stored tensor a value is read from, and whether the value is one expert's slice of it: a
   // tensor stacked [experts, ...] read by Gather at a constant index on its first axis (a traced
-  // loop over stacked experts, exported without folding).
+  // loop over stacked experts, exported without folding). A stacked tensor gathered on its first
+  // axis by a TopK's indices (the chosen experts' matrices, then a batched product) is read whole:
+  // every expert of it is one a token may choose.
   struct Use {
     int weight = -1;
     bool slice = false;
@@ -225,27 +227,47 @@ class ExpertMatcher {
   };
 
   Use weight_use(int g, Name value) const {
-    bool slice = false;
+    bool slice = false, gathered = false;
     for (int step = 0; step < 8; ++step) {
       if (const Weight* w = m_.weight_for(g, value)) {
-        if (slice && (w->dims.size() < 2 || w->dims[0] <= 0)) return {};
+        if ((slice || gathered) && (w->dims.size() < 2 || w->dims[0] <= 0)) return {};
         return {static_cast<int>(w - m_.weights.data()), slice};
       }
       int p = m_.producer_of(g, value);
       if (p < 0) return {};
       const auto& n = *m_.nodes[p].rec;
       std::string_view op = n.op_type();
-      if (op == "Gather"sv && !slice) {
+      if (op == "Gather"sv && !slice && !gathered) {
         Int axis = detail::attr_int(n, "axis");
+        if (axis && !axis.is(0)) return {};
         const Weight* index = m_.weight_for(g, input_of(n, 1));
-        if ((axis && !axis.is(0)) || !index || index->elements != 1 || index->dims.size() > 1) return {};
-        slice = true;
+        if (index && index->elements == 1 && index->dims.size() <= 1) {
+          slice = true;
+        } else if (!index && chosen_by_topk(g, input_of(n, 1))) {
+          gathered = true;
+        } else {
+          return {};
+        }
       } else if (!op_has(op, Trait::LayoutOnly | Trait::Cast | Trait::Dequantize)) {
         return {};
       }
       value = input_of(n, 0);
     }
     return {};
+  }
+
+  // Whether a value is the indices output of a TopK (output 1), through layout steps and casts:
+  // the experts a router chose, by which a stacked tensor is gathered.
+  bool chosen_by_topk(int g, Name value) const {
+    for (int step = 0; step < 8; ++step) {
+      int p = m_.producer_of(g, value);
+      if (p < 0) return false;
+      const auto& n = *m_.nodes[p].rec;
+      if (n.op_type() == "TopK"sv) return n.output_size() > 1 && output_of(n, 1) == value;
+      if (!op_has(n.op_type(), Trait::LayoutOnly | Trait::Cast)) return false;
+      value = input_of(n, 0);
+    }
+    return false;
   }
 
   int weight_index(int g, Name value) const { return weight_use(g, value).weight; }

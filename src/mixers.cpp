@@ -259,53 +259,85 @@ class MixerMatcher {
     return out;
   }
 
+  // The nodes between a sublayer's input and the residual Adds that join it to the layer's input
+  // (its exits), found forward from the input.
+  struct Sublayer {
+    std::vector<int> nodes;
+    std::set<int> inside, exits;
+  };
+
+  // Forward from the input to the residual Adds: the sublayer's nodes. An Add that reads the input
+  // itself and another value waits: when the input is the residual stream (a model without norms,
+  // x + layer(x)) it is the exit once the sublayer reaches it; one the sublayer never reaches is
+  // the sublayer's own (an Add of the normed input and something else), walked on from then.
+  bool sublayer(int g, const std::string& input, const std::set<std::string>& sources, Sublayer& sub, std::string* why) {
+    std::deque<std::string_view> queue{input};
+    std::set<std::string_view> seen;
+    std::vector<int> waiting;
+    for (;;) {
+      while (!queue.empty()) {
+        std::string_view v = queue.front();
+        queue.pop_front();
+        if (!seen.insert(v).second) continue;
+        if (outputs_.count(v)) {
+          *why = "is not read as a mixer: its sublayer reaches the graph output '" + std::string(v) + "' without a residual Add";
+          return false;
+        }
+        for (int c : readers(g, Name(v))) {
+          if (!budget_.spend()) {
+            *why = "is not read as a mixer: its sublayer could not be bounded";
+            return false;
+          }
+          if (sub.inside.count(c) || sub.exits.count(c)) continue;
+          const auto& cn = *m_.nodes[static_cast<size_t>(c)].rec;
+          bool joins = false;
+          if (cn.op_type() == "Add"sv) {
+            for (Name x : cn.input()) joins = joins || sources.count(std::string(x)) > 0;
+          }
+          if (joins) {
+            if (v != input) sub.exits.insert(c);
+            else waiting.push_back(c);
+            continue;
+          }
+          if (!enter(c, sub, queue, why)) return false;
+        }
+      }
+      bool more = false;  // the waiting Adds the sublayer never reached are its own
+      for (int c : waiting) {
+        if (sub.exits.count(c) || sub.inside.count(c)) continue;
+        if (!enter(c, sub, queue, why)) return false;
+        more = true;
+      }
+      waiting.clear();
+      if (!more) return true;
+    }
+  }
+
+  // A node into the sublayer, its outputs onto the walk; false (and *why) at an attention core or
+  // past the size bound.
+  bool enter(int c, Sublayer& sub, std::deque<std::string_view>& queue, std::string* why) {
+    if (core_[static_cast<size_t>(c)]) {
+      *why = "";  // an attention block's sublayer
+      return false;
+    }
+    sub.inside.insert(c);
+    sub.nodes.push_back(c);
+    if (sub.nodes.size() > kMostRegionNodes) {
+      *why = "is not read as a mixer: its sublayer has more than " + std::to_string(kMostRegionNodes) + " nodes";
+      return false;
+    }
+    for (const auto& out : m_.nodes[static_cast<size_t>(c)].rec->output()) queue.push_back(out);
+    return true;
+  }
+
   std::optional<Mixer> region(int anchor, std::vector<bool>& used, std::string* why) {
     auto in = entry(anchor, why);
     if (!in) return std::nullopt;
     auto [g, input] = *in;
-    std::set<std::string> sources = residual_sources(g, input);
-    // Forward from the input to the residual Add: the sublayer's nodes.
-    std::vector<int> nodes;
-    std::set<int> inside, exits;
-    std::deque<std::string_view> queue{input};
-    std::set<std::string_view> seen;
+    Sublayer sub;
     budget_.start_walk(static_cast<int64_t>(kMostRegionNodes) * 4);
-    while (!queue.empty()) {
-      std::string_view v = queue.front();
-      queue.pop_front();
-      if (!seen.insert(v).second) continue;
-      if (outputs_.count(v)) {
-        *why = "is not read as a mixer: its sublayer reaches the graph output '" + std::string(v) + "' without a residual Add";
-        return std::nullopt;
-      }
-      for (int c : readers(g, Name(v))) {
-        if (!budget_.spend()) {
-          *why = "is not read as a mixer: its sublayer could not be bounded";
-          return std::nullopt;
-        }
-        if (inside.count(c) || exits.count(c)) continue;
-        const auto& cn = *m_.nodes[static_cast<size_t>(c)].rec;
-        bool joins = false;
-        if (cn.op_type() == "Add"sv) {
-          for (Name x : cn.input()) joins = joins || sources.count(std::string(x)) > 0;
-        }
-        if (joins && v != input) {
-          exits.insert(c);
-          continue;
-        }
-        if (core_[static_cast<size_t>(c)]) {
-          *why = "";  // an attention block's sublayer
-          return std::nullopt;
-        }
-        inside.insert(c);
-        nodes.push_back(c);
-        if (nodes.size() > kMostRegionNodes) {
-          *why = "is not read as a mixer: its sublayer has more than " + std::to_string(kMostRegionNodes) + " nodes";
-          return std::nullopt;
-        }
-        for (const auto& out : cn.output()) queue.push_back(out);
-      }
-    }
+    if (!sublayer(g, input, residual_sources(g, input), sub, why)) return std::nullopt;
+    auto& [nodes, inside, exits] = sub;
     if (exits.empty()) {
       *why = "is not read as a mixer: no residual Add joins its sublayer to the layer's input";
       return std::nullopt;

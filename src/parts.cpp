@@ -2,6 +2,7 @@
 #include "headcount/parts.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "headcount/error.h"
@@ -275,8 +276,37 @@ void classify_by_use(const Model& model, Claims& claims, VisitBudget& budget) {
   }
 }
 
+// A stored tensor given the part of the weight it goes with, unless its own part is decided or
+// it has more axes than a scale or zero point has (per tensor or per channel: `most_axes`).
+void claim_with(const Model& model, int g, Name value, Part part, Claims& claims, size_t most_axes = SIZE_MAX) {
+  const Weight* q = model.weight_for(g, value);
+  if (!q || q->dims.size() > most_axes) return;
+  size_t qi = static_cast<size_t>(q - model.weights.data());
+  if (!claims.decided[qi] && claims.category[qi] == Part::Other) claims.category[qi] = part;
+}
+
+// MatMulInteger's weight scale: onnxruntime's dynamic quantizer Casts the product to float and
+// multiplies it by Mul(input scale, weight scale); the stored operand of that Mul goes with the
+// weight when it is one: a scalar or a vector (per output channel), never a matrix.
+void claim_integer_scale(const Model& model, int g, const NodeRec& product, Part part, Claims& claims) {
+  const auto& casts = model.consumers_of(g, output_of(product, 0));
+  if (casts.size() != 1 || !op_has(model.nodes[casts[0]].rec->op_type(), Trait::Cast)) return;
+  for (int c : model.consumers_of(g, output_of(*model.nodes[casts[0]].rec, 0))) {
+    const auto& mul = *model.nodes[c].rec;
+    if (!op_has(mul.op_type(), Trait::Scales) || !op_has(mul.op_type(), Trait::Affine)) continue;  // Mul
+    for (const auto& in : mul.input()) {
+      int p = model.producer_of(g, in);
+      if (p < 0) continue;
+      const auto& scales = *model.nodes[p].rec;
+      if (!op_has(scales.op_type(), Trait::Scales) || !op_has(scales.op_type(), Trait::Affine)) continue;
+      for (const auto& s : scales.input()) claim_with(model, g, s, part, claims, 1);
+    }
+  }
+}
+
 // The tensors that go with another: a tied copy with its original, and a quantized weight's
-// scale and zero point (DequantizeLinear's inputs 1, 2) with the weight.
+// scale and zero point with the weight: DequantizeLinear's inputs 1, 2, and MatMulInteger's
+// weight zero point (input 3) and the scale its output is multiplied by.
 void claim_companions(const Model& model, const std::vector<DuplicatePair>& duplicates, Claims& claims) {
   std::vector<Part>& category = claims.category;
   for (const auto& d : duplicates) {  // a tied copy belongs with its original
@@ -284,17 +314,20 @@ void claim_companions(const Model& model, const std::vector<DuplicatePair>& dupl
   }
   for (size_t ni = 0; ni < model.nodes.size(); ++ni) {
     const auto& n = *model.nodes[ni].rec;
-    if (n.op_type() != "DequantizeLinear"sv || n.input_size() < 2) continue;
+    bool dequantize = n.op_type() == "DequantizeLinear"sv;
+    bool integer = n.op_type() == "MatMulInteger"sv;  // its weight is input 1, not 0
+    if ((!dequantize && !integer) || n.input_size() < 2) continue;
     int g = model.nodes[ni].graph;
-    const Weight* data = model.weight_for(g, input_of(n, 0));
+    const Weight* data = model.weight_for(g, input_of(n, dequantize ? 0 : 1));
     if (!data) continue;
     Part part = category[static_cast<size_t>(data - model.weights.data())];
     if (part == Part::Other) continue;
-    for (int i = 1; i < n.input_size() && i < 3; ++i) {
-      const Weight* q = model.weight_for(g, input_of(n, i));
-      size_t qi = q ? static_cast<size_t>(q - model.weights.data()) : 0;
-      if (q && !claims.decided[qi] && category[qi] == Part::Other) category[qi] = part;
+    if (integer) {
+      if (n.input_size() > 3) claim_with(model, g, input_of(n, 3), part, claims, 1);
+      claim_integer_scale(model, g, n, part, claims);
+      continue;
     }
+    for (int i = 1; i < n.input_size() && i < 3; ++i) claim_with(model, g, input_of(n, i), part, claims);
   }
 }
 

@@ -212,3 +212,29 @@ TEST_CASE("constants the exporter computed in forward are not parameters: -exp(A
                                "not a second parameter");
   CHECK(reasons["tri"] == "a causal mask: 0/1 lower-triangular over the last two axes");
 }
+
+TEST_CASE("linear attention in a model without norms: each x + layer(x) is a mixer of its own", "[architectures][mixers]") {
+  // Issue 37, item 10 (tests/fuzz/make_cases_match.py): three causal linear-attention layers
+  // (elu + 1, CumSums, no Softmax) and one softmax layer, width 32, 4 heads of 8, each
+  // x = x + layer(x) with no norm and no MLP. Each layer's q, k, v and o are 32 · 32 + 32 = 1,056:
+  // 4,224 a layer, 16,896 in all. A linear layer's state: 4 · 8 · 8 (Σ φ(k)vᵀ) + 4 · 8 (Σ φ(k)) =
+  // 288 elements, 1,152 bytes of float32.
+  Audit a = audit_file(std::string(HEADCOUNT_FUZZ_DIR) + "/regressions/match-linear-attention-without-norms.onnx");
+  CHECK(a.framework.parameters == 16896u);
+  REQUIRE(a.attention.blocks.size() == 1);
+  CHECK(a.attention.blocks[0].total == 4224u);
+  CHECK(a.mixers.notes.empty());
+  REQUIRE(a.mixers.mixers.size() == 3);
+  for (const Mixer& mx : a.mixers.mixers) {
+    INFO("mixer " << mx.index);
+    CHECK(mx.kind == MixerKind::LinearAttention);
+    CHECK(mx.total == 4224u);
+    CHECK(mx.tensors.size() == 8);  // 4 weights and 4 biases
+    CHECK(mx.state_elements == std::optional<uint64_t>(288));
+  }
+  CHECK(a.composition.mixers == 3 * 4224u);
+  CHECK(a.composition.attention == 4224u);
+  CHECK(a.composition.feed_forward == 0u);
+  CHECK(a.composition.other == 0u);
+  CHECK(a.cost.state_bytes == 3 * 1152u);  // --batch 1
+}

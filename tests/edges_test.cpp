@@ -184,3 +184,76 @@ TEST_CASE("a weightless GroupQueryAttention takes its width from its query's dec
     CHECK_THAT(text, Catch::Contains("standard   not compared: none of Q, K, V and O is projected in this graph"));
   }
 }
+
+TEST_CASE("dynamically quantized attention: MatMulInteger with weights fed as graph inputs is one block", "[edges]") {
+  // onnxruntime's quantize_dynamic (IntegerOps) on the graph above at width 64, 4 heads of 16
+  // (issue 37, item 12): x [B, S, 64] goes through one DynamicQuantizeLinear (u8, its scale and
+  // zero point), each of Q, K and V is MatMulInteger(x_u8, W_s8, x_zp, W_zp) -> Cast to float ->
+  // Mul by x_scale · W_scale -> Add bias, W [64, 64] int8 and its scale, zero point and the float
+  // bias [64] being graph inputs. The attention output is quantized again for O, whose int8
+  // weight [64, 64] (with its scale and zero point) and float bias [64] are stored.
+  // Heads: 64 / 16 = 4. Stored in the block: only O, 64 · 64 + 64 = 4,160.
+  GraphBuilder n;
+  n.input("x", {-1, -1, 64});
+  testutil::node(n.g, "DynamicQuantizeLinear", {"x"}, {"x_u8", "x_scale", "x_zp"}, "x_quant");
+  auto integer_product = [&](const std::string& in, const std::string& in_scale, const std::string& in_zp,
+                             const std::string& r, bool inputs) {
+    if (inputs) {
+      n.input(r + "_weight", {64, 64}, onnx::TensorProto::INT8);
+      n.input(r + "_weight_scale", {}, kFloat);
+      n.input(r + "_weight_zp", {}, onnx::TensorProto::INT8);
+      n.input(r + "_bias", {64});
+    } else {
+      n.init(r + "_weight", {64, 64}, onnx::TensorProto::INT8);
+      n.init(r + "_weight_scale", {}, kFloat);
+      n.init(r + "_weight_zp", {}, onnx::TensorProto::INT8);
+      n.init(r + "_bias", {64});
+    }
+    n.op("MatMulInteger", {in, r + "_weight", in_zp, r + "_weight_zp"}, r + "_i32");
+    testutil::attr_int(n.op("Cast", {r + "_i32"}, r + "_f"), "to", kFloat);
+    n.op("Mul", {in_scale, r + "_weight_scale"}, r + "_scale");
+    n.op("Mul", {r + "_f", r + "_scale"}, r + "_mm");
+    return n.op("Add", {r + "_mm", r + "_bias"}, r + "_add")->output(0);
+  };
+  for (std::string r : {"q", "k", "v"}) {
+    std::string y = integer_product("x_u8", "x_scale", "x_zp", r, true);
+    n.transpose(n.reshape(y, {0, 0, 4, 16}, r + "_4d"), {0, 2, 1, 3}, r + "_t");
+  }
+  n.transpose("k_t", {0, 1, 3, 2}, "k_T");
+  n.op("MatMul", {"q_t", "k_T"}, "scores");
+  testutil::attr_int(n.op("Softmax", {"scores"}, "probs"), "axis", -1);
+  n.op("MatMul", {"probs", "v_t"}, "context");
+  n.reshape(n.transpose("context", {0, 2, 1, 3}, "context_t"), {0, 0, 64}, "context_r");
+  testutil::node(n.g, "DynamicQuantizeLinear", {"context_r"}, {"c_u8", "c_scale", "c_zp"}, "c_quant");
+  n.output(integer_product("c_u8", "c_scale", "c_zp", "o", false));
+  auto r = testutil::audited(n.m);
+  const Audit& a = r->audit;
+  REQUIRE(a.attention.blocks.size() == 1);
+  CHECK(a.attention.unmatched.empty());
+  const AttentionBlock& b = a.attention.blocks[0];
+  CHECK(b.kind == "self");
+  CHECK(b.heads == 4);
+  CHECK(b.head_dim == 16);
+  CHECK(b.width == 64);
+  for (auto [p, name] : {std::pair<const Projection*, const char*>{&b.q, "q"}, {&b.k, "k"}, {&b.v, "v"}}) {
+    INFO(name);
+    CHECK(p->found);
+    CHECK(p->total() == 0);  // nothing stored
+    CHECK(p->weight_input == std::string(name) + "_weight");
+    CHECK(p->bias_input == std::string(name) + "_bias");
+    CHECK(p->in_width == 64);
+    CHECK(p->out_width == 64);
+  }
+  CHECK(b.o.found);
+  CHECK(b.o.total() == 4160);  // 64 · 64 int8 weights + 64 float biases
+  CHECK(b.total == 4160);
+  CHECK(has_note(b, "Q, K and V weights are fed at run time as the graph inputs 'q_weight', 'k_weight' and 'v_weight' "
+                    "(Q 64 → 64, K 64 → 64, V 64 → 64; biases 'q_bias', 'k_bias' and 'v_bias'): nothing of them is "
+                    "stored, so they add 0 here (12,288 weights by the declared shapes)"));  // 3 · 64 · 64
+  // O's weight scale and zero point go with its weight: attention 4,160 + 1 + 1 = 4,162, all stored.
+  CHECK(a.framework.parameters == 4162u);
+  CHECK(a.composition.attention == 4162u);
+  CHECK(a.composition.other == 0u);
+  // The MACs count the input weights all the same: 4 · 64 · 64 = 16,384 per token.
+  CHECK(a.cost.macs_attention_projections == 16384);
+}

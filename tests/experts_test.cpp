@@ -447,3 +447,85 @@ TEST_CASE("experts: one expert's slice of stacked tensors, a traced loop exporte
   CHECK(a.active_parameters == std::optional<uint64_t>(896));
   CHECK(a.composition.routed_experts == 1664u);
 }
+
+namespace {
+
+// A layer whose experts are stacked and gathered by the router's choice (issue 37, item 7): x
+// [6, 16] · router [16, 4], Softmax, TopK k = 2 (`chosen` [6, 2]). The chosen experts' matrices
+// are gathered from the stacked tensors by `chosen` (Gather on axis 0: [6, 2, ...]) and multiplied
+// in one batched MatMul with x as [6, 1, 1, 16]: gate_up [4, 16, 16] (x @ W, gpt-oss's layout; or
+// [4, 16, 16] stored [E, out, in] and transposed after the Gather, as F.linear reads it) with its
+// bias [4, 16], split in halves, SiLU-gated; down [4, 8, 16] with its bias [4, 16]; the k outputs
+// weighted by the TopK's values and summed. `indices`: the value the matrices are gathered by.
+GraphBuilder gathered_layer(bool transposed, const std::string& indices = "chosen") {
+  GraphBuilder n;
+  n.input("x", {6, 16});
+  n.input("ids", {6, 2}, onnx::TensorProto::INT64);
+  n.op("MatMul", {"x", n.init("router.weight", {16, 4})}, "logits");
+  n.op("Softmax", {"logits"}, "probs");
+  testutil::node(n.g, "TopK", {"probs", n.ints({2})}, {"top", "chosen"}, "topk");
+  n.op("Unsqueeze", {"x", n.ints({1, 2})}, "x_u");
+  n.op("Gather", {n.init("experts.gate_up_proj", {4, 16, 16}), indices}, "gate_up_w");
+  std::string w = "gate_up_w";
+  if (transposed) w = n.transpose(w, {0, 1, 3, 2}, "gate_up_wt");
+  n.op("MatMul", {"x_u", w}, "gate_up");
+  n.op("Gather", {n.init("experts.gate_up_proj_bias", {4, 16}), indices}, "gate_up_b");
+  n.op("Unsqueeze", {"gate_up_b", n.ints({2})}, "gate_up_bu");
+  n.op("Add", {"gate_up", "gate_up_bu"}, "gate_up_biased");
+  testutil::node(n.g, "Split", {"gate_up_biased", n.ints({8, 8})}, {"gate", "up"}, "halves");
+  n.op("Sigmoid", {"gate"}, "gate_s");
+  n.op("Mul", {"gate", "gate_s"}, "silu");
+  n.op("Mul", {"silu", "up"}, "act");
+  n.op("Gather", {n.init("experts.down_proj", {4, 8, 16}), indices}, "down_w");
+  n.op("MatMul", {"act", "down_w"}, "down");
+  n.op("Gather", {n.init("experts.down_proj_bias", {4, 16}), indices}, "down_b");
+  n.op("Unsqueeze", {"down_b", n.ints({2})}, "down_bu");
+  n.op("Add", {"down", "down_bu"}, "down_biased");
+  n.reshape("down_biased", {6, 2, 16}, "per_slot");
+  n.op("Unsqueeze", {"top", n.ints({2})}, "top_u");
+  n.op("Mul", {"per_slot", "top_u"}, "weighted");
+  testutil::attr_int(n.op("ReduceSum", {"weighted", n.ints({1})}, "y"), "keepdims", 0);
+  n.output("y");
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("experts: stacked experts gathered by the router's TopK, then one batched product", "[experts]") {
+  for (bool transposed : {false, true}) {
+    INFO("gate_up stored [E, out, in] and transposed: " << transposed);
+    auto r = testutil::audited(gathered_layer(transposed).m);
+    const Audit& a = r->audit;
+    REQUIRE(a.experts.layers.size() == 1);
+    const ExpertLayer& l = a.experts.layers[0];
+    // The gathered tensors hold every expert: gate_up 4·16·16 = 1,024 + bias 4·16 = 64, down
+    // 4·8·16 = 512 + bias 64: 1,664; one expert a quarter, 416 (16·16 + 16 + 8·16 + 16).
+    CHECK(l.form == "routed");
+    CHECK(l.experts == std::optional<int64_t>(4));
+    CHECK(l.top_k == std::optional<int64_t>(2));
+    CHECK(l.found == 4);
+    CHECK(l.expert == std::optional<uint64_t>(416));
+    CHECK(l.routed == 1664u);
+    CHECK(l.router == 64u);  // 16·4
+    CHECK(l.notes.empty());
+    // 1,664 + 64 = 1,728 stored; a token runs 2 of 4: 1,728 − 2·416 = 896.
+    CHECK(a.framework.parameters == 1728u);
+    CHECK(a.active_parameters == std::optional<uint64_t>(896));
+    CHECK(a.composition.routed_experts == 1664u);
+    CHECK(a.composition.routers == 64u);
+    CHECK(a.attention.unmatched.empty());
+    for (const auto& f : a.findings) CHECK(f.severity == Severity::Info);
+  }
+}
+
+TEST_CASE("experts: stacked tensors gathered by indices no TopK chose are not read as experts", "[experts]") {
+  // The same layer, its matrices gathered by a graph input: nothing proves the indices are the
+  // router's choice, so no layer is claimed and the TopK is said not to be read as a mixture.
+  auto r = testutil::audited(gathered_layer(false, "ids").m);
+  const Audit& a = r->audit;
+  CHECK(a.experts.layers.empty());
+  REQUIRE(a.experts.notes.size() == 1);
+  CHECK(a.experts.notes[0].find("no expert MLP weighted by it reads that projection's input") != std::string::npos);
+  CHECK(a.composition.routed_experts == 0u);
+  CHECK_FALSE(a.active_parameters.has_value());
+}

@@ -133,7 +133,9 @@ std::optional<ProjectionHit> ProjectionWalker::as_projection(int g, int node, Na
   if (n.input_size() <= weight_input || input_of(n, 0) != activation) return std::nullopt;
   if (m_.weight_for(g, activation)) return std::nullopt;  // both operands constant: not a projection
   auto w = weight_of(g, input_of(n, weight_input));
-  if (!w && op_has(op, Trait::PlainProduct | Trait::BatchedProduct)) {
+  // A weight operand fed as a graph input, float or quantized (onnxruntime's dynamic quantizer
+  // writes MatMulInteger on an int8 input): not the packed ones, whose declared shape is bytes.
+  if (!w && !op_has(op, Trait::PackedWeights)) {
     return input_projection(g, node, activation, input_of(n, weight_input), trans);
   }
   if (!w) return std::nullopt;
@@ -605,6 +607,22 @@ ProjectionHit ProjectionWalker::merge_hits(int node, std::string_view op, Operan
   return fail;
 }
 
+// An integer product's output as float, where its bias is added: MatMulInteger's int32 output
+// Cast to float and multiplied by the two scales (onnxruntime's dynamic quantizer), or the value
+// itself when no Cast follows it alone.
+Name ProjectionWalker::rescaled(int g, Name value) {
+  for (int step = 0; step < 2; ++step) {
+    const auto& users = m_.consumers_of(g, value);
+    if (users.size() != 1 || !budget_.spend()) return value;
+    const auto& n = *m_.nodes[users[0]].rec;
+    std::string_view op = n.op_type();
+    bool next = step == 0 ? op_has(op, Trait::Cast) : op_has(op, Trait::Scales) && op_has(op, Trait::Affine);  // Mul
+    if (!next || n.output_size() < 1) return value;
+    value = output_of(n, 0);
+  }
+  return value;
+}
+
 ProjectionHit ProjectionWalker::forward(int g, Name value) {
   ProjectionHit fail;
   budget_.start_walk(kWalkBudget);
@@ -631,7 +649,7 @@ ProjectionHit ProjectionWalker::forward(int g, Name value) {
     if (auto hit = as_projection(g, c, value)) {
       if (hit->bias < 0 && n.output_size() > 0) {
         // Bias as a following Add, or folded into SkipLayerNormalization (input 4).
-        for (int u : m_.consumers_of(g, output_of(n, 0))) {
+        for (int u : m_.consumers_of(g, rescaled(g, output_of(n, 0)))) {
           const auto& un = *m_.nodes[u].rec;
           if (un.op_type() == "Add"sv) {
             for (const auto& in : un.input()) {

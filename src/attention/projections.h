@@ -89,6 +89,7 @@ class ProjectionWalker {
   std::optional<std::set<std::string_view>> inputs_;  // the main graph's declared inputs, once asked
   ProjectionHit back_impl(int g, Name value, int depth);
   ProjectionHit out_of_budget();
+  Name rescaled(int g, Name value);
   // The steps of back_impl: one per kind of node the walk passes back through.
   struct Operands;  // what the walk found behind each operand of an elementwise op or Concat
   ProjectionHit from_leaf(int g, Name value);

@@ -380,3 +380,69 @@ def test_a_mamba_recurrence_in_a_loop():
     # State per sequence: conv (4 - 1) x 64 = 192 and the SSM state 64 x 16 = 1,024.
     assert [m.state_elements for m in r.mixers.layers] == [1_216, 1_216]
     assert r.parameters.composition.other == 0
+
+
+class NoNormLinearAttention(nn.Module):
+    """Causal linear attention (elu + 1, the state and its normaliser as cumulative sums over the
+    sequence, no Softmax), q/k/v/o Linear(32, 32) with biases, 4 heads of 8."""
+
+    def __init__(self, width=32, heads=4):
+        super().__init__()
+        self.h, self.d = heads, width // heads
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(width, width) for _ in range(4))
+
+    def forward(self, x):
+        b, s, width = x.shape
+        q = F.elu(self.q_proj(x).view(b, s, self.h, self.d)) + 1
+        k = F.elu(self.k_proj(x).view(b, s, self.h, self.d)) + 1
+        v = self.v_proj(x).view(b, s, self.h, self.d)
+        kv = torch.cumsum(k.unsqueeze(-1) * v.unsqueeze(-2), dim=1)
+        z = torch.cumsum(k, dim=1)
+        num = (q.unsqueeze(-2) @ kv).squeeze(-2)
+        den = (q * z).sum(-1, keepdim=True) + 1e-6
+        return self.o_proj((num / den).reshape(b, s, width))
+
+
+class NoNormSoftmaxAttention(nn.Module):
+    def __init__(self, width=32, heads=4):
+        super().__init__()
+        self.h, self.d = heads, width // heads
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (nn.Linear(width, width) for _ in range(4))
+
+    def forward(self, x):
+        b, s, width = x.shape
+        q, k, v = (p(x).view(b, s, self.h, self.d).transpose(1, 2) for p in (self.q_proj, self.k_proj, self.v_proj))
+        w = F.softmax(q @ k.transpose(2, 3) / math.sqrt(self.d), dim=-1)
+        return self.o_proj((w @ v).transpose(1, 2).reshape(b, s, width))
+
+
+class NoNormHybrid(nn.Module):
+    """Issue 37, item 10: an embedding, three linear-attention layers and one softmax layer, each
+    x = x + layer(x): no norm, no MLP."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(64, 32)
+        self.layers = nn.ModuleList([NoNormLinearAttention() for _ in range(3)] + [NoNormSoftmaxAttention()])
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = x + layer(x)
+        return x
+
+
+def test_linear_attention_mixers_in_a_model_without_norms():
+    model = NoNormHybrid()
+    r = headcount.audit(exported(model, torch.randint(0, 64, (1, 8))))
+    per_layer = [sum(p.numel() for p in l.parameters()) for l in model.layers]
+    # Each layer: 4 · (32 · 32 + 32) = 4,224; embedding 64 · 32 = 2,048; 4 · 4,224 + 2,048 = 18,944.
+    assert per_layer == [4_224] * 4
+    assert r.parameters.framework == sum(p.numel() for p in model.parameters()) == 18_944
+    assert [(m.kind, m.parameters) for m in r.mixers.layers] == [("linear_attention", 4_224)] * 3
+    assert [b.total for b in r.attention_blocks] == [per_layer[3]]
+    # State per sequence: 4 heads · 8 · 8 (the running k·vᵀ) + 4 · 8 (the normaliser) = 288, float32.
+    assert [m.state_elements for m in r.mixers.layers] == [288] * 3
+    assert r.cost.state.bytes_per_sequence == 3 * 288 * 4
+    c = r.parameters.composition
+    assert (c.feed_forward, c.other, c.embeddings) == (0, 0, 2_048)

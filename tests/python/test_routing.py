@@ -463,3 +463,50 @@ def test_gpt_oss_style_decoder_with_sinks_alternating_windows_and_routed_experts
     assert [b.window for b in blocks] == [4, None, 4, None]
     assert r.unmatched == []
     assert all(f.severity == "info" for f in r.findings)
+
+
+class GatheredExperts(nn.Module):
+    """Stacked experts that run only the chosen ones (issue 37, item 7): the k chosen experts'
+    matrices gathered from gate_up_proj [E, D, 2·FF] and down_proj [E, FF, D] (and their biases)
+    by the router's TopK indices, then one batched matmul per role; gate and up chunked in two."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate_up_proj = nn.Parameter(torch.randn(E, D, 2 * FF) * 0.02)
+        self.gate_up_proj_bias = nn.Parameter(torch.zeros(E, 2 * FF))
+        self.down_proj = nn.Parameter(torch.randn(E, FF, D) * 0.02)
+        self.down_proj_bias = nn.Parameter(torch.zeros(E, D))
+
+    def forward(self, x, chosen, weights):
+        h = x[:, None, None, :] @ self.gate_up_proj[chosen] + self.gate_up_proj_bias[chosen][:, :, None, :]
+        gate, up = h.chunk(2, dim=-1)
+        h = (F.silu(gate) * up) @ self.down_proj[chosen] + self.down_proj_bias[chosen][:, :, None, :]
+        return (h.reshape(-1, K, D) * weights[..., None]).sum(dim=1)
+
+
+class GatheredMoE(MoE):
+    """A router Linear(D, E) without bias, Softmax, TopK, the k weights renormalised; GatheredExperts."""
+
+    def __init__(self):
+        super().__init__()
+        self.n, self.k = E, K
+        self.router = nn.Linear(D, E, bias=False)
+        self.experts = GatheredExperts()
+
+    def forward(self, x):
+        weights, chosen = torch.topk(self.router(x).softmax(-1), K, dim=-1)
+        return self.experts(x, chosen, weights / weights.sum(-1, keepdim=True))
+
+
+def test_stacked_experts_gathered_by_the_routers_choice():
+    model = GatheredMoE()
+    r = headcount.audit(exported(model, torch.randn(T, D), tokens_axis=0))
+    # gate_up [4, 32, 32] + bias [4, 32], down [4, 16, 32] + bias [4, 32]: 6,400; one expert a
+    # quarter, 1,600. Router 32 · 4 = 128: 6,528; a token runs 2 of 4: 6,528 − 2 · 1,600 = 3,328.
+    assert model.expert_numel() == 1_600 and numel(model.router) == 128
+    assert numel(model) == 6_528 and model.active() == 3_328
+    (layer,) = r.experts.layers
+    check_layer(layer, model, model.router)
+    check_model(r, model)
+    assert r.parameters.composition.routed_experts == 6_400
+    assert r.parameters.composition.other == 0
