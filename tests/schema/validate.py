@@ -53,20 +53,43 @@ def every_gate_run(binary, samples, work):
             "--checkpoint", "gates/changed.safetensors"]
 
 
-def every_gate_failed(binary, args, work):
+def adapter_gate_run(folder):
+    """A PEFT adapter for a model like llama_tiny (width 32, 4 heads, 2 K/V heads of 8) but whose
+    v_proj is 32 -> 32, as for a model without grouped K/V: llama_tiny's v_proj is [16, 32], so
+    --base models/llama_tiny.safetensors fails the adapter-base gate."""
+    os.makedirs(os.path.join(folder, "adapter"), exist_ok=True)
+    header, offset = {}, 0
+    for layer in range(2):
+        for module, out in (("q_proj", 32), ("v_proj", 32)):
+            prefix = "base_model.model.model.layers.%d.self_attn.%s." % (layer, module)
+            for name, shape in (("lora_A.weight", [4, 32]), ("lora_B.weight", [out, 4])):
+                size = shape[0] * shape[1] * 4
+                header[prefix + name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + size]}
+                offset += size
+    text = json.dumps(header).encode()
+    with open(os.path.join(folder, "adapter", "adapter_model.safetensors"), "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + bytes(offset))
+    with open(os.path.join(folder, "adapter", "adapter_config.json"), "w") as f:
+        json.dump({"peft_type": "LORA", "r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}, f)
+    return ["models/adapter", "--base", "models/llama_tiny.safetensors"]
+
+
+def every_gate_failed(binary, runs, work):
     """Every gate the binary declares (its SARIF log's gate-ID rules, made from the gate table)
-    failed in the json report of `args` (which the caller validates against the schema)."""
-    sarif = subprocess.run([binary, "audit", *args, "-f", "sarif"], cwd=work, capture_output=True, text=True)
+    failed in the json reports of `runs` (which the caller validates against the schema)."""
+    sarif = subprocess.run([binary, "audit", *runs[0], "-f", "sarif"], cwd=work, capture_output=True, text=True)
     rules = json.loads(sarif.stdout)["runs"][0]["tool"]["driver"]["rules"]
     declared = {r["id"][len("gate-"):] for r in rules if r["id"].startswith("gate-")}
-    p = subprocess.run([binary, "audit", *args, "-f", "json"], cwd=work, capture_output=True, text=True)
-    what = f"headcount audit {' '.join(args)} -f json (exit {p.returncode})"
-    doc = json.loads(p.stdout)
-    failed = {g["gate"] for m in doc["models"] for g in m["gates"]}
-    out = []
-    if p.returncode != 1 or doc["errors"]:
-        out.append(f"{what}: expected exit 1 and no error; stderr: {p.stderr[:300]}")
-    if len(declared) < 10:  # 7 budget gates, fail-on, checkpoint, baseline
+    failed, out = set(), []
+    for args in runs:
+        p = subprocess.run([binary, "audit", *args, "-f", "json"], cwd=work, capture_output=True, text=True)
+        what = f"headcount audit {' '.join(args)} -f json (exit {p.returncode})"
+        doc = json.loads(p.stdout)
+        failed |= {g["gate"] for m in doc["models"] for g in m["gates"]}
+        if p.returncode != 1 or doc["errors"]:
+            out.append(f"{what}: expected exit 1 and no error; stderr: {p.stderr[:300]}")
+    what = " and ".join(f"headcount audit {' '.join(args)}" for args in runs)
+    if len(declared) < 11:  # 7 budget gates, fail-on, checkpoint, adapter-base, baseline
         out.append(f"the SARIF log declares only {len(declared)} gates: {sorted(declared)}")
     if declared - failed:
         out.append(f"{what}: these gates did not fail: {sorted(declared - failed)}")
@@ -124,8 +147,8 @@ def main():
         baseline = os.path.join(work, "baseline.json")
         subprocess.run([binary, "audit", "models", "-f", "json", "-o", baseline], cwd=work, capture_output=True)
         runs.append(["models", "--baseline", baseline, "--tolerance", "1%"])
-        every_gate = every_gate_run(binary, samples, work)
-        runs.append(every_gate)
+        every_gate = [every_gate_run(binary, samples, work), adapter_gate_run(folder)]
+        runs += every_gate
         for args in runs:
             for fmt in ("json", "jsonl", "sarif"):
                 p = subprocess.run([binary, "audit", *args, "-f", fmt], cwd=work, capture_output=True, text=True)
