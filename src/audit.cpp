@@ -207,6 +207,8 @@ Audit audit_loaded(Model model, const ConfigRead& config, const AuditOptions& op
 
 // A remote input (remote.h): its file and the config.json beside it fetched by range, never a
 // tensor's values (no content comparison).
+void check_base(Audit& a, const std::string& path, const AuditOptions& options);
+
 Audit audit_remote(const std::string& input, const AuditOptions& options, StageTimes& times,
                    std::chrono::steady_clock::time_point clock) {
   if (!options.checkpoint.empty()) throw InputError("--checkpoint compares local files only: download the model");
@@ -225,10 +227,13 @@ Audit audit_remote(const std::string& input, const AuditOptions& options, StageT
       config.error = e.what();
     }
   }
+  config.adapter_text = std::move(f.adapter_config_text);
+  config.adapter_name = f.adapter_config_name;
   AuditOptions local = options;
   local.compare_content = false;
   Audit a = audit_loaded(std::move(f.model), config, local, times, clock);
   a.remote = f.read;
+  if (!options.base.empty()) check_base(a, input, options);
   return a;
 }
 

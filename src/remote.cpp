@@ -371,6 +371,24 @@ void fetch_config(http::Client& client, const Place& place, const std::vector<Re
   }
 }
 
+// A LoRA adapter's adapter_config.json beside it (PEFT's, MLX's), for a model with LoRA factors:
+// listed, or asked for when there is no list (a 404 is none).
+void fetch_adapter_config(http::Client& client, const Place& place, const std::vector<RepoFile>* listed, Fetched& f) {
+  bool factors = std::any_of(f.model.weights.begin(), f.model.weights.end(), [](const Weight& w) {
+    return w.name.find(".lora_") != std::string_view::npos;
+  });
+  if (!f.model.checkpoint || !factors) return;
+  const std::string path = beside(place.path, "adapter_config.json");
+  if (listed && std::none_of(listed->begin(), listed->end(), [&](const RepoFile& r) { return r.path == path; })) return;
+  try {
+    f.adapter_config_text = client.whole(place.url_of(path), kMostConfig);
+    size_t slash = place.shown.rfind('/');
+    f.adapter_config_name = place.shown.substr(0, slash + 1) + "adapter_config.json";
+  } catch (const http::HttpError& e) {
+    if (e.status() != 404) throw;
+  }
+}
+
 }  // namespace
 
 Fetched fetch_model(const std::string& input, http::Options options, const LoadOptions& load) {
@@ -402,6 +420,7 @@ Fetched fetch_model(const std::string& input, http::Options options, const LoadO
     }
     f.model = open_remote(client, place, load);
     fetch_config(client, place, files ? &*files : nullptr, f);
+    fetch_adapter_config(client, place, files ? &*files : nullptr, f);
     f.read.url = place.url_of(place.path);
   } catch (const http::HttpError& e) {
     if (id) throw InputError(hub_error(e, hub, *id, path));

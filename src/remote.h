@@ -128,6 +128,7 @@ struct Fetched {
   Model model;
   std::string config_text;   // "" when there is none
   std::string config_name;   // how the config is shown
+  std::string adapter_config_text, adapter_config_name;  // a LoRA adapter's adapter_config.json
   RemoteRead read;
 };
 

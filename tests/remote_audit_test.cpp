@@ -420,3 +420,32 @@ TEST_CASE("remote audit: a GGUF whose metadata is larger than the budget, or cou
                      ": the header states 1000000000 metadata entries; at most 65536 are read (llama.cpp's files "
                      "hold a few dozen)\n");
 }
+
+TEST_CASE("remote audit: a LoRA adapter on the Hub, its config beside it, against a local base", "[remote]") {
+  // samples/lora_peft: 896 parameters in q_proj and v_proj of llama_tiny's 2 layers, rank 4, alpha
+  // 8 (samples/make_adapter.py).
+  const std::string samples = HEADCOUNT_SAMPLES_DIR;
+  Hub hub;
+  hub.put("org/lora", "adapter_model.safetensors", slurp(samples + "/lora_peft/adapter_model.safetensors"));
+  hub.put("org/lora", "adapter_config.json", slurp(samples + "/lora_peft/adapter_config.json"));
+  testutil::Nginx nginx(hub.www.path);
+  Endpoint endpoint(nginx.url(""));
+  AuditOptions o;
+  o.compare_content = false;
+  o.base = samples + "/llama_tiny.safetensors";
+  Audit here = headcount::audit_file(samples + "/lora_peft", o);
+  Audit there = headcount::audit_file("hf://org/lora", o);
+  REQUIRE(there.adapter);
+  CHECK(there.adapter->config == "hf://org/lora/adapter_config.json");
+  CHECK(there.adapter->declared_rank == 4);
+  CHECK(there.adapter->scale == 2.0);
+  CHECK(there.adapter->total == 896);
+  REQUIRE(there.adapter->fit);
+  CHECK(there.adapter->fit->fitted == 4);
+  nlohmann::json a = figures(there), b = figures(here);
+  a["adapter"].erase("config");
+  b["adapter"].erase("config");
+  CHECK(a == b);
+  // The list, the adapter's one window, its adapter_config.json; no config.json, which the list lacks.
+  CHECK(there.remote->requests == 3);
+}
