@@ -39,6 +39,7 @@ Inventory take_inventory(const Model& model) {
     const Weight& w = model.weights[i];
     if (!w.parameter) {
       ++inv.non_parameter_tensors;
+      add_checked(&inv.non_parameter_elements, w.elements);
       continue;
     }
     ++inv.tensors;

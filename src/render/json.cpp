@@ -206,6 +206,7 @@ void write_parameters(JsonWriter& j, const Audit& a) {
   j.field(F::kStored, inv.stored);
   j.field("bytes", inv.bytes);
   j.field("tensors", inv.tensors);
+  j.key("not_parameters").begin_object().field("tensors", inv.non_parameter_tensors).field("elements", inv.non_parameter_elements).end_object();
   j.field(F::kUnique, a.unique);
   j.field("buffers", a.framework.buffer_elements);
   j.field("constants", a.framework.constant_elements);

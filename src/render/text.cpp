@@ -525,6 +525,11 @@ void storage_text(const Audit& a, std::ostream& out) {
     for (const auto& r : inv.by_dtype) d.rows.push_back({r.key, with_commas(r.tensors), with_commas(r.elements), human_bytes(r.bytes)});
   }
   d.print(out, "  ");
+  if (inv.non_parameter_tensors) {  // every stored element is in a count or on this line
+    std::string n = "not parameters: " + count_of(inv.non_parameter_tensors, "integer or bool tensor", "integer and bool tensors") +
+                    ", " + with_commas(inv.non_parameter_elements) + " elements (shape data, indices, masks), in no count above";
+    out << "  " << wrap(n, 2, 4) << "\n";
+  }
   out << "\nby storage\n";
   Table s;
   s.right = {false, true, true, true};

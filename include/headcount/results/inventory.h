@@ -21,6 +21,7 @@ struct Inventory {
   uint64_t bytes = 0;
   uint64_t tensors = 0;  // parameter tensors
   uint64_t non_parameter_tensors = 0;  // integer shape/index constants and scalars
+  uint64_t non_parameter_elements = 0;  // their elements: in no count, and said so
   std::vector<Breakdown> by_dtype;
   std::vector<Breakdown> by_storage;
   std::vector<int> largest;  // weight indices, most elements first
