@@ -146,3 +146,35 @@ def test_a_compared_mask_and_a_one_element_divisor_are_not_parameters():
     assert r.parameters.framework == torch_total
     assert [c.name for c in r.constants] == ["divisor"]
     assert [(b.name, b.elements) for b in r.buffers if b.reason.startswith("only compared")] == [("attention_mask", 4)]
+
+
+def test_a_mamba_hybrid_whose_attention_cuts_its_mask_from_a_filled_buffer():
+    """Issue 37, item 8's second model: a Jamba-style hybrid (the hybrid_mamba sample's Mamba
+    mixers and GQA attention, samples/make_samples.py) whose attention layers build their causal
+    mask from torch.ones(S, S).tril(), as the issue's Mamba hybrid did; the filled buffer is not a
+    parameter."""
+    import make_samples as ms
+
+    class FillMaskAttention(ms.LlamaAttention):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("fill", torch.ones(ms.S, ms.S))
+
+        def forward(self, x):
+            bsz, q_len, _ = x.size()
+            q = self.q_proj(x).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+            k = self.k_proj(x).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+            v = self.v_proj(x).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+            k = ms.repeat_kv(k, self.num_key_value_groups)
+            v = ms.repeat_kv(v, self.num_key_value_groups)
+            mask = torch.where(self.fill.tril().bool(), 0.0, -1e9)
+            w = F.softmax(q @ k.transpose(2, 3) / math.sqrt(self.head_dim) + mask, -1)
+            return self.o_proj((w @ v).transpose(1, 2).reshape(bsz, q_len, self.num_heads * self.head_dim))
+
+    model = ms.HybridDecoder([ms.MambaMixer, FillMaskAttention, ms.MambaMixer, FillMaskAttention])
+    data, torch_total = exported(model, torch.randint(0, ms.VOCAB, (ms.B, ms.S)))
+    r = headcount.audit(data)
+    assert r.parameters.framework == torch_total
+    fills = [b for b in r.buffers if "Trilu" in b.reason]
+    # The two layers' fills [5, 5] are equal: the exporter stores one of S x S = 25 elements.
+    assert [b.elements for b in fills] == [ms.S * ms.S]
