@@ -602,8 +602,8 @@ void adapter_text(const Audit& a, std::ostream& out) {
   if (!ad.fit) return;
   const AdapterFit& f = *ad.fit;
   std::string base = "base " + f.base + ": " + with_commas(f.base_parameters) + " parameters; the adapter adds " +
-                     percent(ad.total, f.base_parameters) + " of it while unmerged; " + std::to_string(f.fitted) + " of its " +
-                     std::to_string(ad.modules.size()) + " modules fit";
+                     percent(ad.total, f.base_parameters) + " of it while unmerged; an export of the merged model counts as the base" +
+                     (ad.saved ? " (its modules saved whole in place of the base's)" : "") + "; " + std::to_string(f.fitted) + " of its " + std::to_string(ad.modules.size()) + " modules fit";
   out << "  " << wrap(base, 2, 4) << "\n";
   for (const std::string& m : f.misfits) out << "  does not fit: " << wrap(m, 16, 4) << "\n";
   for (const std::string& m : f.unchecked) out << "  not checked: " << wrap(m, 15, 4) << "\n";
