@@ -208,7 +208,8 @@ void check_targets(const std::map<std::string, Instance>& factors, Adapter& ad) 
   }
   if (ad.declared_targets.empty()) return;
   std::set<std::string> undeclared;
-  for (const auto& [path, in] : factors) {
+  for (const auto& factor : factors) {
+    const std::string& path = factor.first;  // (a lambda cannot capture a binding in C++17)
     bool declared = std::any_of(ad.declared_targets.begin(), ad.declared_targets.end(),
                                 [&](const std::string& t) { return names_module(t, path); });
     if (!declared) undeclared.insert(module_name(path).first);
