@@ -113,7 +113,8 @@ class Report(Record):
 
 def audit(model: Union[str, "_os.PathLike[str]", bytes, bytearray, memoryview, Any], *, content: bool = True,
           base_dir: Optional[str] = None, model_config: Optional[str] = None, name: Optional[str] = None,
-          checkpoint: Union[str, "_os.PathLike[str]", None] = None) -> Report:
+          checkpoint: Union[str, "_os.PathLike[str]", None] = None,
+          base: Union[str, "_os.PathLike[str]", None] = None) -> Report:
     """Audits one model, as ``headcount audit`` does, and returns its ``Report``.
 
     ``model`` is a file path, the serialized bytes of a model, or an ``onnx.ModelProto`` (serialized
@@ -124,13 +125,16 @@ def audit(model: Union[str, "_os.PathLike[str]", bytes, bytearray, memoryview, A
     weight bytes. ``model_config`` compares the model with a config.json; for a path, the one
     beside the model is read by default. ``checkpoint`` (a path; the model a path too) is
     ``--checkpoint``: the report's ``checkpoint`` says whether the export holds every weight of
-    it, and ``check()`` fails the ``checkpoint`` gate on a lost or changed one.
+    it, and ``check()`` fails the ``checkpoint`` gate on a lost or changed one. ``base`` (a path or
+    an ``hf://`` id; the model a LoRA adapter's path) is ``--base``: the report's ``adapter`` gains
+    ``base_check``, and ``check()`` fails the ``adapter-base`` gate on a module that does not fit.
     """
     if isinstance(model, (str, _os.PathLike)):
         return Report(_headcount.audit_path(_os.fspath(model), content, model_config, base_dir,
-                                            None if checkpoint is None else _os.fspath(checkpoint)))
-    if checkpoint is not None:
-        raise TypeError("checkpoint= compares a model read from its path: give the model's path")
+                                            None if checkpoint is None else _os.fspath(checkpoint),
+                                            None if base is None else _os.fspath(base)))
+    if checkpoint is not None or base is not None:
+        raise TypeError("checkpoint= and base= read a model from its path: give the model's path")
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
     elif hasattr(model, "SerializeToString"):

@@ -102,8 +102,10 @@ PyAudit audited(const std::string& shown, const std::function<Audit(StageTimes*)
 }
 
 PyAudit audit_path(const std::string& path, bool content, std::optional<std::string> model_config,
-                   std::optional<std::string> base_dir, std::optional<std::string> checkpoint) {
+                   std::optional<std::string> base_dir, std::optional<std::string> checkpoint,
+                   std::optional<std::string> base) {
   AuditOptions o = options_for(content, model_config, base_dir, true);
+  if (base) o.base = *base;
   if (checkpoint) {
     if (!content) throw InputError("checkpoint= compares weight values, which content=False does not read");
     o.checkpoint = *checkpoint;
@@ -223,7 +225,7 @@ PYBIND11_MODULE(_headcount, m) {
       },
       "Report.check's budget keywords, one per budget gate, in the table's order");
   m.def("audit_path", &audit_path, py::arg("path"), py::arg("content"), py::arg("model_config"), py::arg("base_dir"),
-        py::arg("checkpoint") = std::nullopt);
+        py::arg("checkpoint") = std::nullopt, py::arg("base") = std::nullopt);
   m.def("audit_bytes", &audit_in_memory, py::arg("data"), py::arg("name"), py::arg("content"), py::arg("model_config"),
         py::arg("base_dir"));
   m.def("audit_many", &audit_many, py::arg("paths"), py::arg("jobs"), py::arg("content"));
