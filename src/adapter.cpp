@@ -324,29 +324,63 @@ std::string module_key(const std::string& path) {
 
 }  // namespace
 
-AdapterFit fit_adapter(const Adapter& adapter, const Model& base, const std::string& shown, uint64_t parameters) {
+std::vector<BaseMatrix> base_matrices(const Model& base) {
+  std::vector<BaseMatrix> out;
+  for (const Weight& w : base.weights) {
+    const std::string name(w.name);
+    if (w.dims.size() == 2 && ends_with(name, ".weight")) out.push_back({name.substr(0, name.size() - 7), w.dims[0], w.dims[1]});
+  }
+  return out;
+}
+
+std::vector<BaseMatrix> config_matrices(const ModelConfig& c) {
+  std::vector<BaseMatrix> out;
+  auto known = [](const Int& v) { return v.positive() && *v < (int64_t{1} << 40); };
+  if (!known(c.hidden)) return out;
+  const int64_t width = *c.hidden;
+  if (known(c.vocab)) out.push_back({"model.embed_tokens", *c.vocab, width});
+  if (known(c.vocab)) out.push_back({"lm_head", *c.vocab, width});
+  if (!known(c.layers) || *c.layers > 100000) return out;
+  Int head_dim = known(c.head_dim) ? c.head_dim : (known(c.heads) && width % *c.heads == 0 ? Int(width / *c.heads) : Int());
+  for (int64_t l = 0; l < *c.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    if (known(c.heads) && known(head_dim)) {
+      int64_t q = *c.heads * *head_dim, kv = (known(c.kv_heads) ? *c.kv_heads : *c.heads) * *head_dim;
+      out.push_back({p + "self_attn.q_proj", q, width});
+      out.push_back({p + "self_attn.k_proj", kv, width});
+      out.push_back({p + "self_attn.v_proj", kv, width});
+      out.push_back({p + "self_attn.o_proj", width, q});
+    }
+    if (known(c.intermediate)) {
+      out.push_back({p + "mlp.gate_proj", *c.intermediate, width});
+      out.push_back({p + "mlp.up_proj", *c.intermediate, width});
+      out.push_back({p + "mlp.down_proj", width, *c.intermediate});
+    }
+  }
+  return out;
+}
+
+AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove,
+                       const std::string& shown, std::optional<uint64_t> parameters) {
   AdapterFit fit;
   fit.base = shown;
   fit.base_parameters = parameters;
-  std::map<std::string, const Weight*> by_key;  // the base's matrices by module key
-  for (const Weight& w : base.weights) {
-    const std::string name(w.name);
-    if (w.dims.size() == 2 && ends_with(name, ".weight")) by_key.emplace(module_key(name.substr(0, name.size() - 7)), &w);
-  }
+  std::map<std::string, const BaseMatrix*> by_key;  // the base's matrices by module key
+  for (const BaseMatrix& m : base) by_key.emplace(module_key(m.path), &m);
   for (const AdapterModule& m : adapter.modules) {
     auto it = by_key.find(module_key(m.path));
     if (it == by_key.end()) {
       std::string what = m.path + ": the base holds no tensor " + module_key(m.path) + ".weight";
-      (base.checkpoint ? fit.misfits : fit.unchecked).push_back(what);
+      (names_prove ? fit.misfits : fit.unchecked).push_back(what);
       continue;
     }
-    const auto& d = it->second->dims;
-    bool fits = (d[0] == m.out && d[1] == m.in) || (d[0] == m.in && d[1] == m.out);  // [out, in], or Conv1D's [in, out]
+    const BaseMatrix& d = *it->second;
+    bool fits = (d.rows == m.out && d.columns == m.in) || (d.rows == m.in && d.columns == m.out);  // [out, in], or Conv1D's [in, out]
     if (fits) {
       ++fit.fitted;
     } else {
       fit.misfits.push_back(m.path + ": the adapter is " + std::to_string(m.in) + " -> " + std::to_string(m.out) + ", the base's " +
-                            std::string(it->second->name) + " is [" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + "]");
+                            d.path + ".weight is [" + std::to_string(d.rows) + ", " + std::to_string(d.columns) + "]");
     }
   }
   return fit;

@@ -244,13 +244,20 @@ void check_base(Audit& a, const std::string& path, const AuditOptions& options) 
   o.compare_content = false;
   o.cost = options.cost;
   o.remote = options.remote;
-  std::optional<Audit> base;
   try {
-    base = audit_file(options.base, o);
+    if (!remote::is_remote(options.base) && ends_with(options.base, ".json") && format_of(options.base).kind == FormatKind::Onnx) {
+      // A config: the matrices its numbers give, and its family's count when the family is known.
+      ModelConfig config = read_model_config(options.base);
+      std::optional<FamilyCount> count = family_count(config);
+      a.adapter->fit = fit_adapter(*a.adapter, config_matrices(config), false, options.base, count ? std::optional<uint64_t>(count->total) : std::nullopt);
+      return;
+    }
+    Audit base = audit_file(options.base, o);
+    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), base.model.checkpoint != nullptr, options.base,
+                                 base.framework.parameters);
   } catch (const InputError& e) {
     throw InputError("the base '" + options.base + "': " + e.what());
   }
-  a.adapter->fit = fit_adapter(*a.adapter, base->model, options.base, base->framework.parameters);
 }
 
 }  // namespace

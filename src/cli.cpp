@@ -153,7 +153,8 @@ void add_audit_options(CLI::App* audit, AuditArgs& a, detail::Choices& choices) 
                     "the safetensors or GGUF checkpoint the model was exported from: fail if the export lost or "
                     "changed one of its weights (one MODEL; reads both files' weights)");
   gates->add_option("--base", a.base,
-                    "the model a LoRA adapter is for (an export, a checkpoint, an hf:// id): its share of it, and fail "
+                    "the model a LoRA adapter is for (an export, a checkpoint, an hf:// id, a config.json): its share of "
+                    "it, and fail "
                     "if a module it changes is not in the base with the adapter's widths");
   gates->add_option("--tolerance", a.tolerance, "parameters the baseline comparison lets pass: a count (5000, 1k) or a percentage (0.5%)")
       ->capture_default_str();

@@ -312,7 +312,7 @@ const std::vector<GateKind>& gate_kinds() {
                  "added are reported and do not fail it."});
     k.push_back({"adapter-base", "a LoRA adapter does not fit its --base",
                  "--base MODEL checks a LoRA adapter (PEFT, MLX or GGUF) against the model it is for (an export, a "
-                 "checkpoint, an hf:// id): each module the adapter changes is looked for in the base by its path from "
+                 "checkpoint, an hf:// id, a config.json): each module the adapter changes is looked for in the base by its path from "
                  "the layer on (layers.0.self_attn.q_proj), and fails the gate when the base's tensor has other widths "
                  "than the adapter's factors, or when a checkpoint base holds no such tensor. An export whose tensor "
                  "names do not show a module leaves it unchecked (the report lists it); a base in which no module "

@@ -254,3 +254,32 @@ TEST_CASE("adapter: --base, its share, and the gate when it is made for another 
   CHECK(r.code == 2);
   CHECK(r.err.rfind("headcount: error: " + samples + "/lora_peft: the base '" + dir.file("missing.safetensors") + "': ", 0) == 0);
 }
+
+TEST_CASE("adapter: --base a config, its matrices from the config's numbers", "[adapter]") {
+  const std::string samples = HEADCOUNT_SAMPLES_DIR;
+  // llama_tiny.config.json: hidden 32, 4 heads of 8, 2 K/V heads, so q_proj [32, 32] and v_proj
+  // [16, 32]; its family's count is llama_tiny's 24,992 (llama_tiny.counts.tsv).
+  AuditOptions o;
+  o.base = samples + "/llama_tiny.config.json";
+  Audit a = audit_file(samples + "/lora_peft", o);
+  REQUIRE(a.adapter->fit);
+  CHECK(a.adapter->fit->fitted == 4);
+  CHECK(a.adapter->fit->base_parameters == uint64_t{24992});
+  CHECK(a.adapter->fit->misfits.empty());
+
+  // The same numbers with 4 K/V heads: v_proj [32, 32], which the adapter's 32 -> 16 does not fit,
+  // in both layers. A model_type no family counts: its count is unknown, its matrices still known.
+  testutil::TempDir dir;
+  testutil::write_bytes(dir.file("config.json"),
+                        R"({"model_type": "somethingnew", "hidden_size": 32, "num_attention_heads": 4,
+                            "num_key_value_heads": 4, "num_hidden_layers": 2, "intermediate_size": 64, "vocab_size": 100})");
+  o.base = dir.file("config.json");
+  Audit b = audit_file(samples + "/lora_peft", o);
+  REQUIRE(b.adapter->fit);
+  CHECK(b.adapter->fit->fitted == 2);
+  CHECK(!b.adapter->fit->base_parameters);
+  REQUIRE(b.adapter->fit->misfits.size() == 2);
+  CHECK(b.adapter->fit->misfits[0] ==
+        "model.layers.0.self_attn.v_proj: the adapter is 32 -> 16, the base's model.layers.0.self_attn.v_proj.weight is [32, 32]");
+  CHECK(check_gates(b, {}).size() == 1);
+}

@@ -6,8 +6,11 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "headcount/model.h"
 #include "headcount/results/adapter.h"
+#include "headcount/results/model_config.h"
 
 namespace headcount {
 
@@ -15,10 +18,24 @@ namespace headcount {
 // `config_text` is its adapter_config.json ("" when there is none), shown as `config_name`.
 std::optional<Adapter> read_adapter(const Model& model, const std::string& config_text, const std::string& config_name);
 
-// The adapter against `base` (its model, shown as `shown`, with `parameters` its framework
-// count): each module it changes is looked for in the base by its path from the layer container on
-// ("layers.0.self_attn.q_proj"), and its widths compared with the base tensor's, either way round.
-AdapterFit fit_adapter(const Adapter& adapter, const Model& base, const std::string& shown, uint64_t parameters);
+// A matrix of a base, by its module's path ("model.layers.0.self_attn.q_proj") and its dims.
+struct BaseMatrix {
+  std::string path;
+  int64_t rows = 0, columns = 0;
+};
+
+// A base model's matrices: its 2-d tensors named NAME.weight.
+std::vector<BaseMatrix> base_matrices(const Model& base);
+// The matrices a config's numbers give a LLaMA-shaped model (Hugging Face's names: q/k/v/o_proj,
+// gate/up/down_proj, embed_tokens, lm_head), for the fields it declares.
+std::vector<BaseMatrix> config_matrices(const ModelConfig& config);
+
+// The adapter against a base's matrices (shown as `shown`, with `parameters` its framework count,
+// when known): each module it changes is looked for by its path from the layer container on
+// ("layers.0.self_attn.q_proj"), and its widths compared with the matrix's, either way round. A
+// module the base does not hold is a misfit when `names_prove` (a checkpoint's names), else unchecked.
+AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove,
+                       const std::string& shown, std::optional<uint64_t> parameters);
 
 // The adapter config beside a local checkpoint (adapter_config.json in its folder), "" for none.
 std::string find_adapter_config(const std::string& model_path);

@@ -475,7 +475,11 @@ void write_adapter(JsonWriter& j, const Audit& a) {
   if (!ad.fit) {
     j.null();
   } else {
-    j.begin_object().field("base", ad.fit->base).field("parameters", ad.fit->base_parameters).field("fitted", ad.fit->fitted);
+    j.begin_object().field("base", ad.fit->base);
+    j.key("parameters");
+    if (ad.fit->base_parameters) j.value(*ad.fit->base_parameters);
+    else j.null();
+    j.field("fitted", ad.fit->fitted);
     j.key("misfits").begin_array();
     for (const std::string& m : ad.fit->misfits) j.value(m);
     j.end_array();

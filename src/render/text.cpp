@@ -601,8 +601,11 @@ void adapter_text(const Audit& a, std::ostream& out) {
   for (const std::string& n : ad.notes) out << "  note: " << wrap(n, 8, 4) << "\n";
   if (!ad.fit) return;
   const AdapterFit& f = *ad.fit;
-  std::string base = "base " + f.base + ": " + with_commas(f.base_parameters) + " parameters; the adapter adds " +
-                     percent(ad.total, f.base_parameters) + " of it while unmerged; an export of the merged model counts as the base" +
+  std::string base = "base " + f.base + ": " +
+                     (f.base_parameters ? with_commas(*f.base_parameters) + " parameters; the adapter adds " +
+                                              percent(ad.total, *f.base_parameters) + " of it while unmerged"
+                                        : std::string("its count unknown (no family counts its config)")) +
+                     "; an export of the merged model counts as the base" +
                      (ad.saved ? " (its modules saved whole in place of the base's)" : "") + "; " + std::to_string(f.fitted) + " of its " + std::to_string(ad.modules.size()) + " modules fit";
   out << "  " << wrap(base, 2, 4) << "\n";
   for (const std::string& m : f.misfits) out << "  does not fit: " << wrap(m, 16, 4) << "\n";

@@ -31,7 +31,7 @@ struct AdapterModule {
 // with the adapter's widths.
 struct AdapterFit {
   std::string base;              // the base as given
-  uint64_t base_parameters = 0;  // its framework count
+  std::optional<uint64_t> base_parameters;  // its framework count; unknown for a config no family counts
   int fitted = 0;                // modules found in the base with the adapter's widths
   std::vector<std::string> misfits;   // proven: another width, or no such module in a checkpoint's names
   std::vector<std::string> unchecked; // an export's module that no tensor name shows (names are not kept)
