@@ -45,6 +45,7 @@ enum class Mixer {
   Chunked,  // softmax attention within fixed chunks of `attention_chunk_size` tokens (Llama 4)
   Linear,   // Gated DeltaNet (Qwen3-Next): a recurrent state, no K/V
   Mamba,    // a selective state space (Mamba-1, Jamba): a recurrent state, no K/V
+  Mamba2,   // Mamba-2 (Nemotron-H): heads × head_dim wide, grouped B and C; a recurrent state
 };
 
 // The feed-forward of a dense layer and of one expert.
@@ -56,9 +57,9 @@ enum class Mlp {
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
 
-// A router's bias: DeepSeek's e_score_correction_bias when topk_method is noaux_tc, or always
-// (gpt-oss).
-enum class RouterBias { FromTopk, Always };
+// A router's bias: DeepSeek's e_score_correction_bias when topk_method is noaux_tc, always (gpt-oss),
+// or a score-correction bias always (Nemotron-H's e_score_correction_bias, kept in its checkpoints).
+enum class RouterBias { FromTopk, Always, ScoreAlways };
 
 // Layers l with l % P == O: P the config's value of `period` (`period_default` when it is absent
 // or not positive), O = 0, P − 1, or the value of `offset` (`offset_default`).
@@ -88,6 +89,10 @@ struct MixerLayers {
   const char* enabled_by = nullptr;   // a boolean key; unless true, every layer is Full
   const char* full_before = nullptr;  // the layers before this many are Full
   bool layer_types = false;           // the config's layer_types, when given, names each layer
+  // Nemotron-H: each layer is one block, named by a character of this key's string (M Mamba-2,
+  // * attention, - feed-forward, E experts) or by a name of `blocks` (mamba, attention, mlp, moe).
+  const char* pattern = nullptr;
+  const char* blocks = nullptr;
 };
 
 // One family: what a layer holds, which config keys say it, and what the config may leave out.
@@ -128,6 +133,7 @@ struct Family {
   bool experts = false;
   const char* expert_size = "moe_intermediate_size";
   bool expert_bias = false;  // gate_up and down biases in every expert
+  Mlp expert_mlp = Mlp::Gated;  // an expert's (and a shared expert's) feed-forward
   RouterBias router_bias = RouterBias::FromTopk;
   ExpertLayers expert_layers;
   const char* shared_count = nullptr;  // shared experts per MoE layer (n_shared_experts) ...
@@ -161,7 +167,10 @@ const std::vector<std::string> kCountKeys = {
     "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "attn_layer_period",
     "attn_layer_offset", "expert_layer_period", "expert_layer_offset", "mamba_d_state", "mamba_d_conv",
     "mamba_expand", "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms",
-    "hybrid_override_pattern", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "layers_block_type"};
+    "hybrid_override_pattern", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "layers_block_type",
+    // Mamba-2 (Nemotron-H) and its experts
+    "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias",
+    "moe_shared_expert_intermediate_size", "moe_latent_size", "mtp_layers_block_type"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -410,6 +419,26 @@ const std::vector<Family>& families() {
                  "num_experts", "num_experts_per_tok", "attn_layer_period", "attn_layer_offset", "expert_layer_period",
                  "expert_layer_offset", "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank",
                  "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms"};
+      t.push_back(f);
+    }
+    {
+      // Nemotron-H (and Nemotron 3): each layer one block behind one RMSNorm: Mamba-2 (M), attention
+      // without biases (*), a squared-ReLU feed-forward of up and down (-), or experts of up and down
+      // with one shared expert and a sigmoid router with a score-correction bias (E).
+      Family f = decoder("nemotron_h", "Nemotron-H", "NemotronHForCausalLM");
+      f.qkv_bias = f.o_bias = Bias::None;
+      f.mlp = f.expert_mlp = Mlp::Plain;
+      f.norms_per_layer = 1;
+      f.layers.pattern = "hybrid_override_pattern";
+      f.layers.blocks = "layers_block_type";
+      f.shared_fixed = 1;
+      f.shared_size = "moe_shared_expert_intermediate_size";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "use_bias",
+                 "max_position_embeddings", "hybrid_override_pattern", "layers_block_type", "mamba_num_heads",
+                 "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias", "n_routed_experts",
+                 "num_experts_per_tok", "moe_intermediate_size", "moe_shared_expert_intermediate_size",
+                 "n_shared_experts"};
       t.push_back(f);
     }
     {
@@ -672,7 +701,7 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
     c.hidden = integer(c, "hidden", x, {"hidden_size", "n_embd", "d_model"});
     c.heads = integer(c, "heads", x, {"num_attention_heads", "n_head", "num_heads"});
     c.kv_heads = integer(c, "kv_heads", x, {"num_key_value_heads"});
-    c.head_dim = integer(c, "head_dim", x, {"head_dim"});
+    c.head_dim = integer(c, "head_dim", x, {"head_dim", "attention_head_dim"});
     c.intermediate = integer(c, "intermediate", x, {"intermediate_size", "n_inner", "d_ff"});
     c.vocab = integer(c, "vocab", x, {"vocab_size"});
     c.max_positions = integer(c, "max_positions", x, {"max_position_embeddings", "n_positions"});
@@ -728,6 +757,7 @@ const char* mixer_name(Mixer m) {
     case Mixer::Chunked: return "chunked";
     case Mixer::Linear: return "linear";
     case Mixer::Mamba: return "mamba";
+    case Mixer::Mamba2: return "mamba2";
   }
   return "";
 }
@@ -793,6 +823,8 @@ class Counter {
   bool attention(Int& n, std::string& formula);
   bool linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  bool mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  bool plan_blocks();
   std::string expert_formula(Int size) const;
   // run()'s stages, in order.
   bool required();
@@ -818,10 +850,15 @@ class Counter {
   // What the stages learn: the layers of each mixer kind and the MoE layers; the sizes; one layer
   // of each mixer with its formula and state.
   bool moe_ = false, router_bias_ = false;
-  int64_t kinds_[5] = {0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
+  int64_t kinds_[6] = {0, 0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
+  // Families of one block per layer (Nemotron-H): the feed-forward layers, apart from the mixers.
+  bool single_block_ = false;
+  int64_t mlp_layers_ = 0;
+  Int ssm2_conv_, ssm2_ssm_;  // a Mamba-2 layer's state: the conv's inputs and the SSM's
   Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
-  Int attn_, linear_, ssm_, linear_state_, ssm_state_;
-  std::string attn_formula_, linear_formula_, ssm_formula_, linear_state_formula_, ssm_state_formula_;
+  Int attn_, linear_, ssm_, ssm2_, linear_state_, ssm_state_, ssm2_state_;
+  std::string attn_formula_, linear_formula_, ssm_formula_, ssm2_formula_, linear_state_formula_, ssm_state_formula_,
+      ssm2_state_formula_;
 };
 
 bool Counter::picks(const EveryNth& e, int64_t l) const {
@@ -1019,10 +1056,42 @@ bool Counter::mamba(Int& n, std::string& formula, Int& state, std::string& state
   return true;
 }
 
+// A Mamba-2 mixer (Nemotron-H), inner I = heads × head_dim (not expand × width), B and C in G groups
+// of state N, conv_dim = I + 2·G·N: in_proj width → I (gate) + conv_dim + heads (dt), a depthwise
+// conv1d over conv_dim with its bias, dt_bias, A_log and D per head, a gated RMSNorm of I, out_proj
+// I → width. Its state: the conv's last k − 1 inputs and heads × head_dim × N.
+bool Counter::mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula) {
+  Int H = need("mamba_num_heads"), d = need("mamba_head_dim"), N = need("ssm_state_size"), G = need("n_groups"),
+      k = need("conv_kernel"), h = c_.hidden;
+  if (!H.positive() || !d.positive() || !N.positive() || !G.positive() || !k.positive()) return false;
+  const bool conv_bias = flag("use_conv_bias").value_or(true), proj_bias = flag("use_bias").value_or(false);
+  Int I = H * d, conv = I + 2 * G * N;
+  std::string hs = h.str(), Is = I.str(), cs = conv.str(), Hs = H.str();
+  n = h * (I + conv + H) + conv * k + 3 * H + I + I * h;
+  formula = hs + "·(" + Is + " + " + cs + " + " + Hs + ") + " + cs + "·" + k.str() + " + 3·" + Hs + " + " + Is + " + " + Is +
+            "·" + hs;
+  if (conv_bias) {
+    n += conv;
+    formula += " + " + cs + " (conv bias)";
+  }
+  if (proj_bias) {
+    n += I + conv + H + h;
+    formula += " + " + Is + " + " + cs + " + " + Hs + " + " + hs + " (projection biases)";
+  }
+  formula = "(" + formula + ")";
+  state = (k - 1) * conv + H * d * N;
+  ssm2_conv_ = (k - 1) * conv;
+  ssm2_ssm_ = H * d * N;
+  state_formula = "(conv " + (k - 1).str() + "·" + cs + " + state " + Hs + "·" + d.str() + "·" + N.str() + ")";
+  out_.notes.push_back("the Mamba-2 width is mamba_num_heads · mamba_head_dim = " + Hs + "·" + d.str() + " = " + Is +
+                       " (not expand · hidden_size); conv_dim " + Is + " + 2·" + G.str() + "·" + N.str() + " = " + cs);
+  return true;
+}
+
 std::string Counter::expert_formula(Int size) const {
   std::string hs = c_.hidden.str(), fs = size.str();
   if (f_.expert_bias) return "(3·" + hs + "·" + fs + " + 2·" + fs + " + " + hs + ")";
-  return "3·" + hs + "·" + fs;
+  return (f_.expert_mlp == Mlp::Plain ? "2·" : "3·") + hs + "·" + fs;
 }
 
 // The numbers every family needs: layers, width, vocabulary; heads unless the layout is square;
@@ -1047,11 +1116,12 @@ bool Counter::plan() {
   const int64_t L = *c.layers;
   moe_ = f_.experts && c.experts.positive();
   const MixerLayers& ml = f_.layers;
-  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types;
+  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types && !ml.pattern;
   if ((moe_ || !uniform) && L > kMaxLayers) {
     if (uniform) return false;
     return fail(c.key_of.at("layers") + " is " + c.layers.str() + ", more layers than headcount reads (" + commas(kMaxLayers) + ")");
   }
+  if (ml.pattern) return plan_blocks();
   if (moe_ && !c.experts_per_token.positive()) {
     missing_.push_back("num_experts_per_tok");
     return false;
@@ -1088,6 +1158,52 @@ bool Counter::plan() {
   return true;
 }
 
+// One block per layer (Nemotron-H): the pattern string ("M-M*-E", one character a layer) or the list
+// of block names says each layer's block; the experts are counted only when a layer holds them.
+bool Counter::plan_blocks() {
+  const ModelConfig& c = c_;
+  const MixerLayers& ml = f_.layers;
+  std::vector<char> kinds;
+  const ConfigValue* p = value(ml.pattern);
+  const ConfigValue* b = value(ml.blocks);
+  const char* key = p ? ml.pattern : ml.blocks;
+  if (p) {
+    if (p->kind != ConfigValue::Kind::String) return fail(std::string(ml.pattern) + " is not a string");
+    kinds.assign(p->text.begin(), p->text.end());
+  } else if (b) {
+    if (b->kind != ConfigValue::Kind::List) return fail(std::string(ml.blocks) + " is not a list");
+    static const std::map<std::string, char> names = {{"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
+    for (const auto& x : b->items) {
+      auto it = x.kind == ConfigValue::Kind::String ? names.find(x.text) : names.end();
+      kinds.push_back(it == names.end() ? '?' : it->second);
+    }
+  } else {
+    missing_.push_back(ml.pattern);
+    return false;
+  }
+  if (!c.layers.is(static_cast<int64_t>(kinds.size()))) {
+    return fail(std::string(key) + " names " + std::to_string(kinds.size()) + " layers, and " + c.key_of.at("layers") + " is " +
+                c.layers.str());
+  }
+  for (size_t l = 0; l < kinds.size(); ++l) {
+    switch (kinds[l]) {
+      case 'M': ++kinds_[static_cast<int>(Mixer::Mamba2)]; break;
+      case '*': ++kinds_[static_cast<int>(Mixer::Full)]; break;
+      case '-': ++mlp_layers_; break;
+      case 'E': ++moe_layers_; break;
+      default:
+        return fail(std::string(key) + "[" + std::to_string(l) + "] is a layer headcount's " + f_.types[0] +
+                    " formula does not know (it knows M, *, - and E; mamba, attention, mlp and moe)");
+    }
+  }
+  single_block_ = true;
+  moe_ = moe_layers_ > 0;
+  if (moe_ && !c.experts.positive()) missing_.push_back(c.key_of.at("experts"));
+  if (moe_ && !c.experts_per_token.positive()) missing_.push_back("num_experts_per_tok");
+  attention_layers_ = kinds_[0];
+  return missing_.empty();
+}
+
 // The sizes of a dense feed-forward, an expert and a shared expert, and one layer of each mixer.
 bool Counter::sizes() {
   const ModelConfig& c = c_;
@@ -1095,15 +1211,16 @@ bool Counter::sizes() {
   i_ = f_.dense_size ? number(f_.dense_size) : c.intermediate;
   mi_ = moe_ ? (f_.expert_size == std::string("intermediate_size") ? c.intermediate : c.moe_intermediate) : Int(0);
   if (moe_ && !mi_.positive()) missing_.push_back(f_.expert_size);
-  if ((c.layers - Int(moe_layers_)).positive() && !i_.positive()) {
+  if ((single_block_ ? Int(mlp_layers_) : c.layers - Int(moe_layers_)).positive() && !i_.positive()) {
     missing_.push_back(f_.dense_size ? f_.dense_size : c.key_of.count("intermediate") ? c.key_of.at("intermediate") : "intermediate");
   }
   shared_n_ = f_.shared_count ? number(f_.shared_count) : Int(f_.shared_fixed);
   shared_size_ = f_.shared_size ? number(f_.shared_size) : mi_;
   const bool shared = moe_ && shared_n_.positive() && shared_size_.positive();
-  expert_ = 3 * h * mi_ + (f_.expert_bias ? 2 * mi_ + h : Int(0));
-  shared_params_ = shared ? shared_n_ * 3 * h * shared_size_ + (f_.shared_gate ? h : Int(0)) : Int(0);
-  router_bias_ = f_.router_bias == RouterBias::Always || c.router_bias;
+  const int up = f_.expert_mlp == Mlp::Plain ? 2 : 3;  // up and down, or gate, up and down
+  expert_ = up * h * mi_ + (f_.expert_bias ? 2 * mi_ + h : Int(0));
+  shared_params_ = shared ? shared_n_ * up * h * shared_size_ + (f_.shared_gate ? h : Int(0)) : Int(0);
+  router_bias_ = f_.router_bias != RouterBias::FromTopk || c.router_bias;
   router_ = moe_ ? h * c.experts + (router_bias_ ? c.experts : Int(0)) : Int(0);
 
   if ((attention_layers_ > 0 || f_.mtp) && !attention(attn_, attn_formula_) && attention_layers_ > 0) return false;
@@ -1111,6 +1228,7 @@ bool Counter::sizes() {
     return false;
   }
   if (kinds_[static_cast<int>(Mixer::Mamba)] && !mamba(ssm_, ssm_formula_, ssm_state_, ssm_state_formula_)) return false;
+  if (kinds_[static_cast<int>(Mixer::Mamba2)] && !mamba2(ssm2_, ssm2_formula_, ssm2_state_, ssm2_state_formula_)) return false;
   return missing_.empty();
 }
 
@@ -1138,18 +1256,21 @@ bool Counter::mixer_parts() {
     ok &= part("linear attention", Int(g) * linear_, layers_of(g, "Gated DeltaNet") + " · " + linear_formula_);
   }
   if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba)]) ok &= part("mamba", Int(s) * ssm_, layers_of(s, "Mamba") + " · " + ssm_formula_);
+  if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba2)]) {
+    ok &= part("mamba-2", Int(s) * ssm2_, layers_of(s, "Mamba-2") + " · " + ssm2_formula_);
+  }
   return ok;
 }
 
 // The dense layers' feed-forward, then the experts, shared experts and routers of the MoE layers.
 bool Counter::feed_forward_parts() {
   const ModelConfig& c = c_;
-  Int h = c.hidden, i = i_, M = Int(moe_layers_), dense_layers = c.layers - M;
+  Int h = c.hidden, i = i_, M = Int(moe_layers_), dense_layers = single_block_ ? Int(mlp_layers_) : c.layers - M;
   std::string hs = h.str(), is = i.str();
   const bool mlp_b = bias(f_.mlp_bias, c.mlp_bias);
   bool ok = true;
-  if (!moe_ || dense_layers.positive()) {
-    std::string n = moe_ ? dense_layers.str() + " dense layers" : c.layers.str();
+  if ((!moe_ && !single_block_) || dense_layers.positive()) {
+    std::string n = moe_ || single_block_ ? dense_layers.str() + " feed-forward layers" : c.layers.str();
     if (f_.mlp == Mlp::Plain) {
       ok &= part("feed-forward", dense_layers * (2 * h * i + (mlp_b ? i + h : Int(0))),
                  n + " · (2·" + hs + "·" + is + (mlp_b ? " + " + is + " + " + hs : "") + ")");
@@ -1166,6 +1287,7 @@ bool Counter::feed_forward_parts() {
     ok &= part("shared experts", M * shared_params_, M.str() + " · " + (f_.shared_gate ? "(" + one + " + " + hs + " (gate))" : one));
   }
   std::string bias_note = f_.router_bias == RouterBias::Always ? " (bias)" : " (score bias)";
+  if (f_.router_bias == RouterBias::ScoreAlways) bias_note = " (score-correction bias)";
   ok &= part("routers", M * router_, M.str() + " · " + hs + "·" + E.str() + (router_bias_ ? " + " + E.str() + bias_note : ""));
   out_.moe_layers = moe_layers_;
   out_.experts = *E;
@@ -1269,12 +1391,27 @@ void Counter::caches() {
     const char* what;
   };
   for (const Recurrent& r : {Recurrent{Mixer::Linear, linear_state_, linear_state_formula_, "Gated DeltaNet"},
-                             Recurrent{Mixer::Mamba, ssm_state_, ssm_state_formula_, "Mamba"}}) {
+                             Recurrent{Mixer::Mamba, ssm_state_, ssm_state_formula_, "Mamba"},
+                             Recurrent{Mixer::Mamba2, ssm2_state_, ssm2_state_formula_, "Mamba-2"}}) {
     int64_t n = kinds_[static_cast<int>(r.mixer)];
     if (!n || !r.state.positive()) continue;
     out_.state_layers = n;
     out_.state_elements = *r.state.count();
     Int b = size != bytes.end() ? Int(n) * r.state * size->second : Int();
+    // Nemotron 3 keeps the SSM state at mamba_ssm_cache_dtype (float32), the conv's inputs at the dtype.
+    const ConfigValue* ssm_dtype = r.mixer == Mixer::Mamba2 ? value("mamba_ssm_cache_dtype") : nullptr;
+    auto ssm_size = ssm_dtype && ssm_dtype->kind == ConfigValue::Kind::String ? bytes.find(ssm_dtype->text) : bytes.end();
+    if (ssm_size != bytes.end() && size != bytes.end()) {
+      b = Int(n) * (ssm2_conv_ * size->second + ssm2_ssm_ * ssm_size->second);
+      if (b.positive()) {
+        out_.state_bytes = b.count();
+        out_.state_formula = std::to_string(n) + " Mamba-2 layers · (conv " + ssm2_conv_.str() + " · " +
+                             std::to_string(size->second) + " bytes (" + dtype + ") + state " + ssm2_ssm_.str() + " · " +
+                             std::to_string(ssm_size->second) + " bytes (mamba_ssm_cache_dtype " + ssm_dtype->text + "))" +
+                             undeclared;
+      }
+      continue;
+    }
     if (b.positive()) {
       out_.state_bytes = b.count();
       out_.state_formula = std::to_string(n) + " " + r.what + " layers · " + r.formula + " · " + std::to_string(size->second) +

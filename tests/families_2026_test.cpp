@@ -1,0 +1,154 @@
+// families_2026_test.cpp: `headcount explain --config` on the families of 2026 (issue 38): each
+// expected integer worked by hand in the comment from the config's numbers and the family's
+// modules in Hugging Face transformers' modeling code, and agreeing with the published figure at
+// its precision.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "headcount/error.h"
+#include "headcount/families.h"
+#include "test_util.h"
+
+using namespace headcount;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string config(const std::string& name) { return std::string(HEADCOUNT_CONFIGS_DIR) + "/" + name + ".config.json"; }
+
+FamilyCount count_of(const std::string& path) { return family_count_or_explain(read_model_config(path)); }
+
+uint64_t kv_at(const FamilyCount& f, uint64_t context, int bits) {
+  auto at = kv_at_context(f, context, bits);
+  return at ? at->bytes : 0;
+}
+
+template <typename Edit>
+std::string edited(const testutil::TempDir& dir, const std::string& name, Edit edit) {
+  Json j = Json::parse(testutil::read_text(config(name)));
+  edit(j);
+  std::string path = dir.file(name + ".config.json");
+  testutil::write_bytes(path, j.dump(2));
+  return path;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    count_of(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool agrees(uint64_t exact, double published_billions, int digits) {
+  return std::fabs(static_cast<double>(exact) / 1e9 - published_billions) < std::pow(10.0, -digits);
+}
+
+bool has_note(const FamilyCount& f, const std::string& part) {
+  for (const auto& n : f.notes) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("explain --config: Nemotron-H-8B is 8.1B: Mamba-2, attention and feed-forward blocks", "[families][nemotron_h]") {
+  // modeling_nemotron_h.py: each of the 52 layers is one NemotronHBlock (an RMSNorm of 4096, then
+  // one mixer). hybrid_override_pattern: 24 M, 4 *, 24 -.
+  // Mamba-2 (NemotronHMamba2Mixer): I = mamba_num_heads · mamba_head_dim = 128·64 = 8192, conv_dim
+  // = I + 2·n_groups·ssm_state_size = 8192 + 2·8·128 = 10240. in_proj 4096·(8192 + 10240 + 128) =
+  // 76,021,760; conv1d 10240·4 = 40,960 + bias 10,240; dt_bias, A_log, D 3·128 = 384; gated norm
+  // 8,192; out_proj 8192·4096 = 33,554,432: 109,635,968 · 24 = 2,631,263,232.
+  // Attention (no biases, head_dim 128): 4096·4096 + 2·4096·1024 + 4096·4096 = 41,943,040 · 4 =
+  // 167,772,160. MLP (up, down; relu2): 2·4096·21504 = 176,160,768 · 24 = 4,227,858,432.
+  // Norms 52·4096 + 4096 = 217,088. Embedding and LM head (untied) 2·131072·4096 = 1,073,741,824.
+  // Total 8,100,852,736 ("8B").
+  FamilyCount f = count_of(config("nemotron-h-8b-base-8k"));
+  CHECK(f.family == "Nemotron-H");
+  CHECK(f.total == 8100852736u);
+  CHECK(agrees(f.total, 8, 0));
+  CHECK_FALSE(f.active.has_value());
+  // K/V: 4 attention layers · 8 · 2·128 · 2 bytes = 16,384 per token; 67,108,864 at 4,096.
+  CHECK(f.kv_bytes_per_token == 16384u);
+  CHECK(kv_at(f, 4096, 16) == 67108864u);
+  // State per Mamba-2 layer: conv 3·10240 = 30,720 + 128·64·128 = 1,048,576 = 1,079,296 elements;
+  // 24 · 1,079,296 · 2 bytes = 51,806,208.
+  CHECK(f.state_layers == 24);
+  CHECK(f.state_elements == 1079296u);
+  CHECK(f.state_bytes == 51806208u);
+}
+
+TEST_CASE("explain --config: Nemotron 3 Nano is 31.6B with 3.6B active (3.2B without the embedding)", "[families][nemotron_h]") {
+  // 52 layers: 23 M, 6 *, 23 E; width 2688.
+  // Mamba-2: I = 64·64 = 4096 (expand · hidden_size would be 5376), conv_dim 4096 + 2·8·128 = 6144.
+  // in_proj 2688·(4096 + 6144 + 64) = 27,697,152; conv1d 6144·4 + 6144 = 30,720; 3·64 = 192; norm
+  // 4,096; out_proj 4096·2688 = 11,010,048: 38,742,208 · 23 = 891,070,784.
+  // Attention: 2688·32·128 = 11,010,048 + 2·2688·2·128 = 1,376,256 + 32·128·2688 = 11,010,048:
+  // 23,396,352 · 6 = 140,378,112.
+  // NemotronHMoE: 128 experts of up and down 2·2688·1856 = 9,977,856 (1,277,165,568), the shared
+  // expert 2·2688·3712 = 19,955,712, the router 2688·128 + 128 (e_score_correction_bias) = 344,192:
+  // 1,297,465,472 · 23 = 29,841,705,856.
+  // Norms 52·2688 + 2688 = 142,464. Embedding and LM head 2·131072·2688 = 704,643,072.
+  // Total 31,577,940,288 (31.6B). Active: less 23 · (128 − 6) · 9,977,856 = 27,997,863,936 ->
+  // 3,580,076,352 (3.6B); less the embedding 352,321,536 -> 3,227,754,816 (3.2B).
+  FamilyCount f = count_of(config("nemotron-3-nano-30b-a3b"));
+  CHECK(f.total == 31577940288u);
+  CHECK(agrees(f.total, 31.6, 1));
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 3580076352u);
+  CHECK(agrees(*f.active, 3.6, 1));
+  CHECK(f.active_without_embedding == 3227754816u);
+  CHECK(agrees(*f.active_without_embedding, 3.2, 1));
+  CHECK(f.moe_layers == 23);
+  CHECK(f.expert_size == 9977856u);
+  CHECK(has_note(f, "mamba_num_heads · mamba_head_dim = 64·64 = 4096 (not expand · hidden_size)"));
+  // K/V: 6 · 2 · 2·128 · 2 bytes = 6,144 per token; 201,326,592 at 32,768.
+  CHECK(f.kv_bytes_per_token == 6144u);
+  CHECK(kv_at(f, 32768, 16) == 201326592u);
+  // State: conv 3·6144 = 18,432 at bfloat16 + SSM 64·64·128 = 524,288 at mamba_ssm_cache_dtype
+  // float32: 23 · (36,864 + 2,097,152) = 49,082,368 bytes.
+  CHECK(f.state_elements == 542720u);
+  CHECK(f.state_bytes == 49082368u);
+}
+
+TEST_CASE("explain --config: Nemotron-H's layers_block_type is the pattern's other spelling", "[families][nemotron_h]") {
+  testutil::TempDir dir;
+  std::string p = edited(dir, "nemotron-3-nano-30b-a3b", [](Json& j) {
+    Json blocks = Json::array();
+    for (char ch : j["hybrid_override_pattern"].get<std::string>()) {
+      blocks.push_back(ch == 'M' ? "mamba" : ch == '*' ? "attention" : ch == 'E' ? "moe" : "mlp");
+    }
+    j.erase("hybrid_override_pattern");
+    j["layers_block_type"] = blocks;
+  });
+  CHECK(count_of(p).total == 31577940288u);
+}
+
+TEST_CASE("explain --config: a Nemotron-H pattern that does not fit the layers is an error", "[families][nemotron_h]") {
+  testutil::TempDir dir;
+  const std::string start = "model config '";
+  std::string p = edited(dir, "nemotron-h-8b-base-8k", [](Json& j) { j["num_hidden_layers"] = 51; });
+  CHECK(error_of(p) == start + p + "': hybrid_override_pattern names 52 layers, and num_hidden_layers is 51");
+  p = edited(dir, "nemotron-h-8b-base-8k", [](Json& j) { j["hybrid_override_pattern"] = std::string(51, 'M') + "G"; });
+  CHECK(error_of(p) == start + p +
+                           "': hybrid_override_pattern[51] is a layer headcount's nemotron_h formula does not know (it knows "
+                           "M, *, - and E; mamba, attention, mlp and moe)");
+  p = edited(dir, "nemotron-h-8b-base-8k", [](Json& j) { j.erase("hybrid_override_pattern"); });
+  CHECK(error_of(p) == start + p + "': the nemotron_h formula needs a number the config does not give (hybrid_override_pattern)");
+  p = edited(dir, "nemotron-h-8b-base-8k", [](Json& j) { j.erase("mamba_num_heads"); });
+  CHECK(error_of(p) == start + p + "': the nemotron_h formula needs a number the config does not give (mamba_num_heads)");
+  // A latent projection around the experts is not in the formula: refused, not ignored.
+  p = edited(dir, "nemotron-3-nano-30b-a3b", [](Json& j) { j["moe_latent_size"] = 1024; });
+  CHECK(error_of(p) == start + p +
+                           "': 'moe_latent_size' changes the parameter count, and headcount's nemotron_h formula does not read "
+                           "it; counting without it would be a guess");
+  // Hostile numbers: a product past 64 bits is an error, not a wrapped count.
+  p = edited(dir, "nemotron-h-8b-base-8k", [](Json& j) { j["mamba_num_heads"] = INT64_MAX; });
+  CHECK(error_of(p).find("does not fit in 64 bits") != std::string::npos);
+}
