@@ -286,8 +286,13 @@ std::string explain_config(const std::string& path, const ConfigExplainOptions& 
   const ModelConfig& c = v.config;
   const FamilyCount& f = v.count;
   std::ostringstream out;
-  out << f.family << " (model_type " << c.model_type << (c.read_as.empty() ? "" : ", " + c.read_as) << ", " << path
-      << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << ")\n\n";
+  if (f.estimate) {
+    out << "Estimate for model_type " << c.model_type << ", read as " << f.estimated_as << " (" << path
+        << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << "), an estimate\n\n";
+  } else {
+    out << f.family << " (model_type " << c.model_type << (c.read_as.empty() ? "" : ", " + c.read_as) << ", " << path
+        << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << ")\n\n";
+  }
   size_t w = 0;
   for (const auto& p : f.parts) w = std::max(w, p.part.size());
   for (const auto& p : f.parts) {
@@ -385,6 +390,11 @@ std::string explain_config_json(const std::string& path, const ConfigExplainOpti
     j["mtp"] = {{"parameters", f.mtp_total}, {"formula", f.mtp[0].formula}};
   } else {
     j["mtp"] = nullptr;
+  }
+  if (f.estimate) {
+    j["estimate"] = {{"read_as", f.estimated_as}, {"not_understood", f.not_understood}};
+  } else {
+    j["estimate"] = nullptr;
   }
   j["notes"] = f.notes;
   return j.dump(2) + "\n";

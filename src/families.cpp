@@ -1498,16 +1498,98 @@ std::optional<KvAtContext> kv_at_context(const FamilyCount& f, uint64_t context,
   return out;
 }
 
-FamilyCount family_count_or_explain(const ModelConfig& c) {
-  const Family* family = find_family(c.family);
-  if (!family) {
-    std::string list;
-    for (const auto& k : known_families()) list += (list.empty() ? "" : ", ") + k;
-    throw InputError("model config '" + c.file + "': headcount does not know the model_type '" + c.model_type +
-                     "' (it knows " + list + ")");
+namespace {
+
+// Keys that leave a parameter count, the K/V cache and the state alone (token ids, epsilons,
+// dropout, initialization, RoPE's frequencies, routing arithmetic, the writer's bookkeeping).
+const std::vector<std::string> kHarmlessKeys = {
+    "architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "auto_map", "_name_or_path",
+    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "rms_norm_eps",
+    "layer_norm_eps", "layer_norm_epsilon", "norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
+    "partial_rotary_factor", "initializer_range", "initializer_factor", "hidden_act", "activation_function",
+    "attention_dropout", "hidden_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob", "resid_pdrop",
+    "embd_pdrop", "attn_pdrop", "classifier_dropout", "use_cache", "pretraining_tp", "router_aux_loss_coef",
+    "output_router_logits", "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group", "scoring_func",
+    "aux_loss_alpha", "seq_aux", "ep_size", "num_logits_to_keep", "logits_to_keep", "tokenizer_class", "task_specific_params",
+    "bos_token", "eos_token", "chat_template", "id2label", "label2id", "problem_type", "return_dict", "output_attentions",
+    "output_hidden_states", "torchscript", "use_return_dict", "gradient_checkpointing", "max_window_layers",
+    "use_sliding_window", "attn_implementation", "_attn_implementation", "quantization_config", "rope_type",
+    "original_max_position_embeddings", "mlp_hidden_act", "router_jitter_noise", "rescale_prenorm_residual",
+    "residual_in_fp32", "max_seq_len", "seq_length", "model_max_length", "use_flash_attn", "attention_softmax_in_fp32"};
+
+// The row an unknown model_type is estimated as, from the common field names: latent attention when
+// a K/V latent rank is given, experts when an expert count is, else a LLaMA-style decoder (RMSNorms,
+// gated feed-forward, grouped K/V heads, no biases unless attention_bias / mlp_bias say so).
+Family estimate_row(const ModelConfig& c) {
+  Family f = decoder(c.model_type, "", "");
+  f.classes.clear();
+  f.reads = reads({});
+  // Every layer attends to the whole context, unless layer_types names sliding ones: then their
+  // window is sliding_window (without layer_types, which layers slide is not known: not read).
+  f.layers.base = Mixer::Full;
+  f.layers.special = Mixer::Sliding;
+  f.layers.layer_types = true;
+  if (c.values.count("layer_types")) {
+    f.window = "sliding_window";
+    f.reads.insert(f.reads.end(), {"layer_types", "sliding_window"});
   }
-  const std::string name = c.family == c.model_type ? c.model_type : c.family + " (model_type " + c.model_type + ")";
-  for (const auto& k : c.count_keys) {
+  std::string kind = "a LLaMA-style decoder (RMSNorms, gated feed-forward, grouped K/V heads)";
+  if (c.kv_lora_rank.positive()) {
+    f.attention = Attention::Latent;
+    f.reads.insert(f.reads.end(), {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    kind = "a DeepSeek-style decoder (multi-head latent attention)";
+  }
+  if (c.experts.positive()) {
+    const bool own = c.moe_intermediate.positive();
+    f.expert_size = own ? "moe_intermediate_size" : "intermediate_size";
+    f.expert_layers.first = "first_k_dense_replace";
+    f.expert_layers.dense_list = "mlp_only_layers";
+    f.shared_count = "n_shared_experts";
+    f.reads.insert(f.reads.end(), {"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok",
+                                   "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace", "mlp_only_layers",
+                                   "topk_method"});
+    kind += std::string(", with experts of ") + (own ? "moe_intermediate_size" : "intermediate_size") +
+            " in every layer but the first first_k_dense_replace and mlp_only_layers";
+  }
+  f.name = "an estimate: " + kind;
+  return f;
+}
+
+// Every key of the config that the estimate neither read nor knows to leave the count alone.
+std::vector<std::string> not_understood(const ModelConfig& c, const Family& row) {
+  std::vector<std::string> out;
+  for (const auto& [key, v] : c.values) {
+    if (v.kind == ConfigValue::Kind::Null) continue;
+    bool read = std::find(row.reads.begin(), row.reads.end(), key) != row.reads.end() ||
+                std::find(kHarmlessKeys.begin(), kHarmlessKeys.end(), key) != kHarmlessKeys.end();
+    for (const auto& [field, k] : c.key_of) read |= k == key;
+    if (!read) out.push_back(key);
+  }
+  return out;
+}
+
+}  // namespace
+
+FamilyCount family_count_or_explain(const ModelConfig& config) {
+  const Family* family = find_family(config.family);
+  ModelConfig estimated;
+  Family row;
+  if (!family) {
+    // Not refused: counted from the common field names, as an estimate that says what it assumed.
+    estimated = config;
+    row = estimate_row(config);
+    estimated.family = config.model_type;
+    if (row.kv_heads_default && !estimated.kv_heads && estimated.heads) {
+      estimated.kv_heads = estimated.heads;
+      estimated.derived_from["kv_heads"] = "num_attention_heads";
+    }
+    if (!estimated.tied) estimated.tied = false;
+    family = &row;
+  }
+  const ModelConfig& c = family == &row ? estimated : config;
+  const bool estimate = family == &row;
+  const std::string name = estimate ? "estimate's" : c.family == c.model_type ? c.model_type : c.family + " (model_type " + c.model_type + ")";
+  for (const auto& k : estimate ? std::vector<std::string>{} : c.count_keys) {
     if (std::find(family->reads.begin(), family->reads.end(), k) == family->reads.end()) {
       throw InputError("model config '" + c.file + "': '" + k + "' changes the parameter count, and headcount's " + name +
                        " formula does not read it; counting without it would be a guess");
@@ -1515,6 +1597,18 @@ FamilyCount family_count_or_explain(const ModelConfig& c) {
   }
   Counter counter(*family, c);
   auto f = counter.run();
+  if (f && estimate) {
+    f->estimate = true;
+    f->family = "Estimate";
+    f->estimated_as = row.name.substr(std::string("an estimate: ").size());
+    f->not_understood = not_understood(c, row);
+    f->notes.insert(f->notes.begin(), "an estimate: headcount does not know the model_type '" + c.model_type + "'; it read the config as " +
+                                          f->estimated_as + " from the common field names" +
+                                          (config.tied ? "" : ", with an untied LM head (tie_word_embeddings not given)"));
+    std::string list;
+    for (const auto& k : f->not_understood) list += (list.empty() ? "" : ", ") + k;
+    if (!list.empty()) f->notes.insert(f->notes.begin() + 1, "not understood (each may change the count, and the estimate leaves it out): " + list);
+  }
   if (!f) {
     if (!counter.error().empty()) throw InputError("model config '" + c.file + "': " + counter.error());
     std::string missing;
@@ -1530,8 +1624,10 @@ FamilyCount family_count_or_explain(const ModelConfig& c) {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     }
     for (const auto& k : keys) missing += (missing.empty() ? "" : ", ") + k;
+    const bool nested = estimate && c.values.count("text_config");
     throw InputError("model config '" + c.file + "': the " + name + " formula needs a number the config does not give" +
-                     (missing.empty() ? std::string(" (or one that does not fit in 64 bits)") : " (" + missing + ")"));
+                     (missing.empty() ? std::string(" (or one that does not fit in 64 bits)") : " (" + missing + ")") +
+                     (nested ? "; an estimate reads the config's own fields, not its text_config" : ""));
   }
   return *f;
 }

@@ -152,3 +152,95 @@ TEST_CASE("explain --config: a Nemotron-H pattern that does not fit the layers i
   p = edited(dir, "nemotron-h-8b-base-8k", [](Json& j) { j["mamba_num_heads"] = INT64_MAX; });
   CHECK(error_of(p).find("does not fit in 64 bits") != std::string::npos);
 }
+
+namespace {
+
+// Llama-3.1-8B's numbers under a model_type headcount does not know, with one field of its own.
+const char* kUnknownDense = R"({"model_type": "brand_new", "architectures": ["BrandNewForCausalLM"],
+  "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "intermediate_size": 14336, "vocab_size": 128256, "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+  "torch_dtype": "bfloat16", "tie_word_embeddings": false, "max_position_embeddings": 131072,
+  "bos_token_id": 128000, "fancy_gate_rank": 64})";
+
+}  // namespace
+
+TEST_CASE("explain --config: an unknown model_type is estimated, saying so and what it did not read", "[families][estimate]") {
+  // Read as a LLaMA-style decoder: embedding 128256·4096 = 525,336,576; 32 · (attention 4096·32·128
+  // + 2·4096·8·128 + 32·128·4096 = 41,943,040, feed-forward 3·4096·14336 = 176,160,768) =
+  // 6,979,321,856; norms 32·2·4096 + 4096 = 266,240; LM head 525,336,576. Total 8,030,261,248:
+  // Llama-3.1-8B's published 8.03B, as its numbers are.
+  testutil::TempDir dir;
+  std::string p = dir.file("config.json");
+  testutil::write_bytes(p, kUnknownDense);
+  FamilyCount f = count_of(p);
+  CHECK(f.estimate);
+  CHECK(f.total == 8030261248u);
+  CHECK(agrees(f.total, 8.03, 2));
+  CHECK(f.estimated_as == "a LLaMA-style decoder (RMSNorms, gated feed-forward, grouped K/V heads)");
+  // Token ids, epsilons and RoPE's base leave the count alone; the field of its own is named.
+  CHECK(f.not_understood == std::vector<std::string>{"fancy_gate_rank"});
+  REQUIRE(f.notes.size() >= 2);
+  CHECK(f.notes[0] == "an estimate: headcount does not know the model_type 'brand_new'; it read the config as a LLaMA-style "
+                      "decoder (RMSNorms, gated feed-forward, grouped K/V heads) from the common field names");
+  CHECK(f.notes[1] == "not understood (each may change the count, and the estimate leaves it out): fancy_gate_rank");
+  // K/V: 32 · 8 · 2·128 · 2 bytes = 131,072 per token.
+  CHECK(f.kv_bytes_per_token == 131072u);
+  // The audit's declared-vs-found comparison never takes an estimate for a count.
+  CHECK_FALSE(family_count(read_model_config(p)).has_value());
+
+  testutil::CliResult r = testutil::cli({"explain", "--config", p});
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("Estimate for model_type brand_new, read as a LLaMA-style decoder (RMSNorms, gated feed-forward, grouped K/V "
+                    "heads) (" + p + "): 8,030,261,248 parameters (8.03B), an estimate\n", 0) == 0);
+  r = testutil::cli({"explain", "--config", p, "-f", "json"});
+  REQUIRE(r.code == 0);
+  Json j = Json::parse(r.out);
+  CHECK(j["total"] == 8030261248u);
+  CHECK(j["estimate"]["not_understood"] == Json::array({"fancy_gate_rank"}));
+  // A known family has no estimate.
+  r = testutil::cli({"explain", "--config", config("nemotron-h-8b-base-8k"), "-f", "json"});
+  CHECK(Json::parse(r.out)["estimate"].is_null());
+}
+
+TEST_CASE("explain --config: an unknown model_type with latent attention and experts is estimated as DeepSeek's kind", "[families][estimate]") {
+  // Kimi K2's config renamed, its architectures left out: the common fields (kv_lora_rank,
+  // n_routed_experts, moe_intermediate_size, n_shared_experts, first_k_dense_replace, topk_method)
+  // give the count worked in explain_config_test.cpp for Kimi K2: 1,026,408,232,448, 32,861,500,928
+  // active. An untied config that does not say it is untied is read as untied, and said so.
+  testutil::TempDir dir;
+  std::string p = edited(dir, "kimi-k2-instruct", [](Json& j) {
+    j["model_type"] = "mystery_moe";
+    j.erase("architectures");
+  });
+  FamilyCount f = count_of(p);
+  CHECK(f.estimate);
+  CHECK(f.total == 1026408232448u);
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 32861500928u);
+  CHECK(f.estimated_as.rfind("a DeepSeek-style decoder (multi-head latent attention), with experts of moe_intermediate_size", 0) == 0);
+  // Without tie_word_embeddings the LM head is assumed untied, in words.
+  p = edited(dir, "kimi-k2-instruct", [](Json& j) {
+    j["model_type"] = "mystery_moe";
+    j.erase("architectures");
+    j.erase("tie_word_embeddings");
+  });
+  f = count_of(p);
+  CHECK(f.total == 1026408232448u);
+  CHECK(has_note(f, "with an untied LM head (tie_word_embeddings not given)"));
+}
+
+TEST_CASE("explain --config: an estimate missing a number says which, and hostile numbers stay errors", "[families][estimate]") {
+  testutil::TempDir dir;
+  std::string p = dir.file("config.json");
+  testutil::write_bytes(p, R"({"model_type": "wrapped_vl", "text_config": {"hidden_size": 8}})");
+  CHECK(error_of(p) == "model config '" + p +
+                           "': the estimate's formula needs a number the config does not give (num_hidden_layers, hidden_size, "
+                           "num_attention_heads, vocab_size, intermediate_size); an estimate reads the config's own fields, "
+                           "not its text_config");
+  testutil::write_bytes(p, R"({"model_type": "huge", "hidden_size": 9223372036854775807, "num_hidden_layers": 2,
+    "num_attention_heads": 1, "intermediate_size": 4, "vocab_size": 4})");
+  CHECK(error_of(p).find("does not fit in 64 bits") != std::string::npos);
+  testutil::write_bytes(p, R"({"model_type": "long", "hidden_size": 8, "num_hidden_layers": 9223372036854775807,
+    "num_attention_heads": 1, "intermediate_size": 4, "vocab_size": 4})");
+  CHECK(error_of(p).find("more layers than headcount reads") != std::string::npos);
+}

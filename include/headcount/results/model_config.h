@@ -109,6 +109,11 @@ struct FamilyCount {
   std::string state_formula;
   // What the count assumed where the config is silent, in words.
   std::vector<std::string> notes;
+  // An unknown model_type is estimated, not refused: the row it was read as (in words), and every
+  // key of the config the estimate did not read and that is not known to leave a count alone.
+  bool estimate = false;
+  std::string estimated_as;
+  std::vector<std::string> not_understood;
 };
 
 }  // namespace headcount
