@@ -109,6 +109,7 @@ struct Family {
   bool qk_norm = false;      // q_norm and k_norm of head_dim in every attention layer
   bool gated_query = false;  // Q projects twice the width: the query and a sigmoid gate on the output
   bool sinks = false;        // one learned logit per head, beside the scores
+  bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer
   bool derive_head_dim = true;  // head_dim, when absent, is width / heads (else it must be given)
   // Which layers attend, slide, chunk or recur, and the windows.
   MixerLayers layers;
@@ -170,7 +171,9 @@ const std::vector<std::string> kCountKeys = {
     "hybrid_override_pattern", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "layers_block_type",
     // Mamba-2 (Nemotron-H) and its experts
     "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias",
-    "moe_shared_expert_intermediate_size", "moe_latent_size", "mtp_layers_block_type"};
+    "moe_shared_expert_intermediate_size", "moe_latent_size", "mtp_layers_block_type",
+    // DeepSeek sparse attention's indexer
+    "index_n_heads", "index_head_dim", "index_topk"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -292,9 +295,10 @@ const std::vector<Family>& families() {
       qwen_windows(f);
       t.push_back(f);
     }
-    for (const char* v : {"deepseek_v2", "deepseek_v3"}) {
-      const bool v3 = v == std::string("deepseek_v3");
-      Family f = decoder(v, v3 ? "DeepSeek-V3" : "DeepSeek-V2", v3 ? "DeepseekV3ForCausalLM" : "DeepseekV2ForCausalLM");
+    for (const char* v : {"deepseek_v2", "deepseek_v3", "deepseek_v32"}) {
+      const bool v32 = v == std::string("deepseek_v32"), v3 = v32 || v == std::string("deepseek_v3");
+      Family f = decoder(v, v32 ? "DeepSeek-V3.2" : v3 ? "DeepSeek-V3" : "DeepSeek-V2",
+                         v32 ? "DeepseekV32ForCausalLM" : v3 ? "DeepseekV3ForCausalLM" : "DeepseekV2ForCausalLM");
       f.attention = Attention::Latent;
       f.expert_layers.every = {"moe_layer_freq"};
       f.expert_layers.first = "first_k_dense_replace";
@@ -305,6 +309,10 @@ const std::vector<Family>& families() {
       if (v3) {
         f.mtp = "num_nextn_predict_layers";
         f.reads.push_back("num_nextn_predict_layers");
+      }
+      if (v32) {  // DeepSeek sparse attention: a lightning indexer beside each layer's MLA
+        f.indexer = true;
+        f.reads.insert(f.reads.end(), {"index_n_heads", "index_head_dim", "index_topk"});
       }
       t.push_back(f);
     }
@@ -825,6 +833,7 @@ class Counter {
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool plan_blocks();
+  bool indexer(Int& n, std::string& formula);
   std::string expert_formula(Int size) const;
   // run()'s stages, in order.
   bool required();
@@ -991,11 +1000,25 @@ bool Counter::attention(Int& n, std::string& formula) {
       n += h * (kr + rope) + kr + kr * H * (nope + vd) + H * vd * h;
       formula += " + " + hs + "·(" + kr.str() + " + " + rope.str() + ") + " + kr.str() + " + " + kr.str() + "·" + Hs + "·(" +
                  nope.str() + " + " + vd.str() + ") + " + Hs + "·" + vd.str() + "·" + hs;
+      if (f_.indexer && !indexer(n, formula)) return false;
       formula = "(" + formula + ")";
       return true;
     }
   }
   return false;
+}
+
+// DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer): wq_b from the Q latent
+// q_lora_rank → index_n_heads · index_head_dim, wk width → index_head_dim, k_norm a LayerNorm of
+// index_head_dim (weight and bias), weights_proj width → index_n_heads; no biases.
+bool Counter::indexer(Int& n, std::string& formula) {
+  Int heads = need("index_n_heads"), d = need("index_head_dim"), qr = c_.q_lora_rank, h = c_.hidden;
+  if (!qr.positive()) missing_.push_back("q_lora_rank");
+  if (!heads.positive() || !d.positive() || !qr.positive()) return false;
+  n += qr * heads * d + h * d + 2 * d + h * heads;
+  formula += " + indexer (" + qr.str() + "·" + heads.str() + "·" + d.str() + " + " + h.str() + "·" + d.str() + " + 2·" + d.str() +
+             " + " + h.str() + "·" + heads.str() + ")";
+  return true;
 }
 
 // Gated DeltaNet (Qwen3-Next): in_proj_qkvz width → 2·key + 2·value, in_proj_ba width → 2·value
@@ -1270,7 +1293,7 @@ bool Counter::feed_forward_parts() {
   const bool mlp_b = bias(f_.mlp_bias, c.mlp_bias);
   bool ok = true;
   if ((!moe_ && !single_block_) || dense_layers.positive()) {
-    std::string n = moe_ || single_block_ ? dense_layers.str() + " feed-forward layers" : c.layers.str();
+    std::string n = single_block_ ? dense_layers.str() + " feed-forward layers" : moe_ ? dense_layers.str() + " dense layers" : c.layers.str();
     if (f_.mlp == Mlp::Plain) {
       ok &= part("feed-forward", dense_layers * (2 * h * i + (mlp_b ? i + h : Int(0))),
                  n + " · (2·" + hs + "·" + is + (mlp_b ? " + " + is + " + " + hs : "") + ")");
@@ -1373,14 +1396,23 @@ void Counter::caches() {
       }
     }
   }
+  // The indexer keeps one key of index_head_dim per token in every attention layer.
+  Int index_key = f_.indexer ? number("index_head_dim") : Int(0);
+  if (f_.kv_cache && attention_layers_ > 0 && index_key.positive()) {
+    out_.kv_layers.push_back({"indexer", attention_layers_, *index_key.count(), 0});
+    out_.notes.push_back("the indexer's key cache is counted at the config's dtype, as Hugging Face keeps it; DeepSeek's own "
+                         "kernels keep it in FP8 with a float32 scale per 128 elements: " +
+                         (index_key + 4 * floor_div(index_key + 127, Int(128))).str() + " bytes per layer and token");
+  }
   if (f_.kv_cache && size != bytes.end()) {
-    Int per = A * per_layer * size->second;
+    Int per = A * (per_layer + index_key) * size->second;
     if (per.positive()) {
       std::string layers = attention_layers_ == *c.layers ? c.layers.str() : A.str() + " attention";
       std::string each = std::to_string(size->second) + " bytes (" + dtype + ")";
       out_.kv_bytes_per_token = per.count();
       out_.kv_formula = mla ? layers + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " + each
                             : layers + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " + each;
+      if (index_key.positive()) out_.kv_formula += " + " + layers + " layers · " + index_key.str() + " indexer key · " + each;
       out_.kv_formula += undeclared;
     }
   }

@@ -244,3 +244,36 @@ TEST_CASE("explain --config: an estimate missing a number says which, and hostil
     "num_attention_heads": 1, "intermediate_size": 4, "vocab_size": 4})");
   CHECK(error_of(p).find("more layers than headcount reads") != std::string::npos);
 }
+
+TEST_CASE("explain --config: DeepSeek-V3.2 is DeepSeek-V3 with a lightning indexer in every layer, and its key cache", "[families][deepseek_v32]") {
+  // modeling_deepseek_v32.py: DeepSeek-V3's layers (worked in explain_config_test.cpp: total
+  // 671,026,419,200, active 37,552,297,472, MTP 11,610,068,224) and in each layer's attention a
+  // DeepseekV32Indexer: wq_b q_lora_rank → index_n_heads·index_head_dim 1536·64·128 = 12,582,912, wk
+  // 7168·128 = 917,504, k_norm (LayerNorm: weight and bias) 2·128 = 256, weights_proj 7168·64 =
+  // 458,752: 13,959,424 a layer; 61 · 13,959,424 = 851,524,864.
+  // Total 671,877,944,064; active 38,403,822,336 (the indexer runs for every token); the MTP layer
+  // holds an indexer too: 11,624,027,648. DeepSeek calls the model 671B (V3's size class): agrees.
+  FamilyCount f = count_of(config("deepseek-v3.2-exp"));
+  CHECK(f.family == "DeepSeek-V3.2");
+  CHECK(f.total == 671877944064u);
+  CHECK(agrees(f.total, 671, 0));
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 38403822336u);
+  CHECK(f.mtp_total == 11624027648u);
+  // K/V per token: the latent and the RoPE key 61 · (512 + 64) · 2 = 70,272, and the indexer's key
+  // 61 · 128 · 2 = 15,616: 85,888. At 32,768 tokens: 85,888 · 32,768 = 2,814,377,984.
+  CHECK(f.kv_bytes_per_token == 85888u);
+  CHECK(kv_at(f, 32768, 16) == 2814377984u);
+  REQUIRE(f.kv_layers.size() == 2);
+  CHECK(f.kv_layers[1].kind == "indexer");
+  CHECK(f.kv_layers[1].elements == 128u);
+  CHECK(has_note(f, "FP8 with a float32 scale per 128 elements: 132 bytes per layer and token"));
+  // Without an indexer size the formula has a number missing, not a silent V3 count.
+  testutil::TempDir dir;
+  std::string p = edited(dir, "deepseek-v3.2-exp", [](Json& j) { j.erase("index_n_heads"); });
+  CHECK(error_of(p) == "model config '" + p + "': the deepseek_v32 formula needs a number the config does not give (index_n_heads)");
+  // A V3 config with an indexer is refused by the V3 row (its formula does not read it).
+  p = edited(dir, "deepseek-v3", [](Json& j) { j["index_n_heads"] = 64; });
+  CHECK(error_of(p) == "model config '" + p + "': 'index_n_heads' changes the parameter count, and headcount's deepseek_v3 "
+                       "formula does not read it; counting without it would be a guess");
+}
