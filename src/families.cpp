@@ -107,6 +107,7 @@ struct Family {
   Attention attention = Attention::Heads;
   Bias qkv_bias = Bias::FromConfig, o_bias = Bias::FromConfig, mlp_bias = Bias::FromConfig;
   bool qk_norm = false;      // q_norm and k_norm of head_dim in every attention layer
+  const char* qk_norm_key = nullptr;  // ... or when this boolean key is true (GLM-4.5's use_qk_norm)
   bool gated_query = false;  // Q projects twice the width: the query and a sigmoid gate on the output
   bool sinks = false;        // one learned logit per head, beside the scores
   bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer
@@ -427,6 +428,25 @@ const std::vector<Family>& families() {
                  "num_experts", "num_experts_per_tok", "attn_layer_period", "attn_layer_offset", "expert_layer_period",
                  "expert_layer_offset", "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank",
                  "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms"};
+      t.push_back(f);
+    }
+    {
+      // GLM-4.5 (glm4_moe): grouped attention with q/k/v biases (attention_bias) and no o bias, q and
+      // k normed when use_qk_norm; dense layers before first_k_dense_replace, then experts with
+      // n_shared_experts shared ones of moe_intermediate_size and a router whose
+      // e_score_correction_bias is always kept; MTP layers as DeepSeek-V3's.
+      Family f = decoder("glm4_moe", "GLM-4.5", "Glm4MoeForCausalLM");
+      f.o_bias = Bias::None;
+      f.qk_norm_key = "use_qk_norm";
+      f.expert_layers.first = "first_k_dense_replace";
+      f.shared_count = "n_shared_experts";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.mtp = "num_nextn_predict_layers";
+      // decoder_sparse_step is in GLM's configs but Glm4MoeModel does not read it: every layer from
+      // first_k_dense_replace on is a MoE layer.
+      f.reads = reads({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                       "first_k_dense_replace", "topk_method", "use_qk_norm", "num_nextn_predict_layers",
+                       "decoder_sparse_step"});
       t.push_back(f);
     }
     {
@@ -824,6 +844,7 @@ class Counter {
   }
   bool picks(const EveryNth& e, int64_t l) const;
   bool expert_layer(int64_t l) const;
+  bool qk_norm() const { return c_.qk_norm || (f_.qk_norm_key && flag(f_.qk_norm_key).value_or(false)); }
   bool bias(Bias b, bool from_config) const { return b == Bias::Always || (b == Bias::FromConfig && from_config); }
   bool read_layer_types();
   bool read_list(const char* key, std::vector<Int>& out);
@@ -1337,7 +1358,7 @@ bool Counter::closing_parts() {
     norms += w * h;
     formula += " + " + width(w);
   }
-  if (c.qk_norm && attention_layers_ > 0) {
+  if (qk_norm() && attention_layers_ > 0) {
     norms += A * 2 * c.head_dim;
     formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
   }
@@ -1465,7 +1486,7 @@ void Counter::mtp() {
   }
   if (!layers.positive() || !moe_) return;
   Int layer = attn_ + c.experts * expert_ + shared_params_ + router_ + f_.norms_per_layer * f_.norm_weights * h +
-              (c.qk_norm ? 2 * c.head_dim : Int(0));
+              (qk_norm() ? 2 * c.head_dim : Int(0));
   Int mtp = layers * (layer + 2 * h * h + 3 * h);
   std::string hs = h.str();
   out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),

@@ -277,3 +277,34 @@ TEST_CASE("explain --config: DeepSeek-V3.2 is DeepSeek-V3 with a lightning index
   CHECK(error_of(p) == "model config '" + p + "': 'index_n_heads' changes the parameter count, and headcount's deepseek_v3 "
                        "formula does not read it; counting without it would be a guess");
 }
+
+TEST_CASE("explain --config: GLM-4.5-Air is 106B with 12B active (without the embedding)", "[families][glm4_moe]") {
+  // modeling_glm4_moe.py, width 4096, 46 layers, 96 heads and 8 K/V heads of 128:
+  // Glm4MoeAttention: q 4096·12288 = 50,331,648, k and v 2·4096·1024 = 8,388,608, o 12288·4096 =
+  // 50,331,648, biases on q, k, v (attention_bias) 12,288 + 2,048, none on o: 109,066,240 · 46 =
+  // 5,017,047,040 (use_qk_norm false: no q/k norms).
+  // Layer 0 dense (first_k_dense_replace 1): 3·4096·10944 = 134,479,872.
+  // 45 MoE layers: 128 experts of 3·4096·1408 = 17,301,504 (2,214,592,512), one shared expert of
+  // the same size, the router 4096·128 + 128 (e_score_correction_bias): 2,232,418,432 · 45 =
+  // 100,458,829,440. Norms 46·2·4096 + 4096 = 380,928. Embedding and LM head 2·151552·4096 =
+  // 1,241,513,984. Total 106,852,251,264 (Zhipu: 106B).
+  // Active: less 45 · 120 · 17,301,504 = 93,428,121,600 -> 13,424,129,664; without the input
+  // embedding 12,803,372,672 (Zhipu: 12B active).
+  // MTP (num_nextn_predict_layers 1), apart: one MoE layer 109,066,240 + 2,232,418,432 + 2·4096 =
+  // 2,341,492,864, eh_proj 2·4096·4096 = 33,554,432, 3 norms 12,288: 2,375,059,584.
+  FamilyCount f = count_of(config("glm-4.5-air"));
+  CHECK(f.family == "GLM-4.5");
+  CHECK(f.total == 106852251264u);
+  CHECK(agrees(f.total, 106, 0));
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 13424129664u);
+  CHECK(f.active_without_embedding == 12803372672u);
+  CHECK(agrees(*f.active_without_embedding, 12, 0));
+  CHECK(f.mtp_total == 2375059584u);
+  // K/V: 46 · 8 · 2·128 · 2 bytes = 188,416 per token.
+  CHECK(f.kv_bytes_per_token == 188416u);
+  // use_qk_norm adds q_norm and k_norm of 128 in each of the 46 layers: 46 · 256 = 11,776.
+  testutil::TempDir dir;
+  std::string p = edited(dir, "glm-4.5-air", [](Json& j) { j["use_qk_norm"] = true; });
+  CHECK(count_of(p).total == 106852251264u + 11776u);
+}
