@@ -108,6 +108,7 @@ struct Family {
   Bias qkv_bias = Bias::FromConfig, o_bias = Bias::FromConfig, mlp_bias = Bias::FromConfig;
   bool qk_norm = false;      // q_norm and k_norm of head_dim in every attention layer
   const char* qk_norm_key = nullptr;  // ... or when this boolean key is true (GLM-4.5's use_qk_norm)
+  bool qk_norm_width = false;  // OLMo 2: q_norm over all heads · head_dim, k_norm over K/V heads · head_dim
   bool gated_query = false;  // Q projects twice the width: the query and a sigmoid gate on the output
   bool sinks = false;        // one learned logit per head, beside the scores
   bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer
@@ -428,6 +429,15 @@ const std::vector<Family>& families() {
                  "num_experts", "num_experts_per_tok", "attn_layer_period", "attn_layer_offset", "expert_layer_period",
                  "expert_layer_offset", "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank",
                  "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms"};
+      t.push_back(f);
+    }
+    {
+      // OLMo 2: norms after attention and after the feed-forward (none before), q and k normed over
+      // the whole projection's width, not per head.
+      Family f = decoder("olmo2", "OLMo 2", "Olmo2ForCausalLM");
+      f.qk_norm_width = true;
+      f.experts = false;
+      f.reads = reads({});
       t.push_back(f);
     }
     {
@@ -1358,7 +1368,10 @@ bool Counter::closing_parts() {
     norms += w * h;
     formula += " + " + width(w);
   }
-  if (qk_norm() && attention_layers_ > 0) {
+  if (f_.qk_norm_width && attention_layers_ > 0) {
+    norms += A * (c.heads + c.kv_heads) * c.head_dim;
+    formula += " + " + A.str() + " · (" + c.heads.str() + " + " + c.kv_heads.str() + ")·" + c.head_dim.str() + " (q_norm, k_norm)";
+  } else if (qk_norm() && attention_layers_ > 0) {
     norms += A * 2 * c.head_dim;
     formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
   }

@@ -308,3 +308,22 @@ TEST_CASE("explain --config: GLM-4.5-Air is 106B with 12B active (without the em
   std::string p = edited(dir, "glm-4.5-air", [](Json& j) { j["use_qk_norm"] = true; });
   CHECK(count_of(p).total == 106852251264u + 11776u);
 }
+
+TEST_CASE("explain --config: OLMo-2-7B is 7.3B, its q/k norms over the whole width", "[families][olmo2]") {
+  // modeling_olmo2.py, width 4096, 32 layers of 32 heads (32 K/V heads) of 128: attention 4·4096² =
+  // 67,108,864; q_norm RMSNorm(32·128) 4,096 and k_norm RMSNorm(32·128) 4,096 (not head_dim's 2·128);
+  // post_attention_layernorm and post_feedforward_layernorm 2·4096; MLP 3·4096·11008 = 135,266,304:
+  // 202,391,552 · 32 = 6,476,529,664. Final norm 4,096; embedding and LM head (untied)
+  // 2·100352·4096 = 822,083,584. Total 7,298,617,344 (the Hub's 7.3B).
+  FamilyCount f = count_of(config("olmo-2-1124-7b"));
+  CHECK(f.family == "OLMo 2");
+  CHECK(f.total == 7298617344u);
+  CHECK(agrees(f.total, 7.3, 1));
+  // K/V: 32 · 32 · 2·128 · 2 bytes = 524,288 per token.
+  CHECK(f.kv_bytes_per_token == 524288u);
+  // Grouped K/V heads shrink k_norm with k_proj: 8 K/V heads -> k_norm 1,024; per layer less
+  // 2·4096·(4096 − 1024) = 25,165,824 in k and v and 3,072 in k_norm: 32 · 25,168,896 = 805,404,672.
+  testutil::TempDir dir;
+  std::string p = edited(dir, "olmo-2-1124-7b", [](Json& j) { j["num_key_value_heads"] = 8; });
+  CHECK(count_of(p).total == 7298617344u - 805404672u);
+}
