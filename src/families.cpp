@@ -441,6 +441,19 @@ const std::vector<Family>& families() {
       t.push_back(f);
     }
     {
+      // MiniMax-M2: every layer a mixture of gated experts of intermediate_size with a sigmoid router
+      // and its e_score_correction_bias, no shared expert; attention without biases, q and k normed
+      // over the whole width (q_norm of heads · head_dim, k_norm of K/V heads · head_dim).
+      Family f = decoder("minimax_m2", "MiniMax-M2", "MiniMaxM2ForCausalLM");
+      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+      f.qk_norm_width = true;
+      f.expert_size = "intermediate_size";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+                 "num_local_experts", "num_experts_per_tok", "use_qk_norm"};
+      t.push_back(f);
+    }
+    {
       // GLM-4.5 (glm4_moe): grouped attention with q/k/v biases (attention_bias) and no o bias, q and
       // k normed when use_qk_norm; dense layers before first_k_dense_replace, then experts with
       // n_shared_experts shared ones of moe_intermediate_size and a router whose

@@ -327,3 +327,26 @@ TEST_CASE("explain --config: OLMo-2-7B is 7.3B, its q/k norms over the whole wid
   std::string p = edited(dir, "olmo-2-1124-7b", [](Json& j) { j["num_key_value_heads"] = 8; });
   CHECK(count_of(p).total == 7298617344u - 805404672u);
 }
+
+TEST_CASE("explain --config: MiniMax-M2 is 230B with 10B active", "[families][minimax_m2]") {
+  // modeling_minimax_m2.py, width 3072, 62 layers, 48 heads and 8 K/V heads of 128:
+  // MiniMaxM2Attention: q 3072·6144 = 18,874,368, k and v 2·3072·1024 = 6,291,456, o 6144·3072 =
+  // 18,874,368, no biases: 44,040,192; q_norm RMSNorm(48·128) 6,144 and k_norm RMSNorm(8·128) 1,024.
+  // MiniMaxM2SparseMoeBlock in every layer: 256 experts of gate_up 2·1536·3072 and down 3072·1536 =
+  // 14,155,776 (3,623,878,656), the router 3072·256 = 786,432 and e_score_correction_bias 256.
+  // 2 norms 6,144. Per layer 44,040,192 + 7,168 + 3,624,665,344 + 6,144 = 3,668,718,848; · 62 =
+  // 227,460,568,576. Final norm 3,072; embedding and LM head 2·200064·3072 = 1,229,193,216.
+  // Total 228,689,764,864 (MiniMax: "230B", to ten billion). Active: less 62 · 248 · 14,155,776 =
+  // 217,659,211,776 -> 11,030,553,088; without the input embedding 10,415,956,480 ("10B").
+  // The MTP modules (num_mtp_modules 3) are not in MiniMaxM2ForCausalLM: not counted.
+  FamilyCount f = count_of(config("minimax-m2"));
+  CHECK(f.family == "MiniMax-M2");
+  CHECK(f.total == 228689764864u);
+  CHECK(agrees(f.total, 230, -1));
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 11030553088u);
+  CHECK(f.active_without_embedding == 10415956480u);
+  CHECK(agrees(*f.active_without_embedding, 10, 0));
+  // K/V: 62 · 8 · 2·128 · 2 bytes = 253,952 per token.
+  CHECK(f.kv_bytes_per_token == 253952u);
+}
