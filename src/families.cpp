@@ -54,6 +54,10 @@ enum class Mlp {
   Gated,  // gate, up and down (or gate_up fused): 3·h·f (+ 2·f + h with biases)
 };
 
+// The vision tower beside a wrapper's text_config: none counted, or Qwen3-VL's (a ViT with a patch
+// merger and DeepStack mergers).
+enum class Vision { None, Qwen3VL };
+
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
 
@@ -100,6 +104,7 @@ struct Family {
   std::vector<std::string> types;     // model_type names
   std::vector<std::string> classes;   // Hugging Face classes (`architectures`) that build it
   std::vector<std::string> wrappers;  // model_types whose text_config is this family (llama4)
+  Vision vision = Vision::None;       // the wrappers' vision tower, counted from their vision_config
   std::string name;                   // as shown
   // Embeddings: tokens always; learned positions (max_position_embeddings) and token types.
   bool positions = false, token_types = false;
@@ -275,7 +280,11 @@ const std::vector<Family>& families() {
       t.push_back(f);
     }
     {
+      // Qwen3, and Qwen3-VL's language model (qwen3_vl_text in a qwen3_vl config beside its vision tower).
       Family f = decoder("qwen3", "Qwen3", "Qwen3ForCausalLM");
+      f.types.push_back("qwen3_vl_text");
+      f.wrappers = {"qwen3_vl"};
+      f.vision = Vision::Qwen3VL;
       f.qk_norm = true;
       qwen_windows(f);
       t.push_back(f);
@@ -289,6 +298,9 @@ const std::vector<Family>& families() {
     }
     {
       Family f = decoder("qwen3_moe", "Qwen3-MoE", "Qwen3MoeForCausalLM");
+      f.types.push_back("qwen3_vl_moe_text");  // Qwen3-VL-MoE's language model
+      f.wrappers = {"qwen3_vl_moe"};
+      f.vision = Vision::Qwen3VL;
       f.qk_norm = true;
       f.expert_layers.every = {"decoder_sparse_step", 1, EveryNth::At::Last};
       f.expert_layers.dense_list = "mlp_only_layers";
@@ -741,11 +753,19 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
       t = &*it;
       std::string type = inner->types[0];
       if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
-      if (type != inner->types[0]) {
+      if (std::find(inner->types.begin(), inner->types.end(), type) == inner->types.end()) {
         throw InputError("model config '" + path + "': text_config's model_type is '" + type + "', not " + inner->types[0]);
       }
       c.family = type;
       c.read_as = "its text_config (" + type + ") counted, not the vision encoder";
+      if (inner->vision != Vision::None) {
+        auto v = j.find("vision_config");
+        if (v == j.end() || !v->is_object()) {
+          throw InputError("model config '" + path + "': a " + c.model_type + " config without a vision_config object");
+        }
+        for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
+        c.read_as = "its text_config (" + type + ") and its vision_config counted";
+      }
     }
     const json& x = *t;
     c.layers = integer(c, "layers", x, {"num_hidden_layers", "n_layer", "num_layers"});
@@ -1649,6 +1669,67 @@ std::vector<std::string> not_understood(const ModelConfig& c, const Family& row)
 
 }  // namespace
 
+namespace {
+
+// Qwen3-VL's vision tower (Qwen3VLVisionModel), width h, MLP size I, merged width M = h · s²:
+// patch_embed a Conv3d in_channels → h over temporal_patch_size × patch_size² with its bias;
+// pos_embed num_position_embeddings × h; depth blocks of two LayerNorms (4·h), qkv h → 3·h and proj
+// h → h with biases, linear_fc1 h → I and linear_fc2 I → h with biases; the merger (a LayerNorm of
+// h, fc1 M → M, fc2 M → out_hidden_size, biases) and one DeepStack merger per
+// deepstack_visual_indexes entry (a LayerNorm of M, then the same fc1 and fc2). Returns the missing
+// keys; the parts go into `out`, nullopt total when a product does not fit in 64 bits.
+std::vector<std::string> qwen3_vl_vision(const ModelConfig& c, FamilyCount& out, Int& total) {
+  std::vector<std::string> missing;
+  auto num = [&](const char* k) {
+    auto it = c.vision.find(k);
+    Int v = it != c.vision.end() && it->second.kind == ConfigValue::Kind::Number ? it->second.number : Int();
+    if (!v.positive()) missing.push_back(std::string("vision_config.") + k);
+    return v;
+  };
+  Int h = num("hidden_size"), depth = num("depth"), I = num("intermediate_size"), cin = num("in_channels"),
+      p = num("patch_size"), t = num("temporal_patch_size"), sm = num("spatial_merge_size"), o = num("out_hidden_size"),
+      npos = num("num_position_embeddings");
+  auto ds = c.vision.find("deepstack_visual_indexes");
+  if (ds == c.vision.end() || ds->second.kind != ConfigValue::Kind::List) missing.push_back("vision_config.deepstack_visual_indexes");
+  if (!missing.empty()) return missing;
+  Int n = Int(static_cast<int64_t>(ds->second.items.size())), M = h * sm * sm;
+  std::string hs = h.str(), Is = I.str(), Ms = M.str(), os = o.str();
+  total = 0;
+  auto part = [&](const char* name, Int v, const std::string& formula) {
+    out.vision_parts.push_back({name, v.count().value_or(0), formula + " = " + commas(v.count().value_or(0))});
+    total += v;
+  };
+  part("patch embedding", h * cin * t * p * p + h, hs + "·" + cin.str() + "·" + t.str() + "·" + p.str() + "² + " + hs);
+  part("position embedding", npos * h, npos.str() + "·" + hs);
+  part("blocks", depth * (4 * h + 3 * h * h + 3 * h + h * h + h + h * I + I + I * h + h),
+       depth.str() + " · (4·" + hs + " + " + hs + "·3·" + hs + " + 3·" + hs + " + " + hs + "² + " + hs + " + 2·" + hs + "·" + Is +
+           " + " + Is + " + " + hs + ")");
+  part("merger", 2 * h + M * M + M + M * o + o, "2·" + hs + " + " + Ms + "² + " + Ms + " + " + Ms + "·" + os + " + " + os);
+  part("deepstack mergers", n * (2 * M + M * M + M + M * o + o),
+       n.str() + " · (2·" + Ms + " + " + Ms + "² + " + Ms + " + " + Ms + "·" + os + " + " + os + ")");
+  return missing;
+}
+
+// The vision tower of a wrapper whose row counts one, added beside the language model.
+void add_vision(const Family& family, const ModelConfig& c, FamilyCount& f) {
+  if (family.vision != Vision::Qwen3VL || c.vision.empty()) return;
+  Int vision;
+  std::vector<std::string> missing = qwen3_vl_vision(c, f, vision);
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& k : missing) list += (list.empty() ? "" : ", ") + k;
+    throw InputError("model config '" + c.file + "': the Qwen3-VL vision tower needs a number the config does not give (" + list + ")");
+  }
+  Int sum = vision + Int::of_unsigned(f.total);
+  if (!vision.non_negative() || !sum.non_negative()) {
+    throw InputError("model config '" + c.file + "': the vision tower's count does not fit in 64 bits");
+  }
+  f.vision_total = *vision.count();
+  f.total_with_vision = sum.count();
+}
+
+}  // namespace
+
 FamilyCount family_count_or_explain(const ModelConfig& config) {
   const Family* family = find_family(config.family);
   ModelConfig estimated;
@@ -1676,6 +1757,7 @@ FamilyCount family_count_or_explain(const ModelConfig& config) {
   }
   Counter counter(*family, c);
   auto f = counter.run();
+  if (f && !estimate) add_vision(*family, c, *f);
   if (f && estimate) {
     f->estimate = true;
     f->family = "Estimate";

@@ -350,3 +350,42 @@ TEST_CASE("explain --config: MiniMax-M2 is 230B with 10B active", "[families][mi
   // K/V: 62 · 8 · 2·128 · 2 bytes = 253,952 per token.
   CHECK(f.kv_bytes_per_token == 253952u);
 }
+
+TEST_CASE("explain --config: Qwen3-VL-30B-A3B is its language model, its vision tower, and 31.1B together", "[families][qwen3_vl]") {
+  // The language model (text_config, qwen3_vl_moe_text) is Qwen3-30B-A3B's: 30,532,122,624, worked in
+  // explain_config_test.cpp. The vision tower (modeling_qwen3_vl.py's Qwen3VLVisionModel, width
+  // 1152, MLP 4304, merged width 1152·2² = 4608, out 2048):
+  // patch_embed Conv3d 1152·3·2·16·16 + 1152 = 1,770,624; pos_embed 2304·1152 = 2,654,208;
+  // 27 blocks of norm1 and norm2 4·1152, qkv 1152·3456 + 3456, proj 1152² + 1152, linear_fc1
+  // 1152·4304 + 4304, linear_fc2 4304·1152 + 1152: 15,239,504 · 27 = 411,466,608;
+  // merger: LayerNorm(1152) 2,304, fc1 4608² + 4608 = 21,238,272, fc2 4608·2048 + 2048 = 9,439,232:
+  // 30,679,808; 3 DeepStack mergers (deepstack_visual_indexes [8, 16, 24]): LayerNorm(4608) 9,216
+  // + 21,238,272 + 9,439,232 = 30,686,720 · 3 = 92,060,160. Vision tower 538,631,408.
+  // Together 31,070,754,032 (the Hub: 31B).
+  FamilyCount f = count_of(config("qwen3-vl-30b-a3b-instruct"));
+  CHECK(f.total == 30532122624u);
+  CHECK(f.vision_total == 538631408u);
+  REQUIRE(f.total_with_vision.has_value());
+  CHECK(*f.total_with_vision == 31070754032u);
+  CHECK(agrees(*f.total_with_vision, 31, 0));
+  REQUIRE(f.vision_parts.size() == 5);
+  CHECK(f.vision_parts[2].parameters == 411466608u);
+  CHECK(f.vision_parts[4].parameters == 92060160u);
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 3353032704u);  // the language model's, as for Qwen3-30B-A3B
+
+  testutil::CliResult r = testutil::cli({"explain", "--config", config("qwen3-vl-30b-a3b-instruct"), "-f", "json"});
+  REQUIRE(r.code == 0);
+  Json j = Json::parse(r.out);
+  CHECK(j["vision"]["total"] == 538631408u);
+  CHECK(j["vision"]["total_with_language_model"] == 31070754032u);
+
+  testutil::TempDir dir;
+  std::string p = edited(dir, "qwen3-vl-30b-a3b-instruct", [](Json& c) { c["vision_config"].erase("depth"); });
+  CHECK(error_of(p) == "model config '" + p + "': the Qwen3-VL vision tower needs a number the config does not give "
+                       "(vision_config.depth)");
+  p = edited(dir, "qwen3-vl-30b-a3b-instruct", [](Json& c) { c.erase("vision_config"); });
+  CHECK(error_of(p) == "model config '" + p + "': a qwen3_vl_moe config without a vision_config object");
+  p = edited(dir, "qwen3-vl-30b-a3b-instruct", [](Json& c) { c["vision_config"]["hidden_size"] = int64_t{1} << 40; });
+  CHECK(error_of(p) == "model config '" + p + "': the vision tower's count does not fit in 64 bits");
+}
