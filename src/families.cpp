@@ -55,8 +55,8 @@ enum class Mlp {
 };
 
 // The vision tower beside a wrapper's text_config: none counted, or Qwen3-VL's (a ViT with a patch
-// merger and DeepStack mergers).
-enum class Vision { None, Qwen3VL };
+// merger and DeepStack mergers, or Gemma 3's SigLIP encoder and its projector).
+enum class Vision { None, Qwen3VL, Siglip };
 
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
@@ -104,6 +104,9 @@ struct Family {
   std::vector<std::string> types;     // model_type names
   std::vector<std::string> classes;   // Hugging Face classes (`architectures`) that build it
   std::vector<std::string> wrappers;  // model_types whose text_config is this family (llama4)
+  // The configuration class's defaults for keys a config may leave out, and the class's name.
+  std::vector<std::pair<std::string, int64_t>> defaults;
+  std::string defaults_from;
   Vision vision = Vision::None;       // the wrappers' vision tower, counted from their vision_config
   std::string name;                   // as shown
   // Embeddings: tokens always; learned positions (max_position_embeddings) and token types.
@@ -369,6 +372,12 @@ const std::vector<Family>& families() {
                  "max_position_embeddings", "layer_types", "sliding_window"};
       if (g3) {
         f.wrappers = {"gemma3"};
+        f.vision = Vision::Siglip;
+        f.defaults = {{"vocab_size", 262208},      {"hidden_size", 2304},          {"intermediate_size", 9216},
+                      {"num_hidden_layers", 26},   {"num_attention_heads", 8},     {"num_key_value_heads", 4},
+                      {"head_dim", 256},           {"sliding_window", 4096},       {"sliding_window_pattern", 6},
+                      {"max_position_embeddings", 131072}};
+        f.defaults_from = "Gemma3TextConfig";
         f.reads.push_back("sliding_window_pattern");
       }
       t.push_back(f);
@@ -758,14 +767,23 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
       }
       c.family = type;
       c.read_as = "its text_config (" + type + ") counted, not the vision encoder";
-      if (inner->vision != Vision::None) {
-        auto v = j.find("vision_config");
-        if (v == j.end() || !v->is_object()) {
-          throw InputError("model config '" + path + "': a " + c.model_type + " config without a vision_config object");
-        }
+      // Without a vision_config, the language model alone is counted, and said so.
+      if (auto v = j.find("vision_config"); inner->vision != Vision::None && v != j.end() && v->is_object()) {
         for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
         c.read_as = "its text_config (" + type + ") and its vision_config counted";
       }
+    }
+    // A family's configuration class fills what the file leaves out (gemma-3-4b-it's text_config
+    // names 6 keys): those defaults, each noted.
+    json filled;
+    if (const Family* row = find_family(c.family.empty() ? c.model_type : c.family); row && !row->defaults.empty()) {
+      filled = *t;
+      for (const auto& [key, v] : row->defaults) {
+        if (filled.contains(key) && !filled[key].is_null()) continue;
+        filled[key] = v;
+        c.defaulted.push_back(key + " " + std::to_string(v));
+      }
+      t = &filled;
     }
     const json& x = *t;
     c.layers = integer(c, "layers", x, {"num_hidden_layers", "n_layer", "num_layers"});
@@ -1710,15 +1728,62 @@ std::vector<std::string> qwen3_vl_vision(const ModelConfig& c, FamilyCount& out,
   return missing;
 }
 
+// Gemma 3's vision tower: SiglipVisionModel (width h, MLP size I, image_size / patch_size patches a
+// side) and Gemma3MultiModalProjector. patch_embedding a Conv2d num_channels → h over patch_size²
+// with its bias; position_embedding patches × h; num_hidden_layers layers of layer_norm1 and
+// layer_norm2 (4·h), q, k, v and out_proj h → h with biases, fc1 h → I and fc2 I → h with biases;
+// post_layernorm 2·h (vision_use_head false: no pooling head); the projector's
+// mm_input_projection_weight h × the text width and mm_soft_emb_norm of h.
+std::vector<std::string> siglip_vision(const ModelConfig& c, FamilyCount& out, Int& total) {
+  std::vector<std::string> missing;
+  auto get = [&](const char* k) {
+    auto it = c.vision.find(k);
+    return it != c.vision.end() && it->second.kind == ConfigValue::Kind::Number ? it->second.number : Int();
+  };
+  auto num = [&](const char* k) {
+    Int v = get(k);
+    if (!v.positive()) missing.push_back(std::string("vision_config.") + k);
+    return v;
+  };
+  Int h = num("hidden_size"), I = num("intermediate_size"), L = num("num_hidden_layers"), img = num("image_size"),
+      p = num("patch_size"), cin = get("num_channels");
+  auto head = c.vision.find("vision_use_head");
+  if (head != c.vision.end() && (head->second.kind != ConfigValue::Kind::Boolean || head->second.flag)) {
+    missing.push_back("vision_config.vision_use_head false (a pooling head is not in Gemma 3's tower)");
+  }
+  if (!missing.empty()) return missing;
+  if (!cin.positive()) {
+    cin = Int(3);
+    out.notes.push_back("vision_config.num_channels is not given: SiglipVisionConfig's default 3");
+  }
+  Int side = exact_div(img, p);
+  if (!side.positive()) return {"vision_config.image_size a multiple of vision_config.patch_size"};
+  std::string hs = h.str(), Is = I.str(), ts = c.hidden.str();
+  total = 0;
+  auto part = [&](const char* name, Int v, const std::string& formula) {
+    out.vision_parts.push_back({name, v.count().value_or(0), formula + " = " + commas(v.count().value_or(0))});
+    total += v;
+  };
+  part("patch embedding", h * cin * p * p + h, hs + "·" + cin.str() + "·" + p.str() + "² + " + hs);
+  part("position embedding", side * side * h, "(" + img.str() + " / " + p.str() + ")²·" + hs);
+  part("layers", L * (4 * h + 4 * h * h + 4 * h + h * I + I + I * h + h),
+       L.str() + " · (4·" + hs + " + 4·(" + hs + "² + " + hs + ") + 2·" + hs + "·" + Is + " + " + Is + " + " + hs + ")");
+  part("post layernorm", 2 * h, "2·" + hs);
+  part("projector", h * c.hidden + h, hs + "·" + ts + " + " + hs + " (mm_soft_emb_norm)");
+  return missing;
+}
+
 // The vision tower of a wrapper whose row counts one, added beside the language model.
 void add_vision(const Family& family, const ModelConfig& c, FamilyCount& f) {
-  if (family.vision != Vision::Qwen3VL || c.vision.empty()) return;
+  if (family.vision == Vision::None || c.vision.empty()) return;
   Int vision;
-  std::vector<std::string> missing = qwen3_vl_vision(c, f, vision);
+  const bool qwen = family.vision == Vision::Qwen3VL;
+  std::vector<std::string> missing = qwen ? qwen3_vl_vision(c, f, vision) : siglip_vision(c, f, vision);
   if (!missing.empty()) {
     std::string list;
     for (const auto& k : missing) list += (list.empty() ? "" : ", ") + k;
-    throw InputError("model config '" + c.file + "': the Qwen3-VL vision tower needs a number the config does not give (" + list + ")");
+    throw InputError("model config '" + c.file + "': the " + (qwen ? "Qwen3-VL" : "Gemma 3") +
+                     " vision tower needs a number the config does not give (" + list + ")");
   }
   Int sum = vision + Int::of_unsigned(f.total);
   if (!vision.non_negative() || !sum.non_negative()) {
@@ -1757,7 +1822,12 @@ FamilyCount family_count_or_explain(const ModelConfig& config) {
   }
   Counter counter(*family, c);
   auto f = counter.run();
-  if (f && !estimate) add_vision(*family, c, *f);
+  if (f && !estimate) {
+    add_vision(*family, c, *f);
+    std::string list;
+    for (const auto& d : c.defaulted) list += (list.empty() ? "" : ", ") + d;
+    if (!list.empty()) f->notes.push_back("not in the config, so " + family->defaults_from + "'s defaults: " + list);
+  }
   if (f && estimate) {
     f->estimate = true;
     f->family = "Estimate";

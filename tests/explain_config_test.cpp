@@ -472,8 +472,14 @@ TEST_CASE("explain --config: layers, sizes and wrappers the table cannot read ar
   CHECK(error_of(p) == start(p) + "layer_types[1] is 'linear_attention', a layer headcount's gpt_oss formula does not know");
   p = edited(dir, "gpt-oss-20b", [](Json& j) { j["layer_types"].erase(0); });
   CHECK(error_of(p) == start(p) + "layer_types names 23 layers, and num_hidden_layers is 24");
-  p = edited(dir, "gemma-3-1b-it", [](Json& j) { j.erase("head_dim"); });  // 1152 / 4 would be a guess
-  CHECK(error_of(p) == start(p) + "the gemma3_text formula needs a number the config does not give (head_dim)");
+  p = edited(dir, "gemma-2-2b-it", [](Json& j) { j.erase("head_dim"); });  // 2304 / 8 would be a guess
+  CHECK(error_of(p) == start(p) + "the gemma2 formula needs a number the config does not give (head_dim)");
+  // Gemma 3's configuration class has a head_dim default (256), which transformers uses; the count
+  // uses it too and says so (issue 38: gemma-3-4b-it's published text_config leaves it out).
+  p = edited(dir, "gemma-3-1b-it", [](Json& j) { j.erase("head_dim"); });
+  FamilyCount defaulted = family_count_or_explain(read_model_config(p));
+  CHECK(defaulted.total == 999885952u);
+  CHECK(defaulted.notes.back() == "not in the config, so Gemma3TextConfig's defaults: head_dim 256");
   p = edited(dir, "qwen3-next-80b-a3b-instruct", [](Json& j) { j.erase("linear_num_value_heads"); });
   CHECK(error_of(p) == start(p) + "the qwen3_next formula needs a number the config does not give (linear_num_value_heads)");
   p = edited(dir, "jamba-v0.1", [](Json& j) { j["mamba_dt_rank"] = "wide"; });

@@ -384,8 +384,43 @@ TEST_CASE("explain --config: Qwen3-VL-30B-A3B is its language model, its vision 
   std::string p = edited(dir, "qwen3-vl-30b-a3b-instruct", [](Json& c) { c["vision_config"].erase("depth"); });
   CHECK(error_of(p) == "model config '" + p + "': the Qwen3-VL vision tower needs a number the config does not give "
                        "(vision_config.depth)");
+  // Without a vision_config the language model alone is counted, and the first line says so.
   p = edited(dir, "qwen3-vl-30b-a3b-instruct", [](Json& c) { c.erase("vision_config"); });
-  CHECK(error_of(p) == "model config '" + p + "': a qwen3_vl_moe config without a vision_config object");
+  ModelConfig text_only = read_model_config(p);
+  CHECK(text_only.read_as == "its text_config (qwen3_vl_moe_text) counted, not the vision encoder");
+  CHECK_FALSE(family_count_or_explain(text_only).total_with_vision.has_value());
   p = edited(dir, "qwen3-vl-30b-a3b-instruct", [](Json& c) { c["vision_config"]["hidden_size"] = int64_t{1} << 40; });
   CHECK(error_of(p) == "model config '" + p + "': the vision tower's count does not fit in 64 bits");
+}
+
+TEST_CASE("explain --config: Gemma 3 4B is 4.30B: the language model from Gemma3TextConfig's defaults and the SigLIP tower", "[families][gemma3]") {
+  // google/gemma-3-4b-it's text_config names 6 keys; Gemma3TextConfig's defaults give the rest (8
+  // heads, 4 K/V heads of 256, vocabulary 262,208, one layer in 6 full), each noted.
+  // Language model (width 2560, 34 layers): attention 2560·2048 + 2·2560·1024 + 2048·2560 =
+  // 15,728,640, q_norm and k_norm 2·256, MLP 3·2560·10240 = 78,643,200, 4 norms 10,240:
+  // 94,382,592 · 34 = 3,209,008,128; final norm 2,560; embedding 262208·2560 = 671,252,480 (tied).
+  // 3,880,263,168.
+  // Vision (modeling_siglip.py, width 1152, MLP 4304, 27 layers, 896 / 14 = 64 patches a side):
+  // patch_embedding 1152·3·14·14 + 1152 = 678,528; position_embedding 4096·1152 = 4,718,592;
+  // per layer 2 LayerNorms 4,608, q/k/v/out_proj 4·(1152² + 1152) = 5,313,024, fc1 and fc2
+  // 2·1152·4304 + 4304 + 1152 = 9,921,872: 15,239,504 · 27 = 411,466,608; post_layernorm 2,304.
+  // Gemma3MultiModalProjector: mm_input_projection_weight 1152·2560 = 2,949,120 + mm_soft_emb_norm
+  // 1,152. Vision 419,816,304. Together 4,300,079,472: Google's 4.30B (the Hub's 4.3B).
+  FamilyCount f = count_of(config("gemma-3-4b-it"));
+  CHECK(f.total == 3880263168u);
+  CHECK(f.vision_total == 419816304u);
+  REQUIRE(f.total_with_vision.has_value());
+  CHECK(*f.total_with_vision == 4300079472u);
+  CHECK(agrees(*f.total_with_vision, 4.30, 2));
+  CHECK(has_note(f, "not in the config, so Gemma3TextConfig's defaults: vocab_size 262208, num_attention_heads 8, "
+                    "num_key_value_heads 4, head_dim 256, sliding_window_pattern 6, max_position_embeddings 131072"));
+  CHECK(has_note(f, "vision_config.num_channels is not given: SiglipVisionConfig's default 3"));
+  // K/V: 34 · 4 · 2·256 · 2 bytes = 139,264 per token; 5 full layers and 29 over 1,024 tokens.
+  CHECK(f.kv_bytes_per_token == 139264u);
+  CHECK(kv_at(f, 4096, 16) == 5u * 4096u * 4096u + 29u * 4096u * 1024u);
+  // A pooling head is not in Gemma 3's tower: refused, not ignored.
+  testutil::TempDir dir;
+  std::string p = edited(dir, "gemma-3-4b-it", [](Json& c) { c["vision_config"]["vision_use_head"] = true; });
+  CHECK(error_of(p) == "model config '" + p + "': the Gemma 3 vision tower needs a number the config does not give "
+                       "(vision_config.vision_use_head false (a pooling head is not in Gemma 3's tower))");
 }

@@ -59,6 +59,8 @@ struct ModelConfig {
   std::map<std::string, std::string> derived_from;
   // Every key of a config.json (of its text_config for a wrapper), for the keys a family's row names.
   std::map<std::string, ConfigValue> values;
+  // The keys the file leaves out that its configuration class's defaults filled ("head_dim 256").
+  std::vector<std::string> defaulted;
   // A wrapper's vision_config (Qwen3-VL), for the vision tower; empty when there is none.
   std::map<std::string, ConfigValue> vision;
 };
