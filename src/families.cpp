@@ -453,6 +453,15 @@ const std::vector<Family>& families() {
       t.push_back(f);
     }
     {
+      // SmolLM3: LLaMA's layers; every no_rope_layer_interval-th layer (or each 0 in no_rope_layers)
+      // skips RoPE, which has no parameters; sliding layers only with use_sliding_window.
+      Family f = decoder("smollm3", "SmolLM3", "SmolLM3ForCausalLM");
+      f.experts = false;
+      qwen_windows(f);
+      f.reads.insert(f.reads.end(), {"no_rope_layers", "no_rope_layer_interval"});
+      t.push_back(f);
+    }
+    {
       // OLMo 2: norms after attention and after the feed-forward (none before), q and k normed over
       // the whole projection's width, not per head.
       Family f = decoder("olmo2", "OLMo 2", "Olmo2ForCausalLM");

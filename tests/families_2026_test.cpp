@@ -424,3 +424,23 @@ TEST_CASE("explain --config: Gemma 3 4B is 4.30B: the language model from Gemma3
   CHECK(error_of(p) == "model config '" + p + "': the Gemma 3 vision tower needs a number the config does not give "
                        "(vision_config.vision_use_head false (a pooling head is not in Gemma 3's tower))");
 }
+
+TEST_CASE("explain --config: SmolLM3-3B is 3.08B; its layers without RoPE hold the same parameters", "[families][smollm3]") {
+  // modeling_smollm3.py, width 2048, 36 layers of 16 heads (4 K/V heads) of 128: attention
+  // 2048·2048 + 2·2048·512 + 2048·2048 = 10,485,760; MLP 3·2048·11008 = 67,633,152; 2 norms 4,096:
+  // 78,123,008 · 36 = 2,812,428,288. Final norm 2,048; embedding 128256·2048 = 262,668,288, the LM
+  // head tied. Total 3,075,098,624 ("3B"). no_rope_layer_interval 4 makes every 4th layer skip
+  // RoPE, which has no parameters: read, and the count is unchanged.
+  FamilyCount f = count_of(config("smollm3-3b"));
+  CHECK(f.family == "SmolLM3");
+  CHECK(f.total == 3075098624u);
+  CHECK(agrees(f.total, 3, 0));
+  // K/V: 36 · 4 · 2·128 · 2 bytes = 73,728 per token (use_sliding_window false: every layer full).
+  CHECK(f.kv_bytes_per_token == 73728u);
+  testutil::TempDir dir;
+  std::string p = edited(dir, "smollm3-3b", [](Json& j) {
+    j["no_rope_layers"] = Json::array();
+    for (int l = 0; l < 36; ++l) j["no_rope_layers"].push_back((l + 1) % 4 == 0 ? 0 : 1);
+  });
+  CHECK(count_of(p).total == 3075098624u);
+}
