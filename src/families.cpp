@@ -56,7 +56,7 @@ enum class Mlp {
 
 // The vision tower beside a wrapper's text_config: none counted, or Qwen3-VL's (a ViT with a patch
 // merger and DeepStack mergers, or Gemma 3's SigLIP encoder and its projector).
-enum class Vision { None, Qwen3VL, Siglip };
+enum class Vision { None, Qwen3VL, Qwen35, Siglip };
 
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
@@ -183,7 +183,7 @@ const std::vector<std::string> kCountKeys = {
     "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias",
     "moe_shared_expert_intermediate_size", "moe_latent_size", "mtp_layers_block_type",
     // DeepSeek sparse attention's indexer
-    "index_n_heads", "index_head_dim", "index_topk"};
+    "index_n_heads", "index_head_dim", "index_topk", "attn_output_gate", "mtp_num_hidden_layers"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -411,6 +411,21 @@ const std::vector<Family>& families() {
                  "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "layer_types",
                  "full_attention_interval", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
                  "linear_value_head_dim", "linear_conv_kernel_dim", "num_nextn_predict_layers"};
+      t.push_back(f);
+      // Qwen3.5-MoE's language model (qwen3_5_moe_text in a qwen3_5_moe config beside its vision
+      // tower): Qwen3-Next's layers (its Gated DeltaNet projections split into in_proj_qkv, _z, _b
+      // and _a, the same sizes), the query's output gate when attn_output_gate, its MTP layers in
+      // mtp_num_hidden_layers.
+      f.types = {"qwen3_5_moe_text"};
+      f.classes = {"Qwen3_5MoeForCausalLM"};
+      f.wrappers = {"qwen3_5_moe"};
+      f.name = "Qwen3.5-MoE";
+      f.vision = Vision::Qwen35;
+      f.mtp = "mtp_num_hidden_layers";
+      f.mtp_default = 0;
+      f.mtp_note.clear();
+      f.reads.back() = "mtp_num_hidden_layers";
+      f.reads.push_back("attn_output_gate");
       t.push_back(f);
     }
     {
@@ -955,6 +970,7 @@ class Counter {
   bool single_block_ = false;
   int64_t mlp_layers_ = 0;
   Int ssm2_conv_, ssm2_ssm_;  // a Mamba-2 layer's state: the conv's inputs and the SSM's
+  Int lin_conv_, lin_ssm_;    // a Gated DeltaNet layer's
   Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
   Int attn_, linear_, ssm_, ssm2_, linear_state_, ssm_state_, ssm2_state_;
   std::string attn_formula_, linear_formula_, ssm_formula_, ssm2_formula_, linear_state_formula_, ssm_state_formula_,
@@ -1053,8 +1069,9 @@ bool Counter::attention(Int& n, std::string& formula) {
       if (!KV.positive()) missing_.push_back(c_.key_of.at("kv_heads"));
       if (!d.positive()) missing_.push_back(c_.key_of.at("head_dim"));
       if (!KV.positive() || !d.positive()) return false;
-      const int q = f_.gated_query ? 2 : 1;
-      const std::string qs = f_.gated_query ? "2·" : "";
+      const bool gated = f_.gated_query && flag("attn_output_gate").value_or(true);
+      const int q = gated ? 2 : 1;
+      const std::string qs = gated ? "2·" : "";
       n = q * h * H * d + 2 * h * KV * d + H * d * h;
       formula = f_.attention == Attention::HeadsFused
                     ? hs + "·(" + Hs + " + 2·" + KVs + ")·" + ds + " + " + Hs + "·" + ds + "·" + hs
@@ -1128,6 +1145,8 @@ bool Counter::linear_attention(Int& n, std::string& formula, Int& state, std::st
   formula = "(" + hs + "·(2·" + khs + "·" + kds + " + 2·" + vhs + "·" + vds + ") + " + hs + "·2·" + vhs + " + " + convs + "·" +
             k.str() + " + 2·" + vhs + " + " + vds + " + " + vhs + "·" + vds + "·" + hs + ")";
   state = (k - 1) * conv + vh * kd * vd;
+  lin_conv_ = (k - 1) * conv;
+  lin_ssm_ = vh * kd * vd;
   state_formula = "(conv " + (k - 1).str() + "·" + convs + " + state " + vhs + "·" + kds + "·" + vds + ")";
   return true;
 }
@@ -1524,17 +1543,20 @@ void Counter::caches() {
     out_.state_layers = n;
     out_.state_elements = *r.state.count();
     Int b = size != bytes.end() ? Int(n) * r.state * size->second : Int();
-    // Nemotron 3 keeps the SSM state at mamba_ssm_cache_dtype (float32), the conv's inputs at the dtype.
-    const ConfigValue* ssm_dtype = r.mixer == Mixer::Mamba2 ? value("mamba_ssm_cache_dtype") : nullptr;
+    // Nemotron 3 keeps the SSM state at mamba_ssm_cache_dtype, Qwen3.5 at mamba_ssm_dtype (float32),
+    // the conv's inputs at the dtype.
+    const char* ssm_key = r.mixer == Mixer::Mamba2 ? "mamba_ssm_cache_dtype" : r.mixer == Mixer::Linear ? "mamba_ssm_dtype" : nullptr;
+    const ConfigValue* ssm_dtype = value(ssm_key);
     auto ssm_size = ssm_dtype && ssm_dtype->kind == ConfigValue::Kind::String ? bytes.find(ssm_dtype->text) : bytes.end();
     if (ssm_size != bytes.end() && size != bytes.end()) {
-      b = Int(n) * (ssm2_conv_ * size->second + ssm2_ssm_ * ssm_size->second);
+      const Int& conv = r.mixer == Mixer::Mamba2 ? ssm2_conv_ : lin_conv_;
+      const Int& ssm = r.mixer == Mixer::Mamba2 ? ssm2_ssm_ : lin_ssm_;
+      b = Int(n) * (conv * size->second + ssm * ssm_size->second);
       if (b.positive()) {
         out_.state_bytes = b.count();
-        out_.state_formula = std::to_string(n) + " Mamba-2 layers · (conv " + ssm2_conv_.str() + " · " +
-                             std::to_string(size->second) + " bytes (" + dtype + ") + state " + ssm2_ssm_.str() + " · " +
-                             std::to_string(ssm_size->second) + " bytes (mamba_ssm_cache_dtype " + ssm_dtype->text + "))" +
-                             undeclared;
+        out_.state_formula = std::to_string(n) + " " + r.what + " layers · (conv " + conv.str() + " · " +
+                             std::to_string(size->second) + " bytes (" + dtype + ") + state " + ssm.str() + " · " +
+                             std::to_string(ssm_size->second) + " bytes (" + ssm_key + " " + ssm_dtype->text + "))" + undeclared;
       }
       continue;
     }
@@ -1705,7 +1727,7 @@ namespace {
 // h, fc1 M → M, fc2 M → out_hidden_size, biases) and one DeepStack merger per
 // deepstack_visual_indexes entry (a LayerNorm of M, then the same fc1 and fc2). Returns the missing
 // keys; the parts go into `out`, nullopt total when a product does not fit in 64 bits.
-std::vector<std::string> qwen3_vl_vision(const ModelConfig& c, FamilyCount& out, Int& total) {
+std::vector<std::string> qwen3_vl_vision(const ModelConfig& c, FamilyCount& out, Int& total, bool deepstack) {
   std::vector<std::string> missing;
   auto num = [&](const char* k) {
     auto it = c.vision.find(k);
@@ -1717,9 +1739,10 @@ std::vector<std::string> qwen3_vl_vision(const ModelConfig& c, FamilyCount& out,
       p = num("patch_size"), t = num("temporal_patch_size"), sm = num("spatial_merge_size"), o = num("out_hidden_size"),
       npos = num("num_position_embeddings");
   auto ds = c.vision.find("deepstack_visual_indexes");
-  if (ds == c.vision.end() || ds->second.kind != ConfigValue::Kind::List) missing.push_back("vision_config.deepstack_visual_indexes");
+  const bool listed = ds != c.vision.end() && ds->second.kind == ConfigValue::Kind::List;
+  if (deepstack && !listed) missing.push_back("vision_config.deepstack_visual_indexes");
   if (!missing.empty()) return missing;
-  Int n = Int(static_cast<int64_t>(ds->second.items.size())), M = h * sm * sm;
+  Int n = Int(deepstack ? static_cast<int64_t>(ds->second.items.size()) : 0), M = h * sm * sm;
   std::string hs = h.str(), Is = I.str(), Ms = M.str(), os = o.str();
   total = 0;
   auto part = [&](const char* name, Int v, const std::string& formula) {
@@ -1732,8 +1755,10 @@ std::vector<std::string> qwen3_vl_vision(const ModelConfig& c, FamilyCount& out,
        depth.str() + " · (4·" + hs + " + " + hs + "·3·" + hs + " + 3·" + hs + " + " + hs + "² + " + hs + " + 2·" + hs + "·" + Is +
            " + " + Is + " + " + hs + ")");
   part("merger", 2 * h + M * M + M + M * o + o, "2·" + hs + " + " + Ms + "² + " + Ms + " + " + Ms + "·" + os + " + " + os);
-  part("deepstack mergers", n * (2 * M + M * M + M + M * o + o),
-       n.str() + " · (2·" + Ms + " + " + Ms + "² + " + Ms + " + " + Ms + "·" + os + " + " + os + ")");
+  if (deepstack) {
+    part("deepstack mergers", n * (2 * M + M * M + M + M * o + o),
+         n.str() + " · (2·" + Ms + " + " + Ms + "² + " + Ms + " + " + Ms + "·" + os + " + " + os + ")");
+  }
   return missing;
 }
 
@@ -1786,12 +1811,13 @@ std::vector<std::string> siglip_vision(const ModelConfig& c, FamilyCount& out, I
 void add_vision(const Family& family, const ModelConfig& c, FamilyCount& f) {
   if (family.vision == Vision::None || c.vision.empty()) return;
   Int vision;
-  const bool qwen = family.vision == Vision::Qwen3VL;
-  std::vector<std::string> missing = qwen ? qwen3_vl_vision(c, f, vision) : siglip_vision(c, f, vision);
+  const bool qwen = family.vision == Vision::Qwen3VL || family.vision == Vision::Qwen35;
+  std::vector<std::string> missing =
+      qwen ? qwen3_vl_vision(c, f, vision, family.vision == Vision::Qwen3VL) : siglip_vision(c, f, vision);
   if (!missing.empty()) {
     std::string list;
     for (const auto& k : missing) list += (list.empty() ? "" : ", ") + k;
-    throw InputError("model config '" + c.file + "': the " + (qwen ? "Qwen3-VL" : "Gemma 3") +
+    throw InputError("model config '" + c.file + "': the " + (family.vision == Vision::Qwen35 ? "Qwen3.5" : qwen ? "Qwen3-VL" : "Gemma 3") +
                      " vision tower needs a number the config does not give (" + list + ")");
   }
   Int sum = vision + Int::of_unsigned(f.total);

@@ -444,3 +444,36 @@ TEST_CASE("explain --config: SmolLM3-3B is 3.08B; its layers without RoPE hold t
   });
   CHECK(count_of(p).total == 3075098624u);
 }
+
+TEST_CASE("explain --config: Qwen3.5-35B-A3B's language model is Qwen3-Next's kind, 34.66B with 3.45B active", "[families][qwen3_5]") {
+  // modeling_qwen3_5_moe.py's text model, width 2048, 40 layers: 30 Gated DeltaNet, 10 gated
+  // attention (layer_types), every layer 256 experts of 512 and a gated shared expert of 512.
+  // Gated DeltaNet: in_proj_qkv 2048·(2·16·128 + 32·128) + in_proj_z 2048·32·128 = 2048·12288 =
+  // 25,165,824; in_proj_b and in_proj_a 2048·2·32 = 131,072; conv1d (2·16·128 + 32·128)·4 = 32,768;
+  // dt_bias and A_log 64; norm 128; out_proj 4096·2048 = 8,388,608: 33,718,464 · 30 = 1,011,553,920.
+  // Attention (attn_output_gate: q projects 2·16·256): 2048·8192 + 2·2048·512 + 4096·2048 =
+  // 27,262,976 · 10 = 272,629,760; q_norm and k_norm 10·2·256 = 5,120.
+  // Experts 40 · 256 · 3·2048·512 = 32,212,254,720; shared 40 · (3·2048·512 + 2048) = 125,911,040;
+  // routers 40 · 2048·256 = 20,971,520. Norms 40·2·2048 + 2048 = 165,888. Embedding and LM head
+  // 2·248320·2048 = 1,017,118,720. Total 34,660,610,688 (the vision tower, whose vision_config this
+  // copy leaves out, makes Qwen's 35B). Active: less 40 · 248 · 3,145,728 = 31,205,621,760 ->
+  // 3,454,988,928; without the embedding 2,946,429,568 ("A3B").
+  FamilyCount f = count_of(config("qwen3.5-35b-a3b"));
+  CHECK(f.family == "Qwen3.5-MoE");
+  CHECK(f.total == 34660610688u);
+  CHECK_FALSE(f.total_with_vision.has_value());
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 3454988928u);
+  CHECK(agrees(*f.active_without_embedding, 3, 0));
+  // MTP (mtp_num_hidden_layers 1), apart: one layer of gated attention 27,262,976, experts
+  // 805,306,368, the shared expert and its gate 3,147,776, the router 524,288, 2 norms 4,096 and
+  // q/k norms 512 = 836,246,016; fc 2·2048·2048 = 8,388,608; 3 norms 6,144: 844,640,768.
+  CHECK(f.mtp_total == 844640768u);
+  // State: conv 3·(2·16·128 + 32·128) = 24,576 at the dtype (float32: none declared) and
+  // 32·128·128 = 524,288 at mamba_ssm_dtype float32: 30 · (98,304 + 2,097,152) = 65,863,680 bytes.
+  CHECK(f.state_bytes == 65863680u);
+  // Without the output gate, q projects 16·256: 10 · 2048·4096 = 83,886,080 fewer.
+  testutil::TempDir dir;
+  std::string p = edited(dir, "qwen3.5-35b-a3b", [](Json& j) { j["text_config"]["attn_output_gate"] = false; });
+  CHECK(count_of(p).total == 34660610688u - 83886080u);
+}
