@@ -476,4 +476,14 @@ TEST_CASE("explain --config: Qwen3.5-35B-A3B's language model is Qwen3-Next's ki
   testutil::TempDir dir;
   std::string p = edited(dir, "qwen3.5-35b-a3b", [](Json& j) { j["text_config"]["attn_output_gate"] = false; });
   CHECK(count_of(p).total == 34660610688u - 83886080u);
+  // Its vision tower is Qwen3-VL's without the DeepStack mergers: with Qwen3-VL-30B-A3B's
+  // vision_config numbers (worked in the Qwen3-VL case) 538,631,408 − 92,060,160 = 446,571,248.
+  p = edited(dir, "qwen3.5-35b-a3b", [](Json& j) {
+    j["vision_config"] = {{"depth", 27},      {"hidden_size", 1152}, {"intermediate_size", 4304}, {"in_channels", 3},
+                          {"num_heads", 16},  {"patch_size", 16},    {"temporal_patch_size", 2},  {"spatial_merge_size", 2},
+                          {"out_hidden_size", 2048}, {"num_position_embeddings", 2304}};
+  });
+  FamilyCount v = count_of(p);
+  CHECK(v.vision_total == 446571248u);
+  CHECK(v.total_with_vision == 34660610688u + 446571248u);
 }
