@@ -854,6 +854,16 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
       if (auto it = x.find(k); it != x.end() && active_value(*it)) c.count_keys.push_back(k);
     }
     for (const auto& [k, v] : x.items()) c.values[k] = value_of(v);
+    // A default is what the class implies, not what the file declares (the audit says so).
+    if (const Family* row = find_family(c.family.empty() ? c.model_type : c.family); row && !c.defaulted.empty()) {
+      for (const auto& [field, key] : c.key_of) {
+        for (const auto& [k, v] : row->defaults) {
+          if (k == key && std::find(c.defaulted.begin(), c.defaulted.end(), k + " " + std::to_string(v)) != c.defaulted.end()) {
+            c.derived_from[field] = row->defaults_from + "'s default " + std::to_string(v);
+          }
+        }
+      }
+    }
     if (c.family.empty()) resolve_family(c);
   }
 

@@ -415,6 +415,11 @@ TEST_CASE("explain --config: Gemma 3 4B is 4.30B: the language model from Gemma3
   CHECK(has_note(f, "not in the config, so Gemma3TextConfig's defaults: vocab_size 262208, num_attention_heads 8, "
                     "num_key_value_heads 4, head_dim 256, sliding_window_pattern 6, max_position_embeddings 131072"));
   CHECK(has_note(f, "vision_config.num_channels is not given: SiglipVisionConfig's default 3"));
+  // For the audit's declared-vs-found table a default is implied by the class, not declared.
+  ModelConfig c = read_model_config(config("gemma-3-4b-it"));
+  CHECK(c.derived_from.at("heads") == "Gemma3TextConfig's default 8");
+  CHECK(c.derived_from.at("vocab") == "Gemma3TextConfig's default 262208");
+  CHECK(c.derived_from.count("hidden") == 0);  // hidden_size 2560 is in the file
   // K/V: 34 · 4 · 2·256 · 2 bytes = 139,264 per token; 5 full layers and 29 over 1,024 tokens.
   CHECK(f.kv_bytes_per_token == 139264u);
   CHECK(kv_at(f, 4096, 16) == 5u * 4096u * 4096u + 29u * 4096u * 1024u);
