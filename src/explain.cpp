@@ -287,7 +287,8 @@ std::string explain_config(const std::string& path, const ConfigExplainOptions& 
   const FamilyCount& f = v.count;
   std::ostringstream out;
   if (f.estimate) {
-    out << "Estimate for model_type " << c.model_type << ", read as " << f.estimated_as << " (" << path
+    out << "Estimate for model_type " << c.model_type << (c.read_as.empty() ? "" : " (" + c.read_as + ")") << ", read as "
+        << f.estimated_as << " (" << path
         << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << "), an estimate\n\n";
   } else {
     out << f.family << " (model_type " << c.model_type << (c.read_as.empty() ? "" : ", " + c.read_as) << ", " << path

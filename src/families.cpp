@@ -796,6 +796,16 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
         for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
         c.read_as = "its text_config (" + type + ") and its vision_config counted";
       }
+    } else if (auto it = j.find("text_config"); !find_family(c.model_type) && it != j.end() && it->is_object() &&
+                                                 !j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model")) {
+      // A wrapper headcount does not know, holding the language model in text_config: that is read
+      // (by its own row when its model_type is known, else as an estimate), the rest is not.
+      t = &*it;
+      std::string type;
+      if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
+      if (find_family(type)) c.family = type;
+      c.read_as = "its text_config" + (type.empty() ? std::string() : " (" + type + ")") + " counted; the rest of the " +
+                  c.model_type + " config (a vision or audio tower) is not";
     }
     // A family's configuration class fills what the file leaves out (gemma-3-4b-it's text_config
     // names 6 keys): those defaults, each noted.
@@ -1900,10 +1910,8 @@ FamilyCount family_count_or_explain(const ModelConfig& config) {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     }
     for (const auto& k : keys) missing += (missing.empty() ? "" : ", ") + k;
-    const bool nested = estimate && c.values.count("text_config");
     throw InputError("model config '" + c.file + "': the " + name + " formula needs a number the config does not give" +
-                     (missing.empty() ? std::string(" (or one that does not fit in 64 bits)") : " (" + missing + ")") +
-                     (nested ? "; an estimate reads the config's own fields, not its text_config" : ""));
+                     (missing.empty() ? std::string(" (or one that does not fit in 64 bits)") : " (" + missing + ")"));
   }
   return *f;
 }
