@@ -745,6 +745,43 @@ std::string without_python_constants(const std::string& text) {
   return out;
 }
 
+// The object a config's language model is read from: the config itself, a known wrapper's
+// text_config (with its vision_config kept for the tower), or an unknown wrapper's text_config.
+const json* language_model(ModelConfig& c, const json& j, const std::string& path) {
+  // A multimodal wrapper (Llama 4, Gemma 3): its text_config is the language model counted.
+  const json* t = &j;
+  if (const Family* inner = wrapped_by(c.model_type)) {
+    auto it = j.find("text_config");
+    if (it == j.end() || !it->is_object()) {
+      throw InputError("model config '" + path + "': a " + c.model_type + " config without a text_config object");
+    }
+    t = &*it;
+    std::string type = inner->types[0];
+    if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
+    if (std::find(inner->types.begin(), inner->types.end(), type) == inner->types.end()) {
+      throw InputError("model config '" + path + "': text_config's model_type is '" + type + "', not " + inner->types[0]);
+    }
+    c.family = type;
+    c.read_as = "its text_config (" + type + ") counted, not the vision encoder";
+    // Without a vision_config, the language model alone is counted, and said so.
+    if (auto v = j.find("vision_config"); inner->vision != Vision::None && v != j.end() && v->is_object()) {
+      for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
+      c.read_as = "its text_config (" + type + ") and its vision_config counted";
+    }
+  } else if (auto it = j.find("text_config"); !find_family(c.model_type) && it != j.end() && it->is_object() &&
+                                               !j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model")) {
+    // A wrapper headcount does not know, holding the language model in text_config: that is read
+    // (by its own row when its model_type is known, else as an estimate), the rest is not.
+    t = &*it;
+    std::string type;
+    if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
+    if (find_family(type)) c.family = type;
+    c.read_as = "its text_config" + (type.empty() ? std::string() : " (" + type + ")") + " counted; the rest of the " +
+                c.model_type + " config (a vision or audio tower) is not";
+  }
+  return t;
+}
+
 ModelConfig parse_config(const std::string& text, const std::string& path) {
   json j = json::parse(without_python_constants(text), nullptr, false);
   if (j.is_discarded()) throw InputError("model config '" + path + "' is not valid JSON");
@@ -776,37 +813,7 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
         if (a.is_string()) c.architectures.push_back(a.get<std::string>());
       }
     }
-    // A multimodal wrapper (Llama 4, Gemma 3): its text_config is the language model counted.
-    const json* t = &j;
-    if (const Family* inner = wrapped_by(c.model_type)) {
-      auto it = j.find("text_config");
-      if (it == j.end() || !it->is_object()) {
-        throw InputError("model config '" + path + "': a " + c.model_type + " config without a text_config object");
-      }
-      t = &*it;
-      std::string type = inner->types[0];
-      if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
-      if (std::find(inner->types.begin(), inner->types.end(), type) == inner->types.end()) {
-        throw InputError("model config '" + path + "': text_config's model_type is '" + type + "', not " + inner->types[0]);
-      }
-      c.family = type;
-      c.read_as = "its text_config (" + type + ") counted, not the vision encoder";
-      // Without a vision_config, the language model alone is counted, and said so.
-      if (auto v = j.find("vision_config"); inner->vision != Vision::None && v != j.end() && v->is_object()) {
-        for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
-        c.read_as = "its text_config (" + type + ") and its vision_config counted";
-      }
-    } else if (auto it = j.find("text_config"); !find_family(c.model_type) && it != j.end() && it->is_object() &&
-                                                 !j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model")) {
-      // A wrapper headcount does not know, holding the language model in text_config: that is read
-      // (by its own row when its model_type is known, else as an estimate), the rest is not.
-      t = &*it;
-      std::string type;
-      if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
-      if (find_family(type)) c.family = type;
-      c.read_as = "its text_config" + (type.empty() ? std::string() : " (" + type + ")") + " counted; the rest of the " +
-                  c.model_type + " config (a vision or audio tower) is not";
-    }
+    const json* t = language_model(c, j, path);
     // A family's configuration class fills what the file leaves out (gemma-3-4b-it's text_config
     // names 6 keys): those defaults, each noted.
     json filled;
