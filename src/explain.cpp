@@ -286,8 +286,19 @@ std::string explain_config(const std::string& path, const ConfigExplainOptions& 
   const ModelConfig& c = v.config;
   const FamilyCount& f = v.count;
   std::ostringstream out;
-  out << f.family << " (model_type " << c.model_type << (c.read_as.empty() ? "" : ", " + c.read_as) << ", " << path
-      << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << ")\n\n";
+  if (f.estimate) {
+    out << "Estimate for model_type " << c.model_type << (c.read_as.empty() ? "" : " (" + c.read_as + ")") << ", read as "
+        << f.estimated_as << " (" << path
+        << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << "), an estimate\n\n";
+  } else {
+    out << f.family << " (model_type " << c.model_type << (c.read_as.empty() ? "" : ", " + c.read_as) << ", " << path
+        << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << ")";
+    if (f.total_with_vision) {
+      out << " in the language model, " << with_commas(*f.total_with_vision) << " (" << approx(*f.total_with_vision)
+          << ") with the vision tower";
+    }
+    out << "\n\n";
+  }
   size_t w = 0;
   for (const auto& p : f.parts) w = std::max(w, p.part.size());
   for (const auto& p : f.parts) {
@@ -295,6 +306,18 @@ std::string explain_config(const std::string& path, const ConfigExplainOptions& 
     out << head << renderers::wrap(p.formula, head.size(), head.size()) << "\n";
   }
   out << "  total" << std::string(w - 3, ' ') << with_commas(f.total) << " (" << approx(f.total) << ")\n";
+  if (f.total_with_vision) {
+    size_t vw = 0;
+    for (const auto& p : f.vision_parts) vw = std::max(vw, p.part.size());
+    out << "\n  vision tower (vision_config):\n";
+    for (const auto& p : f.vision_parts) {
+      std::string head = "  " + p.part + std::string(vw - p.part.size() + 2, ' ');
+      out << head << renderers::wrap(p.formula, head.size(), head.size()) << "\n";
+    }
+    out << "  total" << std::string(vw - 3, ' ') << with_commas(f.vision_total) << " (" << approx(f.vision_total) << ")\n";
+    out << "\n  language model and vision tower " << with_commas(*f.total_with_vision) << " (" << approx(*f.total_with_vision)
+        << ")\n";
+  }
   if (f.active) {
     std::string line = "active per token " + with_commas(*f.active) + " (" + approx(*f.active) + "): " + f.active_formula;
     if (f.active_without_embedding && *f.active_without_embedding != *f.active) {
@@ -385,6 +408,18 @@ std::string explain_config_json(const std::string& path, const ConfigExplainOpti
     j["mtp"] = {{"parameters", f.mtp_total}, {"formula", f.mtp[0].formula}};
   } else {
     j["mtp"] = nullptr;
+  }
+  if (f.total_with_vision) {
+    J parts = J::array();
+    for (const auto& p : f.vision_parts) parts.push_back({{"part", p.part}, {"parameters", p.parameters}, {"formula", p.formula}});
+    j["vision"] = {{"parts", parts}, {"total", f.vision_total}, {"total_with_language_model", *f.total_with_vision}};
+  } else {
+    j["vision"] = nullptr;
+  }
+  if (f.estimate) {
+    j["estimate"] = {{"read_as", f.estimated_as}, {"not_understood", f.not_understood}};
+  } else {
+    j["estimate"] = nullptr;
   }
   j["notes"] = f.notes;
   return j.dump(2) + "\n";

@@ -45,6 +45,7 @@ enum class Mixer {
   Chunked,  // softmax attention within fixed chunks of `attention_chunk_size` tokens (Llama 4)
   Linear,   // Gated DeltaNet (Qwen3-Next): a recurrent state, no K/V
   Mamba,    // a selective state space (Mamba-1, Jamba): a recurrent state, no K/V
+  Mamba2,   // Mamba-2 (Nemotron-H): heads × head_dim wide, grouped B and C; a recurrent state
 };
 
 // The feed-forward of a dense layer and of one expert.
@@ -53,12 +54,16 @@ enum class Mlp {
   Gated,  // gate, up and down (or gate_up fused): 3·h·f (+ 2·f + h with biases)
 };
 
+// The vision tower beside a wrapper's text_config: none counted, or Qwen3-VL's (a ViT with a patch
+// merger and DeepStack mergers, or Gemma 3's SigLIP encoder and its projector).
+enum class Vision { None, Qwen3VL, Qwen35, Siglip };
+
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
 
-// A router's bias: DeepSeek's e_score_correction_bias when topk_method is noaux_tc, or always
-// (gpt-oss).
-enum class RouterBias { FromTopk, Always };
+// A router's bias: DeepSeek's e_score_correction_bias when topk_method is noaux_tc, always (gpt-oss),
+// or a score-correction bias always (Nemotron-H's e_score_correction_bias, kept in its checkpoints).
+enum class RouterBias { FromTopk, Always, ScoreAlways };
 
 // Layers l with l % P == O: P the config's value of `period` (`period_default` when it is absent
 // or not positive), O = 0, P − 1, or the value of `offset` (`offset_default`).
@@ -88,6 +93,10 @@ struct MixerLayers {
   const char* enabled_by = nullptr;   // a boolean key; unless true, every layer is Full
   const char* full_before = nullptr;  // the layers before this many are Full
   bool layer_types = false;           // the config's layer_types, when given, names each layer
+  // Nemotron-H: each layer is one block, named by a character of this key's string (M Mamba-2,
+  // * attention, - feed-forward, E experts) or by a name of `blocks` (mamba, attention, mlp, moe).
+  const char* pattern = nullptr;
+  const char* blocks = nullptr;
 };
 
 // One family: what a layer holds, which config keys say it, and what the config may leave out.
@@ -95,6 +104,10 @@ struct Family {
   std::vector<std::string> types;     // model_type names
   std::vector<std::string> classes;   // Hugging Face classes (`architectures`) that build it
   std::vector<std::string> wrappers;  // model_types whose text_config is this family (llama4)
+  // The configuration class's defaults for keys a config may leave out, and the class's name.
+  std::vector<std::pair<std::string, int64_t>> defaults;
+  std::string defaults_from;
+  Vision vision = Vision::None;       // the wrappers' vision tower, counted from their vision_config
   std::string name;                   // as shown
   // Embeddings: tokens always; learned positions (max_position_embeddings) and token types.
   bool positions = false, token_types = false;
@@ -102,8 +115,11 @@ struct Family {
   Attention attention = Attention::Heads;
   Bias qkv_bias = Bias::FromConfig, o_bias = Bias::FromConfig, mlp_bias = Bias::FromConfig;
   bool qk_norm = false;      // q_norm and k_norm of head_dim in every attention layer
+  const char* qk_norm_key = nullptr;  // ... or when this boolean key is true (GLM-4.5's use_qk_norm)
+  bool qk_norm_width = false;  // OLMo 2: q_norm over all heads · head_dim, k_norm over K/V heads · head_dim
   bool gated_query = false;  // Q projects twice the width: the query and a sigmoid gate on the output
   bool sinks = false;        // one learned logit per head, beside the scores
+  bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer
   bool derive_head_dim = true;  // head_dim, when absent, is width / heads (else it must be given)
   // Which layers attend, slide, chunk or recur, and the windows.
   MixerLayers layers;
@@ -128,6 +144,7 @@ struct Family {
   bool experts = false;
   const char* expert_size = "moe_intermediate_size";
   bool expert_bias = false;  // gate_up and down biases in every expert
+  Mlp expert_mlp = Mlp::Gated;  // an expert's (and a shared expert's) feed-forward
   RouterBias router_bias = RouterBias::FromTopk;
   ExpertLayers expert_layers;
   const char* shared_count = nullptr;  // shared experts per MoE layer (n_shared_experts) ...
@@ -161,7 +178,12 @@ const std::vector<std::string> kCountKeys = {
     "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "attn_layer_period",
     "attn_layer_offset", "expert_layer_period", "expert_layer_offset", "mamba_d_state", "mamba_d_conv",
     "mamba_expand", "mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms",
-    "hybrid_override_pattern", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "layers_block_type"};
+    "hybrid_override_pattern", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "layers_block_type",
+    // Mamba-2 (Nemotron-H) and its experts
+    "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias",
+    "moe_shared_expert_intermediate_size", "moe_latent_size", "mtp_layers_block_type",
+    // DeepSeek sparse attention's indexer
+    "index_n_heads", "index_head_dim", "index_topk", "attn_output_gate", "mtp_num_hidden_layers"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -261,7 +283,11 @@ const std::vector<Family>& families() {
       t.push_back(f);
     }
     {
+      // Qwen3, and Qwen3-VL's language model (qwen3_vl_text in a qwen3_vl config beside its vision tower).
       Family f = decoder("qwen3", "Qwen3", "Qwen3ForCausalLM");
+      f.types.push_back("qwen3_vl_text");
+      f.wrappers = {"qwen3_vl"};
+      f.vision = Vision::Qwen3VL;
       f.qk_norm = true;
       qwen_windows(f);
       t.push_back(f);
@@ -275,6 +301,9 @@ const std::vector<Family>& families() {
     }
     {
       Family f = decoder("qwen3_moe", "Qwen3-MoE", "Qwen3MoeForCausalLM");
+      f.types.push_back("qwen3_vl_moe_text");  // Qwen3-VL-MoE's language model
+      f.wrappers = {"qwen3_vl_moe"};
+      f.vision = Vision::Qwen3VL;
       f.qk_norm = true;
       f.expert_layers.every = {"decoder_sparse_step", 1, EveryNth::At::Last};
       f.expert_layers.dense_list = "mlp_only_layers";
@@ -283,9 +312,10 @@ const std::vector<Family>& families() {
       qwen_windows(f);
       t.push_back(f);
     }
-    for (const char* v : {"deepseek_v2", "deepseek_v3"}) {
-      const bool v3 = v == std::string("deepseek_v3");
-      Family f = decoder(v, v3 ? "DeepSeek-V3" : "DeepSeek-V2", v3 ? "DeepseekV3ForCausalLM" : "DeepseekV2ForCausalLM");
+    for (const char* v : {"deepseek_v2", "deepseek_v3", "deepseek_v32"}) {
+      const bool v32 = v == std::string("deepseek_v32"), v3 = v32 || v == std::string("deepseek_v3");
+      Family f = decoder(v, v32 ? "DeepSeek-V3.2" : v3 ? "DeepSeek-V3" : "DeepSeek-V2",
+                         v32 ? "DeepseekV32ForCausalLM" : v3 ? "DeepseekV3ForCausalLM" : "DeepseekV2ForCausalLM");
       f.attention = Attention::Latent;
       f.expert_layers.every = {"moe_layer_freq"};
       f.expert_layers.first = "first_k_dense_replace";
@@ -296,6 +326,10 @@ const std::vector<Family>& families() {
       if (v3) {
         f.mtp = "num_nextn_predict_layers";
         f.reads.push_back("num_nextn_predict_layers");
+      }
+      if (v32) {  // DeepSeek sparse attention: a lightning indexer beside each layer's MLA
+        f.indexer = true;
+        f.reads.insert(f.reads.end(), {"index_n_heads", "index_head_dim", "index_topk"});
       }
       t.push_back(f);
     }
@@ -338,6 +372,12 @@ const std::vector<Family>& families() {
                  "max_position_embeddings", "layer_types", "sliding_window"};
       if (g3) {
         f.wrappers = {"gemma3"};
+        f.vision = Vision::Siglip;
+        f.defaults = {{"vocab_size", 262208},      {"hidden_size", 2304},          {"intermediate_size", 9216},
+                      {"num_hidden_layers", 26},   {"num_attention_heads", 8},     {"num_key_value_heads", 4},
+                      {"head_dim", 256},           {"sliding_window", 4096},       {"sliding_window_pattern", 6},
+                      {"max_position_embeddings", 131072}};
+        f.defaults_from = "Gemma3TextConfig";
         f.reads.push_back("sliding_window_pattern");
       }
       t.push_back(f);
@@ -371,6 +411,21 @@ const std::vector<Family>& families() {
                  "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "layer_types",
                  "full_attention_interval", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
                  "linear_value_head_dim", "linear_conv_kernel_dim", "num_nextn_predict_layers"};
+      t.push_back(f);
+      // Qwen3.5-MoE's language model (qwen3_5_moe_text in a qwen3_5_moe config beside its vision
+      // tower): Qwen3-Next's layers (its Gated DeltaNet projections split into in_proj_qkv, _z, _b
+      // and _a, the same sizes), the query's output gate when attn_output_gate, its MTP layers in
+      // mtp_num_hidden_layers.
+      f.types = {"qwen3_5_moe_text"};
+      f.classes = {"Qwen3_5MoeForCausalLM"};
+      f.wrappers = {"qwen3_5_moe"};
+      f.name = "Qwen3.5-MoE";
+      f.vision = Vision::Qwen35;
+      f.mtp = "mtp_num_hidden_layers";
+      f.mtp_default = 0;
+      f.mtp_note.clear();
+      f.reads.back() = "mtp_num_hidden_layers";
+      f.reads.push_back("attn_output_gate");
       t.push_back(f);
     }
     {
@@ -410,6 +465,76 @@ const std::vector<Family>& families() {
                  "num_experts", "num_experts_per_tok", "attn_layer_period", "attn_layer_offset", "expert_layer_period",
                  "expert_layer_offset", "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank",
                  "mamba_conv_bias", "mamba_proj_bias", "mamba_inner_layernorms"};
+      t.push_back(f);
+    }
+    {
+      // SmolLM3: LLaMA's layers; every no_rope_layer_interval-th layer (or each 0 in no_rope_layers)
+      // skips RoPE, which has no parameters; sliding layers only with use_sliding_window.
+      Family f = decoder("smollm3", "SmolLM3", "SmolLM3ForCausalLM");
+      f.experts = false;
+      qwen_windows(f);
+      f.reads.insert(f.reads.end(), {"no_rope_layers", "no_rope_layer_interval"});
+      t.push_back(f);
+    }
+    {
+      // OLMo 2: norms after attention and after the feed-forward (none before), q and k normed over
+      // the whole projection's width, not per head.
+      Family f = decoder("olmo2", "OLMo 2", "Olmo2ForCausalLM");
+      f.qk_norm_width = true;
+      f.experts = false;
+      f.reads = reads({});
+      t.push_back(f);
+    }
+    {
+      // MiniMax-M2: every layer a mixture of gated experts of intermediate_size with a sigmoid router
+      // and its e_score_correction_bias, no shared expert; attention without biases, q and k normed
+      // over the whole width (q_norm of heads · head_dim, k_norm of K/V heads · head_dim).
+      Family f = decoder("minimax_m2", "MiniMax-M2", "MiniMaxM2ForCausalLM");
+      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+      f.qk_norm_width = true;
+      f.expert_size = "intermediate_size";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+                 "num_local_experts", "num_experts_per_tok", "use_qk_norm"};
+      t.push_back(f);
+    }
+    {
+      // GLM-4.5 (glm4_moe): grouped attention with q/k/v biases (attention_bias) and no o bias, q and
+      // k normed when use_qk_norm; dense layers before first_k_dense_replace, then experts with
+      // n_shared_experts shared ones of moe_intermediate_size and a router whose
+      // e_score_correction_bias is always kept; MTP layers as DeepSeek-V3's.
+      Family f = decoder("glm4_moe", "GLM-4.5", "Glm4MoeForCausalLM");
+      f.o_bias = Bias::None;
+      f.qk_norm_key = "use_qk_norm";
+      f.expert_layers.first = "first_k_dense_replace";
+      f.shared_count = "n_shared_experts";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.mtp = "num_nextn_predict_layers";
+      // decoder_sparse_step is in GLM's configs but Glm4MoeModel does not read it: every layer from
+      // first_k_dense_replace on is a MoE layer.
+      f.reads = reads({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                       "first_k_dense_replace", "topk_method", "use_qk_norm", "num_nextn_predict_layers",
+                       "decoder_sparse_step"});
+      t.push_back(f);
+    }
+    {
+      // Nemotron-H (and Nemotron 3): each layer one block behind one RMSNorm: Mamba-2 (M), attention
+      // without biases (*), a squared-ReLU feed-forward of up and down (-), or experts of up and down
+      // with one shared expert and a sigmoid router with a score-correction bias (E).
+      Family f = decoder("nemotron_h", "Nemotron-H", "NemotronHForCausalLM");
+      f.qkv_bias = f.o_bias = Bias::None;
+      f.mlp = f.expert_mlp = Mlp::Plain;
+      f.norms_per_layer = 1;
+      f.layers.pattern = "hybrid_override_pattern";
+      f.layers.blocks = "layers_block_type";
+      f.shared_fixed = 1;
+      f.shared_size = "moe_shared_expert_intermediate_size";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "use_bias",
+                 "max_position_embeddings", "hybrid_override_pattern", "layers_block_type", "mamba_num_heads",
+                 "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias", "n_routed_experts",
+                 "num_experts_per_tok", "moe_intermediate_size", "moe_shared_expert_intermediate_size",
+                 "n_shared_experts"};
       t.push_back(f);
     }
     {
@@ -620,6 +745,43 @@ std::string without_python_constants(const std::string& text) {
   return out;
 }
 
+// The object a config's language model is read from: the config itself, a known wrapper's
+// text_config (with its vision_config kept for the tower), or an unknown wrapper's text_config.
+const json* language_model(ModelConfig& c, const json& j, const std::string& path) {
+  // A multimodal wrapper (Llama 4, Gemma 3): its text_config is the language model counted.
+  const json* t = &j;
+  if (const Family* inner = wrapped_by(c.model_type)) {
+    auto it = j.find("text_config");
+    if (it == j.end() || !it->is_object()) {
+      throw InputError("model config '" + path + "': a " + c.model_type + " config without a text_config object");
+    }
+    t = &*it;
+    std::string type = inner->types[0];
+    if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
+    if (std::find(inner->types.begin(), inner->types.end(), type) == inner->types.end()) {
+      throw InputError("model config '" + path + "': text_config's model_type is '" + type + "', not " + inner->types[0]);
+    }
+    c.family = type;
+    c.read_as = "its text_config (" + type + ") counted, not the vision encoder";
+    // Without a vision_config, the language model alone is counted, and said so.
+    if (auto v = j.find("vision_config"); inner->vision != Vision::None && v != j.end() && v->is_object()) {
+      for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
+      c.read_as = "its text_config (" + type + ") and its vision_config counted";
+    }
+  } else if (auto it = j.find("text_config"); !find_family(c.model_type) && it != j.end() && it->is_object() &&
+                                               !j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model")) {
+    // A wrapper headcount does not know, holding the language model in text_config: that is read
+    // (by its own row when its model_type is known, else as an estimate), the rest is not.
+    t = &*it;
+    std::string type;
+    if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
+    if (find_family(type)) c.family = type;
+    c.read_as = "its text_config" + (type.empty() ? std::string() : " (" + type + ")") + " counted; the rest of the " +
+                c.model_type + " config (a vision or audio tower) is not";
+  }
+  return t;
+}
+
 ModelConfig parse_config(const std::string& text, const std::string& path) {
   json j = json::parse(without_python_constants(text), nullptr, false);
   if (j.is_discarded()) throw InputError("model config '" + path + "' is not valid JSON");
@@ -651,28 +813,25 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
         if (a.is_string()) c.architectures.push_back(a.get<std::string>());
       }
     }
-    // A multimodal wrapper (Llama 4, Gemma 3): its text_config is the language model counted.
-    const json* t = &j;
-    if (const Family* inner = wrapped_by(c.model_type)) {
-      auto it = j.find("text_config");
-      if (it == j.end() || !it->is_object()) {
-        throw InputError("model config '" + path + "': a " + c.model_type + " config without a text_config object");
+    const json* t = language_model(c, j, path);
+    // A family's configuration class fills what the file leaves out (gemma-3-4b-it's text_config
+    // names 6 keys): those defaults, each noted.
+    json filled;
+    if (const Family* row = find_family(c.family.empty() ? c.model_type : c.family); row && !row->defaults.empty()) {
+      filled = *t;
+      for (const auto& [key, v] : row->defaults) {
+        if (filled.contains(key) && !filled[key].is_null()) continue;
+        filled[key] = v;
+        c.defaulted.push_back(key + " " + std::to_string(v));
       }
-      t = &*it;
-      std::string type = inner->types[0];
-      if (auto mt = t->find("model_type"); mt != t->end() && mt->is_string()) type = mt->get<std::string>();
-      if (type != inner->types[0]) {
-        throw InputError("model config '" + path + "': text_config's model_type is '" + type + "', not " + inner->types[0]);
-      }
-      c.family = type;
-      c.read_as = "its text_config (" + type + ") counted, not the vision encoder";
+      t = &filled;
     }
     const json& x = *t;
     c.layers = integer(c, "layers", x, {"num_hidden_layers", "n_layer", "num_layers"});
     c.hidden = integer(c, "hidden", x, {"hidden_size", "n_embd", "d_model"});
     c.heads = integer(c, "heads", x, {"num_attention_heads", "n_head", "num_heads"});
     c.kv_heads = integer(c, "kv_heads", x, {"num_key_value_heads"});
-    c.head_dim = integer(c, "head_dim", x, {"head_dim"});
+    c.head_dim = integer(c, "head_dim", x, {"head_dim", "attention_head_dim"});
     c.intermediate = integer(c, "intermediate", x, {"intermediate_size", "n_inner", "d_ff"});
     c.vocab = integer(c, "vocab", x, {"vocab_size"});
     c.max_positions = integer(c, "max_positions", x, {"max_position_embeddings", "n_positions"});
@@ -712,6 +871,16 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
       if (auto it = x.find(k); it != x.end() && active_value(*it)) c.count_keys.push_back(k);
     }
     for (const auto& [k, v] : x.items()) c.values[k] = value_of(v);
+    // A default is what the class implies, not what the file declares (the audit says so).
+    if (const Family* row = find_family(c.family.empty() ? c.model_type : c.family); row && !c.defaulted.empty()) {
+      for (const auto& [field, key] : c.key_of) {
+        for (const auto& [k, v] : row->defaults) {
+          if (k == key && std::find(c.defaulted.begin(), c.defaulted.end(), k + " " + std::to_string(v)) != c.defaulted.end()) {
+            c.derived_from[field] = row->defaults_from + "'s default " + std::to_string(v);
+          }
+        }
+      }
+    }
     if (c.family.empty()) resolve_family(c);
   }
 
@@ -728,6 +897,7 @@ const char* mixer_name(Mixer m) {
     case Mixer::Chunked: return "chunked";
     case Mixer::Linear: return "linear";
     case Mixer::Mamba: return "mamba";
+    case Mixer::Mamba2: return "mamba2";
   }
   return "";
 }
@@ -786,6 +956,7 @@ class Counter {
   }
   bool picks(const EveryNth& e, int64_t l) const;
   bool expert_layer(int64_t l) const;
+  bool qk_norm() const { return c_.qk_norm || (f_.qk_norm_key && flag(f_.qk_norm_key).value_or(false)); }
   bool bias(Bias b, bool from_config) const { return b == Bias::Always || (b == Bias::FromConfig && from_config); }
   bool read_layer_types();
   bool read_list(const char* key, std::vector<Int>& out);
@@ -793,6 +964,9 @@ class Counter {
   bool attention(Int& n, std::string& formula);
   bool linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  bool mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  bool plan_blocks();
+  bool indexer(Int& n, std::string& formula);
   std::string expert_formula(Int size) const;
   // run()'s stages, in order.
   bool required();
@@ -818,10 +992,16 @@ class Counter {
   // What the stages learn: the layers of each mixer kind and the MoE layers; the sizes; one layer
   // of each mixer with its formula and state.
   bool moe_ = false, router_bias_ = false;
-  int64_t kinds_[5] = {0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
+  int64_t kinds_[6] = {0, 0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
+  // Families of one block per layer (Nemotron-H): the feed-forward layers, apart from the mixers.
+  bool single_block_ = false;
+  int64_t mlp_layers_ = 0;
+  Int ssm2_conv_, ssm2_ssm_;  // a Mamba-2 layer's state: the conv's inputs and the SSM's
+  Int lin_conv_, lin_ssm_;    // a Gated DeltaNet layer's
   Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
-  Int attn_, linear_, ssm_, linear_state_, ssm_state_;
-  std::string attn_formula_, linear_formula_, ssm_formula_, linear_state_formula_, ssm_state_formula_;
+  Int attn_, linear_, ssm_, ssm2_, linear_state_, ssm_state_, ssm2_state_;
+  std::string attn_formula_, linear_formula_, ssm_formula_, ssm2_formula_, linear_state_formula_, ssm_state_formula_,
+      ssm2_state_formula_;
 };
 
 bool Counter::picks(const EveryNth& e, int64_t l) const {
@@ -916,8 +1096,9 @@ bool Counter::attention(Int& n, std::string& formula) {
       if (!KV.positive()) missing_.push_back(c_.key_of.at("kv_heads"));
       if (!d.positive()) missing_.push_back(c_.key_of.at("head_dim"));
       if (!KV.positive() || !d.positive()) return false;
-      const int q = f_.gated_query ? 2 : 1;
-      const std::string qs = f_.gated_query ? "2·" : "";
+      const bool gated = f_.gated_query && flag("attn_output_gate").value_or(true);
+      const int q = gated ? 2 : 1;
+      const std::string qs = gated ? "2·" : "";
       n = q * h * H * d + 2 * h * KV * d + H * d * h;
       formula = f_.attention == Attention::HeadsFused
                     ? hs + "·(" + Hs + " + 2·" + KVs + ")·" + ds + " + " + Hs + "·" + ds + "·" + hs
@@ -954,11 +1135,25 @@ bool Counter::attention(Int& n, std::string& formula) {
       n += h * (kr + rope) + kr + kr * H * (nope + vd) + H * vd * h;
       formula += " + " + hs + "·(" + kr.str() + " + " + rope.str() + ") + " + kr.str() + " + " + kr.str() + "·" + Hs + "·(" +
                  nope.str() + " + " + vd.str() + ") + " + Hs + "·" + vd.str() + "·" + hs;
+      if (f_.indexer && !indexer(n, formula)) return false;
       formula = "(" + formula + ")";
       return true;
     }
   }
   return false;
+}
+
+// DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer): wq_b from the Q latent
+// q_lora_rank → index_n_heads · index_head_dim, wk width → index_head_dim, k_norm a LayerNorm of
+// index_head_dim (weight and bias), weights_proj width → index_n_heads; no biases.
+bool Counter::indexer(Int& n, std::string& formula) {
+  Int heads = need("index_n_heads"), d = need("index_head_dim"), qr = c_.q_lora_rank, h = c_.hidden;
+  if (!qr.positive()) missing_.push_back("q_lora_rank");
+  if (!heads.positive() || !d.positive() || !qr.positive()) return false;
+  n += qr * heads * d + h * d + 2 * d + h * heads;
+  formula += " + indexer (" + qr.str() + "·" + heads.str() + "·" + d.str() + " + " + h.str() + "·" + d.str() + " + 2·" + d.str() +
+             " + " + h.str() + "·" + heads.str() + ")";
+  return true;
 }
 
 // Gated DeltaNet (Qwen3-Next): in_proj_qkvz width → 2·key + 2·value, in_proj_ba width → 2·value
@@ -977,6 +1172,8 @@ bool Counter::linear_attention(Int& n, std::string& formula, Int& state, std::st
   formula = "(" + hs + "·(2·" + khs + "·" + kds + " + 2·" + vhs + "·" + vds + ") + " + hs + "·2·" + vhs + " + " + convs + "·" +
             k.str() + " + 2·" + vhs + " + " + vds + " + " + vhs + "·" + vds + "·" + hs + ")";
   state = (k - 1) * conv + vh * kd * vd;
+  lin_conv_ = (k - 1) * conv;
+  lin_ssm_ = vh * kd * vd;
   state_formula = "(conv " + (k - 1).str() + "·" + convs + " + state " + vhs + "·" + kds + "·" + vds + ")";
   return true;
 }
@@ -1019,10 +1216,42 @@ bool Counter::mamba(Int& n, std::string& formula, Int& state, std::string& state
   return true;
 }
 
+// A Mamba-2 mixer (Nemotron-H), inner I = heads × head_dim (not expand × width), B and C in G groups
+// of state N, conv_dim = I + 2·G·N: in_proj width → I (gate) + conv_dim + heads (dt), a depthwise
+// conv1d over conv_dim with its bias, dt_bias, A_log and D per head, a gated RMSNorm of I, out_proj
+// I → width. Its state: the conv's last k − 1 inputs and heads × head_dim × N.
+bool Counter::mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula) {
+  Int H = need("mamba_num_heads"), d = need("mamba_head_dim"), N = need("ssm_state_size"), G = need("n_groups"),
+      k = need("conv_kernel"), h = c_.hidden;
+  if (!H.positive() || !d.positive() || !N.positive() || !G.positive() || !k.positive()) return false;
+  const bool conv_bias = flag("use_conv_bias").value_or(true), proj_bias = flag("use_bias").value_or(false);
+  Int I = H * d, conv = I + 2 * G * N;
+  std::string hs = h.str(), Is = I.str(), cs = conv.str(), Hs = H.str();
+  n = h * (I + conv + H) + conv * k + 3 * H + I + I * h;
+  formula = hs + "·(" + Is + " + " + cs + " + " + Hs + ") + " + cs + "·" + k.str() + " + 3·" + Hs + " + " + Is + " + " + Is +
+            "·" + hs;
+  if (conv_bias) {
+    n += conv;
+    formula += " + " + cs + " (conv bias)";
+  }
+  if (proj_bias) {
+    n += I + conv + H + h;
+    formula += " + " + Is + " + " + cs + " + " + Hs + " + " + hs + " (projection biases)";
+  }
+  formula = "(" + formula + ")";
+  state = (k - 1) * conv + H * d * N;
+  ssm2_conv_ = (k - 1) * conv;
+  ssm2_ssm_ = H * d * N;
+  state_formula = "(conv " + (k - 1).str() + "·" + cs + " + state " + Hs + "·" + d.str() + "·" + N.str() + ")";
+  out_.notes.push_back("the Mamba-2 width is mamba_num_heads · mamba_head_dim = " + Hs + "·" + d.str() + " = " + Is +
+                       " (not expand · hidden_size); conv_dim " + Is + " + 2·" + G.str() + "·" + N.str() + " = " + cs);
+  return true;
+}
+
 std::string Counter::expert_formula(Int size) const {
   std::string hs = c_.hidden.str(), fs = size.str();
   if (f_.expert_bias) return "(3·" + hs + "·" + fs + " + 2·" + fs + " + " + hs + ")";
-  return "3·" + hs + "·" + fs;
+  return (f_.expert_mlp == Mlp::Plain ? "2·" : "3·") + hs + "·" + fs;
 }
 
 // The numbers every family needs: layers, width, vocabulary; heads unless the layout is square;
@@ -1047,11 +1276,12 @@ bool Counter::plan() {
   const int64_t L = *c.layers;
   moe_ = f_.experts && c.experts.positive();
   const MixerLayers& ml = f_.layers;
-  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types;
+  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types && !ml.pattern;
   if ((moe_ || !uniform) && L > kMaxLayers) {
     if (uniform) return false;
     return fail(c.key_of.at("layers") + " is " + c.layers.str() + ", more layers than headcount reads (" + commas(kMaxLayers) + ")");
   }
+  if (ml.pattern) return plan_blocks();
   if (moe_ && !c.experts_per_token.positive()) {
     missing_.push_back("num_experts_per_tok");
     return false;
@@ -1088,6 +1318,52 @@ bool Counter::plan() {
   return true;
 }
 
+// One block per layer (Nemotron-H): the pattern string ("M-M*-E", one character a layer) or the list
+// of block names says each layer's block; the experts are counted only when a layer holds them.
+bool Counter::plan_blocks() {
+  const ModelConfig& c = c_;
+  const MixerLayers& ml = f_.layers;
+  std::vector<char> kinds;
+  const ConfigValue* p = value(ml.pattern);
+  const ConfigValue* b = value(ml.blocks);
+  const char* key = p ? ml.pattern : ml.blocks;
+  if (p) {
+    if (p->kind != ConfigValue::Kind::String) return fail(std::string(ml.pattern) + " is not a string");
+    kinds.assign(p->text.begin(), p->text.end());
+  } else if (b) {
+    if (b->kind != ConfigValue::Kind::List) return fail(std::string(ml.blocks) + " is not a list");
+    static const std::map<std::string, char> names = {{"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
+    for (const auto& x : b->items) {
+      auto it = x.kind == ConfigValue::Kind::String ? names.find(x.text) : names.end();
+      kinds.push_back(it == names.end() ? '?' : it->second);
+    }
+  } else {
+    missing_.push_back(ml.pattern);
+    return false;
+  }
+  if (!c.layers.is(static_cast<int64_t>(kinds.size()))) {
+    return fail(std::string(key) + " names " + std::to_string(kinds.size()) + " layers, and " + c.key_of.at("layers") + " is " +
+                c.layers.str());
+  }
+  for (size_t l = 0; l < kinds.size(); ++l) {
+    switch (kinds[l]) {
+      case 'M': ++kinds_[static_cast<int>(Mixer::Mamba2)]; break;
+      case '*': ++kinds_[static_cast<int>(Mixer::Full)]; break;
+      case '-': ++mlp_layers_; break;
+      case 'E': ++moe_layers_; break;
+      default:
+        return fail(std::string(key) + "[" + std::to_string(l) + "] is a layer headcount's " + f_.types[0] +
+                    " formula does not know (it knows M, *, - and E; mamba, attention, mlp and moe)");
+    }
+  }
+  single_block_ = true;
+  moe_ = moe_layers_ > 0;
+  if (moe_ && !c.experts.positive()) missing_.push_back(c.key_of.at("experts"));
+  if (moe_ && !c.experts_per_token.positive()) missing_.push_back("num_experts_per_tok");
+  attention_layers_ = kinds_[0];
+  return missing_.empty();
+}
+
 // The sizes of a dense feed-forward, an expert and a shared expert, and one layer of each mixer.
 bool Counter::sizes() {
   const ModelConfig& c = c_;
@@ -1095,15 +1371,16 @@ bool Counter::sizes() {
   i_ = f_.dense_size ? number(f_.dense_size) : c.intermediate;
   mi_ = moe_ ? (f_.expert_size == std::string("intermediate_size") ? c.intermediate : c.moe_intermediate) : Int(0);
   if (moe_ && !mi_.positive()) missing_.push_back(f_.expert_size);
-  if ((c.layers - Int(moe_layers_)).positive() && !i_.positive()) {
+  if ((single_block_ ? Int(mlp_layers_) : c.layers - Int(moe_layers_)).positive() && !i_.positive()) {
     missing_.push_back(f_.dense_size ? f_.dense_size : c.key_of.count("intermediate") ? c.key_of.at("intermediate") : "intermediate");
   }
   shared_n_ = f_.shared_count ? number(f_.shared_count) : Int(f_.shared_fixed);
   shared_size_ = f_.shared_size ? number(f_.shared_size) : mi_;
   const bool shared = moe_ && shared_n_.positive() && shared_size_.positive();
-  expert_ = 3 * h * mi_ + (f_.expert_bias ? 2 * mi_ + h : Int(0));
-  shared_params_ = shared ? shared_n_ * 3 * h * shared_size_ + (f_.shared_gate ? h : Int(0)) : Int(0);
-  router_bias_ = f_.router_bias == RouterBias::Always || c.router_bias;
+  const int up = f_.expert_mlp == Mlp::Plain ? 2 : 3;  // up and down, or gate, up and down
+  expert_ = up * h * mi_ + (f_.expert_bias ? 2 * mi_ + h : Int(0));
+  shared_params_ = shared ? shared_n_ * up * h * shared_size_ + (f_.shared_gate ? h : Int(0)) : Int(0);
+  router_bias_ = f_.router_bias != RouterBias::FromTopk || c.router_bias;
   router_ = moe_ ? h * c.experts + (router_bias_ ? c.experts : Int(0)) : Int(0);
 
   if ((attention_layers_ > 0 || f_.mtp) && !attention(attn_, attn_formula_) && attention_layers_ > 0) return false;
@@ -1111,6 +1388,7 @@ bool Counter::sizes() {
     return false;
   }
   if (kinds_[static_cast<int>(Mixer::Mamba)] && !mamba(ssm_, ssm_formula_, ssm_state_, ssm_state_formula_)) return false;
+  if (kinds_[static_cast<int>(Mixer::Mamba2)] && !mamba2(ssm2_, ssm2_formula_, ssm2_state_, ssm2_state_formula_)) return false;
   return missing_.empty();
 }
 
@@ -1138,18 +1416,21 @@ bool Counter::mixer_parts() {
     ok &= part("linear attention", Int(g) * linear_, layers_of(g, "Gated DeltaNet") + " · " + linear_formula_);
   }
   if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba)]) ok &= part("mamba", Int(s) * ssm_, layers_of(s, "Mamba") + " · " + ssm_formula_);
+  if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba2)]) {
+    ok &= part("mamba-2", Int(s) * ssm2_, layers_of(s, "Mamba-2") + " · " + ssm2_formula_);
+  }
   return ok;
 }
 
 // The dense layers' feed-forward, then the experts, shared experts and routers of the MoE layers.
 bool Counter::feed_forward_parts() {
   const ModelConfig& c = c_;
-  Int h = c.hidden, i = i_, M = Int(moe_layers_), dense_layers = c.layers - M;
+  Int h = c.hidden, i = i_, M = Int(moe_layers_), dense_layers = single_block_ ? Int(mlp_layers_) : c.layers - M;
   std::string hs = h.str(), is = i.str();
   const bool mlp_b = bias(f_.mlp_bias, c.mlp_bias);
   bool ok = true;
-  if (!moe_ || dense_layers.positive()) {
-    std::string n = moe_ ? dense_layers.str() + " dense layers" : c.layers.str();
+  if ((!moe_ && !single_block_) || dense_layers.positive()) {
+    std::string n = single_block_ ? dense_layers.str() + " feed-forward layers" : moe_ ? dense_layers.str() + " dense layers" : c.layers.str();
     if (f_.mlp == Mlp::Plain) {
       ok &= part("feed-forward", dense_layers * (2 * h * i + (mlp_b ? i + h : Int(0))),
                  n + " · (2·" + hs + "·" + is + (mlp_b ? " + " + is + " + " + hs : "") + ")");
@@ -1166,6 +1447,7 @@ bool Counter::feed_forward_parts() {
     ok &= part("shared experts", M * shared_params_, M.str() + " · " + (f_.shared_gate ? "(" + one + " + " + hs + " (gate))" : one));
   }
   std::string bias_note = f_.router_bias == RouterBias::Always ? " (bias)" : " (score bias)";
+  if (f_.router_bias == RouterBias::ScoreAlways) bias_note = " (score-correction bias)";
   ok &= part("routers", M * router_, M.str() + " · " + hs + "·" + E.str() + (router_bias_ ? " + " + E.str() + bias_note : ""));
   out_.moe_layers = moe_layers_;
   out_.experts = *E;
@@ -1192,7 +1474,10 @@ bool Counter::closing_parts() {
     norms += w * h;
     formula += " + " + width(w);
   }
-  if (c.qk_norm && attention_layers_ > 0) {
+  if (f_.qk_norm_width && attention_layers_ > 0) {
+    norms += A * (c.heads + c.kv_heads) * c.head_dim;
+    formula += " + " + A.str() + " · (" + c.heads.str() + " + " + c.kv_heads.str() + ")·" + c.head_dim.str() + " (q_norm, k_norm)";
+  } else if (qk_norm() && attention_layers_ > 0) {
     norms += A * 2 * c.head_dim;
     formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
   }
@@ -1251,14 +1536,23 @@ void Counter::caches() {
       }
     }
   }
+  // The indexer keeps one key of index_head_dim per token in every attention layer.
+  Int index_key = f_.indexer ? number("index_head_dim") : Int(0);
+  if (f_.kv_cache && attention_layers_ > 0 && index_key.positive()) {
+    out_.kv_layers.push_back({"indexer", attention_layers_, *index_key.count(), 0});
+    out_.notes.push_back("the indexer's key cache is counted at the config's dtype, as Hugging Face keeps it; DeepSeek's own "
+                         "kernels keep it in FP8 with a float32 scale per 128 elements: " +
+                         (index_key + 4 * floor_div(index_key + 127, Int(128))).str() + " bytes per layer and token");
+  }
   if (f_.kv_cache && size != bytes.end()) {
-    Int per = A * per_layer * size->second;
+    Int per = A * (per_layer + index_key) * size->second;
     if (per.positive()) {
       std::string layers = attention_layers_ == *c.layers ? c.layers.str() : A.str() + " attention";
       std::string each = std::to_string(size->second) + " bytes (" + dtype + ")";
       out_.kv_bytes_per_token = per.count();
       out_.kv_formula = mla ? layers + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " + each
                             : layers + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " + each;
+      if (index_key.positive()) out_.kv_formula += " + " + layers + " layers · " + index_key.str() + " indexer key · " + each;
       out_.kv_formula += undeclared;
     }
   }
@@ -1269,12 +1563,30 @@ void Counter::caches() {
     const char* what;
   };
   for (const Recurrent& r : {Recurrent{Mixer::Linear, linear_state_, linear_state_formula_, "Gated DeltaNet"},
-                             Recurrent{Mixer::Mamba, ssm_state_, ssm_state_formula_, "Mamba"}}) {
+                             Recurrent{Mixer::Mamba, ssm_state_, ssm_state_formula_, "Mamba"},
+                             Recurrent{Mixer::Mamba2, ssm2_state_, ssm2_state_formula_, "Mamba-2"}}) {
     int64_t n = kinds_[static_cast<int>(r.mixer)];
     if (!n || !r.state.positive()) continue;
     out_.state_layers = n;
     out_.state_elements = *r.state.count();
     Int b = size != bytes.end() ? Int(n) * r.state * size->second : Int();
+    // Nemotron 3 keeps the SSM state at mamba_ssm_cache_dtype, Qwen3.5 at mamba_ssm_dtype (float32),
+    // the conv's inputs at the dtype.
+    const char* ssm_key = r.mixer == Mixer::Mamba2 ? "mamba_ssm_cache_dtype" : r.mixer == Mixer::Linear ? "mamba_ssm_dtype" : nullptr;
+    const ConfigValue* ssm_dtype = value(ssm_key);
+    auto ssm_size = ssm_dtype && ssm_dtype->kind == ConfigValue::Kind::String ? bytes.find(ssm_dtype->text) : bytes.end();
+    if (ssm_size != bytes.end() && size != bytes.end()) {
+      const Int& conv = r.mixer == Mixer::Mamba2 ? ssm2_conv_ : lin_conv_;
+      const Int& ssm = r.mixer == Mixer::Mamba2 ? ssm2_ssm_ : lin_ssm_;
+      b = Int(n) * (conv * size->second + ssm * ssm_size->second);
+      if (b.positive()) {
+        out_.state_bytes = b.count();
+        out_.state_formula = std::to_string(n) + " " + r.what + " layers · (conv " + conv.str() + " · " +
+                             std::to_string(size->second) + " bytes (" + dtype + ") + state " + ssm.str() + " · " +
+                             std::to_string(ssm_size->second) + " bytes (" + ssm_key + " " + ssm_dtype->text + "))" + undeclared;
+      }
+      continue;
+    }
     if (b.positive()) {
       out_.state_bytes = b.count();
       out_.state_formula = std::to_string(n) + " " + r.what + " layers · " + r.formula + " · " + std::to_string(size->second) +
@@ -1296,7 +1608,7 @@ void Counter::mtp() {
   }
   if (!layers.positive() || !moe_) return;
   Int layer = attn_ + c.experts * expert_ + shared_params_ + router_ + f_.norms_per_layer * f_.norm_weights * h +
-              (c.qk_norm ? 2 * c.head_dim : Int(0));
+              (qk_norm() ? 2 * c.head_dim : Int(0));
   Int mtp = layers * (layer + 2 * h * h + 3 * h);
   std::string hs = h.str();
   out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),
@@ -1361,16 +1673,210 @@ std::optional<KvAtContext> kv_at_context(const FamilyCount& f, uint64_t context,
   return out;
 }
 
-FamilyCount family_count_or_explain(const ModelConfig& c) {
-  const Family* family = find_family(c.family);
-  if (!family) {
-    std::string list;
-    for (const auto& k : known_families()) list += (list.empty() ? "" : ", ") + k;
-    throw InputError("model config '" + c.file + "': headcount does not know the model_type '" + c.model_type +
-                     "' (it knows " + list + ")");
+namespace {
+
+// Keys that leave a parameter count, the K/V cache and the state alone (token ids, epsilons,
+// dropout, initialization, RoPE's frequencies, routing arithmetic, the writer's bookkeeping).
+const std::vector<std::string> kHarmlessKeys = {
+    "architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "auto_map", "_name_or_path",
+    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "rms_norm_eps",
+    "layer_norm_eps", "layer_norm_epsilon", "norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
+    "partial_rotary_factor", "initializer_range", "initializer_factor", "hidden_act", "activation_function",
+    "attention_dropout", "hidden_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob", "resid_pdrop",
+    "embd_pdrop", "attn_pdrop", "classifier_dropout", "use_cache", "pretraining_tp", "router_aux_loss_coef",
+    "output_router_logits", "norm_topk_prob", "routed_scaling_factor", "n_group", "topk_group", "scoring_func",
+    "aux_loss_alpha", "seq_aux", "ep_size", "num_logits_to_keep", "logits_to_keep", "tokenizer_class", "task_specific_params",
+    "bos_token", "eos_token", "chat_template", "id2label", "label2id", "problem_type", "return_dict", "output_attentions",
+    "output_hidden_states", "torchscript", "use_return_dict", "gradient_checkpointing", "max_window_layers",
+    "use_sliding_window", "attn_implementation", "_attn_implementation", "quantization_config", "rope_type",
+    "original_max_position_embeddings", "mlp_hidden_act", "router_jitter_noise", "rescale_prenorm_residual",
+    "residual_in_fp32", "max_seq_len", "seq_length", "model_max_length", "use_flash_attn", "attention_softmax_in_fp32"};
+
+// The row an unknown model_type is estimated as, from the common field names: latent attention when
+// a K/V latent rank is given, experts when an expert count is, else a LLaMA-style decoder (RMSNorms,
+// gated feed-forward, grouped K/V heads, no biases unless attention_bias / mlp_bias say so).
+Family estimate_row(const ModelConfig& c) {
+  Family f = decoder(c.model_type, "", "");
+  f.classes.clear();
+  f.reads = reads({});
+  // Every layer attends to the whole context, unless layer_types names sliding ones: then their
+  // window is sliding_window (without layer_types, which layers slide is not known: not read).
+  f.layers.base = Mixer::Full;
+  f.layers.special = Mixer::Sliding;
+  f.layers.layer_types = true;
+  if (c.values.count("layer_types")) {
+    f.window = "sliding_window";
+    f.reads.insert(f.reads.end(), {"layer_types", "sliding_window"});
   }
-  const std::string name = c.family == c.model_type ? c.model_type : c.family + " (model_type " + c.model_type + ")";
-  for (const auto& k : c.count_keys) {
+  std::string kind = "a LLaMA-style decoder (RMSNorms, gated feed-forward, grouped K/V heads)";
+  if (c.kv_lora_rank.positive()) {
+    f.attention = Attention::Latent;
+    f.reads.insert(f.reads.end(), {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    kind = "a DeepSeek-style decoder (multi-head latent attention)";
+  }
+  if (c.experts.positive()) {
+    const bool own = c.moe_intermediate.positive();
+    f.expert_size = own ? "moe_intermediate_size" : "intermediate_size";
+    f.expert_layers.first = "first_k_dense_replace";
+    f.expert_layers.dense_list = "mlp_only_layers";
+    f.shared_count = "n_shared_experts";
+    f.reads.insert(f.reads.end(), {"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok",
+                                   "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace", "mlp_only_layers",
+                                   "topk_method"});
+    kind += std::string(", with experts of ") + (own ? "moe_intermediate_size" : "intermediate_size") +
+            " in every layer but the first first_k_dense_replace and mlp_only_layers";
+  }
+  f.name = "an estimate: " + kind;
+  return f;
+}
+
+// Every key of the config that the estimate neither read nor knows to leave the count alone.
+std::vector<std::string> not_understood(const ModelConfig& c, const Family& row) {
+  std::vector<std::string> out;
+  for (const auto& [key, v] : c.values) {
+    if (v.kind == ConfigValue::Kind::Null) continue;
+    bool read = std::find(row.reads.begin(), row.reads.end(), key) != row.reads.end() ||
+                std::find(kHarmlessKeys.begin(), kHarmlessKeys.end(), key) != kHarmlessKeys.end();
+    for (const auto& [field, k] : c.key_of) read |= k == key;
+    if (!read) out.push_back(key);
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// Qwen3-VL's vision tower (Qwen3VLVisionModel), width h, MLP size I, merged width M = h · s²:
+// patch_embed a Conv3d in_channels → h over temporal_patch_size × patch_size² with its bias;
+// pos_embed num_position_embeddings × h; depth blocks of two LayerNorms (4·h), qkv h → 3·h and proj
+// h → h with biases, linear_fc1 h → I and linear_fc2 I → h with biases; the merger (a LayerNorm of
+// h, fc1 M → M, fc2 M → out_hidden_size, biases) and one DeepStack merger per
+// deepstack_visual_indexes entry (a LayerNorm of M, then the same fc1 and fc2). Returns the missing
+// keys; the parts go into `out`, nullopt total when a product does not fit in 64 bits.
+std::vector<std::string> qwen3_vl_vision(const ModelConfig& c, FamilyCount& out, Int& total, bool deepstack) {
+  std::vector<std::string> missing;
+  auto num = [&](const char* k) {
+    auto it = c.vision.find(k);
+    Int v = it != c.vision.end() && it->second.kind == ConfigValue::Kind::Number ? it->second.number : Int();
+    if (!v.positive()) missing.push_back(std::string("vision_config.") + k);
+    return v;
+  };
+  Int h = num("hidden_size"), depth = num("depth"), I = num("intermediate_size"), cin = num("in_channels"),
+      p = num("patch_size"), t = num("temporal_patch_size"), sm = num("spatial_merge_size"), o = num("out_hidden_size"),
+      npos = num("num_position_embeddings");
+  auto ds = c.vision.find("deepstack_visual_indexes");
+  const bool listed = ds != c.vision.end() && ds->second.kind == ConfigValue::Kind::List;
+  if (deepstack && !listed) missing.push_back("vision_config.deepstack_visual_indexes");
+  if (!missing.empty()) return missing;
+  Int n = Int(deepstack ? static_cast<int64_t>(ds->second.items.size()) : 0), M = h * sm * sm;
+  std::string hs = h.str(), Is = I.str(), Ms = M.str(), os = o.str();
+  total = 0;
+  auto part = [&](const char* name, Int v, const std::string& formula) {
+    out.vision_parts.push_back({name, v.count().value_or(0), formula + " = " + commas(v.count().value_or(0))});
+    total += v;
+  };
+  part("patch embedding", h * cin * t * p * p + h, hs + "·" + cin.str() + "·" + t.str() + "·" + p.str() + "² + " + hs);
+  part("position embedding", npos * h, npos.str() + "·" + hs);
+  part("blocks", depth * (4 * h + 3 * h * h + 3 * h + h * h + h + h * I + I + I * h + h),
+       depth.str() + " · (4·" + hs + " + " + hs + "·3·" + hs + " + 3·" + hs + " + " + hs + "² + " + hs + " + 2·" + hs + "·" + Is +
+           " + " + Is + " + " + hs + ")");
+  part("merger", 2 * h + M * M + M + M * o + o, "2·" + hs + " + " + Ms + "² + " + Ms + " + " + Ms + "·" + os + " + " + os);
+  if (deepstack) {
+    part("deepstack mergers", n * (2 * M + M * M + M + M * o + o),
+         n.str() + " · (2·" + Ms + " + " + Ms + "² + " + Ms + " + " + Ms + "·" + os + " + " + os + ")");
+  }
+  return missing;
+}
+
+// Gemma 3's vision tower: SiglipVisionModel (width h, MLP size I, image_size / patch_size patches a
+// side) and Gemma3MultiModalProjector. patch_embedding a Conv2d num_channels → h over patch_size²
+// with its bias; position_embedding patches × h; num_hidden_layers layers of layer_norm1 and
+// layer_norm2 (4·h), q, k, v and out_proj h → h with biases, fc1 h → I and fc2 I → h with biases;
+// post_layernorm 2·h (vision_use_head false: no pooling head); the projector's
+// mm_input_projection_weight h × the text width and mm_soft_emb_norm of h.
+std::vector<std::string> siglip_vision(const ModelConfig& c, FamilyCount& out, Int& total) {
+  std::vector<std::string> missing;
+  auto get = [&](const char* k) {
+    auto it = c.vision.find(k);
+    return it != c.vision.end() && it->second.kind == ConfigValue::Kind::Number ? it->second.number : Int();
+  };
+  auto num = [&](const char* k) {
+    Int v = get(k);
+    if (!v.positive()) missing.push_back(std::string("vision_config.") + k);
+    return v;
+  };
+  Int h = num("hidden_size"), I = num("intermediate_size"), L = num("num_hidden_layers"), img = num("image_size"),
+      p = num("patch_size"), cin = get("num_channels");
+  auto head = c.vision.find("vision_use_head");
+  if (head != c.vision.end() && (head->second.kind != ConfigValue::Kind::Boolean || head->second.flag)) {
+    missing.push_back("vision_config.vision_use_head false (a pooling head is not in Gemma 3's tower)");
+  }
+  if (!missing.empty()) return missing;
+  if (!cin.positive()) {
+    cin = Int(3);
+    out.notes.push_back("vision_config.num_channels is not given: SiglipVisionConfig's default 3");
+  }
+  Int side = exact_div(img, p);
+  if (!side.positive()) return {"vision_config.image_size a multiple of vision_config.patch_size"};
+  std::string hs = h.str(), Is = I.str(), ts = c.hidden.str();
+  total = 0;
+  auto part = [&](const char* name, Int v, const std::string& formula) {
+    out.vision_parts.push_back({name, v.count().value_or(0), formula + " = " + commas(v.count().value_or(0))});
+    total += v;
+  };
+  part("patch embedding", h * cin * p * p + h, hs + "·" + cin.str() + "·" + p.str() + "² + " + hs);
+  part("position embedding", side * side * h, "(" + img.str() + " / " + p.str() + ")²·" + hs);
+  part("layers", L * (4 * h + 4 * h * h + 4 * h + h * I + I + I * h + h),
+       L.str() + " · (4·" + hs + " + 4·(" + hs + "² + " + hs + ") + 2·" + hs + "·" + Is + " + " + Is + " + " + hs + ")");
+  part("post layernorm", 2 * h, "2·" + hs);
+  part("projector", h * c.hidden + h, hs + "·" + ts + " + " + hs + " (mm_soft_emb_norm)");
+  return missing;
+}
+
+// The vision tower of a wrapper whose row counts one, added beside the language model.
+void add_vision(const Family& family, const ModelConfig& c, FamilyCount& f) {
+  if (family.vision == Vision::None || c.vision.empty()) return;
+  Int vision;
+  const bool qwen = family.vision == Vision::Qwen3VL || family.vision == Vision::Qwen35;
+  std::vector<std::string> missing =
+      qwen ? qwen3_vl_vision(c, f, vision, family.vision == Vision::Qwen3VL) : siglip_vision(c, f, vision);
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& k : missing) list += (list.empty() ? "" : ", ") + k;
+    throw InputError("model config '" + c.file + "': the " + (family.vision == Vision::Qwen35 ? "Qwen3.5" : qwen ? "Qwen3-VL" : "Gemma 3") +
+                     " vision tower needs a number the config does not give (" + list + ")");
+  }
+  Int sum = vision + Int::of_unsigned(f.total);
+  if (!vision.non_negative() || !sum.non_negative()) {
+    throw InputError("model config '" + c.file + "': the vision tower's count does not fit in 64 bits");
+  }
+  f.vision_total = *vision.count();
+  f.total_with_vision = sum.count();
+}
+
+}  // namespace
+
+FamilyCount family_count_or_explain(const ModelConfig& config) {
+  const Family* family = find_family(config.family);
+  ModelConfig estimated;
+  Family row;
+  if (!family) {
+    // Not refused: counted from the common field names, as an estimate that says what it assumed.
+    estimated = config;
+    row = estimate_row(config);
+    estimated.family = config.model_type;
+    if (row.kv_heads_default && !estimated.kv_heads && estimated.heads) {
+      estimated.kv_heads = estimated.heads;
+      estimated.derived_from["kv_heads"] = "num_attention_heads";
+    }
+    if (!estimated.tied) estimated.tied = false;
+    family = &row;
+  }
+  const ModelConfig& c = family == &row ? estimated : config;
+  const bool estimate = family == &row;
+  const std::string name = estimate ? "estimate's" : c.family == c.model_type ? c.model_type : c.family + " (model_type " + c.model_type + ")";
+  for (const auto& k : estimate ? std::vector<std::string>{} : c.count_keys) {
     if (std::find(family->reads.begin(), family->reads.end(), k) == family->reads.end()) {
       throw InputError("model config '" + c.file + "': '" + k + "' changes the parameter count, and headcount's " + name +
                        " formula does not read it; counting without it would be a guess");
@@ -1378,6 +1884,24 @@ FamilyCount family_count_or_explain(const ModelConfig& c) {
   }
   Counter counter(*family, c);
   auto f = counter.run();
+  if (f && !estimate) {
+    add_vision(*family, c, *f);
+    std::string list;
+    for (const auto& d : c.defaulted) list += (list.empty() ? "" : ", ") + d;
+    if (!list.empty()) f->notes.push_back("not in the config, so " + family->defaults_from + "'s defaults: " + list);
+  }
+  if (f && estimate) {
+    f->estimate = true;
+    f->family = "Estimate";
+    f->estimated_as = row.name.substr(std::string("an estimate: ").size());
+    f->not_understood = not_understood(c, row);
+    f->notes.insert(f->notes.begin(), "an estimate: headcount does not know the model_type '" + c.model_type + "'; it read the config as " +
+                                          f->estimated_as + " from the common field names" +
+                                          (config.tied ? "" : ", with an untied LM head (tie_word_embeddings not given)"));
+    std::string list;
+    for (const auto& k : f->not_understood) list += (list.empty() ? "" : ", ") + k;
+    if (!list.empty()) f->notes.insert(f->notes.begin() + 1, "not understood (each may change the count, and the estimate leaves it out): " + list);
+  }
   if (!f) {
     if (!counter.error().empty()) throw InputError("model config '" + c.file + "': " + counter.error());
     std::string missing;

@@ -5,7 +5,8 @@
 // genai_config.json declares the architecture: layers, width, heads, K/V heads, head size,
 // feed-forward size, vocabulary, tied embeddings, and which layers slide, chunk, recur or route to
 // experts. For the families whose modules are known (BERT, GPT-2, LLaMA and its kin, the mixtures
-// of experts, latent attention, Gemma 2 and 3, gpt-oss, Llama 4, Qwen3-Next, Jamba, Phi-3) the
+// of experts, latent attention, Gemma 2 and 3, gpt-oss, Llama 4, Qwen3-Next, Jamba, Phi-3,
+// DeepSeek-V3.2, GLM-4.5, OLMo 2, Nemotron-H) the
 // framework's own parameter count follows from those numbers, part by part, and so do the K/V
 // cache and the recurrent state a decoder keeps. Each family is one row of a table (families.cpp).
 // This module owns that knowledge: the audit's declared-vs-found comparison and the explanations
@@ -45,9 +46,11 @@ const std::vector<std::string>& known_families();
 // another model_type or a config missing a number the formula needs.
 std::optional<FamilyCount> family_count(const ModelConfig& config);
 
-// The same for `headcount explain --config`: throws InputError naming what is not known: another
-// model_type, a missing number, a field that changes the count and that the family's formula does
-// not read, or a layer kind it does not know (a guess would be silent).
+// The same for `headcount explain --config`: throws InputError naming what is not known in a
+// known family: a missing number, a field that changes the count and that the family's formula
+// does not read, or a layer kind it does not know (a guess would be silent). Another model_type is
+// estimated from the common field names, and the count says so (FamilyCount::estimate) and names
+// every field it did not understand.
 FamilyCount family_count_or_explain(const ModelConfig& config);
 
 }  // namespace headcount

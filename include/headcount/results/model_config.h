@@ -59,6 +59,10 @@ struct ModelConfig {
   std::map<std::string, std::string> derived_from;
   // Every key of a config.json (of its text_config for a wrapper), for the keys a family's row names.
   std::map<std::string, ConfigValue> values;
+  // The keys the file leaves out that its configuration class's defaults filled ("head_dim 256").
+  std::vector<std::string> defaulted;
+  // A wrapper's vision_config (Qwen3-VL), for the vision tower; empty when there is none.
+  std::map<std::string, ConfigValue> vision;
 };
 
 // One part of a family's count and its formula with the numbers in.
@@ -109,6 +113,16 @@ struct FamilyCount {
   std::string state_formula;
   // What the count assumed where the config is silent, in words.
   std::vector<std::string> notes;
+  // An unknown model_type is estimated, not refused: the row it was read as (in words), and every
+  // key of the config the estimate did not read and that is not known to leave a count alone.
+  // A multimodal config's vision tower (Qwen3-VL), counted apart from the language model (`total`),
+  // and the two together; empty and nullopt without one.
+  std::vector<CountPart> vision_parts;
+  uint64_t vision_total = 0;
+  std::optional<uint64_t> total_with_vision;
+  bool estimate = false;
+  std::string estimated_as;
+  std::vector<std::string> not_understood;
 };
 
 }  // namespace headcount
