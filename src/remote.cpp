@@ -179,8 +179,9 @@ std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const Hub
       throw InputError(first + ": the Hub's file list does not end (" + std::to_string(asked.size()) +
                        (asked.size() == 1 ? " page" : " pages") + " read)");
     asked.insert(url);
+    if (spent >= kMostTree) throw InputError(first + ": the Hub's file list is larger than 16 MiB");
     http::Head head;
-    std::string body = client.whole(url, kMostTree - std::min(spent, kMostTree), &head);
+    std::string body = client.whole(url, kMostTree - spent, &head);
     spent += body.size();
     nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
     if (!j.is_array()) throw InputError(url + ": the Hub's file list is not a JSON array");
