@@ -8,6 +8,7 @@
 #include "headcount/adapter.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -149,6 +150,18 @@ std::vector<std::string> strings_of(const nlohmann::json& v) {
   return out;
 }
 
+// A whole number of a config (a rank): an integer in int64's range, else nothing. A float is not
+// converted (a rank of 1e300 or NaN would be undefined as an integer).
+std::optional<int64_t> whole_number(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    uint64_t v = it->get<uint64_t>();
+    return v <= static_cast<uint64_t>(INT64_MAX) ? std::optional<int64_t>(static_cast<int64_t>(v)) : std::nullopt;
+  }
+  return it->get<int64_t>();
+}
+
 std::optional<double> number(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
@@ -160,14 +173,14 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 // MLX's ({"fine_tune_type", "lora_parameters": {"rank", "scale", "keys"}, "model"}).
 void read_config(const nlohmann::json& j, Adapter& ad) {
   if (auto lp = j.find("lora_parameters"); lp != j.end() && lp->is_object()) {
-    if (auto r = number(*lp, "rank")) ad.declared_rank = static_cast<int64_t>(*r);
+    ad.declared_rank = whole_number(*lp, "rank");
     if ((ad.scale = number(*lp, "scale"))) ad.scale_from = "lora_parameters.scale";
     ad.declared_targets = strings_of(lp->value("keys", nlohmann::json()));
     if (j.value("fine_tune_type", "") == "dora") ad.method = "DoRA";
     ad.base = j.value("model", "");
     return;
   }
-  if (auto r = number(j, "r")) ad.declared_rank = static_cast<int64_t>(*r);
+  ad.declared_rank = whole_number(j, "r");
   ad.alpha = number(j, "lora_alpha");
   ad.declared_targets = strings_of(j.value("target_modules", nlohmann::json()));
   ad.base = j.value("base_model_name_or_path", "");
