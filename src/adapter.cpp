@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/model.h"
 #include "headcount/checkpoint_index.h"
 #include "paths.h"
 
@@ -46,14 +47,6 @@ const std::pair<const char*, const char*> kPacked[] = {
     {"Wqkv", "Q, K and V"},     {"attn_qkv", "Q, K and V"}, {"gate_up_proj", "gate and up"},
 };
 
-bool layer_container(const std::string& s) {
-  return s == "layers" || s == "h" || s == "blocks" || s == "blk" || s == "layer" || s == "block";
-}
-
-bool digits(const std::string& s) {
-  return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // One module of one layer: its factors' weight indices.
 struct Instance {
   int a = -1, b = -1, magnitude = -1;
@@ -68,19 +61,10 @@ std::string module_path(std::string path) {
 }
 
 // The module's name (its last component) and whether it is inside a layer (an index after a
-// layer container).
+// layer container, as a checkpoint's names are read: checkpoint/model.h).
 std::pair<std::string, bool> module_name(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= path.size(); ++i) {
-    if (i == path.size() || path[i] == '.') {
-      parts.push_back(path.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  bool in_layer = false;
-  for (size_t i = 1; i < parts.size(); ++i) in_layer |= digits(parts[i]) && layer_container(parts[i - 1]);
-  return {parts.back(), in_layer};
+  const std::vector<std::string_view> parts = name_parts(path);
+  return {std::string(parts.back()), layer_index_at(parts) < parts.size()};
 }
 
 // The weights of `model` named as LoRA factors, by module path; `format` says whose names they are.
@@ -317,22 +301,12 @@ namespace {
 // ("layers.0.self_attn.q_proj", "h.3.attn.c_attn", "blk.0.attn_q"), or its last component
 // outside the layers ("embed_tokens").
 std::string module_key(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= path.size(); ++i) {
-    if (i == path.size() || path[i] == '.') {
-      parts.push_back(path.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  for (size_t i = 1; i < parts.size(); ++i) {
-    if (digits(parts[i]) && layer_container(parts[i - 1])) {
-      std::string key;
-      for (size_t k = i - 1; k < parts.size(); ++k) key += (key.empty() ? "" : ".") + parts[k];
-      return key;
-    }
-  }
-  return parts.back();
+  const std::vector<std::string_view> parts = name_parts(path);
+  const size_t at = layer_index_at(parts);
+  if (at == parts.size()) return std::string(parts.back());
+  std::string key;
+  for (size_t k = at - 1; k < parts.size(); ++k) key += (key.empty() ? "" : ".") + std::string(parts[k]);
+  return key;
 }
 
 }  // namespace

@@ -29,6 +29,12 @@ struct NamedTensor {
 // The names of every weight, read through the tables.
 std::vector<NamedTensor> name_roles(const Model& model);
 
+// A tensor's name split at its dots ("model.layers.3.self_attn" -> model, layers, 3, self_attn).
+std::vector<std::string_view> name_parts(std::string_view name);
+// Where a name's layer index is: the first part of digits after a layer container ("layers", "h",
+// "blocks", "blk", "layer", "block"); parts.size() when the name is outside the layers.
+size_t layer_index_at(const std::vector<std::string_view>& parts);
+
 // Every row of the tables, for `headcount explain --names` and its documentation.
 struct NameRow {
   const char* path;    // after the layer index ("self_attn.q_proj", '#' an expert's index), or a name's tail

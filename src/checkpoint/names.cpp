@@ -190,7 +190,10 @@ bool digits(std::string_view s) {
   return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::vector<std::string_view> split(std::string_view s) {
+
+}  // namespace
+
+std::vector<std::string_view> name_parts(std::string_view s) {
   std::vector<std::string_view> out;
   size_t start = 0;
   for (size_t i = 0; i <= s.size(); ++i) {
@@ -202,7 +205,12 @@ std::vector<std::string_view> split(std::string_view s) {
   return out;
 }
 
-}  // namespace
+size_t layer_index_at(const std::vector<std::string_view>& parts) {
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (digits(parts[i]) && layer_container(parts[i - 1])) return i;
+  }
+  return parts.size();
+}
 
 const std::vector<NameRow>& name_rows() {
   static const std::vector<NameRow> rows = [] {
@@ -229,19 +237,12 @@ std::vector<NamedTensor> name_roles(const Model& model) {
   std::map<std::string, int> layer_ids;  // "model.layers.3" -> its index among the layers, in order
   for (size_t wi = 0; wi < model.weights.size(); ++wi) {
     NamedTensor& nt = out[wi];
-    std::vector<std::string_view> parts = split(model.weights[wi].name);
+    std::vector<std::string_view> parts = name_parts(model.weights[wi].name);
     if (parts.size() > 1 && (parts.back() == "weight" || parts.back() == "bias" || parts.back() == "scale")) {
       nt.bias = parts.back() == "bias";
       parts.pop_back();
     }
-    // The layer: the first index after a layer container.
-    size_t at = parts.size();
-    for (size_t i = 1; i < parts.size(); ++i) {
-      if (digits(parts[i]) && layer_container(parts[i - 1])) {
-        at = i;
-        break;
-      }
-    }
+    const size_t at = layer_index_at(parts);  // the layer: the first index after a layer container
     if (at < parts.size()) {
       std::string prefix;
       for (size_t i = 0; i <= at; ++i) prefix += std::string(parts[i]) + (i < at ? "." : "");
