@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -353,41 +354,38 @@ Model open_remote(http::Client& client, const Place& place, const LoadOptions& o
   return format->open_in(folder, place.path.substr(slash + 1), place.shown, options);
 }
 
-// The config beside the file, as a local model's is found (declared.h): config.json, else
-// genai_config.json (onnxruntime-genai). When the repo's list is at hand, only a listed one is
-// asked for; else a 404 is no config.
-void fetch_config(http::Client& client, const Place& place, const std::vector<RepoFile>* listed, Fetched& f) {
-  for (const char* name : {"config.json", "genai_config.json"}) {
-    const std::string path = beside(place.path, name);
-    if (listed && std::none_of(listed->begin(), listed->end(), [&](const RepoFile& r) { return r.path == path; }))
-      continue;
-    try {
-      f.config_text = client.whole(place.url_of(path), kMostConfig);
-      size_t slash = place.shown.rfind('/');
-      f.config_name = place.shown.substr(0, slash + 1) + name;
-      return;
-    } catch (const http::HttpError& e) {
-      if (e.status() != 404) throw;
-    }
+// The file `name` beside the remote file, whole, shown as the remote file is; nothing when it is
+// not there: when the repo's list is at hand, only a listed file is asked for; else a 404 is none.
+std::optional<std::pair<std::string, std::string>> fetch_beside(http::Client& client, const Place& place,
+                                                                const std::vector<RepoFile>* listed, const char* name) {
+  const std::string path = beside(place.path, name);
+  if (listed && std::none_of(listed->begin(), listed->end(), [&](const RepoFile& r) { return r.path == path; }))
+    return std::nullopt;
+  try {
+    std::string text = client.whole(place.url_of(path), kMostConfig);
+    return std::make_pair(std::move(text), place.shown.substr(0, place.shown.rfind('/') + 1) + name);
+  } catch (const http::HttpError& e) {
+    if (e.status() != 404) throw;
   }
+  return std::nullopt;
 }
 
-// A LoRA adapter's adapter_config.json beside it (PEFT's, MLX's), for a model with LoRA factors:
-// listed, or asked for when there is no list (a 404 is none).
-void fetch_adapter_config(http::Client& client, const Place& place, const std::vector<RepoFile>* listed, Fetched& f) {
+// The config beside the file, as a local model's is found (declared.h): config.json, else
+// genai_config.json (onnxruntime-genai); and a LoRA adapter's adapter_config.json (PEFT's, MLX's)
+// for a checkpoint with LoRA factors.
+void fetch_configs(http::Client& client, const Place& place, const std::vector<RepoFile>* listed, Fetched& f) {
+  for (const char* name : {"config.json", "genai_config.json"}) {
+    if (auto found = fetch_beside(client, place, listed, name)) {
+      std::tie(f.config_text, f.config_name) = std::move(*found);
+      break;
+    }
+  }
   bool factors = std::any_of(f.model.weights.begin(), f.model.weights.end(), [](const Weight& w) {
     return w.name.find(".lora_") != std::string_view::npos;
   });
   if (!f.model.checkpoint || !factors) return;
-  const std::string path = beside(place.path, "adapter_config.json");
-  if (listed && std::none_of(listed->begin(), listed->end(), [&](const RepoFile& r) { return r.path == path; })) return;
-  try {
-    f.adapter_config_text = client.whole(place.url_of(path), kMostConfig);
-    size_t slash = place.shown.rfind('/');
-    f.adapter_config_name = place.shown.substr(0, slash + 1) + "adapter_config.json";
-  } catch (const http::HttpError& e) {
-    if (e.status() != 404) throw;
-  }
+  if (auto found = fetch_beside(client, place, listed, "adapter_config.json"))
+    std::tie(f.adapter_config_text, f.adapter_config_name) = std::move(*found);
 }
 
 }  // namespace
@@ -420,8 +418,7 @@ Fetched fetch_model(const std::string& input, http::Options options, const LoadO
       place = url_place(input);
     }
     f.model = open_remote(client, place, load);
-    fetch_config(client, place, files ? &*files : nullptr, f);
-    fetch_adapter_config(client, place, files ? &*files : nullptr, f);
+    fetch_configs(client, place, files ? &*files : nullptr, f);
     f.read.url = place.url_of(place.path);
   } catch (const http::HttpError& e) {
     if (id) throw InputError(hub_error(e, hub, *id, path));
