@@ -927,7 +927,6 @@ class Indexer {
 
   // Proves an external location stays inside the model's folder (paths.h).
   std::filesystem::path resolve_inside(const std::string& name, const std::string& location) {
-    if (location.empty()) throw InputError("tensor '" + std::string(name) + "': external data has no location");
     std::string why;
     std::filesystem::path path = headcount::resolve_inside(root().native(), location, &why);
     if (!why.empty()) refuse_location(name, location, why);
@@ -960,6 +959,7 @@ class Indexer {
       else if (key == "length"sv) x->length = static_cast<int64_t>(std::min<uint64_t>(number("length"), INT64_MAX));
     }
     uint64_t length = x->length >= 0 ? static_cast<uint64_t>(x->length) : w.bytes;
+    if (x->location.empty()) throw InputError("tensor '" + std::string(w.name) + "': external data has no location");
     if (listed_files_) return check_listed(w, *x, length);
     std::filesystem::path file = resolve_inside(std::string(w.name), std::string(x->location));
     auto it = stat_cache_.find(file.string());
@@ -974,15 +974,9 @@ class Indexer {
       it = stat_cache_.emplace(file.string(), id).first;
     }
     const FileIdentity& found = it->second;
-    uint64_t end = 0;
-    if (!found.known) {
-      x->status = ExternalStatus::Missing;
-    } else if (length != w.bytes || add_overflows(x->offset, length, &end) || end > found.size) {
-      x->status = ExternalStatus::SizeMismatch;
-      x->file_size = found.size;
-    } else {
-      x->status = ExternalStatus::Present;
-      x->file_size = found.size;
+    x->status = found.known ? status_in(w, *x, length, found.size) : ExternalStatus::Missing;
+    if (found.known) x->file_size = found.size;
+    if (x->status == ExternalStatus::Present) {
       w.payload_known = true;
       w.payload_file = payload_file(file.string(), found);
       w.payload_offset = x->offset;
@@ -993,22 +987,27 @@ class Indexer {
   // External data of a model whose folder is not on this machine: its location checked without
   // touching a file, then looked up in the folder's listing (nothing is stat'ed or fetched).
   void check_listed(const Weight& w, Weight::External& x, uint64_t length) {
-    if (x.location.empty()) throw InputError("tensor '" + std::string(w.name) + "': external data has no location");
     std::string why;
     std::string path = relative_inside(std::string(x.location), &why);
     if (!why.empty()) refuse_location(w.name, x.location, why);
     const ListedFiles& listed = listed_files_();
     auto found = listed.sizes.find(path);
-    uint64_t end = 0;
     if (!listed.listed) {
       x.status = ExternalStatus::NotChecked;
     } else if (found == listed.sizes.end()) {
       x.status = ExternalStatus::Missing;
     } else {
-      bool fits = length == w.bytes && !add_overflows(x.offset, length, &end) && end <= found->second;
-      x.status = fits ? ExternalStatus::Present : ExternalStatus::SizeMismatch;
+      x.status = status_in(w, x, length, found->second);
       x.file_size = found->second;
     }
+  }
+
+  // The status of an external range in a data file of `size` bytes, found on disk or in a listing:
+  // present when its length is the shape's and it ends inside the file, else too short.
+  static ExternalStatus status_in(const Weight& w, const Weight::External& x, uint64_t length, uint64_t size) {
+    uint64_t end = 0;
+    bool fits = length == w.bytes && !add_overflows(x.offset, length, &end) && end <= size;
+    return fits ? ExternalStatus::Present : ExternalStatus::SizeMismatch;
   }
 
   // Integer tensors that feed DequantizeLinear as data are quantized weights (int32 biases of QDQ
