@@ -39,15 +39,14 @@ struct Hub {
     fs::path file = www.path / repo / "resolve" / "main" / path;
     fs::create_directories(file.parent_path());
     std::ofstream(file, std::ios::binary) << bytes;
-    trees[repo].push_back({{"type", "file"}, {"path", path}, {"size", bytes.size()}});
-    fs::path tree = www.path / "api" / "models" / repo / "tree" / "main";
-    fs::create_directories(tree.parent_path());
-    std::ofstream(tree) << trees[repo].dump();
+    list_only(repo, path, bytes.size());
   }
   // Lists `path` in the repo's tree with `size` bytes, and serves nothing there.
   void list_only(const std::string& repo, const std::string& path, uint64_t size) {
     trees[repo].push_back({{"type", "file"}, {"path", path}, {"size", size}});
-    std::ofstream(www.path / "api" / "models" / repo / "tree" / "main") << trees[repo].dump();
+    fs::path tree = www.path / "api" / "models" / repo / "tree" / "main";
+    fs::create_directories(tree.parent_path());
+    std::ofstream(tree) << trees[repo].dump();
   }
 };
 

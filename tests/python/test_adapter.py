@@ -1,14 +1,15 @@
 """A LoRA adapter and its base through the module (issue 38, item 2), as `headcount audit ADAPTER
 --base MODEL`: samples/lora_peft is samples/make_adapter.py's PEFT adapter for llama_tiny, q_proj
 32 -> 32 and v_proj 32 -> 16 at rank 4 in 2 layers: 2 x (4·32 + 32·4 + 4·32 + 16·4) = 896."""
-import json
 import os
-import struct
+import sys
 
 import headcount
 
 REPO = os.environ.get("HEADCOUNT_REPO", os.path.join(os.path.dirname(__file__), "..", ".."))
 SAMPLES = os.path.join(REPO, "samples")
+sys.path.insert(0, SAMPLES)
+from make_adapter import write_peft_adapter  # noqa: E402  (the sample adapter's writer)
 
 
 def test_an_adapter_and_the_base_it_fits():
@@ -22,14 +23,7 @@ def test_an_adapter_and_the_base_it_fits():
 
 def test_an_adapter_made_for_another_base_fails_its_gate(tmp_path):
     # v_proj 32 -> 32 (a model without grouped K/V) against llama_tiny's v_proj [16, 32].
-    header, offset = {}, 0
-    for layer in range(2):
-        for name, shape in (("lora_A.weight", [4, 32]), ("lora_B.weight", [32, 4])):
-            key = "base_model.model.model.layers.%d.self_attn.v_proj.%s" % (layer, name)
-            header[key] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + 512]}
-            offset += 512
-    text = json.dumps(header).encode()
-    (tmp_path / "adapter_model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + bytes(offset))
+    write_peft_adapter(str(tmp_path), [("v_proj", 32)])
     r = headcount.audit(str(tmp_path), base=os.path.join(SAMPLES, "llama_tiny.safetensors"))
     assert len(r.adapter["base_check"]["misfits"]) == 2
     assert [g.gate for g in r.check()] == ["adapter-base"]

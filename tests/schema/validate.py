@@ -53,22 +53,13 @@ def every_gate_run(binary, samples, work):
             "--checkpoint", "gates/changed.safetensors"]
 
 
-def adapter_gate_run(folder):
+def adapter_gate_run(folder, samples):
     """A PEFT adapter for a model like llama_tiny (width 32, 4 heads, 2 K/V heads of 8) but whose
     v_proj is 32 -> 32, as for a model without grouped K/V: llama_tiny's v_proj is [16, 32], so
     --base models/llama_tiny.safetensors fails the adapter-base gate."""
-    os.makedirs(os.path.join(folder, "adapter"), exist_ok=True)
-    header, offset = {}, 0
-    for layer in range(2):
-        for module, out in (("q_proj", 32), ("v_proj", 32)):
-            prefix = "base_model.model.model.layers.%d.self_attn.%s." % (layer, module)
-            for name, shape in (("lora_A.weight", [4, 32]), ("lora_B.weight", [out, 4])):
-                size = shape[0] * shape[1] * 4
-                header[prefix + name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + size]}
-                offset += size
-    text = json.dumps(header).encode()
-    with open(os.path.join(folder, "adapter", "adapter_model.safetensors"), "wb") as f:
-        f.write(len(text).to_bytes(8, "little") + text + bytes(offset))
+    sys.path.insert(0, samples)
+    from make_adapter import write_peft_adapter
+    write_peft_adapter(os.path.join(folder, "adapter"), [("q_proj", 32), ("v_proj", 32)])
     with open(os.path.join(folder, "adapter", "adapter_config.json"), "w") as f:
         json.dump({"peft_type": "LORA", "r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}, f)
     return ["models/adapter", "--base", "models/llama_tiny.safetensors"]
@@ -147,7 +138,7 @@ def main():
         baseline = os.path.join(work, "baseline.json")
         subprocess.run([binary, "audit", "models", "-f", "json", "-o", baseline], cwd=work, capture_output=True)
         runs.append(["models", "--baseline", baseline, "--tolerance", "1%"])
-        every_gate = [every_gate_run(binary, samples, work), adapter_gate_run(folder)]
+        every_gate = [every_gate_run(binary, samples, work), adapter_gate_run(folder, samples)]
         runs += every_gate
         for args in runs:
             for fmt in ("json", "jsonl", "sarif"):
