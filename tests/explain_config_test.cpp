@@ -13,9 +13,11 @@
 
 #include "headcount/families.h"
 #include "headcount/error.h"
+#include "config_test_util.h"
 #include "test_util.h"
 
 using namespace headcount;
+using namespace configtest;
 using testutil::CliResult;
 using testutil::cli;
 using Json = nlohmann::json;
@@ -23,42 +25,7 @@ using Catch::Matchers::Message;
 
 namespace {
 
-std::string config(const std::string& name) { return std::string(HEADCOUNT_CONFIGS_DIR) + "/" + name + ".config.json"; }
-
 FamilyCount count_of(const std::string& name) { return family_count_or_explain(read_model_config(config(name))); }
-
-// The K/V cache at `context` tokens and `bits` per element (0 when none).
-uint64_t kv_at(const FamilyCount& f, uint64_t context, int bits) {
-  auto at = kv_at_context(f, context, bits);
-  return at ? at->bytes : 0;
-}
-
-// A published config with one change, written into `dir`.
-template <typename Edit>
-std::string edited(const testutil::TempDir& dir, const std::string& name, Edit edit) {
-  Json j = Json::parse(testutil::read_text(config(name)));
-  edit(j);
-  std::string path = dir.file(name + ".config.json");
-  testutil::write_bytes(path, j.dump(2));
-  return path;
-}
-
-// The error explain --config gives for a config file, without the "headcount: error: " prefix.
-std::string error_of(const std::string& path) {
-  try {
-    family_count_or_explain(read_model_config(path));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// A published figure in billions with `digits` decimals agrees when the exact count is within one
-// unit of its last digit (publishers round or truncate).
-bool agrees(uint64_t exact, double published_billions, int digits) {
-  double unit = std::pow(10.0, -digits);
-  return std::fabs(static_cast<double>(exact) / 1e9 - published_billions) < unit;
-}
 
 }  // namespace
 

@@ -11,43 +11,16 @@
 
 #include "headcount/error.h"
 #include "headcount/families.h"
+#include "config_test_util.h"
 #include "test_util.h"
 
 using namespace headcount;
+using namespace configtest;
 using Json = nlohmann::json;
 
 namespace {
 
-std::string config(const std::string& name) { return std::string(HEADCOUNT_CONFIGS_DIR) + "/" + name + ".config.json"; }
-
 FamilyCount count_of(const std::string& path) { return family_count_or_explain(read_model_config(path)); }
-
-uint64_t kv_at(const FamilyCount& f, uint64_t context, int bits) {
-  auto at = kv_at_context(f, context, bits);
-  return at ? at->bytes : 0;
-}
-
-template <typename Edit>
-std::string edited(const testutil::TempDir& dir, const std::string& name, Edit edit) {
-  Json j = Json::parse(testutil::read_text(config(name)));
-  edit(j);
-  std::string path = dir.file(name + ".config.json");
-  testutil::write_bytes(path, j.dump(2));
-  return path;
-}
-
-std::string error_of(const std::string& path) {
-  try {
-    count_of(path);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool agrees(uint64_t exact, double published_billions, int digits) {
-  return std::fabs(static_cast<double>(exact) / 1e9 - published_billions) < std::pow(10.0, -digits);
-}
 
 bool has_note(const FamilyCount& f, const std::string& part) {
   for (const auto& n : f.notes) {
