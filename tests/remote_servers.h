@@ -115,12 +115,24 @@ class Nginx {
     wait_for([&] { return accepts(port_); }, "nginx did not start on 127.0.0.1 (is Debian's nginx installed?)");
   }
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
-  // The URIs asked for so far, in order (with `log`).
+  // The URIs asked for so far, in order (with `log`). nginx writes a request's line after its
+  // response is sent, so a client can be done before the line is: the log is read until two reads
+  // 50 ms apart agree (at most 2 s).
   std::vector<std::string> requests() const {
-    std::vector<std::string> out;
-    std::ifstream in(dir_.file("access.log"));
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
+    auto read = [&] {
+      std::vector<std::string> out;
+      std::ifstream in(dir_.file("access.log"));
+      for (std::string line; std::getline(in, line);) out.push_back(line);
+      return out;
+    };
+    std::vector<std::string> last = read();
+    for (int i = 0; i < 40; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::vector<std::string> now = read();
+      if (now == last) break;
+      last = std::move(now);
+    }
+    return last;
   }
 
  private:
