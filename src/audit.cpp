@@ -20,6 +20,7 @@
 #include "headcount/mixers.h"
 #include "headcount/parts.h"
 #include "paths.h"
+#include "payload.h"
 #include "remote.h"
 #include "stages.h"
 
@@ -137,7 +138,8 @@ NamedHeads checkpoint_heads(const Model& m, const ConfigRead& config) {
 // beside the model is looked for ("" for none).
 Audit audit_loaded(Model model, const ConfigRead& config, const AuditOptions& options, StageTimes& t,
                    std::chrono::steady_clock::time_point clock) {
-  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  PayloadScope payload_files;  // the stages' reads of values open the model's files once
+  Audit a{std::move(model), {}, {}, {}, 0, false, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   a.inventory = take_inventory(a.model);
   t.read = ms_since(clock);
   // A checkpoint has no graph: its parts come from its tensors' names and its heads from its

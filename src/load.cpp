@@ -627,8 +627,19 @@ class WireReader {
     });
   }
 
-  // Payload fields are kept while they are small (shape constants, scales); past
-  // keep_payload_bytes the tensor's payload is skipped by its length and only its place recorded.
+  // Whether raw data of this type may be a shape: int32 and int64 (and a type not read yet).
+  static bool shape_type(int32_t dtype) {
+    return dtype == onnx::TensorProto::INT64 || dtype == onnx::TensorProto::INT32 || dtype == 0;
+  }
+
+  // The most raw data of this type that is kept (LoadOptions). A type not read yet is taken as a
+  // shape's; the check after the message is read applies the type's limit.
+  uint64_t raw_limit(int32_t dtype) const {
+    return std::min(options_.keep_payload_bytes, shape_type(dtype) ? options_.keep_shape_bytes : options_.keep_raw_bytes);
+  }
+
+  // Payload fields are kept while they are small (shape constants, scales: LoadOptions says how
+  // small); past that the tensor's payload is skipped by its length and only its place recorded.
   PayloadInfo read_tensor(onnx::TensorProto* t) {
     PayloadInfo info;
     uint64_t kept = 0;
@@ -668,7 +679,8 @@ class WireReader {
           info.raw_offset = start;
           info.raw_length = len;
         }
-        if (!info.stripped && kept + len <= options_.keep_payload_bytes) {
+        const uint64_t keep = f == field::kTensorRawData ? raw_limit(t->data_type()) : options_.keep_payload_bytes;
+        if (!info.stripped && kept + len <= keep) {
           // Too small to skip: rewind-free copy into the message's own bytes.
           kept += len;
           std::string bytes;
@@ -694,6 +706,11 @@ class WireReader {
       }
       return true;
     });
+    // Raw data read before its type (fields out of the usual order), past the type's limit.
+    if (!info.stripped && info.raw_offset >= 0 && info.raw_length > raw_limit(t->data_type())) {
+      info.stripped = true;
+      stripped_bytes += info.raw_length;
+    }
     if (info.stripped) {
       t->clear_raw_data();
       t->clear_float_data();
@@ -1353,8 +1370,10 @@ Model load_model(const ByteSource& source, const LoadOptions& options) {
   const FileIdentity id = source.identity();
   // The embedded payloads are read later from this file only, when it is a local file.
   if (id.known) m.payload_files.insert(PayloadFile{m.path, id});
+  LoadOptions kept = options;
+  if (!id.known) kept.keep_shape_bytes = kept.keep_raw_bytes = kept.keep_payload_bytes;
   SourceWindow window(source);
-  read_and_index(m, window, options, nullptr, &window);
+  read_and_index(m, window, kept, nullptr, &window);
   spdlog::debug("{}: {} graphs, {} nodes, {} tensors, {} payload bytes left unread", m.path, m.graphs.size(),
                 m.nodes.size(), m.weights.size(), m.stripped_payload_bytes);
   return m;

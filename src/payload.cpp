@@ -192,23 +192,38 @@ double round_to(int32_t dtype, double v) {
   return v;
 }
 
-bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit) {
+namespace {
+thread_local PayloadScope* current_scope = nullptr;
+constexpr size_t kWindowedRead = 16u << 10;  // larger reads go to the file directly
+}  // namespace
+
+PayloadScope::PayloadScope() : outer_(current_scope) { current_scope = this; }
+PayloadScope::~PayloadScope() { current_scope = outer_; }
+PayloadScope* PayloadScope::current() { return current_scope; }
+
+bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit, bool integers) {
   using T = onnx::TensorProto;
   size_t es = 0;
   switch (w.dtype) {
+    case T::INT32: es = integers ? 4 : 0; break;
+    case T::INT64: es = integers ? 8 : 0; break;
     case T::FLOAT: es = 4; break;
     case T::FLOAT16: case T::BFLOAT16: es = 2; break;
     case T::DOUBLE: es = 8; break;
     case T::INT8: case T::UINT8: case T::BOOL: es = 1; break;
     default: return false;
   }
+  if (es == 0) return false;
   PayloadReader r;
-  if (w.sparse || w.packed || !r.open(w)) return false;
+  PayloadScope* scope = PayloadScope::current();
+  if (w.sparse || w.packed || !r.open(w, scope ? &scope->files : nullptr)) return false;
   std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes)));  // no bigger than the tensor
   uint64_t index = 0;
   for (uint64_t at = 0; at < w.bytes; at += kPayloadChunk) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes - at));
-    if (!r.read(at, n, buf.data())) return false;
+    // A small tensor through the scope's window: its neighbours in the file come in the same read.
+    const bool windowed = scope && n <= kWindowedRead;
+    if (!(windowed ? r.read(at, n, buf.data(), scope->window) : r.read(at, n, buf.data()))) return false;
     for (size_t i = 0; i + es <= n; i += es, ++index) {
       double v = 0;
       const char* p = buf.data() + i;
@@ -216,6 +231,8 @@ bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>
         case T::FLOAT: { float f; std::memcpy(&f, p, 4); v = f; break; }
         case T::FLOAT16: case T::BFLOAT16: case T::DOUBLE: decode_floats(w.dtype, p, 1, &v); break;
         case T::INT8: v = static_cast<int8_t>(*p); break;
+        case T::INT32: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
+        case T::INT64: { int64_t x; std::memcpy(&x, p, 8); v = static_cast<double>(x); break; }
         default: v = static_cast<uint8_t>(*p); break;
       }
       if (!visit(index, v)) return false;

@@ -111,9 +111,29 @@ void decode_floats(int32_t dtype, const char* p, size_t n, double* out);
 // narrower type" of two is first rounded to it.
 double round_to(int32_t dtype, double v);
 
+// While one lives on a thread, for_each_value there opens each payload file once (its files) and
+// reads small tensors close together in one read (its window), instead of opening the file and
+// reading for each tensor: an audit classifies thousands of biases and norms by their values.
+// Scopes nest; the innermost is used.
+class PayloadScope {
+ public:
+  PayloadScope();
+  ~PayloadScope();
+  PayloadScope(const PayloadScope&) = delete;
+  PayloadScope& operator=(const PayloadScope&) = delete;
+  static PayloadScope* current();
+  PayloadFiles files;
+  ReadWindow window;
+
+ private:
+  PayloadScope* outer_;
+};
+
 // Calls visit(index, value) for every element of a float32/float16/bfloat16/float64/int8/uint8/bool tensor in
-// order, reading in bounded chunks. True when every element was visited and accepted; false when
-// visit returned false (it stops there), the payload cannot be read or the type is not one of those.
-bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit);
+// order, reading in bounded chunks (int32 and int64 too with `integers`: the values a loader
+// keeps in memory only while they are small). True when every element was visited and accepted;
+// false when visit returned false (it stops there), the payload cannot be read or the type is not
+// one of those.
+bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>& visit, bool integers = false);
 
 }  // namespace headcount

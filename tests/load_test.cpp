@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -30,6 +31,8 @@
 #include "headcount/load.h"
 #include "headcount/model.h"
 #include "headcount/run.h"
+#include "payload.h"
+#include "source.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -469,26 +472,42 @@ TEST_CASE("a 64 MB initializer is located, not read", "[load]") {
   CHECK(back == raw);
 }
 
-TEST_CASE("small integer constants keep their values up to 4096 bytes", "[load]") {
+TEST_CASE("payloads kept in memory: raw int data up to 512 bytes, other raw data up to 64, typed fields up to 4096",
+          "[load]") {
+  // LoadOptions: the shape stage reads at most 64 elements of a value (64 int64s = 512 bytes);
+  // raw data of another type is kept up to 16 float32s (64 bytes); typed fields (int64_data),
+  // which cannot be read again from the file, up to 4096 bytes (512 int64s). Past its limit a
+  // raw payload is skipped, its place recorded for the content stage to read it again.
   testutil::TempDir dir;
   auto m = testutil::model();
   auto* g = m.mutable_graph();
   testutil::input(g, "x", {2, 6});
   *g->add_initializer() = testutil::ints("shape", {3, -1});  // packed int64_data
   testutil::node(g, "Reshape", {"x", "shape"}, {"y"}, "reshape");
-  // raw int64: 512 values = 4096 bytes is kept; 513 values = 4104 bytes is past the limit.
-  std::string at_limit, past_limit;
-  for (int64_t i = 0; i < 513; ++i) {
-    std::string v(reinterpret_cast<const char*>(&i), 8);  // little-endian host
-    if (i < 512) at_limit += v;
-    past_limit += v;
-  }
-  T kept = testutil::tensor("kept", {512}, T::INT64, true);
-  kept.set_raw_data(at_limit);
-  T gone = testutil::tensor("gone", {513}, T::INT64, true);
-  gone.set_raw_data(past_limit);
-  *g->add_initializer() = kept;
-  *g->add_initializer() = gone;
+  auto raw = [](const std::string& name, int32_t dtype, size_t width, int64_t n) {
+    T t = testutil::tensor(name, {n}, dtype, true);
+    std::string bytes;
+    for (int64_t i = 0; i < n; ++i) {
+      if (width == 8) bytes += std::string(reinterpret_cast<const char*>(&i), 8);  // little-endian host
+      else {
+        const float f = static_cast<float>(i);
+        bytes += std::string(reinterpret_cast<const char*>(&f), 4);
+      }
+    }
+    t.set_raw_data(bytes);
+    return t;
+  };
+  *g->add_initializer() = raw("ints_kept", T::INT64, 8, 64);    // 512 bytes
+  *g->add_initializer() = raw("ints_gone", T::INT64, 8, 65);    // 520 bytes
+  *g->add_initializer() = raw("floats_kept", T::FLOAT, 4, 16);  // 64 bytes
+  *g->add_initializer() = raw("floats_gone", T::FLOAT, 4, 17);  // 68 bytes
+  // Packed int64_data of values from 2^56 to 2^63 - 1: 57 to 63 bits, 9 bytes of varint each.
+  constexpr int64_t kBig = int64_t{1} << 56;
+  std::vector<int64_t> typed(455);
+  for (int64_t i = 0; i < 455; ++i) typed[static_cast<size_t>(i)] = kBig + i;
+  *g->add_initializer() = testutil::ints("typed_kept", typed);  // 455 * 9 = 4095 bytes
+  typed.push_back(kBig + 455);
+  *g->add_initializer() = testutil::ints("typed_gone", typed);  // 456 * 9 = 4104 bytes
   std::string path = dir.file("shape.onnx");
   testutil::save(m, path);
 
@@ -496,13 +515,60 @@ TEST_CASE("small integer constants keep their values up to 4096 bytes", "[load]"
   auto shape = int_values(*weight(model, "shape").tensor);
   REQUIRE(shape);
   CHECK(*shape == std::vector<int64_t>{3, -1});
-  auto k = int_values(*weight(model, "kept").tensor);
+  auto k = int_values(*weight(model, "ints_kept").tensor);
   REQUIRE(k);
-  CHECK(k->size() == 512);
-  CHECK(k->at(511) == 511);
-  CHECK_FALSE(int_values(*weight(model, "gone").tensor));
-  CHECK(model.stripped_payload_bytes == 4104);
-  CHECK(weight(model, "gone").payload_length == 4104);
+  CHECK(k->size() == 64);
+  CHECK(k->at(63) == 63);
+  CHECK_FALSE(int_values(*weight(model, "ints_gone").tensor));
+  auto f = float_values(*weight(model, "floats_kept").tensor);
+  REQUIRE(f);
+  CHECK(f->size() == 16);
+  CHECK(f->at(15) == 15.0);
+  CHECK_FALSE(float_values(*weight(model, "floats_gone").tensor));
+  auto t = int_values(*weight(model, "typed_kept").tensor);
+  REQUIRE(t);
+  CHECK(t->size() == 455);
+  CHECK(t->at(454) == kBig + 454);
+  CHECK_FALSE(int_values(*weight(model, "typed_gone").tensor));
+  // Skipped: 520 + 68 bytes of raw data and typed_gone's 4104 bytes of varints.
+  CHECK(model.stripped_payload_bytes == 520 + 68 + 4104);
+  // A raw payload skipped is still where the file has it: its values can be read again.
+  CHECK(weight(model, "ints_gone").payload_known);
+  CHECK(weight(model, "ints_gone").payload_length == 520);
+  CHECK(weight(model, "floats_gone").payload_length == 68);
+  CHECK_FALSE(weight(model, "typed_gone").payload_known);
+  std::vector<double> read;
+  CHECK(for_each_value(weight(model, "floats_gone"), [&](uint64_t, double v) {
+    read.push_back(v);
+    return true;
+  }));
+  REQUIRE(read.size() == 17);
+  CHECK(read[16] == 16.0);
+  read.clear();
+  CHECK_FALSE(for_each_value(weight(model, "ints_gone"), [&](uint64_t, double v) {
+    read.push_back(v);
+    return true;
+  }));  // int64 is read only when asked for
+  CHECK(for_each_value(weight(model, "ints_gone"), [&](uint64_t, double v) {
+    read.push_back(v);
+    return true;
+  }, /*integers=*/true));
+  REQUIRE(read.size() == 65);
+  CHECK(read[64] == 64.0);
+
+  // A source whose bytes cannot be read again (a remote file's, here bytes in memory behind the
+  // ByteSource interface) keeps every payload up to 4096 bytes, as it cannot read them later.
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Model unreadable = load_model(MemorySource(bytes.data(), bytes.size(), "shape.onnx"), LoadOptions());
+  auto ints = int_values(*weight(unreadable, "ints_gone").tensor);
+  REQUIRE(ints);
+  CHECK(ints->at(64) == 64);
+  auto floats = float_values(*weight(unreadable, "floats_gone").tensor);
+  REQUIRE(floats);
+  CHECK(floats->at(16) == 16.0);
+  CHECK_FALSE(int_values(*weight(unreadable, "typed_gone").tensor));
+  CHECK(unreadable.stripped_payload_bytes == 4104);
 }
 
 // ----- 3. external data ---------------------------------------------------------------------

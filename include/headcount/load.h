@@ -27,9 +27,17 @@ struct ListedFiles {
 };
 
 struct LoadOptions {
-  // Payload fields up to this many bytes per tensor are kept (shape constants, scales); larger
-  // payloads are skipped and only their position is recorded.
+  // What a tensor's payload keeps in memory; a payload past its limit is skipped by its length,
+  // its place recorded. Typed fields (int64_data, float_data, ...) cannot be read again later, so
+  // they are kept up to keep_payload_bytes. raw_data can: the content stage reads it again from
+  // the file when it asks for values, so only what the shape stage reads is kept: int32 and int64
+  // raw data up to keep_shape_bytes (it reads at most 64 elements of a value, 512 bytes of
+  // int64s), raw data of other types up to keep_raw_bytes (a float vector of 16 elements: no
+  // valid model uses a longer one as a shape). A source whose bytes cannot be read again (a
+  // remote file) keeps up to keep_payload_bytes of every payload.
   uint64_t keep_payload_bytes = 4096;
+  uint64_t keep_shape_bytes = 512;
+  uint64_t keep_raw_bytes = 64;
   // Subgraphs (If/Loop/Scan bodies) nested deeper than this are refused.
   int max_graph_depth = 64;
   // The folder external data is resolved against, and may not leave; "" for the model file's own

@@ -67,6 +67,9 @@ std::string window_words(int64_t w) { return w == 1 ? "itself" : "itself and the
 constexpr int64_t kSeq = int64_t{1} << 20;     // the sequence length a computed mask is read at
 constexpr int64_t kMostWindow = int64_t{1} << 17;  // a longer band is not told from a causal mask
 constexpr size_t kMostValues = 1 << 16;         // constants read to evaluate a mask
+// Integer constants are read up to this size: the loader kept int32/int64 payloads this small in
+// memory, where a mask's evaluation found them, before it kept only what the shape stage reads.
+constexpr uint64_t kMostIntegerBytes = 4096;
 constexpr size_t kMostMemo = 1 << 18;           // index entries remembered while one element is evaluated
 constexpr const char* kEvaluator = "the mask evaluator";  // as the budget names it
 
@@ -407,7 +410,7 @@ class MaskEval {
         if (for_each_value(w, [&](uint64_t, double x) {
               read.push_back(x);
               return true;
-            })) {
+            }, /*integers=*/w.bytes <= kMostIntegerBytes)) {
           v = std::move(read);
         }
       }
