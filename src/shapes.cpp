@@ -692,9 +692,6 @@ uint64_t ShapeOracle::built_on_this_thread() { return oracles_built; }
 ShapeOracle::ShapeOracle(const Model& model)
     : m_(model), dims_at_(model.values.size(), -1), eval_at_(model.values.size(), -1) {
   ++oracles_built;
-  // Nearly every value that is not a weight is a node's output with dims to keep: reserved once,
-  // not doubled (a value has one entry at most, so this stays in proportion to the graph).
-  known_.reserve(model.values.size() - std::min(model.values.size(), model.weights.size()));
   // Declared shapes of the main graph; subgraph and function types are rarely present. A type
   // without a shape (or no type) states no dims, so it neither hides what propagation finds nor
   // replaces an earlier declaration's shape.
@@ -709,16 +706,38 @@ ShapeOracle::ShapeOracle(const Model& model)
   }
 }
 
-// A later declaration of the same name replaces an earlier one.
+namespace {
+bool identical(const Int& a, const Int& b) { return a.known() == b.known() && (!a.known() || *a == *b); }
+bool identical(const Dims& a, const Dims& b) {
+  if (a.rank != b.rank || a.d.size() != b.d.size() || !identical(a.tail, b.tail)) return false;
+  for (size_t i = 0; i < a.d.size(); ++i) {
+    if (!identical(a.d[i], b.d[i])) return false;
+  }
+  return true;
+}
+}  // namespace
+
+// The entry of known_ that holds d: one of the last kRecent entries when it equals d (an exported
+// graph's values have a few distinct shapes, and neighbours share them), else a new one. The look
+// is bounded, so no file can make it slow; a graph of distinct shapes only keeps one entry each.
+int ShapeOracle::keep(Dims d) {
+  for (int at : recent_) {
+    if (at >= 0 && identical(known_[static_cast<size_t>(at)], d)) return at;
+  }
+  const int at = static_cast<int>(known_.size());
+  known_.push_back(std::move(d));
+  recent_[next_recent_++ % kRecent] = at;
+  return at;
+}
+
+// A later declaration of the same name replaces an earlier one (in a new entry: others may share
+// the earlier one).
 void ShapeOracle::declare(std::string_view name, Dims d) {
   int id = m_.value_id(0, name);
   if (id < 0) {
     declared_unused_[name] = std::move(d);
-  } else if (int& at = dims_at_[static_cast<size_t>(id)]; at >= 0) {
-    known_[static_cast<size_t>(at)] = std::move(d);
   } else {
-    at = static_cast<int>(known_.size());
-    known_.push_back(std::move(d));
+    dims_at_[static_cast<size_t>(id)] = keep(std::move(d));
   }
 }
 
@@ -750,10 +769,9 @@ void ShapeOracle::propagate(int g, const NodeRec& n) {
     if (name.empty()) continue;
     int& at = dims_at_[static_cast<size_t>(m_.value_id(g, name))];  // a node's output always has an id
     if (at >= 0) continue;
-    at = static_cast<int>(known_.size());
     cap_rank(out[i]);
     drop_negative(out[i]);
-    known_.push_back(std::move(out[i]));
+    at = keep(std::move(out[i]));
   }
 }
 

@@ -62,7 +62,11 @@ class ShapeOracle {
   // by name, in an ordered map: the file chooses those names, and no choice of them makes its
   // lookups slow.
   std::vector<int> dims_at_, eval_at_;
-  std::vector<Dims> known_;
+  std::vector<Dims> known_;  // entries shared by values of equal dims (keep()), never changed in place
+  static constexpr size_t kRecent = 8;
+  int recent_[kRecent] = {-1, -1, -1, -1, -1, -1, -1, -1};  // the entries kept last, compared first
+  size_t next_recent_ = 0;
+  int keep(Dims d);
   std::vector<std::optional<IntVector>> evaluated_;
   std::map<std::string_view, Dims> declared_unused_;
   void declare(std::string_view name, Dims d);
