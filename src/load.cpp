@@ -208,7 +208,7 @@ class WireReader {
   google::protobuf::Arena* arena_;  // the skeleton's: node records, their names and lists
   NamePool names_;                  // node inputs and outputs, each distinct name once
   std::string name_;                // the name being read
-  std::array<std::string_view, 64> words_{};  // op types and domains read lately (read_word)
+  std::array<const std::string_view*, 64> words_{};  // op types and domains read lately (read_word)
   int graph_depth_ = 0;
 
   // What one node's fields gather before its record is made; one per nesting depth, since an
@@ -430,16 +430,30 @@ class WireReader {
     return view;
   }
 
+  // A node's name. Exporters name a node's outputs after it (torch: the name, then "_output_0"),
+  // so a name that begins the node's first output, read before it, is a view of that output's
+  // name in the pool, not a copy of its own.
+  std::string_view read_node_name(const std::vector<std::string_view>& outputs) {
+    read_string(&name_, "a node name");
+    if (!outputs.empty() && outputs[0].substr(0, name_.size()) == name_) return outputs[0].substr(0, name_.size());
+    return arena_string(arena_, name_.data(), name_.size());
+  }
+
   // An op type or a domain: a graph has a few distinct ones over all its nodes, so each is held
   // once and every stage that compares a node's op type reads the same, cache-warm characters.
   // A small direct-mapped cache, not a table that grows: a file of many distinct op types only
   // makes a copy per node, as any string field does.
-  std::string_view read_word(const char* what) {
+  static constexpr std::string_view kNoWord{};  // a node's op type or domain when the file gives none
+
+  // The word is a view in the arena that nodes point to (NodeRec keeps a pointer, not a view).
+  const std::string_view* read_word(const char* what) {
     read_string(&name_, what);
     uint64_t h = name_.size();
     for (char c : name_) h = h * 31 + static_cast<unsigned char>(c);
-    std::string_view& slot = words_[h % words_.size()];
-    if (slot.data() == nullptr || slot != name_) slot = arena_string(arena_, name_.data(), name_.size());
+    const std::string_view*& slot = words_[h % words_.size()];
+    if (slot == nullptr || *slot != name_) {
+      slot = google::protobuf::Arena::Create<std::string_view>(arena_, arena_string(arena_, name_.data(), name_.size()));
+    }
     return slot;
   }
 
@@ -459,13 +473,15 @@ class WireReader {
     s.input_keys.clear();
     s.output_keys.clear();
     s.attributes.clear();
-    std::string_view op_type, domain, name;
+    const std::string_view* op_type = &kNoWord;
+    const std::string_view* domain = &kNoWord;
+    std::string_view name;
     read_record([&](int f, int wt) {
       if (wt != kLengthDelimited) return false;
       switch (f) {
         case field::kNodeInput: s.inputs.push_back(read_name("a node input", s.input_keys)); return true;
         case field::kNodeOutput: s.outputs.push_back(read_name("a node output", s.output_keys)); return true;
-        case field::kNodeName: name = read_view("a node name"); return true;
+        case field::kNodeName: name = read_node_name(s.outputs); return true;
         case field::kNodeOpType: op_type = read_word("an op type"); return true;
         case field::kNodeDomain: domain = read_word("a domain"); return true;
         case field::kNodeAttribute: {
@@ -1117,8 +1133,8 @@ class Indexer {
     // Kahn's order over the graph's own nodes, by their position in `nodes`.
     position_.resize(m_.nodes.size());
     for (size_t k = 0; k < nodes.size(); ++k) position_[static_cast<size_t>(nodes[k])] = static_cast<int>(k);
-    std::vector<int> pending(nodes.size(), 0);        // inputs produced by nodes of this graph
-    std::vector<std::vector<int>> users(nodes.size());  // positions of the nodes reading each one
+    std::vector<int> pending(nodes.size(), 0);  // inputs produced by nodes of this graph
+    std::vector<std::pair<int, int>> edges;     // (producer's position, reader's position)
     for (size_t k = 0; k < nodes.size(); ++k) {
       const int ni = nodes[k];
       const NodeRec& n = *m_.nodes[ni].rec;
@@ -1131,7 +1147,7 @@ class Indexer {
         reads_.push_back({id, ni});
         if (v.producer >= 0) {
           ++pending[k];
-          users[static_cast<size_t>(position_[static_cast<size_t>(v.producer)])].push_back(static_cast<int>(k));
+          edges.emplace_back(position_[static_cast<size_t>(v.producer)], static_cast<int>(k));
         }
         const Weight* w = v.weight >= 0 ? &m_.weights[static_cast<size_t>(v.weight)]
                           : v.producer >= 0 ? nullptr
@@ -1144,6 +1160,10 @@ class Indexer {
         }
       }
     }
+    // The readers of each node, in one list grouped by producer (no vector per node).
+    std::vector<int> users;
+    const std::vector<uint32_t> user_runs = group_runs(edges, nodes.size(), users);
+    edges = {};
     std::vector<int> ready;
     for (size_t k = 0; k < nodes.size(); ++k) {
       if (pending[k] == 0) ready.push_back(static_cast<int>(k));
@@ -1152,7 +1172,8 @@ class Indexer {
     for (size_t r = 0; r < ready.size(); ++r) {  // ready grows as nodes become ready: a FIFO
       const int k = ready[r];
       g.nodes.push_back(nodes[static_cast<size_t>(k)]);
-      for (int u : users[static_cast<size_t>(k)]) {
+      for (uint32_t e = user_runs[static_cast<size_t>(k)]; e < user_runs[static_cast<size_t>(k) + 1]; ++e) {
+        const int u = users[e];
         if (--pending[static_cast<size_t>(u)] == 0) ready.push_back(u);
       }
     }
@@ -1198,7 +1219,8 @@ class Indexer {
     }
     last_reader_.clear();
     last_reader_.shrink_to_fit();
-    m_.values.shrink_to_fit();
+    // m_.values keeps its capacity: reserved for every output and tensor, the part never written
+    // takes no memory, and a copy to fit would hold both for a moment.
   }
 
   // (key, node) pairs grouped by key into `list`, a stable counting sort: each key's nodes keep

@@ -258,15 +258,17 @@ class NodeRec {
   // `names`: the inputs, then the outputs, followed in the same arena block by one int32_t slot
   // per name (names_block()): the loader writes each name's index in its name pool there, and the
   // indexer reads it and writes the value id in its place.
-  NodeRec(std::string_view op_type, std::string_view domain, std::string_view name, Span<std::string_view> names,
-          size_t inputs, Span<Attribute> attributes)
+  // op_type and domain point to views the loader holds once per distinct word (a graph has a few),
+  // so a node holds a pointer to each, not a view.
+  NodeRec(const std::string_view* op_type, const std::string_view* domain, std::string_view name,
+          Span<std::string_view> names, size_t inputs, Span<Attribute> attributes)
       : op_type_(op_type), domain_(domain), name_(name), names_(names.begin()), attributes_(attributes.begin()),
         inputs_(static_cast<uint32_t>(inputs)), outputs_(static_cast<uint32_t>(names.size() - inputs)),
         attribute_count_(static_cast<uint32_t>(attributes.size())) {}
   // Bytes of the arena block that holds `count` names and their ids.
   static size_t names_block(size_t count) { return count * (sizeof(std::string_view) + sizeof(int32_t)); }
-  std::string_view op_type() const { return op_type_; }
-  std::string_view domain() const { return domain_; }
+  std::string_view op_type() const { return *op_type_; }
+  std::string_view domain() const { return *domain_; }
   std::string_view name() const { return name_; }
   int input_size() const { return static_cast<int>(inputs_); }
   Name input(int i) const { return Name(names_[i], ids()[i]); }  // i < input_size()
@@ -288,7 +290,8 @@ class NodeRec {
  private:
   friend struct GraphBody;
   const int32_t* ids() const { return reinterpret_cast<const int32_t*>(names_ + inputs_ + outputs_); }
-  std::string_view op_type_, domain_, name_;
+  const std::string_view *op_type_, *domain_;
+  std::string_view name_;
   const std::string_view* names_;  // and the ids after them: one arena block, written by the loader
   const Attribute* attributes_;
   NodeRec* next_ = nullptr;
