@@ -427,6 +427,20 @@ const std::vector<Family>& families() {
       f.reads.back() = "mtp_num_hidden_layers";
       f.reads.push_back("attn_output_gate");
       t.push_back(f);
+      // Qwen3.5's dense models (qwen3_5_text in a qwen3_5 config beside the same vision tower): the
+      // MoE row's layers with a gated feed-forward of intermediate_size in every layer, no experts;
+      // its MTP layer a dense layer too. The expert keys are not read: a config declaring experts
+      // is refused by this row, not counted without them.
+      f.types = {"qwen3_5_text"};
+      f.classes = {"Qwen3_5ForCausalLM"};
+      f.wrappers = {"qwen3_5"};
+      f.name = "Qwen3.5";
+      f.experts = false;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+                 "max_position_embeddings", "layer_types", "full_attention_interval", "linear_num_key_heads",
+                 "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+                 "mtp_num_hidden_layers", "attn_output_gate"};
+      t.push_back(f);
     }
     {
       // Llama 4 (the text model): chunked attention in three of four layers (the RoPE ones; the
@@ -483,6 +497,21 @@ const std::vector<Family>& families() {
       f.qk_norm_width = true;
       f.experts = false;
       f.reads = reads({});
+      t.push_back(f);
+      // OLMo 3: OLMo 2's layers; three of four slide over sliding_window (Olmo3Config: 4096), the
+      // fourth attends to everything (layer_types, when given, names each layer).
+      f.types = {"olmo3"};
+      f.classes = {"Olmo3ForCausalLM"};
+      f.name = "OLMo 3";
+      f.tied_note = "olmo3's default";
+      f.layers.base = Mixer::Sliding;
+      f.layers.special = Mixer::Full;
+      f.layers.every = {nullptr, 4, EveryNth::At::Last};
+      f.layers.layer_types = true;
+      f.window = "sliding_window";
+      f.defaults = {{"sliding_window", 4096}};
+      f.defaults_from = "Olmo3Config";
+      f.reads = reads({"layer_types", "sliding_window"});
       t.push_back(f);
     }
     {
@@ -1595,9 +1624,9 @@ void Counter::caches() {
   }
 }
 
-// Multi-token-prediction modules: one more decoder layer each (full attention, a MoE layer), with
-// the projection of [normed embedding; normed hidden] and three norms; they share the embedding
-// and the LM head.
+// Multi-token-prediction modules: one more decoder layer each (full attention, and a MoE layer, or a
+// dense one in a dense model), with the projection of [normed embedding; normed hidden] and three
+// norms; they share the embedding and the LM head.
 void Counter::mtp() {
   const ModelConfig& c = c_;
   if (!f_.mtp) return;
@@ -1606,14 +1635,17 @@ void Counter::mtp() {
     layers = Int(f_.mtp_default);
     out_.notes.push_back(f_.mtp_note);
   }
-  if (!layers.positive() || !moe_) return;
-  Int layer = attn_ + c.experts * expert_ + shared_params_ + router_ + f_.norms_per_layer * f_.norm_weights * h +
-              (qk_norm() ? 2 * c.head_dim : Int(0));
+  if (!layers.positive()) return;
+  // A MoE layer in the mixtures of experts; a dense layer of intermediate_size in a dense model
+  // (Qwen3.5's).
+  const int up = f_.mlp == Mlp::Plain ? 2 : 3;
+  Int ffn = moe_ ? c.experts * expert_ + shared_params_ + router_ : up * h * i_;
+  Int layer = attn_ + ffn + f_.norms_per_layer * f_.norm_weights * h + (qk_norm() ? 2 * c.head_dim : Int(0));
   Int mtp = layers * (layer + 2 * h * h + 3 * h);
   std::string hs = h.str();
   out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),
-                      layers.str() + " · (one MoE layer " + commas(layer.count().value_or(0)) + " + " + f_.mtp_proj + " 2·" + hs +
-                          "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
+                      layers.str() + " · (one " + (moe_ ? "MoE" : "dense") + " layer " + commas(layer.count().value_or(0)) + " + " +
+                          f_.mtp_proj + " 2·" + hs + "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
   out_.mtp_total = mtp.count().value_or(0);
 }
 

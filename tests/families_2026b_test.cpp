@@ -1,0 +1,152 @@
+// families_2026b_test.cpp: `headcount explain --config` on more families of 2026 (issue 38, item 3):
+// OLMo 3, Qwen3-VL's dense model, Qwen3.5's dense model. Each expected integer is worked by hand in
+// the comment from the config's numbers and the family's modules in Hugging Face transformers'
+// modeling code, and agrees with the published figure at its precision.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "headcount/error.h"
+#include "headcount/families.h"
+#include "config_test_util.h"
+#include "test_util.h"
+
+using namespace headcount;
+using namespace configtest;
+using Json = nlohmann::json;
+
+namespace {
+
+FamilyCount count_of(const std::string& path) { return family_count_or_explain(read_model_config(path)); }
+
+bool has_note(const FamilyCount& f, const std::string& part) {
+  for (const auto& n : f.notes) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("explain --config: OLMo-3-7B is 7.30B, three of four layers sliding over 4,096 tokens", "[families][olmo3]") {
+  // modular_olmo3.py: Olmo3DecoderLayer is Olmo2DecoderLayer; only the mask differs (layer_types:
+  // sliding_attention, sliding_attention, sliding_attention, full_attention, eight times).
+  // Width 4096, 32 layers of 32 heads (32 K/V heads) of 128: q, k, v, o 4·4096·4096 = 67,108,864;
+  // q_norm RMSNorm(32·128) 4,096 and k_norm RMSNorm(32·128) 4,096; post_attention_layernorm and
+  // post_feedforward_layernorm 2·4096 = 8,192; MLP gate, up, down 3·4096·11008 = 135,266,304:
+  // 202,391,552 · 32 = 6,476,529,664. Final norm 4,096; embedding 100278·4096 = 410,738,688 and the
+  // untied LM head the same. Total 7,298,011,136 (Ai2's "7B").
+  FamilyCount f = count_of(config("olmo-3-1025-7b"));
+  CHECK(f.family == "OLMo 3");
+  CHECK(f.total == 7298011136u);
+  CHECK(agrees(f.total, 7, 0));
+  CHECK_FALSE(f.active.has_value());
+  // K/V per token: 32 layers · 32 K/V heads · 2·128 · 2 bytes = 524,288. At 65,536 tokens the 8 full
+  // layers keep every token and the 24 sliding ones 4,096: 8 · 16,384 · 65,536 + 24 · 16,384 · 4,096
+  // = 8,589,934,592 + 1,610,612,736 = 10,200,547,328 bytes.
+  CHECK(f.kv_bytes_per_token == 524288u);
+  CHECK(kv_at(f, 65536, 16) == 10200547328u);
+  REQUIRE(f.kv_layers.size() == 2);
+  CHECK(f.kv_layers[0].kind == "full");
+  CHECK(f.kv_layers[0].layers == 8);
+  CHECK(f.kv_layers[1].kind == "sliding");
+  CHECK(f.kv_layers[1].layers == 24);
+  CHECK(f.kv_layers[1].window == 4096u);
+
+  testutil::TempDir dir;
+  // Without layer_types, Olmo3Config's rule: layer i slides unless (i + 1) % 4 == 0; the same split.
+  std::string p = edited(dir, "olmo-3-1025-7b", [](Json& j) { j.erase("layer_types"); });
+  CHECK(kv_at(count_of(p), 65536, 16) == 10200547328u);
+  // Without sliding_window, Olmo3Config's default 4096, said so.
+  p = edited(dir, "olmo-3-1025-7b", [](Json& j) {
+    j.erase("layer_types");
+    j.erase("sliding_window");
+  });
+  FamilyCount d = count_of(p);
+  CHECK(kv_at(d, 65536, 16) == 10200547328u);
+  CHECK(has_note(d, "not in the config, so Olmo3Config's defaults: sliding_window 4096"));
+  // A layer_types list that does not fit the layers is an error, not a guess.
+  p = edited(dir, "olmo-3-1025-7b", [](Json& j) { j["layer_types"].erase(0); });
+  CHECK(error_of(p) == "model config '" + p + "': layer_types names 31 layers, and num_hidden_layers is 32");
+  p = edited(dir, "olmo-3-1025-7b", [](Json& j) { j["layer_types"][5] = "linear_attention"; });
+  CHECK(error_of(p) == "model config '" + p +
+                           "': layer_types[5] is 'linear_attention', a layer headcount's olmo3 formula does not know");
+}
+
+TEST_CASE("explain --config: Qwen3-VL-8B is 8,767,123,696: its language model and its vision tower", "[families][qwen3_vl]") {
+  // Language model (modeling_qwen3_vl.py's Qwen3VLTextModel, as Qwen3's), width 4096, 36 layers of
+  // 32 heads and 8 K/V heads of 128: q 4096·4096 = 16,777,216, k and v 2·4096·1024 = 8,388,608, o
+  // 4096·4096 = 16,777,216 (41,943,040), q_norm and k_norm 2·128 = 256, MLP 3·4096·12288 =
+  // 150,994,944, 2 norms 8,192: 192,946,432 · 36 = 6,946,071,552. Final norm 4,096; embedding
+  // 151936·4096 = 622,329,856 and the untied LM head the same: 8,190,735,360.
+  // Vision tower (Qwen3VLVisionModel, width 1152, MLP 4304, merged width 1152·2² = 4608, out 4096):
+  // patch_embed 1152·3·2·16·16 + 1152 = 1,770,624; pos_embed 2304·1152 = 2,654,208; 27 blocks of
+  // 15,239,504 (worked in families_2026_test.cpp's Qwen3-VL-30B case: the same blocks) =
+  // 411,466,608; merger LayerNorm(1152) 2,304 + fc1 4608² + 4608 = 21,238,272 + fc2 4608·4096 + 4096
+  // = 18,878,464: 40,119,040; 3 DeepStack mergers (LayerNorm(4608) 9,216 + 21,238,272 + 18,878,464)
+  // · 3 = 120,377,856. Vision 576,388,336. Together 8,767,123,696: the sum of the 750 tensors'
+  // elements of the release's four safetensors files as a public weight report lists them.
+  FamilyCount f = count_of(config("qwen3-vl-8b-instruct"));
+  CHECK(f.family == "Qwen3");
+  CHECK(f.total == 8190735360u);
+  CHECK(f.vision_total == 576388336u);
+  REQUIRE(f.total_with_vision.has_value());
+  CHECK(*f.total_with_vision == 8767123696u);
+  REQUIRE(f.vision_parts.size() == 5);
+  CHECK(f.vision_parts[3].parameters == 40119040u);
+  CHECK(f.vision_parts[4].parameters == 120377856u);
+  // K/V: 36 · 8 · 2·128 · 2 bytes (its text_config's dtype bfloat16) = 147,456 per token.
+  CHECK(f.kv_bytes_per_token == 147456u);
+  ModelConfig c = read_model_config(config("qwen3-vl-8b-instruct"));
+  CHECK(c.read_as == "its text_config (qwen3_vl_text) and its vision_config counted");
+}
+
+TEST_CASE("explain --config: Qwen3.5's dense 27B is 27.36B with its vision tower; its MTP layer apart", "[families][qwen3_5]") {
+  // modular_qwen3_5.py's Qwen3_5TextModel, width 5120, 64 layers (layer_types: 48 Gated DeltaNet, 16
+  // gated attention), every layer a Qwen3_5MLP of 17408.
+  // Gated DeltaNet (16 key heads, 48 value heads, both of 128): in_proj_qkv 5120·(2·16·128 + 48·128)
+  // = 52,428,800; in_proj_z 5120·6144 = 31,457,280; in_proj_b and in_proj_a 2·5120·48 = 491,520;
+  // conv1d (2·2048 + 6144)·4 = 40,960; dt_bias and A_log 2·48 = 96; norm 128; out_proj 6144·5120 =
+  // 31,457,280: 115,876,064 · 48 = 5,562,051,072.
+  // Attention (Qwen3NextAttention, attn_output_gate: q projects 2·24·256): 5120·12288 = 62,914,560,
+  // k and v 2·5120·4·256 = 10,485,760, o 6144·5120 = 31,457,280: 104,857,600 · 16 = 1,677,721,600;
+  // q_norm and k_norm 16 · 2·256 = 8,192.
+  // MLP 3·5120·17408 = 267,386,880 · 64 = 17,112,760,320. Norms 64·2·5120 + 5120 = 660,480.
+  // Embedding 248320·5120 = 1,271,398,400 and the untied LM head the same. Language model
+  // 26,895,998,464.
+  // Vision tower (Qwen3_5VisionModel: Qwen3-VL's without DeepStack mergers, out 5120): 1,770,624 +
+  // 2,654,208 + 411,466,608 + merger 2,304 + 21,238,272 + 4608·5120 + 5120 = 44,838,656:
+  // 460,730,096. Together 27,356,728,560 (Qwen: 27B).
+  // The copy is Qwen3.6-27B's config.json, whose layout Qwen3.5-27B's card gives too (64 layers,
+  // 24 Q and 4 K/V heads of 256, MLP 17,408, width 5,120).
+  FamilyCount f = count_of(config("qwen3.6-27b"));
+  CHECK(f.family == "Qwen3.5");
+  CHECK(f.total == 26895998464u);
+  CHECK(f.vision_total == 460730096u);
+  REQUIRE(f.total_with_vision.has_value());
+  CHECK(*f.total_with_vision == 27356728560u);
+  CHECK(agrees(*f.total_with_vision, 27, 0));
+  CHECK_FALSE(f.active.has_value());
+  // MTP (mtp_num_hidden_layers 1), apart: one dense layer of gated attention 104,857,600, q/k norms
+  // 512, MLP 267,386,880 and 2 norms 10,240 = 372,255,232; fc 2·5120·5120 = 52,428,800; 3 norms
+  // 15,360: 424,699,392.
+  CHECK(f.mtp_total == 424699392u);
+  // K/V: 16 · 4 · 2·256 · 2 bytes = 65,536 per token.
+  CHECK(f.kv_bytes_per_token == 65536u);
+  // State per Gated DeltaNet layer: conv 3·10240 = 30,720 at bfloat16 and 48·128·128 = 786,432 at
+  // mamba_ssm_dtype float32: 48 · (61,440 + 3,145,728) = 153,944,064 bytes.
+  CHECK(f.state_layers == 48);
+  CHECK(f.state_elements == 817152u);
+  CHECK(f.state_bytes == 153944064u);
+
+  testutil::TempDir dir;
+  // A dense row declaring experts is refused, not counted without them.
+  std::string p = edited(dir, "qwen3.6-27b", [](Json& j) { j["text_config"]["num_experts"] = 64; });
+  CHECK(error_of(p) == "model config '" + p + "': 'num_experts' changes the parameter count, and headcount's qwen3_5_text "
+                       "(model_type qwen3_5) formula does not read it; counting without it would be a guess");
+  // A text_config of the MoE model inside a dense wrapper is not this row's.
+  p = edited(dir, "qwen3.6-27b", [](Json& j) { j["text_config"]["model_type"] = "qwen3_5_moe_text"; });
+  CHECK(error_of(p) == "model config '" + p + "': text_config's model_type is 'qwen3_5_moe_text', not qwen3_5_text");
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5) into
+tests/fuzz/regressions-cases/ (deterministic; run from anywhere with /usr/bin/python3).
+
+Each folder: config.json, args, expect. Each stays under the hostile-cases bound of 1 MB."""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "regressions-cases")
+INT64_MAX = 2**63 - 1
+
+
+def write_case(name, config, expect):
+    folder = os.path.join(CASES, name)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, separators=(",", ":"))
+    with open(os.path.join(folder, "args"), "w") as f:
+        f.write("explain --config config.json\n")
+    with open(os.path.join(folder, "expect"), "w") as f:
+        f.write("\n".join(expect) + "\n")
+    size = sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder))
+    assert size < 1 << 20, (name, size)
+
+
+def olmo3_many_layers():
+    # 40,000 layers named one by one (the list read against num_hidden_layers, each layer's kind
+    # counted once): a count in bounded time and memory, not a layer-by-layer blow-up.
+    n = 40000
+    layer_types = ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
+    return {"model_type": "olmo3", "architectures": ["Olmo3ForCausalLM"], "hidden_size": 64, "intermediate_size": 128,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "num_hidden_layers": n, "vocab_size": 1000,
+            "sliding_window": INT64_MAX, "tie_word_embeddings": False, "layer_types": layer_types}
+
+
+def qwen3_5_hostile():
+    # Qwen3.5's dense wrapper: 36,000 layers named in its text_config, a Gated DeltaNet of 2^62
+    # value heads and a vision tower 2^62 blocks deep: an error (does not fit in 64 bits), never a
+    # wrapped count.
+    n = 36000
+    layer_types = ["linear_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
+    text = {"model_type": "qwen3_5_text", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": n, "vocab_size": 1000,
+            "layer_types": layer_types, "linear_num_key_heads": 2, "linear_num_value_heads": 2**62,
+            "linear_key_head_dim": 16, "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4,
+            "mtp_num_hidden_layers": INT64_MAX}
+    vision = {"depth": 2**62, "hidden_size": 16, "intermediate_size": 32, "in_channels": 3, "patch_size": 2,
+              "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 64, "num_position_embeddings": 4}
+    return {"model_type": "qwen3_5", "architectures": ["Qwen3_5ForConditionalGeneration"], "text_config": text,
+            "vision_config": vision}
+
+
+def main():
+    write_case("config-olmo3-40000-layer-types", olmo3_many_layers(),
+               ["exit 0", "stdout: OLMo 3 (model_type olmo3", "stdout: 30000 of the 40000 attention layers slide"])
+    write_case("config-qwen3-5-hostile-widths", qwen3_5_hostile(),
+               ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
+
+
+if __name__ == "__main__":
+    main()
