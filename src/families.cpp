@@ -55,8 +55,8 @@ enum class Mlp {
 };
 
 // The vision tower beside a wrapper's text_config: none counted, or Qwen3-VL's (a ViT with a patch
-// merger and DeepStack mergers, or Gemma 3's SigLIP encoder and its projector).
-enum class Vision { None, Qwen3VL, Qwen35, Siglip };
+// merger and DeepStack mergers), Gemma 3's SigLIP encoder and its projector, or Gemma 4's encoder.
+enum class Vision { None, Qwen3VL, Qwen35, Siglip, Gemma4 };
 
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
@@ -121,6 +121,10 @@ struct Family {
   bool sinks = false;        // one learned logit per head, beside the scores
   bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer
   bool derive_head_dim = true;  // head_dim, when absent, is width / heads (else it must be given)
+  // Gemma 4: the full-attention layers have their own head size (global_head_dim) and, with
+  // attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj); every layer
+  // holds a layer_scalar.
+  bool global_layers = false;
   // Which layers attend, slide, chunk or recur, and the windows.
   MixerLayers layers;
   const char* window = nullptr;  // the sliding layers' window
@@ -183,7 +187,11 @@ const std::vector<std::string> kCountKeys = {
     "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias",
     "moe_shared_expert_intermediate_size", "moe_latent_size", "mtp_layers_block_type",
     // DeepSeek sparse attention's indexer
-    "index_n_heads", "index_head_dim", "index_topk", "attn_output_gate", "mtp_num_hidden_layers"};
+    "index_n_heads", "index_head_dim", "index_topk", "attn_output_gate", "mtp_num_hidden_layers",
+    // Gemma 4: full layers of their own head size and K/V heads, keys as values; per-layer
+    // embeddings, experts beside the MLP, layers that share another's K/V, a double-wide MLP
+    "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "hidden_size_per_layer_input",
+    "enable_moe_block", "num_kv_shared_layers", "use_double_wide_mlp", "top_k_experts"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -380,6 +388,40 @@ const std::vector<Family>& families() {
         f.defaults_from = "Gemma3TextConfig";
         f.reads.push_back("sliding_window_pattern");
       }
+      t.push_back(f);
+    }
+    {
+      // Gemma 4 (gemma4_text, in a gemma4 config beside its vision tower): Gemma 3's layers (four
+      // norms, q_norm and k_norm of the head size, a gated feed-forward, the LM head tied); five of
+      // six layers slide over sliding_window with head_dim, the full ones use global_head_dim and,
+      // with attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj; the
+      // values are the keys normed apart, v_norm has no weights); a layer_scalar in every layer.
+      // What the 31B model leaves off and the small ones use (per-layer embeddings, experts, shared
+      // K/V layers, the double-wide MLP) is not read: refused by the count keys.
+      Family f = decoder("gemma4_text", "Gemma 4", "Gemma4ForCausalLM");
+      f.wrappers = {"gemma4"};
+      f.vision = Vision::Gemma4;
+      f.norms_per_layer = 4;
+      f.qk_norm = true;
+      f.global_layers = true;
+      f.mlp_bias = Bias::None;
+      f.derive_head_dim = false;
+      f.experts = false;
+      f.tied = true;
+      f.tied_note = "Gemma 4's default";
+      f.layers.base = Mixer::Sliding;
+      f.layers.special = Mixer::Full;
+      f.layers.every = {nullptr, 6, EveryNth::At::Last};
+      f.layers.layer_types = true;
+      f.window = "sliding_window";
+      f.defaults = {{"vocab_size", 262144}, {"hidden_size", 2304},  {"intermediate_size", 9216},
+                    {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                    {"head_dim", 256},       {"global_head_dim", 512}, {"sliding_window", 512},
+                    {"max_position_embeddings", 131072}};
+      f.defaults_from = "Gemma4TextConfig";
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+                 "max_position_embeddings", "layer_types", "sliding_window", "global_head_dim",
+                 "num_global_key_value_heads", "attention_k_eq_v"};
       t.push_back(f);
     }
     {
@@ -797,6 +839,8 @@ const json* language_model(ModelConfig& c, const json& j, const std::string& pat
       for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
       c.read_as = "its text_config (" + type + ") and its vision_config counted";
     }
+    // An audio tower (Gemma 4's small models) is not counted, and the first line says so.
+    if (auto a = j.find("audio_config"); a != j.end() && a->is_object()) c.read_as += "; its audio_config (an audio tower) is not";
   } else if (auto it = j.find("text_config"); !find_family(c.model_type) && it != j.end() && it->is_object() &&
                                                !j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model")) {
     // A wrapper headcount does not know, holding the language model in text_config: that is read
@@ -990,7 +1034,9 @@ class Counter {
   bool read_layer_types();
   bool read_list(const char* key, std::vector<Int>& out);
   Mixer mixer(int64_t l) const;
-  bool attention(Int& n, std::string& formula);
+  bool attention(Int& n, std::string& formula) { return attention(n, formula, c_.kv_heads, c_.head_dim, true); }
+  bool attention(Int& n, std::string& formula, Int KV, Int d, bool values);
+  bool global_attention();
   bool linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula);
@@ -1027,6 +1073,11 @@ class Counter {
   int64_t mlp_layers_ = 0;
   Int ssm2_conv_, ssm2_ssm_;  // a Mamba-2 layer's state: the conv's inputs and the SSM's
   Int lin_conv_, lin_ssm_;    // a Gated DeltaNet layer's
+  // Gemma 4's full layers: their K/V heads and head size, whether their keys serve as values, one
+  // such layer's projections.
+  Int full_kv_heads_, full_head_dim_, attn_full_;
+  bool keys_as_values_ = false;
+  std::string attn_full_formula_;
   Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
   Int attn_, linear_, ssm_, ssm2_, linear_state_, ssm_state_, ssm2_state_;
   std::string attn_formula_, linear_formula_, ssm_formula_, ssm2_formula_, linear_state_formula_, ssm_state_formula_,
@@ -1107,8 +1158,10 @@ Mixer Counter::mixer(int64_t l) const {
   return kind;
 }
 
-bool Counter::attention(Int& n, std::string& formula) {
-  Int h = c_.hidden, H = c_.heads, KV = c_.kv_heads, d = c_.head_dim;
+// One attention layer's projections; KV heads of d (and their V projection unless `values` is
+// false: keys that serve as values) for the grouped layouts.
+bool Counter::attention(Int& n, std::string& formula, Int KV, Int d, bool values) {
+  Int h = c_.hidden, H = c_.heads;
   std::string hs = h.str(), Hs = H.str(), KVs = KV.str(), ds = d.str();
   const bool qkv_b = bias(f_.qkv_bias, c_.qkv_bias), o_b = bias(f_.o_bias, c_.o_bias);
   switch (f_.attention) {
@@ -1128,13 +1181,15 @@ bool Counter::attention(Int& n, std::string& formula) {
       const bool gated = f_.gated_query && flag("attn_output_gate").value_or(true);
       const int q = gated ? 2 : 1;
       const std::string qs = gated ? "2·" : "";
-      n = q * h * H * d + 2 * h * KV * d + H * d * h;
+      const int kv = values ? 2 : 1;
+      const std::string kvs = values ? "2·" : "";
+      n = q * h * H * d + kv * h * KV * d + H * d * h;
       formula = f_.attention == Attention::HeadsFused
                     ? hs + "·(" + Hs + " + 2·" + KVs + ")·" + ds + " + " + Hs + "·" + ds + "·" + hs
-                    : hs + "·" + qs + Hs + "·" + ds + " + 2·" + hs + "·" + KVs + "·" + ds + " + " + Hs + "·" + ds + "·" + hs;
+                    : hs + "·" + qs + Hs + "·" + ds + " + " + kvs + hs + "·" + KVs + "·" + ds + " + " + Hs + "·" + ds + "·" + hs;
       if (qkv_b) {
-        n += q * H * d + 2 * KV * d;
-        formula += " + " + qs + Hs + "·" + ds + " + 2·" + KVs + "·" + ds;
+        n += q * H * d + kv * KV * d;
+        formula += " + " + qs + Hs + "·" + ds + " + " + kvs + KVs + "·" + ds;
       }
       if (o_b) {
         n += h;
@@ -1170,6 +1225,23 @@ bool Counter::attention(Int& n, std::string& formula) {
     }
   }
   return false;
+}
+
+// Gemma 4's full-attention layers (Gemma4TextAttention with is_sliding false): head size
+// global_head_dim (head_dim when 0); with attention_k_eq_v, num_global_key_value_heads K heads and no
+// v_proj. The sliding layers' head size and K/V heads are the config's head_dim and
+// num_key_value_heads; which layers are which must be known, so a sliding_window that is not
+// positive (the layers would count as full) is refused.
+bool Counter::global_attention() {
+  if (!number(f_.window).positive()) {
+    missing_.push_back(f_.window);
+    return false;
+  }
+  keys_as_values_ = flag("attention_k_eq_v").value_or(false);
+  full_head_dim_ = number("global_head_dim").positive() ? number("global_head_dim") : c_.head_dim;
+  full_kv_heads_ = keys_as_values_ ? need("num_global_key_value_heads") : c_.kv_heads;
+  if (!full_kv_heads_.positive()) return false;
+  return attention(attn_full_, attn_full_formula_, full_kv_heads_, full_head_dim_, !keys_as_values_);
 }
 
 // DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer): wq_b from the Q latent
@@ -1413,6 +1485,7 @@ bool Counter::sizes() {
   router_ = moe_ ? h * c.experts + (router_bias_ ? c.experts : Int(0)) : Int(0);
 
   if ((attention_layers_ > 0 || f_.mtp) && !attention(attn_, attn_formula_) && attention_layers_ > 0) return false;
+  if (f_.global_layers && kinds_[static_cast<int>(Mixer::Full)] && !global_attention()) return false;
   if (kinds_[static_cast<int>(Mixer::Linear)] && !linear_attention(linear_, linear_formula_, linear_state_, linear_state_formula_)) {
     return false;
   }
@@ -1438,8 +1511,11 @@ bool Counter::mixer_parts() {
   }
   bool ok = part("embeddings", embedding_, embeddings);
   auto layers_of = [&](int64_t n, const char* what) { return n == *L ? L.str() : std::to_string(n) + " " + what + " layers"; };
-  if (attention_layers_ > 0) {
-    ok &= part("attention", Int(attention_layers_) * attn_, layers_of(attention_layers_, "attention") + " · " + attn_formula_);
+  const int64_t full = f_.global_layers ? kinds_[static_cast<int>(Mixer::Full)] : 0, rest = attention_layers_ - full;
+  if (rest > 0) ok &= part("attention", Int(rest) * attn_, layers_of(rest, full ? "sliding" : "attention") + " · " + attn_formula_);
+  if (full > 0) {
+    ok &= part("full attention", Int(full) * attn_full_,
+               layers_of(full, "full") + " · " + attn_full_formula_ + (keys_as_values_ ? " (the keys serve as values: no v_proj)" : ""));
   }
   if (int64_t g = kinds_[static_cast<int>(Mixer::Linear)]) {
     ok &= part("linear attention", Int(g) * linear_, layers_of(g, "Gated DeltaNet") + " · " + linear_formula_);
@@ -1506,6 +1582,12 @@ bool Counter::closing_parts() {
   if (f_.qk_norm_width && attention_layers_ > 0) {
     norms += A * (c.heads + c.kv_heads) * c.head_dim;
     formula += " + " + A.str() + " · (" + c.heads.str() + " + " + c.kv_heads.str() + ")·" + c.head_dim.str() + " (q_norm, k_norm)";
+  } else if (f_.global_layers && attention_layers_ > 0) {
+    // q_norm and k_norm of each layer's head size; v_norm has no weights; a layer_scalar a layer.
+    Int full = Int(kinds_[static_cast<int>(Mixer::Full)]), rest = A - full;
+    norms += rest * 2 * c.head_dim + full * 2 * full_head_dim_ + L;
+    formula += " + " + rest.str() + " · 2·" + c.head_dim.str() + " + " + full.str() + " · 2·" + full_head_dim_.str() +
+               " (q_norm, k_norm) + " + Ls + " (layer_scalar)";
   } else if (qk_norm() && attention_layers_ > 0) {
     norms += A * 2 * c.head_dim;
     formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
@@ -1557,13 +1639,22 @@ void Counter::caches() {
   }
   Int A = Int(attention_layers_);
   Int per_layer = mla ? c.kv_lora_rank + c.qk_rope_dim : c.kv_heads * 2 * c.head_dim;
-  if (f_.kv_cache && attention_layers_ > 0 && per_layer.positive()) {
+  // Gemma 4's full layers keep their own K/V heads of their own size; with attention_k_eq_v the
+  // values are the keys normed apart (without k_norm's weights and RoPE), so the cache keeps both.
+  const int64_t F = f_.global_layers ? kinds_[static_cast<int>(Mixer::Full)] : 0;
+  Int per_full = F ? full_kv_heads_ * 2 * full_head_dim_ : per_layer;
+  if (f_.kv_cache && attention_layers_ > 0 && per_layer.positive() && per_full.positive()) {
     for (Mixer m : {Mixer::Full, Mixer::Sliding, Mixer::Chunked}) {
       if (int64_t n = kinds_[static_cast<int>(m)]) {
         Int window = m == Mixer::Sliding ? number(f_.window) : m == Mixer::Chunked ? number(f_.chunk) : Int(0);
-        out_.kv_layers.push_back({mla ? "latent" : mixer_name(m), n, *per_layer.count(), window.count().value_or(0)});
+        Int each = m == Mixer::Full ? per_full : per_layer;
+        out_.kv_layers.push_back({mla ? "latent" : mixer_name(m), n, *each.count(), window.count().value_or(0)});
       }
     }
+  }
+  if (F && keys_as_values_) {
+    out_.notes.push_back("the full layers have no v_proj (attention_k_eq_v): their values are their keys before k_norm and "
+                         "RoPE, normed apart, and the K/V cache keeps keys and values both");
   }
   // The indexer keeps one key of index_head_dim per token in every attention layer.
   Int index_key = f_.indexer ? number("index_head_dim") : Int(0);
@@ -1574,13 +1665,18 @@ void Counter::caches() {
                          (index_key + 4 * floor_div(index_key + 127, Int(128))).str() + " bytes per layer and token");
   }
   if (f_.kv_cache && size != bytes.end()) {
-    Int per = A * (per_layer + index_key) * size->second;
+    Int per = ((A - Int(F)) * per_layer + Int(F) * per_full + A * index_key) * size->second;
     if (per.positive()) {
       std::string layers = attention_layers_ == *c.layers ? c.layers.str() : A.str() + " attention";
       std::string each = std::to_string(size->second) + " bytes (" + dtype + ")";
       out_.kv_bytes_per_token = per.count();
       out_.kv_formula = mla ? layers + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " + each
                             : layers + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " + each;
+      if (F) {
+        out_.kv_formula = "(" + std::to_string(attention_layers_ - F) + " sliding layers · " + c.kv_heads.str() + " K/V heads · 2·" +
+                          c.head_dim.str() + " + " + std::to_string(F) + " full layers · " + full_kv_heads_.str() + " K/V heads · 2·" +
+                          full_head_dim_.str() + ") · " + each;
+      }
       if (index_key.positive()) out_.kv_formula += " + " + layers + " layers · " + index_key.str() + " indexer key · " + each;
       out_.kv_formula += undeclared;
     }
@@ -1866,18 +1962,66 @@ std::vector<std::string> siglip_vision(const ModelConfig& c, FamilyCount& out, I
   return missing;
 }
 
+// Gemma 4's vision tower (Gemma4VisionModel, width h, MLP size I, H heads and KV heads of d) and
+// its embedder into the text model (Gemma4MultimodalEmbedder): patch_embedder.input_proj 3·patch² →
+// h and position_embedding_table 2 × position_embedding_size × h, no biases; num_hidden_layers
+// layers of four RMSNorms (4·h), q, k, v, o (h → H·d, h → KV·d twice, H·d → h) without biases,
+// q_norm and k_norm of d (v_norm has no weights), gate, up and down (3·h·I); std_bias and std_scale
+// (2·h) when standardize; the pooler has no weights; embedding_projection h → the text width (its
+// pre-projection norm has no weights). Clipped linears and attention biases are not in this count:
+// refused.
+std::vector<std::string> gemma4_vision(const ModelConfig& c, FamilyCount& out, Int& total) {
+  std::vector<std::string> missing;
+  auto num = [&](const char* k) {
+    auto it = c.vision.find(k);
+    Int v = it != c.vision.end() && it->second.kind == ConfigValue::Kind::Number ? it->second.number : Int();
+    if (!v.positive()) missing.push_back(std::string("vision_config.") + k);
+    return v;
+  };
+  auto flag = [&](const char* k) {
+    auto it = c.vision.find(k);
+    return it != c.vision.end() && it->second.kind == ConfigValue::Kind::Boolean && it->second.flag;
+  };
+  Int h = num("hidden_size"), I = num("intermediate_size"), L = num("num_hidden_layers"), H = num("num_attention_heads"),
+      KV = num("num_key_value_heads"), d = num("head_dim"), p = num("patch_size"), P = num("position_embedding_size");
+  for (const char* k : {"use_clipped_linears", "attention_bias"}) {
+    if (flag(k)) missing.push_back(std::string("vision_config.") + k + " false (not in headcount's Gemma 4 tower)");
+  }
+  if (!missing.empty()) return missing;
+  const bool standardize = flag("standardize");
+  std::string hs = h.str(), Is = I.str(), ds = d.str();
+  total = 0;
+  auto part = [&](const char* name, Int v, const std::string& formula) {
+    out.vision_parts.push_back({name, v.count().value_or(0), formula + " = " + commas(v.count().value_or(0))});
+    total += v;
+  };
+  part("patch embedding", 3 * p * p * h, "3·" + p.str() + "²·" + hs);
+  part("position embedding", 2 * P * h, "2·" + P.str() + "·" + hs);
+  part("layers", L * (4 * h + h * H * d + 2 * h * KV * d + H * d * h + 2 * d + 3 * h * I),
+       L.str() + " · (4·" + hs + " + " + hs + "·" + H.str() + "·" + ds + " + 2·" + hs + "·" + KV.str() + "·" + ds + " + " +
+           H.str() + "·" + ds + "·" + hs + " + 2·" + ds + " + 3·" + hs + "·" + Is + ")");
+  if (standardize) part("standardize", 2 * h, "2·" + hs + " (std_bias, std_scale)");
+  part("projector", h * c.hidden, hs + "·" + c.hidden.str() + " (embedding_projection)");
+  return missing;
+}
+
 // The vision tower of a wrapper whose row counts one, added beside the language model.
 void add_vision(const Family& family, const ModelConfig& c, FamilyCount& f) {
   if (family.vision == Vision::None || c.vision.empty()) return;
   Int vision;
   const bool qwen = family.vision == Vision::Qwen3VL || family.vision == Vision::Qwen35;
-  std::vector<std::string> missing =
-      qwen ? qwen3_vl_vision(c, f, vision, family.vision == Vision::Qwen3VL) : siglip_vision(c, f, vision);
+  std::vector<std::string> missing = qwen ? qwen3_vl_vision(c, f, vision, family.vision == Vision::Qwen3VL)
+                                     : family.vision == Vision::Gemma4 ? gemma4_vision(c, f, vision)
+                                                                       : siglip_vision(c, f, vision);
   if (!missing.empty()) {
     std::string list;
     for (const auto& k : missing) list += (list.empty() ? "" : ", ") + k;
-    throw InputError("model config '" + c.file + "': the " + (family.vision == Vision::Qwen35 ? "Qwen3.5" : qwen ? "Qwen3-VL" : "Gemma 3") +
-                     " vision tower needs a number the config does not give (" + list + ")");
+    const char* tower = family.vision == Vision::Qwen35    ? "Qwen3.5"
+                        : qwen                             ? "Qwen3-VL"
+                        : family.vision == Vision::Gemma4 ? "Gemma 4"
+                                                           : "Gemma 3";
+    throw InputError("model config '" + c.file + "': the " + tower + " vision tower needs a number the config does not give (" +
+                     list + ")");
   }
   Int sum = vision + Int::of_unsigned(f.total);
   if (!vision.non_negative() || !sum.non_negative()) {

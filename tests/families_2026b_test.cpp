@@ -150,3 +150,72 @@ TEST_CASE("explain --config: Qwen3.5's dense 27B is 27.36B with its vision tower
   p = edited(dir, "qwen3.6-27b", [](Json& j) { j["text_config"]["model_type"] = "qwen3_5_moe_text"; });
   CHECK(error_of(p) == "model config '" + p + "': text_config's model_type is 'qwen3_5_moe_text', not qwen3_5_text");
 }
+
+TEST_CASE("explain --config: Gemma-4-31B is 31,273,088,876: full layers whose keys serve as values, and its vision tower", "[families][gemma4]") {
+  // modeling_gemma4.py, Gemma4TextModel, width 5376, 60 layers (layer_types: five sliding, one
+  // full, ten times), 32 query heads; every layer four RMSNorms 4·5376 = 21,504, a layer_scalar of
+  // 1 and Gemma4TextMLP gate, up, down 3·5376·21504 = 346,816,512.
+  // Sliding layers (head_dim 256, 16 K/V heads): q 5376·8192 = 44,040,192, k and v 2·5376·4096 =
+  // 44,040,192, o 8192·5376 = 44,040,192: 132,120,576 · 50 = 6,606,028,800; q_norm and k_norm 2·256.
+  // Full layers (global_head_dim 512; attention_k_eq_v: num_global_key_value_heads 4 and no v_proj):
+  // q 5376·16384 = 88,080,384, k 5376·2048 = 11,010,048, o 16384·5376 = 88,080,384: 187,170,816 ·
+  // 10 = 1,871,708,160; q_norm and k_norm 2·512. v_norm has no weights.
+  // MLPs 60 · 346,816,512 = 20,808,990,720. Norms 60·21,504 + 5,376 (final) + 50·512 + 10·1,024 +
+  // 60 = 1,331,516. Embedding 262144·5376 = 1,409,286,144, the LM head tied. Language model
+  // 30,697,345,340.
+  // Vision (Gemma4VisionModel, width 1152, 27 layers of 16 heads of 72, MLP 4304): input_proj
+  // 3·16²·1152 = 884,736; position_embedding_table 2·10240·1152 = 23,592,960; per layer 4 norms
+  // 4,608, q, k, v, o 4·1152·1152 = 5,308,416, q_norm and k_norm 144, MLP 3·1152·4304 = 14,874,624:
+  // 20,187,792 · 27 = 545,070,384; std_bias and std_scale 2,304; embed_vision's embedding_projection
+  // 1152·5376 = 6,193,152. Vision 575,743,536. Together 31,273,088,876: the sum of the elements of
+  // the 1,188 tensors of the release's two safetensors files as a public weight report lists them
+  // (Google: 31B).
+  FamilyCount f = count_of(config("gemma-4-31b-it"));
+  CHECK(f.family == "Gemma 4");
+  CHECK(f.total == 30697345340u);
+  CHECK(f.vision_total == 575743536u);
+  REQUIRE(f.total_with_vision.has_value());
+  CHECK(*f.total_with_vision == 31273088876u);
+  CHECK(agrees(*f.total_with_vision, 31, 0));
+  REQUIRE(f.parts.size() >= 3);
+  CHECK(f.parts[1].parameters == 6606028800u);
+  CHECK(f.parts[2].part == "full attention");
+  CHECK(f.parts[2].parameters == 1871708160u);
+  // K/V per token at bfloat16: (50 · 16 · 2·256 + 10 · 4 · 2·512) · 2 = (409,600 + 40,960) · 2 =
+  // 901,120 bytes; at 32,768 tokens the sliding layers keep 1,024: 10 · 8,192 · 32,768 + 50 ·
+  // 16,384 · 1,024 = 2,684,354,560 + 838,860,800 = 3,523,215,360.
+  CHECK(f.kv_bytes_per_token == 901120u);
+  CHECK(kv_at(f, 32768, 16) == 3523215360u);
+  CHECK(has_note(f, "their values are their keys before k_norm and RoPE, normed apart"));
+
+  testutil::TempDir dir;
+  const std::string start = "model config '";
+  // Without attention_k_eq_v the full layers have v_proj and the sliding layers' 16 K/V heads:
+  // 10 · (5376·32·512 + 2·5376·16·512 + 32·512·5376 − 187,170,816) = 10 · 77,070,336 more.
+  std::string p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["attention_k_eq_v"] = false; });
+  CHECK(count_of(p).total == 30697345340u + 770703360u);
+  // Keys as values without their head count is a number missing, not a guess.
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"].erase("num_global_key_value_heads"); });
+  CHECK(error_of(p) == start + p + "': the gemma4_text (model_type gemma4) formula needs a number the config does not give "
+                                   "(num_global_key_value_heads)");
+  // Per-layer embeddings (the small models') are not in the formula: refused, not ignored.
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["hidden_size_per_layer_input"] = 256; });
+  CHECK(error_of(p) == start + p + "': 'hidden_size_per_layer_input' changes the parameter count, and headcount's gemma4_text "
+                                   "(model_type gemma4) formula does not read it; counting without it would be a guess");
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["enable_moe_block"] = true; });
+  CHECK(error_of(p).find("'enable_moe_block' changes the parameter count") != std::string::npos);
+  // A sliding_window that is not positive would make the sliding layers count as full: refused.
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["sliding_window"] = -1; });
+  CHECK(error_of(p) == start + p + "': the gemma4_text (model_type gemma4) formula needs a number the config does not give "
+                                   "(sliding_window)");
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["vision_config"]["use_clipped_linears"] = true; });
+  CHECK(error_of(p) == start + p + "': the Gemma 4 vision tower needs a number the config does not give "
+                                   "(vision_config.use_clipped_linears false (not in headcount's Gemma 4 tower))");
+  // An audio tower is not counted, and the first line says so.
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["audio_config"] = {{"model_type", "gemma4_audio"}}; });
+  CHECK(read_model_config(p).read_as ==
+        "its text_config (gemma4_text) and its vision_config counted; its audio_config (an audio tower) is not");
+  // Hostile numbers: a product past 64 bits is an error, not a wrapped count.
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["global_head_dim"] = INT64_MAX; });
+  CHECK(error_of(p).find("does not fit in 64 bits") != std::string::npos);
+}

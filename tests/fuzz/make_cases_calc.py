@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5) into
+"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5, gemma4) into
 tests/fuzz/regressions-cases/ (deterministic; run from anywhere with /usr/bin/python3).
 
 Each folder: config.json, args, expect. Each stays under the hostile-cases bound of 1 MB."""
@@ -51,10 +51,27 @@ def qwen3_5_hostile():
             "vision_config": vision}
 
 
+def gemma4_hostile():
+    # Gemma 4: 36,000 layers named in its text_config, every other one full with keys as values of
+    # 2^62 K/V heads, a vision tower INT64_MAX layers deep: an error, never a wrapped count.
+    n = 36000
+    layer_types = ["sliding_attention" if i % 2 else "full_attention" for i in range(n)]
+    text = {"model_type": "gemma4_text", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 16, "global_head_dim": 32, "attention_k_eq_v": True,
+            "num_global_key_value_heads": 2**62, "num_hidden_layers": n, "vocab_size": 1000, "sliding_window": 8,
+            "layer_types": layer_types}
+    vision = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": INT64_MAX, "num_attention_heads": 2,
+              "num_key_value_heads": 2, "head_dim": 8, "patch_size": 2, "position_embedding_size": 4}
+    return {"model_type": "gemma4", "architectures": ["Gemma4ForConditionalGeneration"], "text_config": text,
+            "vision_config": vision}
+
+
 def main():
     write_case("config-olmo3-40000-layer-types", olmo3_many_layers(),
                ["exit 0", "stdout: OLMo 3 (model_type olmo3", "stdout: 30000 of the 40000 attention layers slide"])
     write_case("config-qwen3-5-hostile-widths", qwen3_5_hostile(),
+               ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
+    write_case("config-gemma4-hostile-full-layers", gemma4_hostile(),
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
 
 
