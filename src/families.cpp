@@ -82,6 +82,7 @@ struct ExpertLayers {
   const char* first = nullptr;       // the layers before this many stay dense
   const char* dense_list = nullptr;  // the layers listed here stay dense
   const char* moe_list = nullptr;    // when given, exactly the layers listed here are MoE layers
+  const char* kinds = nullptr;       // when given, a name a layer: "dense" or "sparse" (a MoE layer)
 };
 
 // What mixes the tokens in each layer.
@@ -119,7 +120,10 @@ struct Family {
   bool qk_norm_width = false;  // OLMo 2: q_norm over all heads · head_dim, k_norm over K/V heads · head_dim
   bool gated_query = false;  // Q projects twice the width: the query and a sigmoid gate on the output
   bool sinks = false;        // one learned logit per head, beside the scores
-  bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer
+  bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer ...
+  // ... or in the layers whose indexer runs (GLM-MoE-DSA: indexer_types' "full" layers, or the
+  // pattern of index_topk_pattern, or every index_topk_freq-th layer from index_skip_topk_offset on)
+  bool indexer_types = false;
   bool derive_head_dim = true;  // head_dim, when absent, is width / heads (else it must be given)
   // Gemma 4: the full-attention layers have their own head size (global_head_dim) and, with
   // attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj); every layer
@@ -191,7 +195,9 @@ const std::vector<std::string> kCountKeys = {
     // Gemma 4: full layers of their own head size and K/V heads, keys as values; per-layer
     // embeddings, experts beside the MLP, layers that share another's K/V, a double-wide MLP
     "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "hidden_size_per_layer_input",
-    "enable_moe_block", "num_kv_shared_layers", "use_double_wide_mlp", "top_k_experts"};
+    "enable_moe_block", "num_kv_shared_layers", "use_double_wide_mlp", "top_k_experts",
+    // GLM-MoE-DSA: the layers whose indexer runs, and each layer's feed-forward by name
+    "indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset", "mlp_layer_types"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -339,6 +345,29 @@ const std::vector<Family>& families() {
         f.indexer = true;
         f.reads.insert(f.reads.end(), {"index_n_heads", "index_head_dim", "index_topk"});
       }
+      t.push_back(f);
+    }
+    {
+      // GLM-5 (glm_moe_dsa, GlmMoeDsaForCausalLM): DeepSeek-V3.2's layers (MLA, the lightning indexer,
+      // dense layers before first_k_dense_replace or as mlp_layer_types names them, then experts
+      // with n_shared_experts shared ones and a router with its e_score_correction_bias, MTP layers);
+      // a layer whose indexer_types entry is "shared" has no indexer (it reuses the previous full
+      // layer's top-k) and keeps no indexer key.
+      Family f = decoder("glm_moe_dsa", "GLM-5", "GlmMoeDsaForCausalLM");
+      f.attention = Attention::Latent;
+      f.indexer = true;
+      f.indexer_types = true;
+      f.expert_layers.every = {"moe_layer_freq"};
+      f.expert_layers.first = "first_k_dense_replace";
+      f.expert_layers.kinds = "mlp_layer_types";
+      f.shared_count = "n_shared_experts";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.mtp = "num_nextn_predict_layers";
+      f.reads = reads({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                       "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                       "qk_rope_head_dim", "v_head_dim", "topk_method", "num_nextn_predict_layers", "index_n_heads",
+                       "index_head_dim", "index_topk", "indexer_types", "index_topk_pattern", "index_topk_freq",
+                       "index_skip_topk_offset", "mlp_layer_types"});
       t.push_back(f);
     }
     {
@@ -1041,7 +1070,9 @@ class Counter {
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool plan_blocks();
-  bool indexer(Int& n, std::string& formula);
+  bool indexer();
+  bool plan_indexers();
+  bool read_mlp_kinds();
   std::string expert_formula(Int size) const;
   // run()'s stages, in order.
   bool required();
@@ -1076,6 +1107,10 @@ class Counter {
   // Gemma 4's full layers: their K/V heads and head size, whether their keys serve as values, one
   // such layer's projections.
   Int full_kv_heads_, full_head_dim_, attn_full_;
+  // DeepSeek sparse attention: the layers with an indexer, and one indexer's parameters.
+  int64_t indexer_layers_ = 0;
+  Int idx_;
+  std::string idx_formula_;
   bool keys_as_values_ = false;
   std::string attn_full_formula_;
   Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
@@ -1219,7 +1254,13 @@ bool Counter::attention(Int& n, std::string& formula, Int KV, Int d, bool values
       n += h * (kr + rope) + kr + kr * H * (nope + vd) + H * vd * h;
       formula += " + " + hs + "·(" + kr.str() + " + " + rope.str() + ") + " + kr.str() + " + " + kr.str() + "·" + Hs + "·(" +
                  nope.str() + " + " + vd.str() + ") + " + Hs + "·" + vd.str() + "·" + hs;
-      if (f_.indexer && !indexer(n, formula)) return false;
+      if (f_.indexer) {
+        if (!indexer()) return false;
+        if (indexer_layers_ == attention_layers_) {  // in every layer: a part of its attention
+          n += idx_;
+          formula += " + indexer " + idx_formula_;
+        }
+      }
       formula = "(" + formula + ")";
       return true;
     }
@@ -1247,13 +1288,76 @@ bool Counter::global_attention() {
 // DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer): wq_b from the Q latent
 // q_lora_rank → index_n_heads · index_head_dim, wk width → index_head_dim, k_norm a LayerNorm of
 // index_head_dim (weight and bias), weights_proj width → index_n_heads; no biases.
-bool Counter::indexer(Int& n, std::string& formula) {
+bool Counter::indexer() {
   Int heads = need("index_n_heads"), d = need("index_head_dim"), qr = c_.q_lora_rank, h = c_.hidden;
   if (!qr.positive()) missing_.push_back("q_lora_rank");
   if (!heads.positive() || !d.positive() || !qr.positive()) return false;
-  n += qr * heads * d + h * d + 2 * d + h * heads;
-  formula += " + indexer (" + qr.str() + "·" + heads.str() + "·" + d.str() + " + " + h.str() + "·" + d.str() + " + 2·" + d.str() +
-             " + " + h.str() + "·" + heads.str() + ")";
+  idx_ = qr * heads * d + h * d + 2 * d + h * heads;
+  idx_formula_ = "(" + qr.str() + "·" + heads.str() + "·" + d.str() + " + " + h.str() + "·" + d.str() + " + 2·" + d.str() + " + " +
+                 h.str() + "·" + heads.str() + ")";
+  return true;
+}
+
+// GlmMoeDsaConfig's indexer_types: a name a layer ("full" runs the indexer, "shared" reuses the
+// previous full layer's top-k), else index_topk_pattern's F and S, else layer i is full when
+// max(i − index_skip_topk_offset + 1, 0) % max(index_topk_freq, 1) == 0 (offset 2, freq 1 by
+// default: every layer). Counts the full layers.
+bool Counter::plan_indexers() {
+  const int64_t L = *c_.layers;
+  indexer_layers_ = 0;
+  if (const ConfigValue* v = value("indexer_types")) {
+    if (v->kind != ConfigValue::Kind::List) return fail("indexer_types is not a list");
+    if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
+      return fail("indexer_types names " + std::to_string(v->items.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
+                  c_.layers.str());
+    }
+    for (size_t l = 0; l < v->items.size(); ++l) {
+      const ConfigValue& x = v->items[l];
+      const bool full = x.kind == ConfigValue::Kind::String && x.text == "full";
+      if (!full && !(x.kind == ConfigValue::Kind::String && x.text == "shared")) {
+        return fail("indexer_types[" + std::to_string(l) + "] is neither 'full' nor 'shared'");
+      }
+      indexer_layers_ += full ? 1 : 0;
+    }
+    return true;
+  }
+  if (const ConfigValue* v = value("index_topk_pattern")) {
+    if (v->kind != ConfigValue::Kind::String) return fail("index_topk_pattern is not a string");
+    if (!c_.layers.is(static_cast<int64_t>(v->text.size()))) {
+      return fail("index_topk_pattern names " + std::to_string(v->text.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
+                  c_.layers.str());
+    }
+    for (size_t l = 0; l < v->text.size(); ++l) {
+      if (v->text[l] != 'F' && v->text[l] != 'S') return fail("index_topk_pattern[" + std::to_string(l) + "] is neither F nor S");
+      indexer_layers_ += v->text[l] == 'F' ? 1 : 0;
+    }
+    return true;
+  }
+  Int freq = number("index_topk_freq"), offset = number("index_skip_topk_offset");
+  const int64_t f = freq.positive() ? *freq : 1;
+  const int64_t o = value("index_skip_topk_offset") ? (offset.non_negative() ? *offset : -1) : 2;
+  if (o < 0) return fail("index_skip_topk_offset is not a number of layers");
+  for (int64_t l = 0; l < L; ++l) indexer_layers_ += l + 1 <= o || (l + 1 - o) % f == 0 ? 1 : 0;
+  return true;
+}
+
+// mlp_layer_types: "dense" or "sparse" (a MoE layer) for each layer; the MoE layers listed.
+bool Counter::read_mlp_kinds() {
+  const ConfigValue* v = value(f_.expert_layers.kinds);
+  if (v->kind != ConfigValue::Kind::List) return fail(std::string(f_.expert_layers.kinds) + " is not a list");
+  if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
+    return fail(std::string(f_.expert_layers.kinds) + " names " + std::to_string(v->items.size()) + " layers, and " +
+                c_.key_of.at("layers") + " is " + c_.layers.str());
+  }
+  for (size_t l = 0; l < v->items.size(); ++l) {
+    const ConfigValue& x = v->items[l];
+    const bool sparse = x.kind == ConfigValue::Kind::String && x.text == "sparse";
+    if (!sparse && !(x.kind == ConfigValue::Kind::String && x.text == "dense")) {
+      return fail(std::string(f_.expert_layers.kinds) + "[" + std::to_string(l) + "] is neither 'dense' nor 'sparse'");
+    }
+    if (sparse) moe_list_.push_back(static_cast<int64_t>(l));
+  }
+  has_moe_list_ = true;
   return true;
 }
 
@@ -1403,6 +1507,7 @@ bool Counter::plan() {
     std::sort(moe_list_.begin(), moe_list_.end());
     has_moe_list_ = true;
   }
+  if (moe_ && f_.expert_layers.kinds && value(f_.expert_layers.kinds) && !read_mlp_kinds()) return false;
   if (moe_ && f_.expert_layers.dense_list) {
     dense_list_ = c.dense_layers;
     std::sort(dense_list_.begin(), dense_list_.end());
@@ -1416,6 +1521,8 @@ bool Counter::plan() {
     kinds_[static_cast<int>(mixer(0))] = L;
   }
   attention_layers_ = kinds_[0] + kinds_[1] + kinds_[2];
+  indexer_layers_ = f_.indexer ? attention_layers_ : 0;
+  if (f_.indexer_types && !plan_indexers()) return false;
   return true;
 }
 
@@ -1513,6 +1620,9 @@ bool Counter::mixer_parts() {
   auto layers_of = [&](int64_t n, const char* what) { return n == *L ? L.str() : std::to_string(n) + " " + what + " layers"; };
   const int64_t full = f_.global_layers ? kinds_[static_cast<int>(Mixer::Full)] : 0, rest = attention_layers_ - full;
   if (rest > 0) ok &= part("attention", Int(rest) * attn_, layers_of(rest, full ? "sliding" : "attention") + " · " + attn_formula_);
+  if (f_.indexer && indexer_layers_ > 0 && indexer_layers_ < attention_layers_) {
+    ok &= part("indexer", Int(indexer_layers_) * idx_, layers_of(indexer_layers_, "indexer") + " · " + idx_formula_);
+  }
   if (full > 0) {
     ok &= part("full attention", Int(full) * attn_full_,
                layers_of(full, "full") + " · " + attn_full_formula_ + (keys_as_values_ ? " (the keys serve as values: no v_proj)" : ""));
@@ -1658,14 +1768,14 @@ void Counter::caches() {
   }
   // The indexer keeps one key of index_head_dim per token in every attention layer.
   Int index_key = f_.indexer ? number("index_head_dim") : Int(0);
-  if (f_.kv_cache && attention_layers_ > 0 && index_key.positive()) {
-    out_.kv_layers.push_back({"indexer", attention_layers_, *index_key.count(), 0});
+  if (f_.kv_cache && indexer_layers_ > 0 && index_key.positive()) {
+    out_.kv_layers.push_back({"indexer", indexer_layers_, *index_key.count(), 0});
     out_.notes.push_back("the indexer's key cache is counted at the config's dtype, as Hugging Face keeps it; DeepSeek's own "
                          "kernels keep it in FP8 with a float32 scale per 128 elements: " +
                          (index_key + 4 * floor_div(index_key + 127, Int(128))).str() + " bytes per layer and token");
   }
   if (f_.kv_cache && size != bytes.end()) {
-    Int per = ((A - Int(F)) * per_layer + Int(F) * per_full + A * index_key) * size->second;
+    Int per = ((A - Int(F)) * per_layer + Int(F) * per_full + Int(indexer_layers_) * index_key) * size->second;
     if (per.positive()) {
       std::string layers = attention_layers_ == *c.layers ? c.layers.str() : A.str() + " attention";
       std::string each = std::to_string(size->second) + " bytes (" + dtype + ")";
@@ -1677,7 +1787,10 @@ void Counter::caches() {
                           c.head_dim.str() + " + " + std::to_string(F) + " full layers · " + full_kv_heads_.str() + " K/V heads · 2·" +
                           full_head_dim_.str() + ") · " + each;
       }
-      if (index_key.positive()) out_.kv_formula += " + " + layers + " layers · " + index_key.str() + " indexer key · " + each;
+      if (index_key.positive() && indexer_layers_ > 0) {
+        std::string with = indexer_layers_ == attention_layers_ ? layers : std::to_string(indexer_layers_) + " indexer";
+        out_.kv_formula += " + " + with + " layers · " + index_key.str() + " indexer key · " + each;
+      }
       out_.kv_formula += undeclared;
     }
   }
@@ -1736,8 +1849,15 @@ void Counter::mtp() {
   // (Qwen3.5's).
   const int up = f_.mlp == Mlp::Plain ? 2 : 3;
   Int ffn = moe_ ? c.experts * expert_ + shared_params_ + router_ : up * h * i_;
-  Int layer = attn_ + ffn + f_.norms_per_layer * f_.norm_weights * h + (qk_norm() ? 2 * c.head_dim : Int(0));
+  // An MTP layer runs its own indexer, also where the main layers share one (GLM-MoE-DSA).
+  Int indexer = f_.indexer && indexer_layers_ < attention_layers_ ? idx_ : Int(0);
+  Int layer = attn_ + indexer + ffn + f_.norms_per_layer * f_.norm_weights * h + (qk_norm() ? 2 * c.head_dim : Int(0));
   Int mtp = layers * (layer + 2 * h * h + 3 * h);
+  if (!mtp.count()) {  // never a wrapped or zero count
+    out_.notes.push_back(std::string(value(f_.mtp) ? f_.mtp : "the multi-token-prediction layers") + " is " + layers.str() +
+                         ": the multi-token-prediction modules' count does not fit in 64 bits, and is not given");
+    return;
+  }
   std::string hs = h.str();
   out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),
                       layers.str() + " · (one " + (moe_ ? "MoE" : "dense") + " layer " + commas(layer.count().value_or(0)) + " + " +

@@ -219,3 +219,90 @@ TEST_CASE("explain --config: Gemma-4-31B is 31,273,088,876: full layers whose ke
   p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["global_head_dim"] = INT64_MAX; });
   CHECK(error_of(p).find("does not fit in 64 bits") != std::string::npos);
 }
+
+TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's layers, its indexers and their keys", "[families][glm_moe_dsa]") {
+  // modular_glm_moe_dsa.py: GlmMoeDsaAttention is DeepseekV3Attention (MLA) with a GlmMoeDsaIndexer
+  // (DeepseekV32Indexer's modules) in each layer whose indexer_types entry is "full" (every layer by
+  // default: index_topk_freq 1); the decoder layers are DeepSeek-V3.2's. Width 6144, 78 layers, 64
+  // heads.
+  // MLA: q_a 6144·2048 = 12,582,912, q_a_layernorm 2,048, q_b 2048·64·(192 + 64) = 33,554,432,
+  // kv_a 6144·(512 + 64) = 3,538,944, kv_a_layernorm 512, kv_b 512·64·(192 + 256) = 14,680,064, o
+  // 64·256·6144 = 100,663,296: 165,022,208. Indexer: wq_b 2048·32·128 = 8,388,608, wk 6144·128 =
+  // 786,432, k_norm (LayerNorm) 2·128 = 256, weights_proj 6144·32 = 196,608: 9,371,904. 78 ·
+  // 174,394,112 = 13,602,740,736.
+  // 3 dense layers 3 · 3·6144·12288 = 679,477,248. 75 MoE layers: 256 experts of 3·6144·2048 =
+  // 37,748,736 (724,775,731,200), one shared expert (2,831,155,200), the router 6144·256 + 256
+  // (e_score_correction_bias) (117,984,000). Norms 78·2·6144 + 6144 = 964,608. Embedding and the
+  // untied LM head 2·154880·6144 = 1,903,165,440. Total 743,911,218,432 (Z.ai: 744B).
+  // Active: less 75 · (256 − 8) · 37,748,736 = 702,126,489,600 -> 41,784,728,832; without the input
+  // embedding 40,833,146,112 (Z.ai: 40B active).
+  // MTP (num_nextn_predict_layers 1, model.layers.78), apart: one MoE layer 174,394,112 +
+  // 9,663,676,416 + 37,748,736 + 1,573,120 + 2 norms 12,288 = 9,877,404,672, eh_proj 2·6144·6144 =
+  // 75,497,472, 3 norms 18,432: 9,952,920,576.
+  FamilyCount f = count_of(config("glm-5"));
+  CHECK(f.family == "GLM-5");
+  CHECK(f.total == 743911218432u);
+  CHECK(agrees(f.total, 744, 0));
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 41784728832u);
+  CHECK(f.active_without_embedding == 40833146112u);
+  CHECK(agrees(*f.active_without_embedding, 40, 0));
+  CHECK(f.mtp_total == 9952920576u);
+  // K/V per token at bfloat16: the latent and the RoPE key 78 · (512 + 64) · 2 = 89,856 and the
+  // indexer's key 78 · 128 · 2 = 19,968: 109,824.
+  CHECK(f.kv_bytes_per_token == 109824u);
+
+  testutil::TempDir dir;
+  const std::string start = "model config '";
+  // GLM-5.2's index sharing (index_topk_freq 4, index_skip_topk_offset 3): layer i runs its indexer
+  // when max(i − 2, 0) % 4 == 0: layers 0, 1, 2, then 6, 10, …, 74 (18): 21 of 78. The other 57 hold
+  // none: 57 · 9,371,904 = 534,198,528 fewer; their keys are not kept: 78 · 576 · 2 + 21 · 128 · 2 =
+  // 89,856 + 5,376 = 95,232 bytes per token. The MTP layer keeps its indexer.
+  std::string p = edited(dir, "glm-5", [](Json& j) {
+    j["index_topk_freq"] = 4;
+    j["index_skip_topk_offset"] = 3;
+  });
+  FamilyCount s = count_of(p);
+  CHECK(s.total == 743911218432u - 534198528u);
+  CHECK(s.kv_bytes_per_token == 95232u);
+  CHECK(s.mtp_total == 9952920576u);
+  REQUIRE(s.kv_layers.size() == 2);
+  CHECK(s.kv_layers[1].kind == "indexer");
+  CHECK(s.kv_layers[1].layers == 21);
+  // The same schedule as indexer_types, and mlp_layer_types naming the 3 dense layers: the same count.
+  p = edited(dir, "glm-5", [](Json& j) {
+    j["indexer_types"] = Json::array();
+    j["mlp_layer_types"] = Json::array();
+    for (int l = 0; l < 78; ++l) {
+      j["indexer_types"].push_back(std::max(l - 2, 0) % 4 == 0 ? "full" : "shared");
+      j["mlp_layer_types"].push_back(l < 3 ? "dense" : "sparse");
+    }
+    j.erase("first_k_dense_replace");
+  });
+  CHECK(count_of(p).total == 743911218432u - 534198528u);
+  // mlp_layer_types decides: a fourth dense layer replaces one MoE layer (9,702,998,272, its experts,
+  // shared expert and router) with a dense one (226,492,416).
+  p = edited(dir, "glm-5", [](Json& j) {
+    j["mlp_layer_types"] = Json::array();
+    for (int l = 0; l < 78; ++l) j["mlp_layer_types"].push_back(l < 4 ? "dense" : "sparse");
+  });
+  CHECK(count_of(p).total == 743911218432u - 9702998272u + 226492416u);
+  // Lists that do not fit the layers, or name what the formula does not know, are errors.
+  p = edited(dir, "glm-5", [](Json& j) { j["indexer_types"] = Json::array({"full", "shared"}); });
+  CHECK(error_of(p) == start + p + "': indexer_types names 2 layers, and num_hidden_layers is 78");
+  p = edited(dir, "glm-5", [](Json& j) { j["index_topk_pattern"] = std::string(77, 'F') + "X"; });
+  CHECK(error_of(p) == start + p + "': index_topk_pattern[77] is neither F nor S");
+  p = edited(dir, "glm-5", [](Json& j) { j["mlp_layer_types"] = Json::array({"dense"}); });
+  CHECK(error_of(p) == start + p + "': mlp_layer_types names 1 layers, and num_hidden_layers is 78");
+  // MTP layers whose count does not fit in 64 bits are said so, never given as 0 (before: "= 0").
+  p = edited(dir, "glm-5", [](Json& j) { j["num_nextn_predict_layers"] = INT64_MAX; });
+  FamilyCount m = count_of(p);
+  CHECK(m.total == 743911218432u);
+  CHECK(m.mtp.empty());
+  CHECK(has_note(m, "num_nextn_predict_layers is 9223372036854775807: the multi-token-prediction modules' count does not "
+                    "fit in 64 bits, and is not given"));
+  // DeepSeek-V3.2's row does not read index sharing: refused there, not counted without it.
+  p = edited(dir, "deepseek-v3.2-exp", [](Json& j) { j["index_topk_freq"] = 4; });
+  CHECK(error_of(p) == start + p + "': 'index_topk_freq' changes the parameter count, and headcount's deepseek_v32 "
+                                   "formula does not read it; counting without it would be a guess");
+}

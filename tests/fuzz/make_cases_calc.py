@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5, gemma4) into
+"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5, gemma4, glm_moe_dsa) into
 tests/fuzz/regressions-cases/ (deterministic; run from anywhere with /usr/bin/python3).
 
 Each folder: config.json, args, expect. Each stays under the hostile-cases bound of 1 MB."""
@@ -66,11 +66,34 @@ def gemma4_hostile():
             "vision_config": vision}
 
 
+def glm_moe_dsa_hostile():
+    # GLM-5's row: 30,000 layers with indexer_types and mlp_layer_types naming each, the schedule
+    # keys at INT64_MAX, 2^40 routed experts: an error (does not fit in 64 bits), never a wrapped
+    # count, in bounded time.
+    n = 30000
+    return {"model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"], "hidden_size": 64,
+            "intermediate_size": 128, "moe_intermediate_size": 32, "num_hidden_layers": n, "num_attention_heads": 4,
+            "q_lora_rank": 16, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8,
+            "n_routed_experts": 2**40, "n_shared_experts": 1, "num_experts_per_tok": 2, "vocab_size": 1000,
+            "index_n_heads": 2, "index_head_dim": 8, "index_topk_freq": INT64_MAX, "index_skip_topk_offset": INT64_MAX,
+            "num_nextn_predict_layers": INT64_MAX,
+            "indexer_types": ["full" if i % 3 == 0 else "shared" for i in range(n)],
+            "mlp_layer_types": ["dense" if i < 3 else "sparse" for i in range(n)]}
+
+
 def main():
     write_case("config-olmo3-40000-layer-types", olmo3_many_layers(),
                ["exit 0", "stdout: OLMo 3 (model_type olmo3", "stdout: 30000 of the 40000 attention layers slide"])
     write_case("config-qwen3-5-hostile-widths", qwen3_5_hostile(),
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
+    write_case("config-glm-moe-dsa-hostile-schedules", glm_moe_dsa_hostile(),
+               ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
+    # The same with 4 experts: counted; its INT64_MAX MTP layers are said not to fit, never "= 0".
+    valid = glm_moe_dsa_hostile()
+    valid["n_routed_experts"] = 4
+    write_case("config-glm-moe-dsa-mtp-overflow", valid,
+               ["exit 0", "stdout: 10000 indexer layers", "stdout: does not fit in 64 bits, and is not given",
+                "stdout-not: = 0 (it shares"])
     write_case("config-gemma4-hostile-full-layers", gemma4_hostile(),
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
 
