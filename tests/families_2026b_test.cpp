@@ -306,3 +306,45 @@ TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's 
   CHECK(error_of(p) == start + p + "': 'index_topk_freq' changes the parameter count, and headcount's deepseek_v32 "
                                    "formula does not read it; counting without it would be a guess");
 }
+
+TEST_CASE("explain --config: GLM-4.5 is 352.8B as Glm4MoeForCausalLM builds it; its MTP module makes the Hub's 358B", "[families][glm4_moe]") {
+  // Issue 38 asks why the calculator gives 352.8B for zai-org/GLM-4.5's config when Z.ai says 355B.
+  // GLM-4.5's architecture (its config: GLM-4.5-Air's keys with width 5120, 92 layers, 96 heads of
+  // 128 and 8 K/V heads, MLP 12288, 160 experts of 1536, 3 dense layers, use_qk_norm true), worked
+  // from modeling_glm4_moe.py:
+  // Attention: q 5120·12288 = 62,914,560, k and v 2·5120·1024 = 10,485,760, o 12288·5120 =
+  // 62,914,560, q/k/v biases 12,288 + 2,048, q_norm and k_norm 2·128: 136,329,472 · 92 =
+  // 12,542,311,424. Dense layers 3 · 3·5120·12288 = 566,231,040. 89 MoE layers: 160 experts of
+  // 3·5120·1536 = 23,592,960 (3,774,873,600), the shared expert 23,592,960, the router 5120·160 +
+  // 160: 3,799,285,920 · 89 = 338,136,446,880. Norms 92·2·5120 + 5120 = 947,200. Embedding and LM
+  // head 2·151552·5120 = 1,551,892,480. Total 352,797,829,024: the model Glm4MoeForCausalLM builds
+  // (it leaves out model.layers.92, the MTP layer). Active without the embedding: less 89 · 152 ·
+  // 23,592,960 and 775,946,240 = 32,856,319,904 (Z.ai: 32B active).
+  // The MTP layer, apart: 136,329,472 + 3,799,285,920 + 2 norms 10,240 = 3,935,625,632, eh_proj
+  // 2·5120·5120 = 52,428,800, enorm, hnorm and shared_head.norm 15,360: 3,988,069,792. The release's
+  // checkpoint also stores the MTP module's own embed_tokens and shared_head.head (vLLM loads them
+  // from model.layers.92 for GLM-4.5, not for GLM-4.6): 2 · 775,946,240 = 1,551,892,480. All the
+  // tensors: 352,797,829,024 + 3,988,069,792 + 1,551,892,480 = 358,337,791,296, the Hub's 358B.
+  // Z.ai's "355B" is none of these sums: it lies between the model (352.8B) and the model with its
+  // MTP layer (356.8B); no term of the modeling code is missing from the 352.8B.
+  testutil::TempDir dir;
+  std::string p = edited(dir, "glm-4.5-air", [](Json& j) {
+    j["hidden_size"] = 5120;
+    j["num_hidden_layers"] = 92;
+    j["intermediate_size"] = 12288;
+    j["moe_intermediate_size"] = 1536;
+    j["n_routed_experts"] = 160;
+    j["first_k_dense_replace"] = 3;
+    j["use_qk_norm"] = true;
+  });
+  FamilyCount f = count_of(p);
+  CHECK(f.total == 352797829024u);
+  CHECK(f.active_without_embedding == 32856319904u);
+  CHECK(agrees(*f.active_without_embedding, 32, 0));
+  CHECK(f.mtp_total == 3988069792u);
+  const uint64_t copies = 2u * 151552u * 5120u;
+  CHECK(f.total + f.mtp_total + copies == 358337791296u);
+  CHECK(agrees(f.total + f.mtp_total + copies, 358, 0));
+  CHECK_FALSE(agrees(f.total, 355, 0));
+  CHECK_FALSE(agrees(f.total + f.mtp_total, 355, 0));
+}
