@@ -80,6 +80,7 @@ struct EveryNth {
 struct ExpertLayers {
   EveryNth every;
   const char* first = nullptr;       // the layers before this many stay dense
+  const char* last = nullptr;        // the layers after this one stay dense (a negative value: none)
   const char* dense_list = nullptr;  // the layers listed here stay dense
   const char* moe_list = nullptr;    // when given, exactly the layers listed here are MoE layers
   const char* kinds = nullptr;       // when given, a name a layer: "dense" or "sparse" (a MoE layer)
@@ -165,6 +166,10 @@ struct Family {
   int64_t mtp_default = 0;
   std::string mtp_note;
   std::string mtp_proj = "eh_proj";
+  // A key whose modules the family's class does not build (ERNIE 4.5's MTP layers): read, not
+  // counted, and this note given when the config sets it.
+  const char* unbuilt = nullptr;
+  std::string unbuilt_note;
   // The config keys that change a count somewhere and that this row's formula reads.
   std::vector<std::string> reads;
 };
@@ -197,7 +202,9 @@ const std::vector<std::string> kCountKeys = {
     "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "hidden_size_per_layer_input",
     "enable_moe_block", "num_kv_shared_layers", "use_double_wide_mlp", "top_k_experts",
     // GLM-MoE-DSA: the layers whose indexer runs, and each layer's feed-forward by name
-    "indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset", "mlp_layer_types"};
+    "indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset", "mlp_layer_types",
+    // ERNIE 4.5: shared experts and the span of the MoE layers
+    "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -618,6 +625,31 @@ const std::vector<Family>& families() {
       t.push_back(f);
     }
     {
+      // ERNIE 4.5 MoE (Ernie4_5_MoeForCausalLM): LLaMA's attention; layer l holds experts when
+      // (l + 1) % moe_layer_interval == 0 and moe_layer_start_index <= l <= moe_layer_end_index, else
+      // a dense MLP; moe_num_experts gated experts of moe_intermediate_size, top moe_k, a shared MLP of
+      // moe_num_shared_experts · moe_intermediate_size (the parameters of that many shared experts),
+      // a router without bias and moe_statics' e_score_correction_bias. use_bias (biases on every
+      // projection and the LM head) is not read: refused. The MTP layers of the checkpoint are not
+      // built by the class (its _keys_to_ignore_on_load_unexpected: mtp).
+      Family f = decoder("ernie4_5_moe", "ERNIE 4.5 MoE", "Ernie4_5_MoeForCausalLM");
+      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+      f.tied = true;
+      f.tied_note = "ERNIE 4.5's default";
+      f.expert_layers.every = {"moe_layer_interval", 1, EveryNth::At::Last};
+      f.expert_layers.first = "moe_layer_start_index";
+      f.expert_layers.last = "moe_layer_end_index";
+      f.shared_count = "moe_num_shared_experts";
+      f.router_bias = RouterBias::ScoreAlways;
+      f.unbuilt = "num_nextn_predict_layers";
+      f.unbuilt_note = "the checkpoint's multi-token-prediction layers (num_nextn_predict_layers) are not built by "
+                       "Ernie4_5_MoeForCausalLM (it ignores mtp.* on load): not counted";
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+                 "moe_num_experts", "moe_k", "moe_intermediate_size", "moe_num_shared_experts", "moe_layer_start_index",
+                 "moe_layer_end_index", "moe_layer_interval", "num_nextn_predict_layers"};
+      t.push_back(f);
+    }
+    {
       // Nemotron-H (and Nemotron 3): each layer one block behind one RMSNorm: Mamba-2 (M), attention
       // without biases (*), a squared-ReLU feed-forward of up and down (-), or experts of up and down
       // with one shared expert and a sigmoid router with a score-correction bias (E).
@@ -944,8 +976,8 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
     c.encoder_decoder = boolean(x, "is_encoder_decoder").value_or(false);
     c.qkv_bias = c.o_bias = boolean(x, "attention_bias").value_or(false);
     c.mlp_bias = boolean(x, "mlp_bias").value_or(false);
-    c.experts = integer(c, "experts", x, {"num_local_experts", "num_experts", "n_routed_experts"});
-    c.experts_per_token = integer(c, "experts_per_token", x, {"num_experts_per_tok"});
+    c.experts = integer(c, "experts", x, {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"});
+    c.experts_per_token = integer(c, "experts_per_token", x, {"num_experts_per_tok", "moe_k"});
     c.moe_intermediate = integer(c, "moe_intermediate", x, {"moe_intermediate_size"});
     c.shared_experts = integer(c, "shared_experts", x, {"n_shared_experts"});
     c.first_dense_layers = integer(c, "first_dense_layers", x, {"first_k_dense_replace"});
@@ -1136,6 +1168,7 @@ bool Counter::expert_layer(int64_t l) const {
   if (has_moe_list_) return std::binary_search(moe_list_.begin(), moe_list_.end(), l);
   if (e.dense_list && std::binary_search(dense_list_.begin(), dense_list_.end(), l)) return false;
   if (e.first && l < static_cast<int64_t>(number(e.first).count().value_or(0))) return false;
+  if (e.last && number(e.last).non_negative() && l > *number(e.last)) return false;
   if (!e.every.used()) return true;
   return picks(e.every, l);
 }
@@ -1508,6 +1541,10 @@ bool Counter::plan() {
     has_moe_list_ = true;
   }
   if (moe_ && f_.expert_layers.kinds && value(f_.expert_layers.kinds) && !read_mlp_kinds()) return false;
+  for (const char* k : {f_.expert_layers.first, f_.expert_layers.last, f_.expert_layers.every.period}) {
+    // A list or a string where a layer number belongs (ERNIE-VL's per-modality lists) is not read as 0.
+    if (moe_ && k && value(k) && value(k)->kind != ConfigValue::Kind::Number) return fail(std::string(k) + " is not a number");
+  }
   if (moe_ && f_.expert_layers.dense_list) {
     dense_list_ = c.dense_layers;
     std::sort(dense_list_.begin(), dense_list_.end());
@@ -1868,6 +1905,7 @@ void Counter::mtp() {
 std::optional<FamilyCount> Counter::run() {
   if (!required() || !plan() || !sizes()) return std::nullopt;
   out_.family = f_.name;
+  if (f_.unbuilt && number(f_.unbuilt).positive()) out_.notes.push_back(f_.unbuilt_note);
   bool ok = mixer_parts();
   ok &= feed_forward_parts();
   ok &= closing_parts();

@@ -342,9 +342,51 @@ TEST_CASE("explain --config: GLM-4.5 is 352.8B as Glm4MoeForCausalLM builds it; 
   CHECK(f.active_without_embedding == 32856319904u);
   CHECK(agrees(*f.active_without_embedding, 32, 0));
   CHECK(f.mtp_total == 3988069792u);
-  const uint64_t copies = 2u * 151552u * 5120u;
+  const uint64_t copies = 2ull * 151552ull * 5120ull;
   CHECK(f.total + f.mtp_total + copies == 358337791296u);
   CHECK(agrees(f.total + f.mtp_total + copies, 358, 0));
   CHECK_FALSE(agrees(f.total, 355, 0));
   CHECK_FALSE(agrees(f.total + f.mtp_total, 355, 0));
+}
+
+TEST_CASE("explain --config: ERNIE-4.5-21B-A3B is 21.8B with 3.35B active", "[families][ernie4_5_moe]") {
+  // modular_ernie4_5_moe.py, width 2560, 28 layers of 20 heads and 4 K/V heads of 128, no biases
+  // (use_bias false): attention 2560·2560 + 2·2560·512 + 2560·2560 = 15,728,640 · 28 = 440,401,920.
+  // Layer 0 dense (moe_layer_start_index 1): 3·2560·12288 = 94,371,840. Layers 1..27
+  // (moe_layer_end_index 27, moe_layer_interval 1): 64 experts of 3·2560·1536 = 11,796,480
+  // (754,974,720), the shared MLP of 2·1536 (23,592,960), the router 2560·64 and moe_statics'
+  // e_score_correction_bias 64 (163,904): 778,731,584 · 27 = 21,025,752,768. Norms 28·2·2560 + 2560
+  // = 145,920. Embedding 103424·2560 = 264,765,440, the LM head tied. Total 21,825,437,888 (Baidu:
+  // 21B). Active: less 27 · (64 − 6) · 11,796,480 = 18,473,287,680 -> 3,352,150,208 (Baidu: A3B).
+  FamilyCount f = count_of(config("ernie-4.5-21b-a3b-pt"));
+  CHECK(f.family == "ERNIE 4.5 MoE");
+  CHECK(f.total == 21825437888u);
+  CHECK(agrees(f.total, 21, 0));
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 3352150208u);
+  CHECK(agrees(*f.active, 3, 0));
+  CHECK(f.moe_layers == 27);
+  // K/V: 28 · 4 · 2·128 · 2 bytes = 57,344 per token.
+  CHECK(f.kv_bytes_per_token == 57344u);
+
+  testutil::TempDir dir;
+  const std::string start = "model config '";
+  // moe_layer_end_index 13 keeps layers 14..27 dense: 14 · (778,731,584 − 94,371,840) fewer.
+  std::string p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["moe_layer_end_index"] = 13; });
+  CHECK(count_of(p).total == 21825437888u - 14ull * (778731584ull - 94371840ull));
+  // moe_layer_interval 2: layers 1, 3, …, 27 (14) hold experts, the other 13 of 1..27 are dense.
+  p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["moe_layer_interval"] = 2; });
+  CHECK(count_of(p).total == 21825437888u - 13ull * (778731584ull - 94371840ull));
+  // The checkpoint's MTP layers are not built by the class: read, not counted, said so.
+  p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["num_nextn_predict_layers"] = 1; });
+  FamilyCount m = count_of(p);
+  CHECK(m.total == 21825437888u);
+  CHECK(has_note(m, "not built by Ernie4_5_MoeForCausalLM"));
+  // Biases on every projection and the LM head are not in the formula: refused.
+  p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["use_bias"] = true; });
+  CHECK(error_of(p) == start + p + "': 'use_bias' changes the parameter count, and headcount's ernie4_5_moe formula does not "
+                                   "read it; counting without it would be a guess");
+  // ERNIE-VL's per-modality lists where a layer number belongs are not read as 0.
+  p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["moe_layer_start_index"] = Json::array({1, 1}); });
+  CHECK(error_of(p) == start + p + "': moe_layer_start_index is not a number");
 }
