@@ -46,6 +46,7 @@ enum class Mixer {
   Linear,   // Gated DeltaNet (Qwen3-Next): a recurrent state, no K/V
   Mamba,    // a selective state space (Mamba-1, Jamba): a recurrent state, no K/V
   Mamba2,   // Mamba-2 (Nemotron-H): heads × head_dim wide, grouped B and C; a recurrent state
+  ShortConv,  // LFM2's gated short convolution: a depthwise conv1d of conv_L_cache over the width
 };
 
 // The feed-forward of a dense layer and of one expert.
@@ -92,6 +93,7 @@ struct MixerLayers {
   Mixer special = Mixer::Full;  // the layers `every` picks
   EveryNth every;
   const char* flags = nullptr;        // a per-layer list: nonzero keeps `base`, 0 makes `special`
+  const char* special_list = nullptr; // the layers listed here are `special`, the others `base`; unlisted: all `special`
   const char* enabled_by = nullptr;   // a boolean key; unless true, every layer is Full
   const char* full_before = nullptr;  // the layers before this many are Full
   bool layer_types = false;           // the config's layer_types, when given, names each layer
@@ -130,6 +132,7 @@ struct Family {
   // attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj); every layer
   // holds a layer_scalar.
   bool global_layers = false;
+  bool lfm2_ff = false;  // LFM2: the feed-forward size adjusted as Lfm2MLP does (two thirds, rounded up)
   // Which layers attend, slide, chunk or recur, and the windows.
   MixerLayers layers;
   const char* window = nullptr;  // the sliding layers' window
@@ -204,7 +207,10 @@ const std::vector<std::string> kCountKeys = {
     // GLM-MoE-DSA: the layers whose indexer runs, and each layer's feed-forward by name
     "indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset", "mlp_layer_types",
     // ERNIE 4.5: shared experts and the span of the MoE layers
-    "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"};
+    "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval",
+    // LFM2: its short convolutions and the sizing of its feed-forward
+    "conv_L_cache", "conv_bias", "conv_dim", "full_attn_idxs", "block_ff_dim", "block_auto_adjust_ff_dim",
+    "block_ffn_dim_multiplier", "block_multiple_of"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -670,6 +676,28 @@ const std::vector<Family>& families() {
       t.push_back(f);
     }
     {
+      // LFM2 (Lfm2ForCausalLM): layers of a gated short convolution ("conv") or attention without
+      // biases with q_layernorm and k_layernorm of the head size ("full_attention"), by layer_types or
+      // full_attn_idxs (every layer attends when neither is given); Lfm2MLP (w1, w3, w2) of the
+      // adjusted size; operator_norm and ffn_norm a layer; the final embedding_norm; the LM head tied
+      // by default (tie_embedding in the original keys).
+      Family f = decoder("lfm2", "LFM2", "Lfm2ForCausalLM");
+      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+      f.qk_norm = true;
+      f.experts = false;
+      f.tied = true;
+      f.tied_note = "LFM2's default";
+      f.lfm2_ff = true;
+      f.layers.base = Mixer::ShortConv;
+      f.layers.special = Mixer::Full;
+      f.layers.special_list = "full_attn_idxs";
+      f.layers.layer_types = true;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+                 "layer_types", "full_attn_idxs", "conv_L_cache", "conv_bias", "conv_dim", "block_ff_dim",
+                 "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of"};
+      t.push_back(f);
+    }
+    {
       // Phi-3: one fused qkv_proj and one fused gate_up_proj, no biases, every layer sliding.
       Family f = decoder("phi3", "Phi-3", "Phi3ForCausalLM");
       f.attention = Attention::HeadsFused;
@@ -966,12 +994,13 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
     c.heads = integer(c, "heads", x, {"num_attention_heads", "n_head", "num_heads"});
     c.kv_heads = integer(c, "kv_heads", x, {"num_key_value_heads"});
     c.head_dim = integer(c, "head_dim", x, {"head_dim", "attention_head_dim"});
-    c.intermediate = integer(c, "intermediate", x, {"intermediate_size", "n_inner", "d_ff"});
+    c.intermediate = integer(c, "intermediate", x, {"intermediate_size", "n_inner", "d_ff", "block_ff_dim"});
     c.vocab = integer(c, "vocab", x, {"vocab_size"});
     c.max_positions = integer(c, "max_positions", x, {"max_position_embeddings", "n_positions"});
     c.type_vocab = integer(c, "type_vocab", x, {"type_vocab_size"});
     c.tied = boolean(x, "tie_word_embeddings");
     if (!c.tied) c.tied = boolean(j, "tie_word_embeddings");  // a wrapper's own
+    if (!c.tied) c.tied = boolean(x, "tie_embedding");        // LFM2's original key
     c.key_of["tied"] = "tie_word_embeddings";
     c.encoder_decoder = boolean(x, "is_encoder_decoder").value_or(false);
     c.qkv_bias = c.o_bias = boolean(x, "attention_bias").value_or(false);
@@ -1032,6 +1061,7 @@ const char* mixer_name(Mixer m) {
     case Mixer::Linear: return "linear";
     case Mixer::Mamba: return "mamba";
     case Mixer::Mamba2: return "mamba2";
+    case Mixer::ShortConv: return "conv";
   }
   return "";
 }
@@ -1042,6 +1072,7 @@ std::optional<Mixer> mixer_of(const std::string& name) {
   if (name == "sliding_attention") return Mixer::Sliding;
   if (name == "chunked_attention") return Mixer::Chunked;
   if (name == "linear_attention") return Mixer::Linear;
+  if (name == "conv") return Mixer::ShortConv;
   return std::nullopt;
 }
 
@@ -1099,6 +1130,8 @@ class Counter {
   bool attention(Int& n, std::string& formula, Int KV, Int d, bool values);
   bool global_attention();
   bool linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  bool short_conv();
+  bool lfm2_feed_forward();
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool plan_blocks();
@@ -1126,15 +1159,18 @@ class Counter {
   std::vector<Mixer> layer_types_;       // from the config, when given
   std::vector<Int> flags_;               // per-layer flags, when given
   std::vector<int64_t> moe_list_, dense_list_;  // sorted, so a layer is found in log time
-  bool has_flags_ = false, has_moe_list_ = false;
+  bool has_flags_ = false, has_moe_list_ = false, has_special_list_ = false;
+  std::vector<int64_t> special_list_;  // sorted
   // What the stages learn: the layers of each mixer kind and the MoE layers; the sizes; one layer
   // of each mixer with its formula and state.
   bool moe_ = false, router_bias_ = false;
-  int64_t kinds_[6] = {0, 0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
+  int64_t kinds_[7] = {0, 0, 0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
   // Families of one block per layer (Nemotron-H): the feed-forward layers, apart from the mixers.
   bool single_block_ = false;
   int64_t mlp_layers_ = 0;
   Int ssm2_conv_, ssm2_ssm_;  // a Mamba-2 layer's state: the conv's inputs and the SSM's
+  Int conv_, conv_state_;     // an LFM2 short-convolution layer's parameters and state
+  std::string conv_formula_, conv_state_formula_;
   Int lin_conv_, lin_ssm_;    // a Gated DeltaNet layer's
   // Gemma 4's full layers: their K/V heads and head size, whether their keys serve as values, one
   // such layer's projections.
@@ -1217,6 +1253,8 @@ Mixer Counter::mixer(int64_t l) const {
     kind = Mixer::Full;
   } else if (has_flags_) {
     kind = flags_[static_cast<size_t>(l)].is(0) ? m.special : m.base;
+  } else if (m.special_list) {
+    kind = !has_special_list_ || std::binary_search(special_list_.begin(), special_list_.end(), l) ? m.special : m.base;
   } else if (m.every.used() && picks(m.every, l)) {
     kind = m.special;
   }
@@ -1416,6 +1454,51 @@ bool Counter::linear_attention(Int& n, std::string& formula, Int& state, std::st
   return true;
 }
 
+// LFM2's short convolution (Lfm2ShortConv) over the width h: in_proj h → 3·h (B, C and x), a
+// depthwise conv1d of conv_L_cache taps, out_proj h → h, all with biases when conv_bias. Its state:
+// the last conv_L_cache inputs of the h channels (Lfm2's cache keeps conv_L_cache of them).
+bool Counter::short_conv() {
+  Int h = c_.hidden, k = need("conv_L_cache");
+  if (!k.positive()) return false;
+  if (value("conv_dim") && !number("conv_dim").is(*h)) return fail("conv_dim is " + number("conv_dim").str() + ", not the width " + h.str());
+  const bool b = flag("conv_bias").value_or(false);
+  std::string hs = h.str();
+  conv_ = h * 3 * h + h * k + h * h + (b ? 3 * h + h + h : Int(0));
+  conv_formula_ = "(" + hs + "·3·" + hs + " + " + hs + "·" + k.str() + " + " + hs + "²" + (b ? " + 5·" + hs + " (biases)" : "") + ")";
+  conv_state_ = h * k;
+  conv_state_formula_ = "(" + hs + "·" + k.str() + ")";
+  return true;
+}
+
+// Lfm2MLP's size: intermediate_size (block_ff_dim in the original keys), and when
+// block_auto_adjust_ff_dim (the default) int(2·f / 3), times block_ffn_dim_multiplier when given,
+// rounded up to a multiple of block_multiple_of (256 by default). A multiplier that is not a whole
+// number is refused: Python's float product and int() are not reproduced.
+bool Counter::lfm2_feed_forward() {
+  Int f = value("block_ff_dim") ? number("block_ff_dim") : c_.intermediate;
+  if (!f.positive()) {
+    missing_.push_back(value("block_ff_dim") ? "block_ff_dim" : "intermediate_size");
+    return false;
+  }
+  if (!flag("block_auto_adjust_ff_dim").value_or(true)) {
+    i_ = f;
+    return true;
+  }
+  f = floor_div(2 * f, Int(3));
+  if (const ConfigValue* m = value("block_ffn_dim_multiplier")) {
+    if (m->kind != ConfigValue::Kind::Number || !m->number.positive()) {
+      return fail("block_ffn_dim_multiplier is not a whole number headcount can multiply by exactly");
+    }
+    f = m->number * f;
+  }
+  Int multiple = value("block_multiple_of") ? number("block_multiple_of") : Int(256);
+  if (!multiple.positive()) return fail("block_multiple_of is not a positive number");
+  i_ = multiple * floor_div(f + multiple - 1, multiple);
+  out_.notes.push_back("Lfm2MLP's size: int(2·" + (value("block_ff_dim") ? number("block_ff_dim") : c_.intermediate).str() +
+                       " / 3) rounded up to a multiple of " + multiple.str() + " = " + i_.str());
+  return i_.positive();
+}
+
 // A Mamba-1 mixer (Jamba): in_proj width → 2·inner, a depthwise conv1d over inner, x_proj inner →
 // dt_rank + 2·N, dt_proj dt_rank → inner with its bias, A_log inner × N, D inner, out_proj inner →
 // width, and Jamba's RMSNorms on dt, B and C. Its state: the conv's last k − 1 inputs and inner × N.
@@ -1514,7 +1597,8 @@ bool Counter::plan() {
   const int64_t L = *c.layers;
   moe_ = f_.experts && c.experts.positive();
   const MixerLayers& ml = f_.layers;
-  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types && !ml.pattern;
+  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types && !ml.pattern &&
+                       !ml.special_list;
   if ((moe_ || !uniform) && L > kMaxLayers) {
     if (uniform) return false;
     return fail(c.key_of.at("layers") + " is " + c.layers.str() + ", more layers than headcount reads (" + commas(kMaxLayers) + ")");
@@ -1532,6 +1616,13 @@ bool Counter::plan() {
       return fail(std::string(ml.flags) + " has " + std::to_string(flags_.size()) + " entries, and " + c.key_of.at("layers") +
                   " is " + c.layers.str());
     }
+  }
+  if (ml.special_list && value(ml.special_list)) {
+    std::vector<Int> listed;
+    if (!read_list(ml.special_list, listed)) return false;
+    for (Int x : listed) special_list_.push_back(*x);
+    std::sort(special_list_.begin(), special_list_.end());
+    has_special_list_ = true;
   }
   if (moe_ && f_.expert_layers.moe_list && value(f_.expert_layers.moe_list)) {
     std::vector<Int> listed;
@@ -1614,6 +1705,7 @@ bool Counter::sizes() {
   const ModelConfig& c = c_;
   Int h = c.hidden;
   i_ = f_.dense_size ? number(f_.dense_size) : c.intermediate;
+  if (f_.lfm2_ff && !lfm2_feed_forward()) return false;
   mi_ = moe_ ? (f_.expert_size == std::string("intermediate_size") ? c.intermediate : c.moe_intermediate) : Int(0);
   if (moe_ && !mi_.positive()) missing_.push_back(f_.expert_size);
   if ((single_block_ ? Int(mlp_layers_) : c.layers - Int(moe_layers_)).positive() && !i_.positive()) {
@@ -1635,6 +1727,7 @@ bool Counter::sizes() {
   }
   if (kinds_[static_cast<int>(Mixer::Mamba)] && !mamba(ssm_, ssm_formula_, ssm_state_, ssm_state_formula_)) return false;
   if (kinds_[static_cast<int>(Mixer::Mamba2)] && !mamba2(ssm2_, ssm2_formula_, ssm2_state_, ssm2_state_formula_)) return false;
+  if (kinds_[static_cast<int>(Mixer::ShortConv)] && !short_conv()) return false;
   return missing_.empty();
 }
 
@@ -1670,6 +1763,9 @@ bool Counter::mixer_parts() {
   if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba)]) ok &= part("mamba", Int(s) * ssm_, layers_of(s, "Mamba") + " · " + ssm_formula_);
   if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba2)]) {
     ok &= part("mamba-2", Int(s) * ssm2_, layers_of(s, "Mamba-2") + " · " + ssm2_formula_);
+  }
+  if (int64_t s = kinds_[static_cast<int>(Mixer::ShortConv)]) {
+    ok &= part("short convolution", Int(s) * conv_, layers_of(s, "short-convolution") + " · " + conv_formula_);
   }
   return ok;
 }
@@ -1839,7 +1935,8 @@ void Counter::caches() {
   };
   for (const Recurrent& r : {Recurrent{Mixer::Linear, linear_state_, linear_state_formula_, "Gated DeltaNet"},
                              Recurrent{Mixer::Mamba, ssm_state_, ssm_state_formula_, "Mamba"},
-                             Recurrent{Mixer::Mamba2, ssm2_state_, ssm2_state_formula_, "Mamba-2"}}) {
+                             Recurrent{Mixer::Mamba2, ssm2_state_, ssm2_state_formula_, "Mamba-2"},
+                             Recurrent{Mixer::ShortConv, conv_state_, conv_state_formula_, "short-convolution"}}) {
     int64_t n = kinds_[static_cast<int>(r.mixer)];
     if (!n || !r.state.positive()) continue;
     out_.state_layers = n;

@@ -390,3 +390,62 @@ TEST_CASE("explain --config: ERNIE-4.5-21B-A3B is 21.8B with 3.35B active", "[fa
   p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["moe_layer_start_index"] = Json::array({1, 1}); });
   CHECK(error_of(p) == start + p + "': moe_layer_start_index is not a number");
 }
+
+TEST_CASE("explain --config: LFM2-1.2B is 1.17B: short convolutions, six attention layers, and their state", "[families][lfm2]") {
+  // modeling_lfm2.py, width 2048, 16 layers; full_attn_idxs [2, 5, 8, 10, 12, 14] attend, the other
+  // 10 are Lfm2ShortConv. Attention (32 heads and 8 K/V heads of 64, no biases): q 2048·2048, k and
+  // v 2·2048·512, out_proj 2048·2048 = 10,485,760 · 6 = 62,914,560; q_layernorm and k_layernorm
+  // 6 · 2·64 = 768. Short convolution (conv_bias false): in_proj 2048·6144 = 12,582,912, conv1d
+  // 2048·3 = 6,144, out_proj 2048·2048 = 4,194,304: 16,783,360 · 10 = 167,833,600. Lfm2MLP:
+  // block_ff_dim 12288 -> int(2·12288 / 3) = 8192, a multiple of 256: w1, w3, w2 3·2048·8192 =
+  // 50,331,648 · 16 = 805,306,368. operator_norm and ffn_norm 16·2·2048 + embedding_norm 2048 =
+  // 67,584. Embedding 65536·2048 = 134,217,728, tied (tie_embedding). Total 1,170,340,608 (Liquid:
+  // 1.17B).
+  FamilyCount f = count_of(config("lfm2-1.2b"));
+  CHECK(f.family == "LFM2");
+  CHECK(f.total == 1170340608u);
+  CHECK(agrees(f.total, 1.17, 2));
+  // K/V: 6 · 8 · 2·64 · 2 bytes = 12,288 per token. State: each conv layer keeps conv_L_cache inputs
+  // of its 2048 channels: 10 · 2048·3 · 2 bytes = 122,880 bytes per sequence.
+  CHECK(f.kv_bytes_per_token == 12288u);
+  CHECK(f.state_layers == 10);
+  CHECK(f.state_elements == 6144u);
+  CHECK(f.state_bytes == 122880u);
+
+  testutil::TempDir dir;
+  const std::string start = "model config '";
+  // layer_types says the same as full_attn_idxs.
+  std::string p = edited(dir, "lfm2-1.2b", [](Json& j) {
+    j.erase("full_attn_idxs");
+    j["layer_types"] = Json::array();
+    for (int l = 0; l < 16; ++l) {
+      const bool attn = l == 2 || l == 5 || l == 8 || l == 10 || l == 12 || l == 14;
+      j["layer_types"].push_back(attn ? "full_attention" : "conv");
+    }
+  });
+  CHECK(count_of(p).total == 1170340608u);
+  // Neither: Lfm2Config makes every layer attend: 10 · (10,485,760 + 128 − 16,783,360) fewer.
+  p = edited(dir, "lfm2-1.2b", [](Json& j) { j.erase("full_attn_idxs"); });
+  CHECK(count_of(p).total == 1170340608ull - 10ull * (16783360ull - 10485888ull));
+  // LFM2-350M's numbers (width 1024, 16 heads, block_ff_dim 6656 -> int(13312 / 3) = 4437 -> 4608):
+  // 67,108,864 + 6 · 3,145,856 + 10 · (3,145,728 + 3,072 + 1,048,576) + 16 · 3·1024·4608 + 16·2048
+  // + 1024 = 354,483,968 (Liquid: 354M).
+  p = edited(dir, "lfm2-1.2b", [](Json& j) {
+    j["hidden_size"] = 1024;
+    j["block_dim"] = 1024;
+    j["conv_dim"] = 1024;
+    j["num_attention_heads"] = 16;
+    j["block_ff_dim"] = 6656;
+  });
+  CHECK(count_of(p).total == 354483968u);
+  // conv_bias: 3·2048 + 2048 + 2048 more in each of the 10 conv layers.
+  p = edited(dir, "lfm2-1.2b", [](Json& j) { j["conv_bias"] = true; });
+  CHECK(count_of(p).total == 1170340608u + 10u * 5u * 2048u);
+  // A multiplier Python would round is refused, not approximated.
+  p = edited(dir, "lfm2-1.2b", [](Json& j) { j["block_ffn_dim_multiplier"] = 1.5; });
+  CHECK(error_of(p) == start + p + "': block_ffn_dim_multiplier is not a whole number headcount can multiply by exactly");
+  p = edited(dir, "lfm2-1.2b", [](Json& j) { j["layer_types"] = Json::array({"conv", "mamba"}); });
+  CHECK(error_of(p) == start + p + "': layer_types names 2 layers, and num_hidden_layers is 16");
+  p = edited(dir, "lfm2-1.2b", [](Json& j) { j["conv_L_cache"] = INT64_MAX; });
+  CHECK(error_of(p).find("does not fit in 64 bits") != std::string::npos);
+}

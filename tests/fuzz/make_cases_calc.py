@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5, gemma4, glm_moe_dsa) into
+"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5, gemma4, glm_moe_dsa, lfm2) into
 tests/fuzz/regressions-cases/ (deterministic; run from anywhere with /usr/bin/python3).
 
 Each folder: config.json, args, expect. Each stays under the hostile-cases bound of 1 MB."""
@@ -81,6 +81,16 @@ def glm_moe_dsa_hostile():
             "mlp_layer_types": ["dense" if i < 3 else "sparse" for i in range(n)]}
 
 
+def lfm2_hostile():
+    # LFM2: 60,000 full_attn_idxs entries (duplicates, INT64_MAX, layers past the count) over 40,000
+    # layers of INT64_MAX-tap convolutions: an error, never a wrapped count.
+    n = 40000
+    idxs = [i % n for i in range(0, 3 * n, 2)] + [INT64_MAX] * 100
+    return {"model_type": "lfm2", "architectures": ["Lfm2ForCausalLM"], "hidden_size": 64, "block_ff_dim": 192,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": n, "vocab_size": 1000,
+            "conv_L_cache": INT64_MAX, "full_attn_idxs": idxs}
+
+
 def main():
     write_case("config-olmo3-40000-layer-types", olmo3_many_layers(),
                ["exit 0", "stdout: OLMo 3 (model_type olmo3", "stdout: 30000 of the 40000 attention layers slide"])
@@ -94,6 +104,8 @@ def main():
     write_case("config-glm-moe-dsa-mtp-overflow", valid,
                ["exit 0", "stdout: 10000 indexer layers", "stdout: does not fit in 64 bits, and is not given",
                 "stdout-not: = 0 (it shares"])
+    write_case("config-lfm2-hostile-conv", lfm2_hostile(),
+               ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
     write_case("config-gemma4-hostile-full-layers", gemma4_hostile(),
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
 
