@@ -97,6 +97,7 @@ struct MixerLayers {
   const char* enabled_by = nullptr;   // a boolean key; unless true, every layer is Full
   const char* full_before = nullptr;  // the layers before this many are Full
   bool layer_types = false;           // the config's layer_types, when given, names each layer
+  bool block_names = false;           // ... by Granite's names: "mamba" (a Mamba-2 layer) and "attention"
   // Nemotron-H: each layer is one block, named by a character of this key's string (M Mamba-2,
   // * attention, - feed-forward, E experts) or by a name of `blocks` (mamba, attention, mlp, moe).
   const char* pattern = nullptr;
@@ -133,6 +134,7 @@ struct Family {
   // holds a layer_scalar.
   bool global_layers = false;
   bool lfm2_ff = false;  // LFM2: the feed-forward size adjusted as Lfm2MLP does (two thirds, rounded up)
+  bool bamba_keys = false;  // Mamba-2 layers named as BambaMixer reads them (mamba_n_heads, mamba_expand ...)
   // Which layers attend, slide, chunk or recur, and the windows.
   MixerLayers layers;
   const char* window = nullptr;  // the sliding layers' window
@@ -208,6 +210,8 @@ const std::vector<std::string> kCountKeys = {
     "indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset", "mlp_layer_types",
     // ERNIE 4.5: shared experts and the span of the MoE layers
     "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval",
+    // Granite 4.0's hybrids: a shared MLP in every layer, BambaMixer's keys
+    "shared_intermediate_size", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_conv",
     // LFM2: its short convolutions and the sizing of its feed-forward
     "conv_L_cache", "conv_bias", "conv_dim", "full_attn_idxs", "block_ff_dim", "block_auto_adjust_ff_dim",
     "block_ffn_dim_multiplier", "block_multiple_of"};
@@ -673,6 +677,34 @@ const std::vector<Family>& families() {
                  "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias", "n_routed_experts",
                  "num_experts_per_tok", "moe_intermediate_size", "moe_shared_expert_intermediate_size",
                  "n_shared_experts"};
+      t.push_back(f);
+    }
+    {
+      // Granite 4.0's hybrids (granitemoehybrid): each layer a Mamba-2 mixer (BambaMixer) or attention
+      // (q, k, v, o, biases with attention_bias), as layer_types names them ("mamba" when not given),
+      // then a shared gated MLP of shared_intermediate_size and, with num_local_experts, experts of
+      // intermediate_size (input_linear h → 2·f, output_linear f → h) behind a router without bias;
+      // 2 norms a layer. GraniteMoeHybridConfig's defaults fill what a config leaves out.
+      Family f = decoder("granitemoehybrid", "Granite 4.0 hybrid", "GraniteMoeHybridForCausalLM");
+      f.o_bias = Bias::FromConfig;
+      f.mlp_bias = Bias::None;
+      f.layers.base = Mixer::Mamba2;
+      f.layers.special = Mixer::Full;
+      f.layers.layer_types = true;
+      f.layers.block_names = true;
+      f.bamba_keys = true;
+      f.dense_size = "shared_intermediate_size";
+      f.expert_size = "intermediate_size";
+      f.shared_fixed = 1;
+      f.shared_size = "shared_intermediate_size";
+      f.defaults = {{"num_local_experts", 8}, {"num_experts_per_tok", 2}, {"shared_intermediate_size", 1024},
+                    {"mamba_n_heads", 128},   {"mamba_n_groups", 1},      {"mamba_d_state", 256},
+                    {"mamba_d_conv", 4},      {"mamba_expand", 2}};
+      f.defaults_from = "GraniteMoeHybridConfig";
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+                 "max_position_embeddings", "layer_types", "num_local_experts", "num_experts_per_tok",
+                 "shared_intermediate_size", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state",
+                 "mamba_d_conv", "mamba_expand", "mamba_conv_bias", "mamba_proj_bias"};
       t.push_back(f);
     }
     {
@@ -1232,6 +1264,12 @@ bool Counter::read_layer_types() {
   for (size_t l = 0; l < v->items.size(); ++l) {
     const ConfigValue& x = v->items[l];
     auto kind = x.kind == ConfigValue::Kind::String ? mixer_of(x.text) : std::nullopt;
+    if (m.block_names) {
+      kind = x.kind != ConfigValue::Kind::String ? std::nullopt
+             : x.text == "mamba"                 ? std::optional<Mixer>(Mixer::Mamba2)
+             : x.text == "attention"             ? std::optional<Mixer>(Mixer::Full)
+                                                 : std::nullopt;
+    }
     // The kinds a layer of this family can be: the base, the special, and full attention.
     if (!kind || (*kind != m.base && *kind != m.special && *kind != Mixer::Full)) {
       return fail("layer_types[" + std::to_string(l) + "] is " + (x.kind == ConfigValue::Kind::String ? "'" + x.text + "'" : "not a name") +
@@ -1542,10 +1580,29 @@ bool Counter::mamba(Int& n, std::string& formula, Int& state, std::string& state
 // conv1d over conv_dim with its bias, dt_bias, A_log and D per head, a gated RMSNorm of I, out_proj
 // I → width. Its state: the conv's last k − 1 inputs and heads × head_dim × N.
 bool Counter::mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula) {
-  Int H = need("mamba_num_heads"), d = need("mamba_head_dim"), N = need("ssm_state_size"), G = need("n_groups"),
-      k = need("conv_kernel"), h = c_.hidden;
+  const bool bamba = f_.bamba_keys;
+  Int H = need(bamba ? "mamba_n_heads" : "mamba_num_heads"), N = need(bamba ? "mamba_d_state" : "ssm_state_size"),
+      G = need(bamba ? "mamba_n_groups" : "n_groups"), k = need(bamba ? "mamba_d_conv" : "conv_kernel"), h = c_.hidden, d;
+  std::string width_note;
+  if (bamba) {
+    // BambaMixer: the width is mamba_expand · hidden_size, in mamba_n_heads heads of mamba_d_head
+    // ("auto": the width / the heads); GraniteMoeHybridConfig refuses a head size that does not fit.
+    Int e = need("mamba_expand");
+    const ConfigValue* dh = value("mamba_d_head");
+    const bool automatic = !dh || (dh->kind == ConfigValue::Kind::String && dh->text == "auto");
+    d = automatic ? exact_div(e * h, H) : number("mamba_d_head");
+    if (!e.positive() || !H.positive()) return false;
+    if (!d.positive() || !(e * h).positive() || !(H * d).is(*(e * h))) {
+      return fail("mamba_n_heads · mamba_d_head is not mamba_expand · hidden_size (" + e.str() + "·" + h.str() + ")");
+    }
+    width_note = "the Mamba-2 width is mamba_expand · hidden_size = " + e.str() + "·" + h.str() + " = mamba_n_heads · mamba_d_head = " +
+                 H.str() + "·" + d.str();
+  } else {
+    d = need("mamba_head_dim");
+  }
   if (!H.positive() || !d.positive() || !N.positive() || !G.positive() || !k.positive()) return false;
-  const bool conv_bias = flag("use_conv_bias").value_or(true), proj_bias = flag("use_bias").value_or(false);
+  const bool conv_bias = flag(bamba ? "mamba_conv_bias" : "use_conv_bias").value_or(true),
+             proj_bias = flag(bamba ? "mamba_proj_bias" : "use_bias").value_or(false);
   Int I = H * d, conv = I + 2 * G * N;
   std::string hs = h.str(), Is = I.str(), cs = conv.str(), Hs = H.str();
   n = h * (I + conv + H) + conv * k + 3 * H + I + I * h;
@@ -1564,8 +1621,9 @@ bool Counter::mamba2(Int& n, std::string& formula, Int& state, std::string& stat
   ssm2_conv_ = (k - 1) * conv;
   ssm2_ssm_ = H * d * N;
   state_formula = "(conv " + (k - 1).str() + "·" + cs + " + state " + Hs + "·" + d.str() + "·" + N.str() + ")";
-  out_.notes.push_back("the Mamba-2 width is mamba_num_heads · mamba_head_dim = " + Hs + "·" + d.str() + " = " + Is +
-                       " (not expand · hidden_size); conv_dim " + Is + " + 2·" + G.str() + "·" + N.str() + " = " + cs);
+  out_.notes.push_back((bamba ? width_note + " = " + Is : "the Mamba-2 width is mamba_num_heads · mamba_head_dim = " + Hs + "·" + d.str() +
+                                                             " = " + Is + " (not expand · hidden_size)") +
+                       "; conv_dim " + Is + " + 2·" + G.str() + "·" + N.str() + " = " + cs);
   return true;
 }
 

@@ -449,3 +449,58 @@ TEST_CASE("explain --config: LFM2-1.2B is 1.17B: short convolutions, six attenti
   p = edited(dir, "lfm2-1.2b", [](Json& j) { j["conv_L_cache"] = INT64_MAX; });
   CHECK(error_of(p).find("does not fit in 64 bits") != std::string::npos);
 }
+
+TEST_CASE("explain --config: Granite-4.0-H-Tiny is 6.94B with 1.47B active: Mamba-2 and attention, a shared MLP and experts", "[families][granitemoehybrid]") {
+  // modular_granitemoehybrid.py, width 1536, 40 layers (layer_types: 36 mamba, 4 attention), each
+  // with input_layernorm and post_attention_layernorm, a shared MLP and experts.
+  // Attention (GraniteMoeSharedAttention, 12 heads and 4 K/V heads of 128, attention_bias false):
+  // 1536·1536 + 2·1536·512 + 1536·1536 = 6,291,456 · 4 = 25,165,824.
+  // Mamba-2 (BambaMixer): width mamba_expand · 1536 = 3072 = 48 heads · 64; conv_dim 3072 + 2·1·128
+  // = 3328; in_proj 1536·(3072 + 3328 + 48) = 9,904,128, conv1d 3328·4 + 3328 (mamba_conv_bias) =
+  // 16,640, dt_bias, A_log, D 3·48 = 144, gated norm 3072, out_proj 3072·1536 = 4,718,592:
+  // 14,642,576 · 36 = 527,132,736.
+  // Every layer: 64 experts (input_linear 1536 → 2·512, output_linear 512 → 1536) of 2,359,296
+  // (150,994,944), the shared MLP 3·1536·1024 = 4,718,592, the router 1536·64 = 98,304:
+  // 155,811,840 · 40 = 6,232,473,600. Norms 40·2·1536 + 1536 = 124,416. Embedding 100352·1536 =
+  // 154,140,672, tied. Total 6,939,037,248 (IBM: 7B). Active: less 40 · (64 − 6) · 2,359,296 =
+  // 5,473,566,720 -> 1,465,470,528 (IBM: 1B active).
+  FamilyCount f = count_of(config("granite-4.0-h-tiny"));
+  CHECK(f.family == "Granite 4.0 hybrid");
+  CHECK(f.total == 6939037248u);
+  CHECK(agrees(f.total, 7, 0));
+  REQUIRE(f.active.has_value());
+  CHECK(*f.active == 1465470528u);
+  CHECK(agrees(*f.active, 1, 0));
+  // K/V: 4 · 4 · 2·128 · 2 bytes = 8,192 per token. State: conv 3·3328 = 9,984 and 48·64·128 =
+  // 393,216 elements a Mamba layer: 36 · 403,200 · 2 bytes = 29,030,400.
+  CHECK(f.kv_bytes_per_token == 8192u);
+  CHECK(f.state_layers == 36);
+  CHECK(f.state_elements == 403200u);
+  CHECK(f.state_bytes == 29030400u);
+  CHECK(has_note(f, "the Mamba-2 width is mamba_expand · hidden_size = 2·1536 = mamba_n_heads · mamba_d_head = 48·64"));
+
+  testutil::TempDir dir;
+  const std::string start = "model config '";
+  // Without experts (Granite-4.0-H-1B's kind) the shared MLP is the layer's feed-forward: less the
+  // experts and routers, 40 · (150,994,944 + 98,304).
+  std::string p = edited(dir, "granite-4.0-h-tiny", [](Json& j) {
+    j["num_local_experts"] = 0;
+    j["num_experts_per_tok"] = 0;
+  });
+  FamilyCount d = count_of(p);
+  CHECK(d.total == 6939037248ull - 40ull * (150994944ull + 98304ull));
+  CHECK_FALSE(d.active.has_value());
+  // mamba_d_head "auto" is the width over the heads: the same count.
+  p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j["mamba_d_head"] = "auto"; });
+  CHECK(count_of(p).total == 6939037248u);
+  // Without layer_types every layer is Mamba-2: 4 · (14,642,576 − 6,291,456) more.
+  p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j.erase("layer_types"); });
+  CHECK(count_of(p).total == 6939037248u + 4u * (14642576u - 6291456u));
+  // Heads that do not fill the width, and a layer name the formula does not know, are errors.
+  p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j["mamba_d_head"] = 32; });
+  CHECK(error_of(p) == start + p + "': mamba_n_heads · mamba_d_head is not mamba_expand · hidden_size (2·1536)");
+  p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j["layer_types"][0] = "conv"; });
+  CHECK(error_of(p) == start + p + "': layer_types[0] is 'conv', a layer headcount's granitemoehybrid formula does not know");
+  p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j["mamba_n_heads"] = INT64_MAX; });
+  CHECK(error_of(p).find("mamba_n_heads · mamba_d_head is not mamba_expand · hidden_size") != std::string::npos);
+}

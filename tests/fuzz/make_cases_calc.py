@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5, gemma4, glm_moe_dsa, lfm2) into
+"""Writes the explain --config hostile cases of the calculator's 2026 rows (olmo3, qwen3_5, gemma4, glm_moe_dsa, lfm2, granitemoehybrid) into
 tests/fuzz/regressions-cases/ (deterministic; run from anywhere with /usr/bin/python3).
 
 Each folder: config.json, args, expect. Each stays under the hostile-cases bound of 1 MB."""
@@ -91,6 +91,18 @@ def lfm2_hostile():
             "conv_L_cache": INT64_MAX, "full_attn_idxs": idxs}
 
 
+def granite_hybrid_hostile():
+    # Granite 4.0's hybrid: 40,000 layers named in layer_types, a Mamba-2 width of 2^40 · the width
+    # in 2^40 heads, 2^40 experts: an error, never a wrapped count.
+    n = 40000
+    return {"model_type": "granitemoehybrid", "architectures": ["GraniteMoeHybridForCausalLM"], "hidden_size": 64,
+            "intermediate_size": 32, "shared_intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "num_hidden_layers": n, "vocab_size": 1000, "num_local_experts": 2**40, "num_experts_per_tok": 2,
+            "mamba_expand": 2**40, "mamba_n_heads": 2**40, "mamba_d_head": 64, "mamba_d_state": 16,
+            "mamba_n_groups": 1, "mamba_d_conv": 4,
+            "layer_types": ["attention" if i % 7 == 0 else "mamba" for i in range(n)]}
+
+
 def main():
     write_case("config-olmo3-40000-layer-types", olmo3_many_layers(),
                ["exit 0", "stdout: OLMo 3 (model_type olmo3", "stdout: 30000 of the 40000 attention layers slide"])
@@ -106,6 +118,8 @@ def main():
                 "stdout-not: = 0 (it shares"])
     write_case("config-lfm2-hostile-conv", lfm2_hostile(),
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
+    write_case("config-granite-hybrid-hostile-widths", granite_hybrid_hostile(),
+               ["exit 2", "stderr: headcount: error: "])
     write_case("config-gemma4-hostile-full-layers", gemma4_hostile(),
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
 
