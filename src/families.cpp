@@ -1207,12 +1207,12 @@ class Counter {
   // Gemma 4's full layers: their K/V heads and head size, whether their keys serve as values, one
   // such layer's projections.
   Int full_kv_heads_, full_head_dim_, attn_full_;
+  bool keys_as_values_ = false;
+  std::string attn_full_formula_;
   // DeepSeek sparse attention: the layers with an indexer, and one indexer's parameters.
   int64_t indexer_layers_ = 0;
   Int idx_;
   std::string idx_formula_;
-  bool keys_as_values_ = false;
-  std::string attn_full_formula_;
   Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
   Int attn_, linear_, ssm_, ssm2_, linear_state_, ssm_state_, ssm2_state_;
   std::string attn_formula_, linear_formula_, ssm_formula_, ssm2_formula_, linear_state_formula_, ssm_state_formula_,
@@ -1277,6 +1277,11 @@ bool Counter::read_layer_types() {
     }
     layer_types_.push_back(*kind);
   }
+  // Gemma4TextConfig makes the last layer full (with a warning) whatever layer_types says: refused
+  // rather than counted either way.
+  if (f_.global_layers && !layer_types_.empty() && layer_types_.back() != Mixer::Full) {
+    return fail("layer_types' last layer is not full_attention, which Gemma4TextConfig forces it to be");
+  }
   return true;
 }
 
@@ -1296,6 +1301,8 @@ Mixer Counter::mixer(int64_t l) const {
   } else if (m.every.used() && picks(m.every, l)) {
     kind = m.special;
   }
+  // Gemma4TextConfig makes the last layer full whatever the pattern.
+  if (f_.global_layers && c_.layers.is(l + 1)) kind = Mixer::Full;
   // A sliding layer without a window, or a chunked one without a chunk, attends to everything.
   if (kind == Mixer::Sliding && !number(f_.window).positive()) kind = Mixer::Full;
   if (kind == Mixer::Chunked && !number(f_.chunk).positive()) kind = Mixer::Full;
@@ -1886,7 +1893,7 @@ bool Counter::closing_parts() {
   } else if (f_.global_layers && attention_layers_ > 0) {
     // q_norm and k_norm of each layer's head size; v_norm has no weights; a layer_scalar a layer.
     Int full = Int(kinds_[static_cast<int>(Mixer::Full)]), rest = A - full;
-    norms += rest * 2 * c.head_dim + full * 2 * full_head_dim_ + L;
+    norms += rest * 2 * c.head_dim + (full.positive() ? full * 2 * full_head_dim_ : Int(0)) + L;
     formula += " + " + rest.str() + " · 2·" + c.head_dim.str() + " + " + full.str() + " · 2·" + full_head_dim_.str() +
                " (q_norm, k_norm) + " + Ls + " (layer_scalar)";
   } else if (qk_norm() && attention_layers_ > 0) {

@@ -211,6 +211,18 @@ TEST_CASE("explain --config: Gemma-4-31B is 31,273,088,876: full layers whose ke
   p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["vision_config"]["use_clipped_linears"] = true; });
   CHECK(error_of(p) == start + p + "': the Gemma 4 vision tower needs a number the config does not give "
                                    "(vision_config.use_clipped_linears false (not in headcount's Gemma 4 tower))");
+  // Without layer_types, Gemma4TextConfig's rule: every sixth layer full, and the last one full. 62
+  // layers: 5, 11, …, 59 and 61 full; layer 60 one more sliding layer (132,120,576 + 512), layer 61
+  // one more full layer (187,170,816 + 1,024), each with 346,838,017 of norms, layer_scalar and MLP:
+  // 1,012,968,962 more.
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) {
+    j["text_config"].erase("layer_types");
+    j["text_config"]["num_hidden_layers"] = 62;
+  });
+  CHECK(count_of(p).total == 30697345340u + 1012968962u);
+  // A last layer that is not full is refused: Gemma4TextConfig would make it full.
+  p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["layer_types"][59] = "sliding_attention"; });
+  CHECK(error_of(p) == start + p + "': layer_types' last layer is not full_attention, which Gemma4TextConfig forces it to be");
   // An audio tower is not counted, and the first line says so.
   p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["audio_config"] = {{"model_type", "gemma4_audio"}}; });
   CHECK(read_model_config(p).read_as ==
