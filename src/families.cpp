@@ -277,6 +277,143 @@ void qwen_windows(Family& f) {
   f.reads.insert(f.reads.end(), {"sliding_window", "use_sliding_window", "max_window_layers", "layer_types"});
 }
 
+// GLM-5 (glm_moe_dsa, GlmMoeDsaForCausalLM): DeepSeek-V3.2's layers (MLA, the lightning indexer,
+// dense layers before first_k_dense_replace or as mlp_layer_types names them, then experts
+// with n_shared_experts shared ones and a router with its e_score_correction_bias, MTP layers);
+// a layer whose indexer_types entry is "shared" has no indexer (it reuses the previous full
+// layer's top-k) and keeps no indexer key.
+Family glm_moe_dsa_row() {
+  Family f = decoder("glm_moe_dsa", "GLM-5", "GlmMoeDsaForCausalLM");
+  f.attention = Attention::Latent;
+  f.indexer = true;
+  f.indexer_types = true;
+  f.expert_layers.every = {"moe_layer_freq"};
+  f.expert_layers.first = "first_k_dense_replace";
+  f.expert_layers.kinds = "mlp_layer_types";
+  f.shared_count = "n_shared_experts";
+  f.router_bias = RouterBias::ScoreAlways;
+  f.mtp = "num_nextn_predict_layers";
+  f.reads = reads({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                   "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                   "qk_rope_head_dim", "v_head_dim", "topk_method", "num_nextn_predict_layers", "index_n_heads",
+                   "index_head_dim", "index_topk", "indexer_types", "index_topk_pattern", "index_topk_freq",
+                   "index_skip_topk_offset", "mlp_layer_types"});
+  return f;
+}
+
+// Gemma 4 (gemma4_text, in a gemma4 config beside its vision tower): Gemma 3's layers (four
+// norms, q_norm and k_norm of the head size, a gated feed-forward, the LM head tied); five of
+// six layers slide over sliding_window with head_dim, the full ones use global_head_dim and,
+// with attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj; the
+// values are the keys normed apart, v_norm has no weights); a layer_scalar in every layer.
+// What the 31B model leaves off and the small ones use (per-layer embeddings, experts, shared
+// K/V layers, the double-wide MLP) is not read: refused by the count keys.
+Family gemma4_row() {
+  Family f = decoder("gemma4_text", "Gemma 4", "Gemma4ForCausalLM");
+  f.wrappers = {"gemma4"};
+  f.vision = Vision::Gemma4;
+  f.norms_per_layer = 4;
+  f.qk_norm = true;
+  f.global_layers = true;
+  f.mlp_bias = Bias::None;
+  f.derive_head_dim = false;
+  f.experts = false;
+  f.tied = true;
+  f.tied_note = "Gemma 4's default";
+  f.layers.base = Mixer::Sliding;
+  f.layers.special = Mixer::Full;
+  f.layers.every = {nullptr, 6, EveryNth::At::Last};
+  f.layers.layer_types = true;
+  f.window = "sliding_window";
+  f.defaults = {{"vocab_size", 262144}, {"hidden_size", 2304},  {"intermediate_size", 9216},
+                {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                {"head_dim", 256},       {"global_head_dim", 512}, {"sliding_window", 512},
+                {"max_position_embeddings", 131072}};
+  f.defaults_from = "Gemma4TextConfig";
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+             "max_position_embeddings", "layer_types", "sliding_window", "global_head_dim",
+             "num_global_key_value_heads", "attention_k_eq_v"};
+  return f;
+}
+
+// ERNIE 4.5 MoE (Ernie4_5_MoeForCausalLM): LLaMA's attention; layer l holds experts when
+// (l + 1) % moe_layer_interval == 0 and moe_layer_start_index <= l <= moe_layer_end_index, else
+// a dense MLP; moe_num_experts gated experts of moe_intermediate_size, top moe_k, a shared MLP of
+// moe_num_shared_experts · moe_intermediate_size (the parameters of that many shared experts),
+// a router without bias and moe_statics' e_score_correction_bias. use_bias (biases on every
+// projection and the LM head) is not read: refused. The MTP layers of the checkpoint are not
+// built by the class (its _keys_to_ignore_on_load_unexpected: mtp).
+Family ernie4_5_moe_row() {
+  Family f = decoder("ernie4_5_moe", "ERNIE 4.5 MoE", "Ernie4_5_MoeForCausalLM");
+  f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+  f.tied = true;
+  f.tied_note = "ERNIE 4.5's default";
+  f.expert_layers.every = {"moe_layer_interval", 1, EveryNth::At::Last};
+  f.expert_layers.first = "moe_layer_start_index";
+  f.expert_layers.last = "moe_layer_end_index";
+  f.shared_count = "moe_num_shared_experts";
+  f.router_bias = RouterBias::ScoreAlways;
+  f.unbuilt = "num_nextn_predict_layers";
+  f.unbuilt_note = "the checkpoint's multi-token-prediction layers (num_nextn_predict_layers) are not built by "
+                   "Ernie4_5_MoeForCausalLM (it ignores mtp.* on load): not counted";
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+             "moe_num_experts", "moe_k", "moe_intermediate_size", "moe_num_shared_experts", "moe_layer_start_index",
+             "moe_layer_end_index", "moe_layer_interval", "num_nextn_predict_layers"};
+  return f;
+}
+
+// Granite 4.0's hybrids (granitemoehybrid): each layer a Mamba-2 mixer (BambaMixer) or attention
+// (q, k, v, o, biases with attention_bias), as layer_types names them ("mamba" when not given),
+// then a shared gated MLP of shared_intermediate_size and, with num_local_experts, experts of
+// intermediate_size (input_linear h → 2·f, output_linear f → h) behind a router without bias;
+// 2 norms a layer. GraniteMoeHybridConfig's defaults fill what a config leaves out.
+Family granitemoehybrid_row() {
+  Family f = decoder("granitemoehybrid", "Granite 4.0 hybrid", "GraniteMoeHybridForCausalLM");
+  f.o_bias = Bias::FromConfig;
+  f.mlp_bias = Bias::None;
+  f.layers.base = Mixer::Mamba2;
+  f.layers.special = Mixer::Full;
+  f.layers.layer_types = true;
+  f.layers.block_names = true;
+  f.bamba_keys = true;
+  f.dense_size = "shared_intermediate_size";
+  f.expert_size = "intermediate_size";
+  f.shared_fixed = 1;
+  f.shared_size = "shared_intermediate_size";
+  f.defaults = {{"num_local_experts", 8}, {"num_experts_per_tok", 2}, {"shared_intermediate_size", 1024},
+                {"mamba_n_heads", 128},   {"mamba_n_groups", 1},      {"mamba_d_state", 256},
+                {"mamba_d_conv", 4},      {"mamba_expand", 2}};
+  f.defaults_from = "GraniteMoeHybridConfig";
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+             "max_position_embeddings", "layer_types", "num_local_experts", "num_experts_per_tok",
+             "shared_intermediate_size", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state",
+             "mamba_d_conv", "mamba_expand", "mamba_conv_bias", "mamba_proj_bias"};
+  return f;
+}
+
+// LFM2 (Lfm2ForCausalLM): layers of a gated short convolution ("conv") or attention without
+// biases with q_layernorm and k_layernorm of the head size ("full_attention"), by layer_types or
+// full_attn_idxs (every layer attends when neither is given); Lfm2MLP (w1, w3, w2) of the
+// adjusted size; operator_norm and ffn_norm a layer; the final embedding_norm; the LM head tied
+// by default (tie_embedding in the original keys).
+Family lfm2_row() {
+  Family f = decoder("lfm2", "LFM2", "Lfm2ForCausalLM");
+  f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+  f.qk_norm = true;
+  f.experts = false;
+  f.tied = true;
+  f.tied_note = "LFM2's default";
+  f.lfm2_ff = true;
+  f.layers.base = Mixer::ShortConv;
+  f.layers.special = Mixer::Full;
+  f.layers.special_list = "full_attn_idxs";
+  f.layers.layer_types = true;
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+             "layer_types", "full_attn_idxs", "conv_L_cache", "conv_bias", "conv_dim", "block_ff_dim",
+             "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of"};
+  return f;
+}
+
 const std::vector<Family>& families() {
   static const std::vector<Family> table = [] {
     std::vector<Family> t;
@@ -364,29 +501,7 @@ const std::vector<Family>& families() {
       }
       t.push_back(f);
     }
-    {
-      // GLM-5 (glm_moe_dsa, GlmMoeDsaForCausalLM): DeepSeek-V3.2's layers (MLA, the lightning indexer,
-      // dense layers before first_k_dense_replace or as mlp_layer_types names them, then experts
-      // with n_shared_experts shared ones and a router with its e_score_correction_bias, MTP layers);
-      // a layer whose indexer_types entry is "shared" has no indexer (it reuses the previous full
-      // layer's top-k) and keeps no indexer key.
-      Family f = decoder("glm_moe_dsa", "GLM-5", "GlmMoeDsaForCausalLM");
-      f.attention = Attention::Latent;
-      f.indexer = true;
-      f.indexer_types = true;
-      f.expert_layers.every = {"moe_layer_freq"};
-      f.expert_layers.first = "first_k_dense_replace";
-      f.expert_layers.kinds = "mlp_layer_types";
-      f.shared_count = "n_shared_experts";
-      f.router_bias = RouterBias::ScoreAlways;
-      f.mtp = "num_nextn_predict_layers";
-      f.reads = reads({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
-                       "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                       "qk_rope_head_dim", "v_head_dim", "topk_method", "num_nextn_predict_layers", "index_n_heads",
-                       "index_head_dim", "index_topk", "indexer_types", "index_topk_pattern", "index_topk_freq",
-                       "index_skip_topk_offset", "mlp_layer_types"});
-      t.push_back(f);
-    }
+    t.push_back(glm_moe_dsa_row());
     {
       // gpt-oss: every layer a mixture of experts whose experts and router have biases; attention
       // with biases and a learned sink per head, sliding over 128 tokens in every other layer.
@@ -436,40 +551,7 @@ const std::vector<Family>& families() {
       }
       t.push_back(f);
     }
-    {
-      // Gemma 4 (gemma4_text, in a gemma4 config beside its vision tower): Gemma 3's layers (four
-      // norms, q_norm and k_norm of the head size, a gated feed-forward, the LM head tied); five of
-      // six layers slide over sliding_window with head_dim, the full ones use global_head_dim and,
-      // with attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj; the
-      // values are the keys normed apart, v_norm has no weights); a layer_scalar in every layer.
-      // What the 31B model leaves off and the small ones use (per-layer embeddings, experts, shared
-      // K/V layers, the double-wide MLP) is not read: refused by the count keys.
-      Family f = decoder("gemma4_text", "Gemma 4", "Gemma4ForCausalLM");
-      f.wrappers = {"gemma4"};
-      f.vision = Vision::Gemma4;
-      f.norms_per_layer = 4;
-      f.qk_norm = true;
-      f.global_layers = true;
-      f.mlp_bias = Bias::None;
-      f.derive_head_dim = false;
-      f.experts = false;
-      f.tied = true;
-      f.tied_note = "Gemma 4's default";
-      f.layers.base = Mixer::Sliding;
-      f.layers.special = Mixer::Full;
-      f.layers.every = {nullptr, 6, EveryNth::At::Last};
-      f.layers.layer_types = true;
-      f.window = "sliding_window";
-      f.defaults = {{"vocab_size", 262144}, {"hidden_size", 2304},  {"intermediate_size", 9216},
-                    {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
-                    {"head_dim", 256},       {"global_head_dim", 512}, {"sliding_window", 512},
-                    {"max_position_embeddings", 131072}};
-      f.defaults_from = "Gemma4TextConfig";
-      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
-                 "max_position_embeddings", "layer_types", "sliding_window", "global_head_dim",
-                 "num_global_key_value_heads", "attention_k_eq_v"};
-      t.push_back(f);
-    }
+    t.push_back(gemma4_row());
     {
       // Qwen3-Next: three Gated DeltaNet layers, then one gated attention layer (its Q projection
       // doubled for a sigmoid gate, q and k normed); experts with a gated shared expert; one
@@ -634,31 +716,7 @@ const std::vector<Family>& families() {
                        "decoder_sparse_step"});
       t.push_back(f);
     }
-    {
-      // ERNIE 4.5 MoE (Ernie4_5_MoeForCausalLM): LLaMA's attention; layer l holds experts when
-      // (l + 1) % moe_layer_interval == 0 and moe_layer_start_index <= l <= moe_layer_end_index, else
-      // a dense MLP; moe_num_experts gated experts of moe_intermediate_size, top moe_k, a shared MLP of
-      // moe_num_shared_experts · moe_intermediate_size (the parameters of that many shared experts),
-      // a router without bias and moe_statics' e_score_correction_bias. use_bias (biases on every
-      // projection and the LM head) is not read: refused. The MTP layers of the checkpoint are not
-      // built by the class (its _keys_to_ignore_on_load_unexpected: mtp).
-      Family f = decoder("ernie4_5_moe", "ERNIE 4.5 MoE", "Ernie4_5_MoeForCausalLM");
-      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
-      f.tied = true;
-      f.tied_note = "ERNIE 4.5's default";
-      f.expert_layers.every = {"moe_layer_interval", 1, EveryNth::At::Last};
-      f.expert_layers.first = "moe_layer_start_index";
-      f.expert_layers.last = "moe_layer_end_index";
-      f.shared_count = "moe_num_shared_experts";
-      f.router_bias = RouterBias::ScoreAlways;
-      f.unbuilt = "num_nextn_predict_layers";
-      f.unbuilt_note = "the checkpoint's multi-token-prediction layers (num_nextn_predict_layers) are not built by "
-                       "Ernie4_5_MoeForCausalLM (it ignores mtp.* on load): not counted";
-      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
-                 "moe_num_experts", "moe_k", "moe_intermediate_size", "moe_num_shared_experts", "moe_layer_start_index",
-                 "moe_layer_end_index", "moe_layer_interval", "num_nextn_predict_layers"};
-      t.push_back(f);
-    }
+    t.push_back(ernie4_5_moe_row());
     {
       // Nemotron-H (and Nemotron 3): each layer one block behind one RMSNorm: Mamba-2 (M), attention
       // without biases (*), a squared-ReLU feed-forward of up and down (-), or experts of up and down
@@ -679,56 +737,8 @@ const std::vector<Family>& families() {
                  "n_shared_experts"};
       t.push_back(f);
     }
-    {
-      // Granite 4.0's hybrids (granitemoehybrid): each layer a Mamba-2 mixer (BambaMixer) or attention
-      // (q, k, v, o, biases with attention_bias), as layer_types names them ("mamba" when not given),
-      // then a shared gated MLP of shared_intermediate_size and, with num_local_experts, experts of
-      // intermediate_size (input_linear h → 2·f, output_linear f → h) behind a router without bias;
-      // 2 norms a layer. GraniteMoeHybridConfig's defaults fill what a config leaves out.
-      Family f = decoder("granitemoehybrid", "Granite 4.0 hybrid", "GraniteMoeHybridForCausalLM");
-      f.o_bias = Bias::FromConfig;
-      f.mlp_bias = Bias::None;
-      f.layers.base = Mixer::Mamba2;
-      f.layers.special = Mixer::Full;
-      f.layers.layer_types = true;
-      f.layers.block_names = true;
-      f.bamba_keys = true;
-      f.dense_size = "shared_intermediate_size";
-      f.expert_size = "intermediate_size";
-      f.shared_fixed = 1;
-      f.shared_size = "shared_intermediate_size";
-      f.defaults = {{"num_local_experts", 8}, {"num_experts_per_tok", 2}, {"shared_intermediate_size", 1024},
-                    {"mamba_n_heads", 128},   {"mamba_n_groups", 1},      {"mamba_d_state", 256},
-                    {"mamba_d_conv", 4},      {"mamba_expand", 2}};
-      f.defaults_from = "GraniteMoeHybridConfig";
-      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
-                 "max_position_embeddings", "layer_types", "num_local_experts", "num_experts_per_tok",
-                 "shared_intermediate_size", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state",
-                 "mamba_d_conv", "mamba_expand", "mamba_conv_bias", "mamba_proj_bias"};
-      t.push_back(f);
-    }
-    {
-      // LFM2 (Lfm2ForCausalLM): layers of a gated short convolution ("conv") or attention without
-      // biases with q_layernorm and k_layernorm of the head size ("full_attention"), by layer_types or
-      // full_attn_idxs (every layer attends when neither is given); Lfm2MLP (w1, w3, w2) of the
-      // adjusted size; operator_norm and ffn_norm a layer; the final embedding_norm; the LM head tied
-      // by default (tie_embedding in the original keys).
-      Family f = decoder("lfm2", "LFM2", "Lfm2ForCausalLM");
-      f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
-      f.qk_norm = true;
-      f.experts = false;
-      f.tied = true;
-      f.tied_note = "LFM2's default";
-      f.lfm2_ff = true;
-      f.layers.base = Mixer::ShortConv;
-      f.layers.special = Mixer::Full;
-      f.layers.special_list = "full_attn_idxs";
-      f.layers.layer_types = true;
-      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
-                 "layer_types", "full_attn_idxs", "conv_L_cache", "conv_bias", "conv_dim", "block_ff_dim",
-                 "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of"};
-      t.push_back(f);
-    }
+    t.push_back(granitemoehybrid_row());
+    t.push_back(lfm2_row());
     {
       // Phi-3: one fused qkv_proj and one fused gate_up_proj, no biases, every layer sliding.
       Family f = decoder("phi3", "Phi-3", "Phi3ForCausalLM");
@@ -1110,6 +1120,13 @@ std::optional<Mixer> mixer_of(const std::string& name) {
 
 constexpr int64_t kMaxLayers = int64_t{1} << 20;
 
+// The bytes of one element of a torch dtype the calculator knows, 0 for any other.
+int element_bytes(const std::string& dtype) {
+  static const std::map<std::string, int> bytes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8}};
+  auto it = bytes.find(dtype);
+  return it == bytes.end() ? 0 : it->second;
+}
+
 // The count of one config by its family's row. run() returns nullopt when a number is missing
 // (named in missing()) or does not fit in 64 bits, or when the config says something the row
 // cannot read (error()).
@@ -1180,6 +1197,7 @@ class Counter {
   bool closing_parts();
   void active();
   void caches();
+  void recurrent_state(const std::string& dtype, int size, const std::string& undeclared);
   void mtp();
 
   const Family& f_;
@@ -1937,12 +1955,11 @@ void Counter::active() {
 void Counter::caches() {
   const ModelConfig& c = c_;
   const bool mla = f_.attention == Attention::Latent;
-  static const std::map<std::string, int> bytes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8}};
   const std::string dtype = c.dtype.empty() ? "float32" : c.dtype;
   const std::string undeclared = c.dtype.empty() ? "; the config declares no torch_dtype" : "";
-  auto size = bytes.find(dtype);
-  if (size != bytes.end()) {
-    out_.kv_bits = size->second * 8;
+  const int size = element_bytes(dtype);
+  if (size) {
+    out_.kv_bits = size * 8;
     out_.kv_dtype = dtype;
   }
   Int A = Int(attention_layers_);
@@ -1972,11 +1989,11 @@ void Counter::caches() {
                          "kernels keep it in FP8 with a float32 scale per 128 elements: " +
                          (index_key + 4 * floor_div(index_key + 127, Int(128))).str() + " bytes per layer and token");
   }
-  if (f_.kv_cache && size != bytes.end()) {
-    Int per = ((A - Int(F)) * per_layer + Int(F) * per_full + Int(indexer_layers_) * index_key) * size->second;
+  if (f_.kv_cache && size) {
+    Int per = ((A - Int(F)) * per_layer + Int(F) * per_full + Int(indexer_layers_) * index_key) * size;
     if (per.positive()) {
       std::string layers = attention_layers_ == *c.layers ? c.layers.str() : A.str() + " attention";
-      std::string each = std::to_string(size->second) + " bytes (" + dtype + ")";
+      std::string each = std::to_string(size) + " bytes (" + dtype + ")";
       out_.kv_bytes_per_token = per.count();
       out_.kv_formula = mla ? layers + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " + each
                             : layers + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " + each;
@@ -1992,6 +2009,13 @@ void Counter::caches() {
       out_.kv_formula += undeclared;
     }
   }
+  recurrent_state(dtype, size, undeclared);
+}
+
+// The recurrent state per sequence of the linear-attention, state-space and short-convolution
+// layers, at the config's dtype (`size` bytes an element, 0 when unknown); the SSM state at its own
+// dtype where the config names one.
+void Counter::recurrent_state(const std::string& dtype, int size, const std::string& undeclared) {
   struct Recurrent {
     Mixer mixer;
     Int state;
@@ -2006,27 +2030,27 @@ void Counter::caches() {
     if (!n || !r.state.positive()) continue;
     out_.state_layers = n;
     out_.state_elements = *r.state.count();
-    Int b = size != bytes.end() ? Int(n) * r.state * size->second : Int();
+    Int b = size ? Int(n) * r.state * size : Int();
     // Nemotron 3 keeps the SSM state at mamba_ssm_cache_dtype, Qwen3.5 at mamba_ssm_dtype (float32),
     // the conv's inputs at the dtype.
     const char* ssm_key = r.mixer == Mixer::Mamba2 ? "mamba_ssm_cache_dtype" : r.mixer == Mixer::Linear ? "mamba_ssm_dtype" : nullptr;
     const ConfigValue* ssm_dtype = value(ssm_key);
-    auto ssm_size = ssm_dtype && ssm_dtype->kind == ConfigValue::Kind::String ? bytes.find(ssm_dtype->text) : bytes.end();
-    if (ssm_size != bytes.end() && size != bytes.end()) {
+    const int ssm_size = ssm_dtype && ssm_dtype->kind == ConfigValue::Kind::String ? element_bytes(ssm_dtype->text) : 0;
+    if (ssm_size && size) {
       const Int& conv = r.mixer == Mixer::Mamba2 ? ssm2_conv_ : lin_conv_;
       const Int& ssm = r.mixer == Mixer::Mamba2 ? ssm2_ssm_ : lin_ssm_;
-      b = Int(n) * (conv * size->second + ssm * ssm_size->second);
+      b = Int(n) * (conv * size + ssm * ssm_size);
       if (b.positive()) {
         out_.state_bytes = b.count();
         out_.state_formula = std::to_string(n) + " " + r.what + " layers · (conv " + conv.str() + " · " +
-                             std::to_string(size->second) + " bytes (" + dtype + ") + state " + ssm.str() + " · " +
-                             std::to_string(ssm_size->second) + " bytes (" + ssm_key + " " + ssm_dtype->text + "))" + undeclared;
+                             std::to_string(size) + " bytes (" + dtype + ") + state " + ssm.str() + " · " +
+                             std::to_string(ssm_size) + " bytes (" + ssm_key + " " + ssm_dtype->text + "))" + undeclared;
       }
       continue;
     }
     if (b.positive()) {
       out_.state_bytes = b.count();
-      out_.state_formula = std::to_string(n) + " " + r.what + " layers · " + r.formula + " · " + std::to_string(size->second) +
+      out_.state_formula = std::to_string(n) + " " + r.what + " layers · " + r.formula + " · " + std::to_string(size) +
                            " bytes (" + dtype + ")" + undeclared;
     }
   }
