@@ -55,7 +55,7 @@ def gemma4_hostile():
     # Gemma 4: 36,000 layers named in its text_config, every other one full with keys as values of
     # 2^62 K/V heads, a vision tower INT64_MAX layers deep: an error, never a wrapped count.
     n = 36000
-    layer_types = ["sliding_attention" if i % 2 else "full_attention" for i in range(n)]
+    layer_types = ["full_attention" if i % 2 else "sliding_attention" for i in range(n)]  # the last full
     text = {"model_type": "gemma4_text", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
             "num_key_value_heads": 2, "head_dim": 16, "global_head_dim": 32, "attention_k_eq_v": True,
             "num_global_key_value_heads": 2**62, "num_hidden_layers": n, "vocab_size": 1000, "sliding_window": 8,
