@@ -1471,7 +1471,9 @@ bool Counter::plan_indexers() {
   const int64_t f = freq.positive() ? *freq : 1;
   const int64_t o = value("index_skip_topk_offset") ? (offset.non_negative() ? *offset : -1) : 2;
   if (o < 0) return fail("index_skip_topk_offset is not a number of layers");
-  for (int64_t l = 0; l < L; ++l) indexer_layers_ += l + 1 <= o || (l + 1 - o) % f == 0 ? 1 : 0;
+  // Layers 0 .. o − 1 are full (max(·, 0) is 0), then every f-th: counted, not walked (the layer
+  // count may be any int64).
+  indexer_layers_ = std::min(o, L) + (L > o ? (L - o) / f : 0);
   return true;
 }
 

@@ -281,6 +281,18 @@ TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's 
   REQUIRE(s.kv_layers.size() == 2);
   CHECK(s.kv_layers[1].kind == "indexer");
   CHECK(s.kv_layers[1].layers == 21);
+  // index_skip_topk_offset 0, index_topk_freq 2: layer i is full when (i + 1) % 2 == 0: 39 of 78,
+  // 39 · 9,371,904 = 365,504,256 fewer. An offset past the last layer makes every layer full.
+  p = edited(dir, "glm-5", [](Json& j) {
+    j["index_topk_freq"] = 2;
+    j["index_skip_topk_offset"] = 0;
+  });
+  CHECK(count_of(p).total == 743911218432u - 365504256u);
+  p = edited(dir, "glm-5", [](Json& j) {
+    j["index_topk_freq"] = 4;
+    j["index_skip_topk_offset"] = 100;
+  });
+  CHECK(count_of(p).total == 743911218432u);
   // The same schedule as indexer_types, and mlp_layer_types naming the 3 dense layers: the same count.
   p = edited(dir, "glm-5", [](Json& j) {
     j["indexer_types"] = Json::array();

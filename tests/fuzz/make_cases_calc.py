@@ -103,6 +103,15 @@ def granite_hybrid_hostile():
             "layer_types": ["attention" if i % 7 == 0 else "mamba" for i in range(n)]}
 
 
+def glm_moe_dsa_no_experts_many_layers():
+    # GLM-5's row without experts and 2^62 layers: the indexer schedule is counted, not walked layer
+    # by layer (before: a loop of 2^62 steps, killed by the bound).
+    return {"model_type": "glm_moe_dsa", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2**62,
+            "num_attention_heads": 4, "q_lora_rank": 16, "kv_lora_rank": 16, "qk_nope_head_dim": 8,
+            "qk_rope_head_dim": 8, "v_head_dim": 8, "vocab_size": 100, "index_n_heads": 2, "index_head_dim": 8,
+            "index_topk_freq": 3}
+
+
 def main():
     write_case("config-olmo3-40000-layer-types", olmo3_many_layers(),
                ["exit 0", "stdout: OLMo 3 (model_type olmo3", "stdout: 30000 of the 40000 attention layers slide"])
@@ -120,6 +129,8 @@ def main():
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
     write_case("config-granite-hybrid-hostile-widths", granite_hybrid_hostile(),
                ["exit 2", "stderr: headcount: error: "])
+    write_case("config-glm-moe-dsa-2-62-layers", glm_moe_dsa_no_experts_many_layers(),
+               ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
     write_case("config-gemma4-hostile-full-layers", gemma4_hostile(),
                ["exit 2", "stderr: headcount: error: ", "stderr: does not fit in 64 bits"])
 
