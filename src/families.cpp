@@ -46,6 +46,7 @@ enum class Mixer {
   Linear,   // Gated DeltaNet (Qwen3-Next): a recurrent state, no K/V
   Mamba,    // a selective state space (Mamba-1, Jamba): a recurrent state, no K/V
   Mamba2,   // Mamba-2 (Nemotron-H): heads × head_dim wide, grouped B and C; a recurrent state
+  ShortConv,  // LFM2's gated short convolution: a depthwise conv1d of conv_L_cache over the width
 };
 
 // The feed-forward of a dense layer and of one expert.
@@ -55,8 +56,8 @@ enum class Mlp {
 };
 
 // The vision tower beside a wrapper's text_config: none counted, or Qwen3-VL's (a ViT with a patch
-// merger and DeepStack mergers, or Gemma 3's SigLIP encoder and its projector).
-enum class Vision { None, Qwen3VL, Qwen35, Siglip };
+// merger and DeepStack mergers), Gemma 3's SigLIP encoder and its projector, or Gemma 4's encoder.
+enum class Vision { None, Qwen3VL, Qwen35, Siglip, Gemma4 };
 
 // Whether a projection has a bias: never, always, or as the config's attention_bias / mlp_bias say.
 enum class Bias { None, Always, FromConfig };
@@ -80,8 +81,10 @@ struct EveryNth {
 struct ExpertLayers {
   EveryNth every;
   const char* first = nullptr;       // the layers before this many stay dense
+  const char* last = nullptr;        // the layers after this one stay dense (a negative value: none)
   const char* dense_list = nullptr;  // the layers listed here stay dense
   const char* moe_list = nullptr;    // when given, exactly the layers listed here are MoE layers
+  const char* kinds = nullptr;       // when given, a name a layer: "dense" or "sparse" (a MoE layer)
 };
 
 // What mixes the tokens in each layer.
@@ -90,9 +93,11 @@ struct MixerLayers {
   Mixer special = Mixer::Full;  // the layers `every` picks
   EveryNth every;
   const char* flags = nullptr;        // a per-layer list: nonzero keeps `base`, 0 makes `special`
+  const char* special_list = nullptr; // the layers listed here are `special`, the others `base`; unlisted: all `special`
   const char* enabled_by = nullptr;   // a boolean key; unless true, every layer is Full
   const char* full_before = nullptr;  // the layers before this many are Full
   bool layer_types = false;           // the config's layer_types, when given, names each layer
+  bool block_names = false;           // ... by Granite's names: "mamba" (a Mamba-2 layer) and "attention"
   // Nemotron-H: each layer is one block, named by a character of this key's string (M Mamba-2,
   // * attention, - feed-forward, E experts) or by a name of `blocks` (mamba, attention, mlp, moe).
   const char* pattern = nullptr;
@@ -119,8 +124,17 @@ struct Family {
   bool qk_norm_width = false;  // OLMo 2: q_norm over all heads · head_dim, k_norm over K/V heads · head_dim
   bool gated_query = false;  // Q projects twice the width: the query and a sigmoid gate on the output
   bool sinks = false;        // one learned logit per head, beside the scores
-  bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer
+  bool indexer = false;      // DeepSeek sparse attention's indexer (index_n_heads, index_head_dim) in every layer ...
+  // ... or in the layers whose indexer runs (GLM-MoE-DSA: indexer_types' "full" layers, or the
+  // pattern of index_topk_pattern, or every index_topk_freq-th layer from index_skip_topk_offset on)
+  bool indexer_types = false;
   bool derive_head_dim = true;  // head_dim, when absent, is width / heads (else it must be given)
+  // Gemma 4: the full-attention layers have their own head size (global_head_dim) and, with
+  // attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj); every layer
+  // holds a layer_scalar.
+  bool global_layers = false;
+  bool lfm2_ff = false;  // LFM2: the feed-forward size adjusted as Lfm2MLP does (two thirds, rounded up)
+  bool bamba_keys = false;  // Mamba-2 layers named as BambaMixer reads them (mamba_n_heads, mamba_expand ...)
   // Which layers attend, slide, chunk or recur, and the windows.
   MixerLayers layers;
   const char* window = nullptr;  // the sliding layers' window
@@ -157,6 +171,10 @@ struct Family {
   int64_t mtp_default = 0;
   std::string mtp_note;
   std::string mtp_proj = "eh_proj";
+  // A key whose modules the family's class does not build (ERNIE 4.5's MTP layers): read, not
+  // counted, and this note given when the config sets it.
+  const char* unbuilt = nullptr;
+  std::string unbuilt_note;
   // The config keys that change a count somewhere and that this row's formula reads.
   std::vector<std::string> reads;
 };
@@ -183,7 +201,20 @@ const std::vector<std::string> kCountKeys = {
     "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "use_conv_bias",
     "moe_shared_expert_intermediate_size", "moe_latent_size", "mtp_layers_block_type",
     // DeepSeek sparse attention's indexer
-    "index_n_heads", "index_head_dim", "index_topk", "attn_output_gate", "mtp_num_hidden_layers"};
+    "index_n_heads", "index_head_dim", "index_topk", "attn_output_gate", "mtp_num_hidden_layers",
+    // Gemma 4: full layers of their own head size and K/V heads, keys as values; per-layer
+    // embeddings, experts beside the MLP, layers that share another's K/V, a double-wide MLP
+    "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "hidden_size_per_layer_input",
+    "enable_moe_block", "num_kv_shared_layers", "use_double_wide_mlp", "top_k_experts",
+    // GLM-MoE-DSA: the layers whose indexer runs, and each layer's feed-forward by name
+    "indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset", "mlp_layer_types",
+    // ERNIE 4.5: shared experts and the span of the MoE layers
+    "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval",
+    // Granite 4.0's hybrids: a shared MLP in every layer, BambaMixer's keys
+    "shared_intermediate_size", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_conv",
+    // LFM2: its short convolutions and the sizing of its feed-forward
+    "conv_L_cache", "conv_bias", "conv_dim", "full_attn_idxs", "block_ff_dim", "block_auto_adjust_ff_dim",
+    "block_ffn_dim_multiplier", "block_multiple_of"};
 
 // The keys the LLaMA-like rows read (sizes, biases, positions), then each row's own.
 std::vector<std::string> reads(std::initializer_list<const char*> own) {
@@ -244,6 +275,143 @@ void qwen_windows(Family& f) {
   f.layers.layer_types = true;
   f.window = "sliding_window";
   f.reads.insert(f.reads.end(), {"sliding_window", "use_sliding_window", "max_window_layers", "layer_types"});
+}
+
+// GLM-5 (glm_moe_dsa, GlmMoeDsaForCausalLM): DeepSeek-V3.2's layers (MLA, the lightning indexer,
+// dense layers before first_k_dense_replace or as mlp_layer_types names them, then experts
+// with n_shared_experts shared ones and a router with its e_score_correction_bias, MTP layers);
+// a layer whose indexer_types entry is "shared" has no indexer (it reuses the previous full
+// layer's top-k) and keeps no indexer key.
+Family glm_moe_dsa_row() {
+  Family f = decoder("glm_moe_dsa", "GLM-5", "GlmMoeDsaForCausalLM");
+  f.attention = Attention::Latent;
+  f.indexer = true;
+  f.indexer_types = true;
+  f.expert_layers.every = {"moe_layer_freq"};
+  f.expert_layers.first = "first_k_dense_replace";
+  f.expert_layers.kinds = "mlp_layer_types";
+  f.shared_count = "n_shared_experts";
+  f.router_bias = RouterBias::ScoreAlways;
+  f.mtp = "num_nextn_predict_layers";
+  f.reads = reads({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                   "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                   "qk_rope_head_dim", "v_head_dim", "topk_method", "num_nextn_predict_layers", "index_n_heads",
+                   "index_head_dim", "index_topk", "indexer_types", "index_topk_pattern", "index_topk_freq",
+                   "index_skip_topk_offset", "mlp_layer_types"});
+  return f;
+}
+
+// Gemma 4 (gemma4_text, in a gemma4 config beside its vision tower): Gemma 3's layers (four
+// norms, q_norm and k_norm of the head size, a gated feed-forward, the LM head tied); five of
+// six layers slide over sliding_window with head_dim, the full ones use global_head_dim and,
+// with attention_k_eq_v, num_global_key_value_heads keys that serve as values (no v_proj; the
+// values are the keys normed apart, v_norm has no weights); a layer_scalar in every layer.
+// What the 31B model leaves off and the small ones use (per-layer embeddings, experts, shared
+// K/V layers, the double-wide MLP) is not read: refused by the count keys.
+Family gemma4_row() {
+  Family f = decoder("gemma4_text", "Gemma 4", "Gemma4ForCausalLM");
+  f.wrappers = {"gemma4"};
+  f.vision = Vision::Gemma4;
+  f.norms_per_layer = 4;
+  f.qk_norm = true;
+  f.global_layers = true;
+  f.mlp_bias = Bias::None;
+  f.derive_head_dim = false;
+  f.experts = false;
+  f.tied = true;
+  f.tied_note = "Gemma 4's default";
+  f.layers.base = Mixer::Sliding;
+  f.layers.special = Mixer::Full;
+  f.layers.every = {nullptr, 6, EveryNth::At::Last};
+  f.layers.layer_types = true;
+  f.window = "sliding_window";
+  f.defaults = {{"vocab_size", 262144}, {"hidden_size", 2304},  {"intermediate_size", 9216},
+                {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                {"head_dim", 256},       {"global_head_dim", 512}, {"sliding_window", 512},
+                {"max_position_embeddings", 131072}};
+  f.defaults_from = "Gemma4TextConfig";
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+             "max_position_embeddings", "layer_types", "sliding_window", "global_head_dim",
+             "num_global_key_value_heads", "attention_k_eq_v"};
+  return f;
+}
+
+// ERNIE 4.5 MoE (Ernie4_5_MoeForCausalLM): LLaMA's attention; layer l holds experts when
+// (l + 1) % moe_layer_interval == 0 and moe_layer_start_index <= l <= moe_layer_end_index, else
+// a dense MLP; moe_num_experts gated experts of moe_intermediate_size, top moe_k, a shared MLP of
+// moe_num_shared_experts · moe_intermediate_size (the parameters of that many shared experts),
+// a router without bias and moe_statics' e_score_correction_bias. use_bias (biases on every
+// projection and the LM head) is not read: refused. The MTP layers of the checkpoint are not
+// built by the class (its _keys_to_ignore_on_load_unexpected: mtp).
+Family ernie4_5_moe_row() {
+  Family f = decoder("ernie4_5_moe", "ERNIE 4.5 MoE", "Ernie4_5_MoeForCausalLM");
+  f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+  f.tied = true;
+  f.tied_note = "ERNIE 4.5's default";
+  f.expert_layers.every = {"moe_layer_interval", 1, EveryNth::At::Last};
+  f.expert_layers.first = "moe_layer_start_index";
+  f.expert_layers.last = "moe_layer_end_index";
+  f.shared_count = "moe_num_shared_experts";
+  f.router_bias = RouterBias::ScoreAlways;
+  f.unbuilt = "num_nextn_predict_layers";
+  f.unbuilt_note = "the checkpoint's multi-token-prediction layers (num_nextn_predict_layers) are not built by "
+                   "Ernie4_5_MoeForCausalLM (it ignores mtp.* on load): not counted";
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+             "moe_num_experts", "moe_k", "moe_intermediate_size", "moe_num_shared_experts", "moe_layer_start_index",
+             "moe_layer_end_index", "moe_layer_interval", "num_nextn_predict_layers"};
+  return f;
+}
+
+// Granite 4.0's hybrids (granitemoehybrid): each layer a Mamba-2 mixer (BambaMixer) or attention
+// (q, k, v, o, biases with attention_bias), as layer_types names them ("mamba" when not given),
+// then a shared gated MLP of shared_intermediate_size and, with num_local_experts, experts of
+// intermediate_size (input_linear h → 2·f, output_linear f → h) behind a router without bias;
+// 2 norms a layer. GraniteMoeHybridConfig's defaults fill what a config leaves out.
+Family granitemoehybrid_row() {
+  Family f = decoder("granitemoehybrid", "Granite 4.0 hybrid", "GraniteMoeHybridForCausalLM");
+  f.o_bias = Bias::FromConfig;
+  f.mlp_bias = Bias::None;
+  f.layers.base = Mixer::Mamba2;
+  f.layers.special = Mixer::Full;
+  f.layers.layer_types = true;
+  f.layers.block_names = true;
+  f.bamba_keys = true;
+  f.dense_size = "shared_intermediate_size";
+  f.expert_size = "intermediate_size";
+  f.shared_fixed = 1;
+  f.shared_size = "shared_intermediate_size";
+  f.defaults = {{"num_local_experts", 8}, {"num_experts_per_tok", 2}, {"shared_intermediate_size", 1024},
+                {"mamba_n_heads", 128},   {"mamba_n_groups", 1},      {"mamba_d_state", 256},
+                {"mamba_d_conv", 4},      {"mamba_expand", 2}};
+  f.defaults_from = "GraniteMoeHybridConfig";
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+             "max_position_embeddings", "layer_types", "num_local_experts", "num_experts_per_tok",
+             "shared_intermediate_size", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state",
+             "mamba_d_conv", "mamba_expand", "mamba_conv_bias", "mamba_proj_bias"};
+  return f;
+}
+
+// LFM2 (Lfm2ForCausalLM): layers of a gated short convolution ("conv") or attention without
+// biases with q_layernorm and k_layernorm of the head size ("full_attention"), by layer_types or
+// full_attn_idxs (every layer attends when neither is given); Lfm2MLP (w1, w3, w2) of the
+// adjusted size; operator_norm and ffn_norm a layer; the final embedding_norm; the LM head tied
+// by default (tie_embedding in the original keys).
+Family lfm2_row() {
+  Family f = decoder("lfm2", "LFM2", "Lfm2ForCausalLM");
+  f.qkv_bias = f.o_bias = f.mlp_bias = Bias::None;
+  f.qk_norm = true;
+  f.experts = false;
+  f.tied = true;
+  f.tied_note = "LFM2's default";
+  f.lfm2_ff = true;
+  f.layers.base = Mixer::ShortConv;
+  f.layers.special = Mixer::Full;
+  f.layers.special_list = "full_attn_idxs";
+  f.layers.layer_types = true;
+  f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "max_position_embeddings",
+             "layer_types", "full_attn_idxs", "conv_L_cache", "conv_bias", "conv_dim", "block_ff_dim",
+             "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of"};
+  return f;
 }
 
 const std::vector<Family>& families() {
@@ -333,6 +501,7 @@ const std::vector<Family>& families() {
       }
       t.push_back(f);
     }
+    t.push_back(glm_moe_dsa_row());
     {
       // gpt-oss: every layer a mixture of experts whose experts and router have biases; attention
       // with biases and a learned sink per head, sliding over 128 tokens in every other layer.
@@ -382,6 +551,7 @@ const std::vector<Family>& families() {
       }
       t.push_back(f);
     }
+    t.push_back(gemma4_row());
     {
       // Qwen3-Next: three Gated DeltaNet layers, then one gated attention layer (its Q projection
       // doubled for a sigmoid gate, q and k normed); experts with a gated shared expert; one
@@ -426,6 +596,20 @@ const std::vector<Family>& families() {
       f.mtp_note.clear();
       f.reads.back() = "mtp_num_hidden_layers";
       f.reads.push_back("attn_output_gate");
+      t.push_back(f);
+      // Qwen3.5's dense models (qwen3_5_text in a qwen3_5 config beside the same vision tower): the
+      // MoE row's layers with a gated feed-forward of intermediate_size in every layer, no experts;
+      // its MTP layer a dense layer too. The expert keys are not read: a config declaring experts
+      // is refused by this row, not counted without them.
+      f.types = {"qwen3_5_text"};
+      f.classes = {"Qwen3_5ForCausalLM"};
+      f.wrappers = {"qwen3_5"};
+      f.name = "Qwen3.5";
+      f.experts = false;
+      f.reads = {"num_key_value_heads", "tie_word_embeddings", "head_dim", "intermediate_size", "attention_bias",
+                 "max_position_embeddings", "layer_types", "full_attention_interval", "linear_num_key_heads",
+                 "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+                 "mtp_num_hidden_layers", "attn_output_gate"};
       t.push_back(f);
     }
     {
@@ -484,6 +668,21 @@ const std::vector<Family>& families() {
       f.experts = false;
       f.reads = reads({});
       t.push_back(f);
+      // OLMo 3: OLMo 2's layers; three of four slide over sliding_window (Olmo3Config: 4096), the
+      // fourth attends to everything (layer_types, when given, names each layer).
+      f.types = {"olmo3"};
+      f.classes = {"Olmo3ForCausalLM"};
+      f.name = "OLMo 3";
+      f.tied_note = "olmo3's default";
+      f.layers.base = Mixer::Sliding;
+      f.layers.special = Mixer::Full;
+      f.layers.every = {nullptr, 4, EveryNth::At::Last};
+      f.layers.layer_types = true;
+      f.window = "sliding_window";
+      f.defaults = {{"sliding_window", 4096}};
+      f.defaults_from = "Olmo3Config";
+      f.reads = reads({"layer_types", "sliding_window"});
+      t.push_back(f);
     }
     {
       // MiniMax-M2: every layer a mixture of gated experts of intermediate_size with a sigmoid router
@@ -517,6 +716,7 @@ const std::vector<Family>& families() {
                        "decoder_sparse_step"});
       t.push_back(f);
     }
+    t.push_back(ernie4_5_moe_row());
     {
       // Nemotron-H (and Nemotron 3): each layer one block behind one RMSNorm: Mamba-2 (M), attention
       // without biases (*), a squared-ReLU feed-forward of up and down (-), or experts of up and down
@@ -537,6 +737,8 @@ const std::vector<Family>& families() {
                  "n_shared_experts"};
       t.push_back(f);
     }
+    t.push_back(granitemoehybrid_row());
+    t.push_back(lfm2_row());
     {
       // Phi-3: one fused qkv_proj and one fused gate_up_proj, no biases, every layer sliding.
       Family f = decoder("phi3", "Phi-3", "Phi3ForCausalLM");
@@ -768,6 +970,8 @@ const json* language_model(ModelConfig& c, const json& j, const std::string& pat
       for (const auto& [k, x] : v->items()) c.vision[k] = value_of(x);
       c.read_as = "its text_config (" + type + ") and its vision_config counted";
     }
+    // An audio tower (Gemma 4's small models) is not counted, and the first line says so.
+    if (auto a = j.find("audio_config"); a != j.end() && a->is_object()) c.read_as += "; its audio_config (an audio tower) is not";
   } else if (auto it = j.find("text_config"); !find_family(c.model_type) && it != j.end() && it->is_object() &&
                                                !j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model")) {
     // A wrapper headcount does not know, holding the language model in text_config: that is read
@@ -832,18 +1036,19 @@ ModelConfig parse_config(const std::string& text, const std::string& path) {
     c.heads = integer(c, "heads", x, {"num_attention_heads", "n_head", "num_heads"});
     c.kv_heads = integer(c, "kv_heads", x, {"num_key_value_heads"});
     c.head_dim = integer(c, "head_dim", x, {"head_dim", "attention_head_dim"});
-    c.intermediate = integer(c, "intermediate", x, {"intermediate_size", "n_inner", "d_ff"});
+    c.intermediate = integer(c, "intermediate", x, {"intermediate_size", "n_inner", "d_ff", "block_ff_dim"});
     c.vocab = integer(c, "vocab", x, {"vocab_size"});
     c.max_positions = integer(c, "max_positions", x, {"max_position_embeddings", "n_positions"});
     c.type_vocab = integer(c, "type_vocab", x, {"type_vocab_size"});
     c.tied = boolean(x, "tie_word_embeddings");
     if (!c.tied) c.tied = boolean(j, "tie_word_embeddings");  // a wrapper's own
+    if (!c.tied) c.tied = boolean(x, "tie_embedding");        // LFM2's original key
     c.key_of["tied"] = "tie_word_embeddings";
     c.encoder_decoder = boolean(x, "is_encoder_decoder").value_or(false);
     c.qkv_bias = c.o_bias = boolean(x, "attention_bias").value_or(false);
     c.mlp_bias = boolean(x, "mlp_bias").value_or(false);
-    c.experts = integer(c, "experts", x, {"num_local_experts", "num_experts", "n_routed_experts"});
-    c.experts_per_token = integer(c, "experts_per_token", x, {"num_experts_per_tok"});
+    c.experts = integer(c, "experts", x, {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"});
+    c.experts_per_token = integer(c, "experts_per_token", x, {"num_experts_per_tok", "moe_k"});
     c.moe_intermediate = integer(c, "moe_intermediate", x, {"moe_intermediate_size"});
     c.shared_experts = integer(c, "shared_experts", x, {"n_shared_experts"});
     c.first_dense_layers = integer(c, "first_dense_layers", x, {"first_k_dense_replace"});
@@ -898,6 +1103,7 @@ const char* mixer_name(Mixer m) {
     case Mixer::Linear: return "linear";
     case Mixer::Mamba: return "mamba";
     case Mixer::Mamba2: return "mamba2";
+    case Mixer::ShortConv: return "conv";
   }
   return "";
 }
@@ -908,10 +1114,18 @@ std::optional<Mixer> mixer_of(const std::string& name) {
   if (name == "sliding_attention") return Mixer::Sliding;
   if (name == "chunked_attention") return Mixer::Chunked;
   if (name == "linear_attention") return Mixer::Linear;
+  if (name == "conv") return Mixer::ShortConv;
   return std::nullopt;
 }
 
 constexpr int64_t kMaxLayers = int64_t{1} << 20;
+
+// The bytes of one element of a torch dtype the calculator knows, 0 for any other.
+int element_bytes(const std::string& dtype) {
+  static const std::map<std::string, int> bytes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8}};
+  auto it = bytes.find(dtype);
+  return it == bytes.end() ? 0 : it->second;
+}
 
 // The count of one config by its family's row. run() returns nullopt when a number is missing
 // (named in missing()) or does not fit in 64 bits, or when the config says something the row
@@ -961,12 +1175,18 @@ class Counter {
   bool read_layer_types();
   bool read_list(const char* key, std::vector<Int>& out);
   Mixer mixer(int64_t l) const;
-  bool attention(Int& n, std::string& formula);
+  bool attention(Int& n, std::string& formula) { return attention(n, formula, c_.kv_heads, c_.head_dim, true); }
+  bool attention(Int& n, std::string& formula, Int KV, Int d, bool values);
+  bool global_attention();
   bool linear_attention(Int& n, std::string& formula, Int& state, std::string& state_formula);
+  bool short_conv();
+  bool lfm2_feed_forward();
   bool mamba(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula);
   bool plan_blocks();
-  bool indexer(Int& n, std::string& formula);
+  bool indexer();
+  bool plan_indexers();
+  bool read_mlp_kinds();
   std::string expert_formula(Int size) const;
   // run()'s stages, in order.
   bool required();
@@ -977,6 +1197,7 @@ class Counter {
   bool closing_parts();
   void active();
   void caches();
+  void recurrent_state(const std::string& dtype, int size, const std::string& undeclared);
   void mtp();
 
   const Family& f_;
@@ -988,16 +1209,28 @@ class Counter {
   std::vector<Mixer> layer_types_;       // from the config, when given
   std::vector<Int> flags_;               // per-layer flags, when given
   std::vector<int64_t> moe_list_, dense_list_;  // sorted, so a layer is found in log time
-  bool has_flags_ = false, has_moe_list_ = false;
+  bool has_flags_ = false, has_moe_list_ = false, has_special_list_ = false;
+  std::vector<int64_t> special_list_;  // sorted
   // What the stages learn: the layers of each mixer kind and the MoE layers; the sizes; one layer
   // of each mixer with its formula and state.
   bool moe_ = false, router_bias_ = false;
-  int64_t kinds_[6] = {0, 0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
+  int64_t kinds_[7] = {0, 0, 0, 0, 0, 0, 0}, moe_layers_ = 0, attention_layers_ = 0;
   // Families of one block per layer (Nemotron-H): the feed-forward layers, apart from the mixers.
   bool single_block_ = false;
   int64_t mlp_layers_ = 0;
   Int ssm2_conv_, ssm2_ssm_;  // a Mamba-2 layer's state: the conv's inputs and the SSM's
+  Int conv_, conv_state_;     // an LFM2 short-convolution layer's parameters and state
+  std::string conv_formula_, conv_state_formula_;
   Int lin_conv_, lin_ssm_;    // a Gated DeltaNet layer's
+  // Gemma 4's full layers: their K/V heads and head size, whether their keys serve as values, one
+  // such layer's projections.
+  Int full_kv_heads_, full_head_dim_, attn_full_;
+  bool keys_as_values_ = false;
+  std::string attn_full_formula_;
+  // DeepSeek sparse attention: the layers with an indexer, and one indexer's parameters.
+  int64_t indexer_layers_ = 0;
+  Int idx_;
+  std::string idx_formula_;
   Int i_, mi_, shared_n_, shared_size_, expert_, shared_params_, router_, embedding_;
   Int attn_, linear_, ssm_, ssm2_, linear_state_, ssm_state_, ssm2_state_;
   std::string attn_formula_, linear_formula_, ssm_formula_, ssm2_formula_, linear_state_formula_, ssm_state_formula_,
@@ -1021,6 +1254,7 @@ bool Counter::expert_layer(int64_t l) const {
   if (has_moe_list_) return std::binary_search(moe_list_.begin(), moe_list_.end(), l);
   if (e.dense_list && std::binary_search(dense_list_.begin(), dense_list_.end(), l)) return false;
   if (e.first && l < static_cast<int64_t>(number(e.first).count().value_or(0))) return false;
+  if (e.last && number(e.last).non_negative() && l > *number(e.last)) return false;
   if (!e.every.used()) return true;
   return picks(e.every, l);
 }
@@ -1048,12 +1282,23 @@ bool Counter::read_layer_types() {
   for (size_t l = 0; l < v->items.size(); ++l) {
     const ConfigValue& x = v->items[l];
     auto kind = x.kind == ConfigValue::Kind::String ? mixer_of(x.text) : std::nullopt;
+    if (m.block_names) {
+      kind = x.kind != ConfigValue::Kind::String ? std::nullopt
+             : x.text == "mamba"                 ? std::optional<Mixer>(Mixer::Mamba2)
+             : x.text == "attention"             ? std::optional<Mixer>(Mixer::Full)
+                                                 : std::nullopt;
+    }
     // The kinds a layer of this family can be: the base, the special, and full attention.
     if (!kind || (*kind != m.base && *kind != m.special && *kind != Mixer::Full)) {
       return fail("layer_types[" + std::to_string(l) + "] is " + (x.kind == ConfigValue::Kind::String ? "'" + x.text + "'" : "not a name") +
                   ", a layer headcount's " + f_.types[0] + " formula does not know");
     }
     layer_types_.push_back(*kind);
+  }
+  // Gemma4TextConfig makes the last layer full (with a warning) whatever layer_types says: refused
+  // rather than counted either way.
+  if (f_.global_layers && !layer_types_.empty() && layer_types_.back() != Mixer::Full) {
+    return fail("layer_types' last layer is not full_attention, which Gemma4TextConfig forces it to be");
   }
   return true;
 }
@@ -1069,17 +1314,23 @@ Mixer Counter::mixer(int64_t l) const {
     kind = Mixer::Full;
   } else if (has_flags_) {
     kind = flags_[static_cast<size_t>(l)].is(0) ? m.special : m.base;
+  } else if (m.special_list) {
+    kind = !has_special_list_ || std::binary_search(special_list_.begin(), special_list_.end(), l) ? m.special : m.base;
   } else if (m.every.used() && picks(m.every, l)) {
     kind = m.special;
   }
+  // Gemma4TextConfig makes the last layer full whatever the pattern.
+  if (f_.global_layers && c_.layers.is(l + 1)) kind = Mixer::Full;
   // A sliding layer without a window, or a chunked one without a chunk, attends to everything.
   if (kind == Mixer::Sliding && !number(f_.window).positive()) kind = Mixer::Full;
   if (kind == Mixer::Chunked && !number(f_.chunk).positive()) kind = Mixer::Full;
   return kind;
 }
 
-bool Counter::attention(Int& n, std::string& formula) {
-  Int h = c_.hidden, H = c_.heads, KV = c_.kv_heads, d = c_.head_dim;
+// One attention layer's projections; KV heads of d (and their V projection unless `values` is
+// false: keys that serve as values) for the grouped layouts.
+bool Counter::attention(Int& n, std::string& formula, Int KV, Int d, bool values) {
+  Int h = c_.hidden, H = c_.heads;
   std::string hs = h.str(), Hs = H.str(), KVs = KV.str(), ds = d.str();
   const bool qkv_b = bias(f_.qkv_bias, c_.qkv_bias), o_b = bias(f_.o_bias, c_.o_bias);
   switch (f_.attention) {
@@ -1099,13 +1350,15 @@ bool Counter::attention(Int& n, std::string& formula) {
       const bool gated = f_.gated_query && flag("attn_output_gate").value_or(true);
       const int q = gated ? 2 : 1;
       const std::string qs = gated ? "2·" : "";
-      n = q * h * H * d + 2 * h * KV * d + H * d * h;
+      const int kv = values ? 2 : 1;
+      const std::string kvs = values ? "2·" : "";
+      n = q * h * H * d + kv * h * KV * d + H * d * h;
       formula = f_.attention == Attention::HeadsFused
                     ? hs + "·(" + Hs + " + 2·" + KVs + ")·" + ds + " + " + Hs + "·" + ds + "·" + hs
-                    : hs + "·" + qs + Hs + "·" + ds + " + 2·" + hs + "·" + KVs + "·" + ds + " + " + Hs + "·" + ds + "·" + hs;
+                    : hs + "·" + qs + Hs + "·" + ds + " + " + kvs + hs + "·" + KVs + "·" + ds + " + " + Hs + "·" + ds + "·" + hs;
       if (qkv_b) {
-        n += q * H * d + 2 * KV * d;
-        formula += " + " + qs + Hs + "·" + ds + " + 2·" + KVs + "·" + ds;
+        n += q * H * d + kv * KV * d;
+        formula += " + " + qs + Hs + "·" + ds + " + " + kvs + KVs + "·" + ds;
       }
       if (o_b) {
         n += h;
@@ -1135,7 +1388,13 @@ bool Counter::attention(Int& n, std::string& formula) {
       n += h * (kr + rope) + kr + kr * H * (nope + vd) + H * vd * h;
       formula += " + " + hs + "·(" + kr.str() + " + " + rope.str() + ") + " + kr.str() + " + " + kr.str() + "·" + Hs + "·(" +
                  nope.str() + " + " + vd.str() + ") + " + Hs + "·" + vd.str() + "·" + hs;
-      if (f_.indexer && !indexer(n, formula)) return false;
+      if (f_.indexer) {
+        if (!indexer()) return false;
+        if (indexer_layers_ == attention_layers_) {  // in every layer: a part of its attention
+          n += idx_;
+          formula += " + indexer " + idx_formula_;
+        }
+      }
       formula = "(" + formula + ")";
       return true;
     }
@@ -1143,16 +1402,98 @@ bool Counter::attention(Int& n, std::string& formula) {
   return false;
 }
 
+// Gemma 4's full-attention layers (Gemma4TextAttention with is_sliding false): head size
+// global_head_dim (head_dim when 0); with attention_k_eq_v, num_global_key_value_heads K heads and no
+// v_proj. The sliding layers' head size and K/V heads are the config's head_dim and
+// num_key_value_heads; which layers are which must be known, so a sliding_window that is not
+// positive (the layers would count as full) is refused.
+bool Counter::global_attention() {
+  if (!number(f_.window).positive()) {
+    missing_.push_back(f_.window);
+    return false;
+  }
+  keys_as_values_ = flag("attention_k_eq_v").value_or(false);
+  full_head_dim_ = number("global_head_dim").positive() ? number("global_head_dim") : c_.head_dim;
+  full_kv_heads_ = keys_as_values_ ? need("num_global_key_value_heads") : c_.kv_heads;
+  if (!full_kv_heads_.positive()) return false;
+  return attention(attn_full_, attn_full_formula_, full_kv_heads_, full_head_dim_, !keys_as_values_);
+}
+
 // DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer): wq_b from the Q latent
 // q_lora_rank → index_n_heads · index_head_dim, wk width → index_head_dim, k_norm a LayerNorm of
 // index_head_dim (weight and bias), weights_proj width → index_n_heads; no biases.
-bool Counter::indexer(Int& n, std::string& formula) {
+bool Counter::indexer() {
   Int heads = need("index_n_heads"), d = need("index_head_dim"), qr = c_.q_lora_rank, h = c_.hidden;
   if (!qr.positive()) missing_.push_back("q_lora_rank");
   if (!heads.positive() || !d.positive() || !qr.positive()) return false;
-  n += qr * heads * d + h * d + 2 * d + h * heads;
-  formula += " + indexer (" + qr.str() + "·" + heads.str() + "·" + d.str() + " + " + h.str() + "·" + d.str() + " + 2·" + d.str() +
-             " + " + h.str() + "·" + heads.str() + ")";
+  idx_ = qr * heads * d + h * d + 2 * d + h * heads;
+  idx_formula_ = "(" + qr.str() + "·" + heads.str() + "·" + d.str() + " + " + h.str() + "·" + d.str() + " + 2·" + d.str() + " + " +
+                 h.str() + "·" + heads.str() + ")";
+  return true;
+}
+
+// GlmMoeDsaConfig's indexer_types: a name a layer ("full" runs the indexer, "shared" reuses the
+// previous full layer's top-k), else index_topk_pattern's F and S, else layer i is full when
+// max(i − index_skip_topk_offset + 1, 0) % max(index_topk_freq, 1) == 0 (offset 2, freq 1 by
+// default: every layer). Counts the full layers.
+bool Counter::plan_indexers() {
+  const int64_t L = *c_.layers;
+  indexer_layers_ = 0;
+  if (const ConfigValue* v = value("indexer_types")) {
+    if (v->kind != ConfigValue::Kind::List) return fail("indexer_types is not a list");
+    if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
+      return fail("indexer_types names " + std::to_string(v->items.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
+                  c_.layers.str());
+    }
+    for (size_t l = 0; l < v->items.size(); ++l) {
+      const ConfigValue& x = v->items[l];
+      const bool full = x.kind == ConfigValue::Kind::String && x.text == "full";
+      if (!full && !(x.kind == ConfigValue::Kind::String && x.text == "shared")) {
+        return fail("indexer_types[" + std::to_string(l) + "] is neither 'full' nor 'shared'");
+      }
+      indexer_layers_ += full ? 1 : 0;
+    }
+    return true;
+  }
+  if (const ConfigValue* v = value("index_topk_pattern")) {
+    if (v->kind != ConfigValue::Kind::String) return fail("index_topk_pattern is not a string");
+    if (!c_.layers.is(static_cast<int64_t>(v->text.size()))) {
+      return fail("index_topk_pattern names " + std::to_string(v->text.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
+                  c_.layers.str());
+    }
+    for (size_t l = 0; l < v->text.size(); ++l) {
+      if (v->text[l] != 'F' && v->text[l] != 'S') return fail("index_topk_pattern[" + std::to_string(l) + "] is neither F nor S");
+      indexer_layers_ += v->text[l] == 'F' ? 1 : 0;
+    }
+    return true;
+  }
+  Int freq = number("index_topk_freq"), offset = number("index_skip_topk_offset");
+  const int64_t f = freq.positive() ? *freq : 1;
+  const int64_t o = value("index_skip_topk_offset") ? (offset.non_negative() ? *offset : -1) : 2;
+  if (o < 0) return fail("index_skip_topk_offset is not a number of layers");
+  // Layers 0 .. o − 1 are full (max(·, 0) is 0), then every f-th: counted, not walked (the layer
+  // count may be any int64).
+  indexer_layers_ = std::min(o, L) + (L > o ? (L - o) / f : 0);
+  return true;
+}
+
+// mlp_layer_types: "dense" or "sparse" (a MoE layer) for each layer; the MoE layers listed.
+bool Counter::read_mlp_kinds() {
+  const ConfigValue* v = value(f_.expert_layers.kinds);
+  if (v->kind != ConfigValue::Kind::List) return fail(std::string(f_.expert_layers.kinds) + " is not a list");
+  if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
+    return fail(std::string(f_.expert_layers.kinds) + " names " + std::to_string(v->items.size()) + " layers, and " +
+                c_.key_of.at("layers") + " is " + c_.layers.str());
+  }
+  for (size_t l = 0; l < v->items.size(); ++l) {
+    const ConfigValue& x = v->items[l];
+    const bool sparse = x.kind == ConfigValue::Kind::String && x.text == "sparse";
+    if (!sparse && !(x.kind == ConfigValue::Kind::String && x.text == "dense")) {
+      return fail(std::string(f_.expert_layers.kinds) + "[" + std::to_string(l) + "] is neither 'dense' nor 'sparse'");
+    }
+    if (sparse) moe_list_.push_back(static_cast<int64_t>(l));
+  }
+  has_moe_list_ = true;
   return true;
 }
 
@@ -1176,6 +1517,51 @@ bool Counter::linear_attention(Int& n, std::string& formula, Int& state, std::st
   lin_ssm_ = vh * kd * vd;
   state_formula = "(conv " + (k - 1).str() + "·" + convs + " + state " + vhs + "·" + kds + "·" + vds + ")";
   return true;
+}
+
+// LFM2's short convolution (Lfm2ShortConv) over the width h: in_proj h → 3·h (B, C and x), a
+// depthwise conv1d of conv_L_cache taps, out_proj h → h, all with biases when conv_bias. Its state:
+// the last conv_L_cache inputs of the h channels (Lfm2's cache keeps conv_L_cache of them).
+bool Counter::short_conv() {
+  Int h = c_.hidden, k = need("conv_L_cache");
+  if (!k.positive()) return false;
+  if (value("conv_dim") && !number("conv_dim").is(*h)) return fail("conv_dim is " + number("conv_dim").str() + ", not the width " + h.str());
+  const bool b = flag("conv_bias").value_or(false);
+  std::string hs = h.str();
+  conv_ = h * 3 * h + h * k + h * h + (b ? 3 * h + h + h : Int(0));
+  conv_formula_ = "(" + hs + "·3·" + hs + " + " + hs + "·" + k.str() + " + " + hs + "²" + (b ? " + 5·" + hs + " (biases)" : "") + ")";
+  conv_state_ = h * k;
+  conv_state_formula_ = "(" + hs + "·" + k.str() + ")";
+  return true;
+}
+
+// Lfm2MLP's size: intermediate_size (block_ff_dim in the original keys), and when
+// block_auto_adjust_ff_dim (the default) int(2·f / 3), times block_ffn_dim_multiplier when given,
+// rounded up to a multiple of block_multiple_of (256 by default). A multiplier that is not a whole
+// number is refused: Python's float product and int() are not reproduced.
+bool Counter::lfm2_feed_forward() {
+  Int f = value("block_ff_dim") ? number("block_ff_dim") : c_.intermediate;
+  if (!f.positive()) {
+    missing_.push_back(value("block_ff_dim") ? "block_ff_dim" : "intermediate_size");
+    return false;
+  }
+  if (!flag("block_auto_adjust_ff_dim").value_or(true)) {
+    i_ = f;
+    return true;
+  }
+  f = floor_div(2 * f, Int(3));
+  if (const ConfigValue* m = value("block_ffn_dim_multiplier")) {
+    if (m->kind != ConfigValue::Kind::Number || !m->number.positive()) {
+      return fail("block_ffn_dim_multiplier is not a whole number headcount can multiply by exactly");
+    }
+    f = m->number * f;
+  }
+  Int multiple = value("block_multiple_of") ? number("block_multiple_of") : Int(256);
+  if (!multiple.positive()) return fail("block_multiple_of is not a positive number");
+  i_ = multiple * floor_div(f + multiple - 1, multiple);
+  out_.notes.push_back("Lfm2MLP's size: int(2·" + (value("block_ff_dim") ? number("block_ff_dim") : c_.intermediate).str() +
+                       " / 3) rounded up to a multiple of " + multiple.str() + " = " + i_.str());
+  return i_.positive();
 }
 
 // A Mamba-1 mixer (Jamba): in_proj width → 2·inner, a depthwise conv1d over inner, x_proj inner →
@@ -1221,10 +1607,29 @@ bool Counter::mamba(Int& n, std::string& formula, Int& state, std::string& state
 // conv1d over conv_dim with its bias, dt_bias, A_log and D per head, a gated RMSNorm of I, out_proj
 // I → width. Its state: the conv's last k − 1 inputs and heads × head_dim × N.
 bool Counter::mamba2(Int& n, std::string& formula, Int& state, std::string& state_formula) {
-  Int H = need("mamba_num_heads"), d = need("mamba_head_dim"), N = need("ssm_state_size"), G = need("n_groups"),
-      k = need("conv_kernel"), h = c_.hidden;
+  const bool bamba = f_.bamba_keys;
+  Int H = need(bamba ? "mamba_n_heads" : "mamba_num_heads"), N = need(bamba ? "mamba_d_state" : "ssm_state_size"),
+      G = need(bamba ? "mamba_n_groups" : "n_groups"), k = need(bamba ? "mamba_d_conv" : "conv_kernel"), h = c_.hidden, d;
+  std::string width_note;
+  if (bamba) {
+    // BambaMixer: the width is mamba_expand · hidden_size, in mamba_n_heads heads of mamba_d_head
+    // ("auto": the width / the heads); GraniteMoeHybridConfig refuses a head size that does not fit.
+    Int e = need("mamba_expand");
+    const ConfigValue* dh = value("mamba_d_head");
+    const bool automatic = !dh || (dh->kind == ConfigValue::Kind::String && dh->text == "auto");
+    d = automatic ? exact_div(e * h, H) : number("mamba_d_head");
+    if (!e.positive() || !H.positive()) return false;
+    if (!d.positive() || !(e * h).positive() || !(H * d).is(*(e * h))) {
+      return fail("mamba_n_heads · mamba_d_head is not mamba_expand · hidden_size (" + e.str() + "·" + h.str() + ")");
+    }
+    width_note = "the Mamba-2 width is mamba_expand · hidden_size = " + e.str() + "·" + h.str() + " = mamba_n_heads · mamba_d_head = " +
+                 H.str() + "·" + d.str();
+  } else {
+    d = need("mamba_head_dim");
+  }
   if (!H.positive() || !d.positive() || !N.positive() || !G.positive() || !k.positive()) return false;
-  const bool conv_bias = flag("use_conv_bias").value_or(true), proj_bias = flag("use_bias").value_or(false);
+  const bool conv_bias = flag(bamba ? "mamba_conv_bias" : "use_conv_bias").value_or(true),
+             proj_bias = flag(bamba ? "mamba_proj_bias" : "use_bias").value_or(false);
   Int I = H * d, conv = I + 2 * G * N;
   std::string hs = h.str(), Is = I.str(), cs = conv.str(), Hs = H.str();
   n = h * (I + conv + H) + conv * k + 3 * H + I + I * h;
@@ -1243,8 +1648,9 @@ bool Counter::mamba2(Int& n, std::string& formula, Int& state, std::string& stat
   ssm2_conv_ = (k - 1) * conv;
   ssm2_ssm_ = H * d * N;
   state_formula = "(conv " + (k - 1).str() + "·" + cs + " + state " + Hs + "·" + d.str() + "·" + N.str() + ")";
-  out_.notes.push_back("the Mamba-2 width is mamba_num_heads · mamba_head_dim = " + Hs + "·" + d.str() + " = " + Is +
-                       " (not expand · hidden_size); conv_dim " + Is + " + 2·" + G.str() + "·" + N.str() + " = " + cs);
+  out_.notes.push_back((bamba ? width_note + " = " + Is : "the Mamba-2 width is mamba_num_heads · mamba_head_dim = " + Hs + "·" + d.str() +
+                                                             " = " + Is + " (not expand · hidden_size)") +
+                       "; conv_dim " + Is + " + 2·" + G.str() + "·" + N.str() + " = " + cs);
   return true;
 }
 
@@ -1276,7 +1682,8 @@ bool Counter::plan() {
   const int64_t L = *c.layers;
   moe_ = f_.experts && c.experts.positive();
   const MixerLayers& ml = f_.layers;
-  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types && !ml.pattern;
+  const bool uniform = !ml.every.used() && !ml.flags && !ml.enabled_by && !ml.full_before && !ml.layer_types && !ml.pattern &&
+                       !ml.special_list;
   if ((moe_ || !uniform) && L > kMaxLayers) {
     if (uniform) return false;
     return fail(c.key_of.at("layers") + " is " + c.layers.str() + ", more layers than headcount reads (" + commas(kMaxLayers) + ")");
@@ -1295,12 +1702,24 @@ bool Counter::plan() {
                   " is " + c.layers.str());
     }
   }
+  if (ml.special_list && value(ml.special_list)) {
+    std::vector<Int> listed;
+    if (!read_list(ml.special_list, listed)) return false;
+    for (Int x : listed) special_list_.push_back(*x);
+    std::sort(special_list_.begin(), special_list_.end());
+    has_special_list_ = true;
+  }
   if (moe_ && f_.expert_layers.moe_list && value(f_.expert_layers.moe_list)) {
     std::vector<Int> listed;
     if (!read_list(f_.expert_layers.moe_list, listed)) return false;
     for (Int x : listed) moe_list_.push_back(*x);
     std::sort(moe_list_.begin(), moe_list_.end());
     has_moe_list_ = true;
+  }
+  if (moe_ && f_.expert_layers.kinds && value(f_.expert_layers.kinds) && !read_mlp_kinds()) return false;
+  for (const char* k : {f_.expert_layers.first, f_.expert_layers.last, f_.expert_layers.every.period}) {
+    // A list or a string where a layer number belongs (ERNIE-VL's per-modality lists) is not read as 0.
+    if (moe_ && k && value(k) && value(k)->kind != ConfigValue::Kind::Number) return fail(std::string(k) + " is not a number");
   }
   if (moe_ && f_.expert_layers.dense_list) {
     dense_list_ = c.dense_layers;
@@ -1315,6 +1734,8 @@ bool Counter::plan() {
     kinds_[static_cast<int>(mixer(0))] = L;
   }
   attention_layers_ = kinds_[0] + kinds_[1] + kinds_[2];
+  indexer_layers_ = f_.indexer ? attention_layers_ : 0;
+  if (f_.indexer_types && !plan_indexers()) return false;
   return true;
 }
 
@@ -1369,6 +1790,7 @@ bool Counter::sizes() {
   const ModelConfig& c = c_;
   Int h = c.hidden;
   i_ = f_.dense_size ? number(f_.dense_size) : c.intermediate;
+  if (f_.lfm2_ff && !lfm2_feed_forward()) return false;
   mi_ = moe_ ? (f_.expert_size == std::string("intermediate_size") ? c.intermediate : c.moe_intermediate) : Int(0);
   if (moe_ && !mi_.positive()) missing_.push_back(f_.expert_size);
   if ((single_block_ ? Int(mlp_layers_) : c.layers - Int(moe_layers_)).positive() && !i_.positive()) {
@@ -1384,11 +1806,13 @@ bool Counter::sizes() {
   router_ = moe_ ? h * c.experts + (router_bias_ ? c.experts : Int(0)) : Int(0);
 
   if ((attention_layers_ > 0 || f_.mtp) && !attention(attn_, attn_formula_) && attention_layers_ > 0) return false;
+  if (f_.global_layers && kinds_[static_cast<int>(Mixer::Full)] && !global_attention()) return false;
   if (kinds_[static_cast<int>(Mixer::Linear)] && !linear_attention(linear_, linear_formula_, linear_state_, linear_state_formula_)) {
     return false;
   }
   if (kinds_[static_cast<int>(Mixer::Mamba)] && !mamba(ssm_, ssm_formula_, ssm_state_, ssm_state_formula_)) return false;
   if (kinds_[static_cast<int>(Mixer::Mamba2)] && !mamba2(ssm2_, ssm2_formula_, ssm2_state_, ssm2_state_formula_)) return false;
+  if (kinds_[static_cast<int>(Mixer::ShortConv)] && !short_conv()) return false;
   return missing_.empty();
 }
 
@@ -1409,8 +1833,14 @@ bool Counter::mixer_parts() {
   }
   bool ok = part("embeddings", embedding_, embeddings);
   auto layers_of = [&](int64_t n, const char* what) { return n == *L ? L.str() : std::to_string(n) + " " + what + " layers"; };
-  if (attention_layers_ > 0) {
-    ok &= part("attention", Int(attention_layers_) * attn_, layers_of(attention_layers_, "attention") + " · " + attn_formula_);
+  const int64_t full = f_.global_layers ? kinds_[static_cast<int>(Mixer::Full)] : 0, rest = attention_layers_ - full;
+  if (rest > 0) ok &= part("attention", Int(rest) * attn_, layers_of(rest, full ? "sliding" : "attention") + " · " + attn_formula_);
+  if (f_.indexer && indexer_layers_ > 0 && indexer_layers_ < attention_layers_) {
+    ok &= part("indexer", Int(indexer_layers_) * idx_, layers_of(indexer_layers_, "indexer") + " · " + idx_formula_);
+  }
+  if (full > 0) {
+    ok &= part("full attention", Int(full) * attn_full_,
+               layers_of(full, "full") + " · " + attn_full_formula_ + (keys_as_values_ ? " (the keys serve as values: no v_proj)" : ""));
   }
   if (int64_t g = kinds_[static_cast<int>(Mixer::Linear)]) {
     ok &= part("linear attention", Int(g) * linear_, layers_of(g, "Gated DeltaNet") + " · " + linear_formula_);
@@ -1418,6 +1848,9 @@ bool Counter::mixer_parts() {
   if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba)]) ok &= part("mamba", Int(s) * ssm_, layers_of(s, "Mamba") + " · " + ssm_formula_);
   if (int64_t s = kinds_[static_cast<int>(Mixer::Mamba2)]) {
     ok &= part("mamba-2", Int(s) * ssm2_, layers_of(s, "Mamba-2") + " · " + ssm2_formula_);
+  }
+  if (int64_t s = kinds_[static_cast<int>(Mixer::ShortConv)]) {
+    ok &= part("short convolution", Int(s) * conv_, layers_of(s, "short-convolution") + " · " + conv_formula_);
   }
   return ok;
 }
@@ -1477,6 +1910,12 @@ bool Counter::closing_parts() {
   if (f_.qk_norm_width && attention_layers_ > 0) {
     norms += A * (c.heads + c.kv_heads) * c.head_dim;
     formula += " + " + A.str() + " · (" + c.heads.str() + " + " + c.kv_heads.str() + ")·" + c.head_dim.str() + " (q_norm, k_norm)";
+  } else if (f_.global_layers && attention_layers_ > 0) {
+    // q_norm and k_norm of each layer's head size; v_norm has no weights; a layer_scalar a layer.
+    Int full = Int(kinds_[static_cast<int>(Mixer::Full)]), rest = A - full;
+    norms += rest * 2 * c.head_dim + (full.positive() ? full * 2 * full_head_dim_ : Int(0)) + L;
+    formula += " + " + rest.str() + " · 2·" + c.head_dim.str() + " + " + full.str() + " · 2·" + full_head_dim_.str() +
+               " (q_norm, k_norm) + " + Ls + " (layer_scalar)";
   } else if (qk_norm() && attention_layers_ > 0) {
     norms += A * 2 * c.head_dim;
     formula += " + " + A.str() + " · 2·" + c.head_dim.str() + " (q_norm, k_norm)";
@@ -1518,44 +1957,67 @@ void Counter::active() {
 void Counter::caches() {
   const ModelConfig& c = c_;
   const bool mla = f_.attention == Attention::Latent;
-  static const std::map<std::string, int> bytes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8}};
   const std::string dtype = c.dtype.empty() ? "float32" : c.dtype;
   const std::string undeclared = c.dtype.empty() ? "; the config declares no torch_dtype" : "";
-  auto size = bytes.find(dtype);
-  if (size != bytes.end()) {
-    out_.kv_bits = size->second * 8;
+  const int size = element_bytes(dtype);
+  if (size) {
+    out_.kv_bits = size * 8;
     out_.kv_dtype = dtype;
   }
   Int A = Int(attention_layers_);
   Int per_layer = mla ? c.kv_lora_rank + c.qk_rope_dim : c.kv_heads * 2 * c.head_dim;
-  if (f_.kv_cache && attention_layers_ > 0 && per_layer.positive()) {
+  // Gemma 4's full layers keep their own K/V heads of their own size; with attention_k_eq_v the
+  // values are the keys normed apart (without k_norm's weights and RoPE), so the cache keeps both.
+  const int64_t F = f_.global_layers ? kinds_[static_cast<int>(Mixer::Full)] : 0;
+  Int per_full = F ? full_kv_heads_ * 2 * full_head_dim_ : per_layer;
+  if (f_.kv_cache && attention_layers_ > 0 && per_layer.positive() && per_full.positive()) {
     for (Mixer m : {Mixer::Full, Mixer::Sliding, Mixer::Chunked}) {
       if (int64_t n = kinds_[static_cast<int>(m)]) {
         Int window = m == Mixer::Sliding ? number(f_.window) : m == Mixer::Chunked ? number(f_.chunk) : Int(0);
-        out_.kv_layers.push_back({mla ? "latent" : mixer_name(m), n, *per_layer.count(), window.count().value_or(0)});
+        Int each = m == Mixer::Full ? per_full : per_layer;
+        out_.kv_layers.push_back({mla ? "latent" : mixer_name(m), n, *each.count(), window.count().value_or(0)});
       }
     }
   }
+  if (F && keys_as_values_) {
+    out_.notes.push_back("the full layers have no v_proj (attention_k_eq_v): their values are their keys before k_norm and "
+                         "RoPE, normed apart, and the K/V cache keeps keys and values both");
+  }
   // The indexer keeps one key of index_head_dim per token in every attention layer.
   Int index_key = f_.indexer ? number("index_head_dim") : Int(0);
-  if (f_.kv_cache && attention_layers_ > 0 && index_key.positive()) {
-    out_.kv_layers.push_back({"indexer", attention_layers_, *index_key.count(), 0});
+  if (f_.kv_cache && indexer_layers_ > 0 && index_key.positive()) {
+    out_.kv_layers.push_back({"indexer", indexer_layers_, *index_key.count(), 0});
     out_.notes.push_back("the indexer's key cache is counted at the config's dtype, as Hugging Face keeps it; DeepSeek's own "
                          "kernels keep it in FP8 with a float32 scale per 128 elements: " +
                          (index_key + 4 * floor_div(index_key + 127, Int(128))).str() + " bytes per layer and token");
   }
-  if (f_.kv_cache && size != bytes.end()) {
-    Int per = A * (per_layer + index_key) * size->second;
+  if (f_.kv_cache && size) {
+    Int per = ((A - Int(F)) * per_layer + Int(F) * per_full + Int(indexer_layers_) * index_key) * size;
     if (per.positive()) {
       std::string layers = attention_layers_ == *c.layers ? c.layers.str() : A.str() + " attention";
-      std::string each = std::to_string(size->second) + " bytes (" + dtype + ")";
+      std::string each = std::to_string(size) + " bytes (" + dtype + ")";
       out_.kv_bytes_per_token = per.count();
       out_.kv_formula = mla ? layers + " layers · (" + c.kv_lora_rank.str() + " latent + " + c.qk_rope_dim.str() + " RoPE key) · " + each
                             : layers + " layers · " + c.kv_heads.str() + " K/V heads · 2·" + c.head_dim.str() + " · " + each;
-      if (index_key.positive()) out_.kv_formula += " + " + layers + " layers · " + index_key.str() + " indexer key · " + each;
+      if (F) {
+        out_.kv_formula = "(" + std::to_string(attention_layers_ - F) + " sliding layers · " + c.kv_heads.str() + " K/V heads · 2·" +
+                          c.head_dim.str() + " + " + std::to_string(F) + " full layers · " + full_kv_heads_.str() + " K/V heads · 2·" +
+                          full_head_dim_.str() + ") · " + each;
+      }
+      if (index_key.positive() && indexer_layers_ > 0) {
+        std::string with = indexer_layers_ == attention_layers_ ? layers : std::to_string(indexer_layers_) + " indexer";
+        out_.kv_formula += " + " + with + " layers · " + index_key.str() + " indexer key · " + each;
+      }
       out_.kv_formula += undeclared;
     }
   }
+  recurrent_state(dtype, size, undeclared);
+}
+
+// The recurrent state per sequence of the linear-attention, state-space and short-convolution
+// layers, at the config's dtype (`size` bytes an element, 0 when unknown); the SSM state at its own
+// dtype where the config names one.
+void Counter::recurrent_state(const std::string& dtype, int size, const std::string& undeclared) {
   struct Recurrent {
     Mixer mixer;
     Int state;
@@ -1564,40 +2026,41 @@ void Counter::caches() {
   };
   for (const Recurrent& r : {Recurrent{Mixer::Linear, linear_state_, linear_state_formula_, "Gated DeltaNet"},
                              Recurrent{Mixer::Mamba, ssm_state_, ssm_state_formula_, "Mamba"},
-                             Recurrent{Mixer::Mamba2, ssm2_state_, ssm2_state_formula_, "Mamba-2"}}) {
+                             Recurrent{Mixer::Mamba2, ssm2_state_, ssm2_state_formula_, "Mamba-2"},
+                             Recurrent{Mixer::ShortConv, conv_state_, conv_state_formula_, "short-convolution"}}) {
     int64_t n = kinds_[static_cast<int>(r.mixer)];
     if (!n || !r.state.positive()) continue;
     out_.state_layers = n;
     out_.state_elements = *r.state.count();
-    Int b = size != bytes.end() ? Int(n) * r.state * size->second : Int();
+    Int b = size ? Int(n) * r.state * size : Int();
     // Nemotron 3 keeps the SSM state at mamba_ssm_cache_dtype, Qwen3.5 at mamba_ssm_dtype (float32),
     // the conv's inputs at the dtype.
     const char* ssm_key = r.mixer == Mixer::Mamba2 ? "mamba_ssm_cache_dtype" : r.mixer == Mixer::Linear ? "mamba_ssm_dtype" : nullptr;
     const ConfigValue* ssm_dtype = value(ssm_key);
-    auto ssm_size = ssm_dtype && ssm_dtype->kind == ConfigValue::Kind::String ? bytes.find(ssm_dtype->text) : bytes.end();
-    if (ssm_size != bytes.end() && size != bytes.end()) {
+    const int ssm_size = ssm_dtype && ssm_dtype->kind == ConfigValue::Kind::String ? element_bytes(ssm_dtype->text) : 0;
+    if (ssm_size && size) {
       const Int& conv = r.mixer == Mixer::Mamba2 ? ssm2_conv_ : lin_conv_;
       const Int& ssm = r.mixer == Mixer::Mamba2 ? ssm2_ssm_ : lin_ssm_;
-      b = Int(n) * (conv * size->second + ssm * ssm_size->second);
+      b = Int(n) * (conv * size + ssm * ssm_size);
       if (b.positive()) {
         out_.state_bytes = b.count();
         out_.state_formula = std::to_string(n) + " " + r.what + " layers · (conv " + conv.str() + " · " +
-                             std::to_string(size->second) + " bytes (" + dtype + ") + state " + ssm.str() + " · " +
-                             std::to_string(ssm_size->second) + " bytes (" + ssm_key + " " + ssm_dtype->text + "))" + undeclared;
+                             std::to_string(size) + " bytes (" + dtype + ") + state " + ssm.str() + " · " +
+                             std::to_string(ssm_size) + " bytes (" + ssm_key + " " + ssm_dtype->text + "))" + undeclared;
       }
       continue;
     }
     if (b.positive()) {
       out_.state_bytes = b.count();
-      out_.state_formula = std::to_string(n) + " " + r.what + " layers · " + r.formula + " · " + std::to_string(size->second) +
+      out_.state_formula = std::to_string(n) + " " + r.what + " layers · " + r.formula + " · " + std::to_string(size) +
                            " bytes (" + dtype + ")" + undeclared;
     }
   }
 }
 
-// Multi-token-prediction modules: one more decoder layer each (full attention, a MoE layer), with
-// the projection of [normed embedding; normed hidden] and three norms; they share the embedding
-// and the LM head.
+// Multi-token-prediction modules: one more decoder layer each (full attention, and a MoE layer, or a
+// dense one in a dense model), with the projection of [normed embedding; normed hidden] and three
+// norms; they share the embedding and the LM head.
 void Counter::mtp() {
   const ModelConfig& c = c_;
   if (!f_.mtp) return;
@@ -1606,20 +2069,31 @@ void Counter::mtp() {
     layers = Int(f_.mtp_default);
     out_.notes.push_back(f_.mtp_note);
   }
-  if (!layers.positive() || !moe_) return;
-  Int layer = attn_ + c.experts * expert_ + shared_params_ + router_ + f_.norms_per_layer * f_.norm_weights * h +
-              (qk_norm() ? 2 * c.head_dim : Int(0));
+  if (!layers.positive()) return;
+  // A MoE layer in the mixtures of experts; a dense layer of intermediate_size in a dense model
+  // (Qwen3.5's).
+  const int up = f_.mlp == Mlp::Plain ? 2 : 3;
+  Int ffn = moe_ ? c.experts * expert_ + shared_params_ + router_ : up * h * i_;
+  // An MTP layer runs its own indexer, also where the main layers share one (GLM-MoE-DSA).
+  Int indexer = f_.indexer && indexer_layers_ < attention_layers_ ? idx_ : Int(0);
+  Int layer = attn_ + indexer + ffn + f_.norms_per_layer * f_.norm_weights * h + (qk_norm() ? 2 * c.head_dim : Int(0));
   Int mtp = layers * (layer + 2 * h * h + 3 * h);
+  if (!mtp.count()) {  // never a wrapped or zero count
+    out_.notes.push_back(std::string(value(f_.mtp) ? f_.mtp : "the multi-token-prediction layers") + " is " + layers.str() +
+                         ": the multi-token-prediction modules' count does not fit in 64 bits, and is not given");
+    return;
+  }
   std::string hs = h.str();
   out_.mtp.push_back({"multi-token prediction", mtp.count().value_or(0),
-                      layers.str() + " · (one MoE layer " + commas(layer.count().value_or(0)) + " + " + f_.mtp_proj + " 2·" + hs +
-                          "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
+                      layers.str() + " · (one " + (moe_ ? "MoE" : "dense") + " layer " + commas(layer.count().value_or(0)) + " + " +
+                          f_.mtp_proj + " 2·" + hs + "·" + hs + " + 3·" + hs + " norms) = " + commas(mtp.count().value_or(0))});
   out_.mtp_total = mtp.count().value_or(0);
 }
 
 std::optional<FamilyCount> Counter::run() {
   if (!required() || !plan() || !sizes()) return std::nullopt;
   out_.family = f_.name;
+  if (f_.unbuilt && number(f_.unbuilt).positive()) out_.notes.push_back(f_.unbuilt_note);
   bool ok = mixer_parts();
   ok &= feed_forward_parts();
   ok &= closing_parts();
@@ -1834,18 +2308,66 @@ std::vector<std::string> siglip_vision(const ModelConfig& c, FamilyCount& out, I
   return missing;
 }
 
+// Gemma 4's vision tower (Gemma4VisionModel, width h, MLP size I, H heads and KV heads of d) and
+// its embedder into the text model (Gemma4MultimodalEmbedder): patch_embedder.input_proj 3·patch² →
+// h and position_embedding_table 2 × position_embedding_size × h, no biases; num_hidden_layers
+// layers of four RMSNorms (4·h), q, k, v, o (h → H·d, h → KV·d twice, H·d → h) without biases,
+// q_norm and k_norm of d (v_norm has no weights), gate, up and down (3·h·I); std_bias and std_scale
+// (2·h) when standardize; the pooler has no weights; embedding_projection h → the text width (its
+// pre-projection norm has no weights). Clipped linears and attention biases are not in this count:
+// refused.
+std::vector<std::string> gemma4_vision(const ModelConfig& c, FamilyCount& out, Int& total) {
+  std::vector<std::string> missing;
+  auto num = [&](const char* k) {
+    auto it = c.vision.find(k);
+    Int v = it != c.vision.end() && it->second.kind == ConfigValue::Kind::Number ? it->second.number : Int();
+    if (!v.positive()) missing.push_back(std::string("vision_config.") + k);
+    return v;
+  };
+  auto flag = [&](const char* k) {
+    auto it = c.vision.find(k);
+    return it != c.vision.end() && it->second.kind == ConfigValue::Kind::Boolean && it->second.flag;
+  };
+  Int h = num("hidden_size"), I = num("intermediate_size"), L = num("num_hidden_layers"), H = num("num_attention_heads"),
+      KV = num("num_key_value_heads"), d = num("head_dim"), p = num("patch_size"), P = num("position_embedding_size");
+  for (const char* k : {"use_clipped_linears", "attention_bias"}) {
+    if (flag(k)) missing.push_back(std::string("vision_config.") + k + " false (not in headcount's Gemma 4 tower)");
+  }
+  if (!missing.empty()) return missing;
+  const bool standardize = flag("standardize");
+  std::string hs = h.str(), Is = I.str(), ds = d.str();
+  total = 0;
+  auto part = [&](const char* name, Int v, const std::string& formula) {
+    out.vision_parts.push_back({name, v.count().value_or(0), formula + " = " + commas(v.count().value_or(0))});
+    total += v;
+  };
+  part("patch embedding", 3 * p * p * h, "3·" + p.str() + "²·" + hs);
+  part("position embedding", 2 * P * h, "2·" + P.str() + "·" + hs);
+  part("layers", L * (4 * h + h * H * d + 2 * h * KV * d + H * d * h + 2 * d + 3 * h * I),
+       L.str() + " · (4·" + hs + " + " + hs + "·" + H.str() + "·" + ds + " + 2·" + hs + "·" + KV.str() + "·" + ds + " + " +
+           H.str() + "·" + ds + "·" + hs + " + 2·" + ds + " + 3·" + hs + "·" + Is + ")");
+  if (standardize) part("standardize", 2 * h, "2·" + hs + " (std_bias, std_scale)");
+  part("projector", h * c.hidden, hs + "·" + c.hidden.str() + " (embedding_projection)");
+  return missing;
+}
+
 // The vision tower of a wrapper whose row counts one, added beside the language model.
 void add_vision(const Family& family, const ModelConfig& c, FamilyCount& f) {
   if (family.vision == Vision::None || c.vision.empty()) return;
   Int vision;
   const bool qwen = family.vision == Vision::Qwen3VL || family.vision == Vision::Qwen35;
-  std::vector<std::string> missing =
-      qwen ? qwen3_vl_vision(c, f, vision, family.vision == Vision::Qwen3VL) : siglip_vision(c, f, vision);
+  std::vector<std::string> missing = qwen ? qwen3_vl_vision(c, f, vision, family.vision == Vision::Qwen3VL)
+                                     : family.vision == Vision::Gemma4 ? gemma4_vision(c, f, vision)
+                                                                       : siglip_vision(c, f, vision);
   if (!missing.empty()) {
     std::string list;
     for (const auto& k : missing) list += (list.empty() ? "" : ", ") + k;
-    throw InputError("model config '" + c.file + "': the " + (family.vision == Vision::Qwen35 ? "Qwen3.5" : qwen ? "Qwen3-VL" : "Gemma 3") +
-                     " vision tower needs a number the config does not give (" + list + ")");
+    const char* tower = family.vision == Vision::Qwen35    ? "Qwen3.5"
+                        : qwen                             ? "Qwen3-VL"
+                        : family.vision == Vision::Gemma4 ? "Gemma 4"
+                                                           : "Gemma 3";
+    throw InputError("model config '" + c.file + "': the " + tower + " vision tower needs a number the config does not give (" +
+                     list + ")");
   }
   Int sum = vision + Int::of_unsigned(f.total);
   if (!vision.non_negative() || !sum.non_negative()) {
