@@ -33,6 +33,34 @@ TEST_CASE("JSON strings are escaped per RFC 8259", "[render]") {
   CHECK(out.str() == "{\n  \"n\": 18446744073709551615,\n  \"shape\": [2, 3]\n}");
 }
 
+TEST_CASE("JSON strings: a byte that needs escaping is found at every place of a long name", "[render]") {
+  // The writer copies a run of plain bytes at once (16 at a time where it can); each byte that
+  // RFC 8259 escapes, or that is not ASCII, is put at each place of a 40-byte name, and the
+  // written value must be the name with that one byte escaped:
+  //   '"' -> \"   '\\' -> \\\\   0x1F -> \u001f   0x7F -> \u007f   0xC3 0xA9 (é, valid UTF-8) as is
+  //   0xFF (never valid UTF-8) -> U+FFFD (EF BF BD)
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"\"", "\\\""}, {"\\", "\\\\"}, {"\x1f", "\\u001f"}, {"\x7f", "\\u007f"},
+      {"\xc3\xa9", "\xc3\xa9"}, {"\xff", "\xef\xbf\xbd"}};
+  for (const auto& [byte, escaped] : cases) {
+    for (size_t at = 0; at <= 40; ++at) {
+      const std::string name = std::string(at, 'a') + byte + std::string(40 - at, 'b');
+      std::ostringstream out;
+      {
+        JsonWriter j(out, -1);
+        j.value(name);
+      }
+      CHECK(out.str() == "\"" + std::string(at, 'a') + escaped + std::string(40 - at, 'b') + "\"");
+    }
+  }
+  std::ostringstream out;
+  {
+    JsonWriter j(out, -1);
+    j.value(std::string(100, 'x'));  // plain throughout: copied as it is
+  }
+  CHECK(out.str() == "\"" + std::string(100, 'x') + "\"");
+}
+
 TEST_CASE("count words agree with their count in every summary", "[render][cli]") {
   // One layer of 4 heads × 4 features on width 8: 16 ≠ 8 is one width-mismatch warning, and
   // nothing else above info.

@@ -6,10 +6,16 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace headcount {
 
@@ -27,8 +33,8 @@ class JsonWriter {
   // Output is gathered in a buffer and written in large pieces; closing the outermost container
   // writes what is left.
   void flush() {
-    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
+    out_.write(buf_.get(), static_cast<std::streamsize>(len_));
+    len_ = 0;
   }
 
   JsonWriter& begin_object() { open('{'); return *this; }
@@ -38,7 +44,8 @@ class JsonWriter {
   JsonWriter& key(std::string_view k) {
     separate();
     write_string(k);
-    buf_ += indent_ < 0 ? ":" : ": ";
+    if (indent_ < 0) put(':');
+    else put(": ", 2);
     after_key_ = true;
     return *this;
   }
@@ -48,22 +55,27 @@ class JsonWriter {
   JsonWriter& value(uint64_t n) { separate(); number(n); return *this; }
   JsonWriter& value(int64_t n) { separate(); number(n); return *this; }
   JsonWriter& value(int n) { return value(static_cast<int64_t>(n)); }
-  JsonWriter& value(bool b) { separate(); buf_ += b ? "true" : "false"; return *this; }
+  JsonWriter& value(bool b) {
+    separate();
+    if (b) put("true", 4);
+    else put("false", 5);
+    return *this;
+  }
   // The shortest text that reads back as the same double; null for an infinity or NaN (JSON has neither).
   JsonWriter& value(double d) {
     separate();
     char b[32];
     auto r = std::to_chars(b, b + sizeof b, d);
-    if (!std::isfinite(d) || r.ec != std::errc()) buf_ += "null";
-    else buf_.append(b, r.ptr);
+    if (!std::isfinite(d) || r.ec != std::errc()) put("null", 4);
+    else put(b, static_cast<size_t>(r.ptr - b));
     return *this;
   }
-  JsonWriter& null() { separate(); buf_ += "null"; return *this; }
+  JsonWriter& null() { separate(); put("null", 4); return *this; }
   // A value written by a writer made with the depth of this place (a large one goes straight out).
   JsonWriter& raw(std::string_view value) {
     separate();
-    if (buf_.size() + value.size() < (1u << 16)) {
-      buf_ += value;
+    if (len_ + value.size() < kFlushAt) {
+      put(value.data(), value.size());
     } else {
       flush();
       out_.write(value.data(), static_cast<std::streamsize>(value.size()));
@@ -75,14 +87,17 @@ class JsonWriter {
   template <typename Ints>
   JsonWriter& int_array(const Ints& v) {
     separate();
-    buf_ += '[';
+    put('[');
     bool first = true;
     for (auto x : v) {
-      buf_ += first ? "" : indent_ < 0 ? "," : ", ";
+      if (!first) {
+        if (indent_ < 0) put(',');
+        else put(", ", 2);
+      }
       number(static_cast<int64_t>(x));
       first = false;
     }
-    buf_ += ']';
+    put(']');
     return *this;
   }
   template <typename T>
@@ -149,53 +164,107 @@ class JsonWriter {
   }
 
  private:
+  // The buffer is written out when a container closes past kFlushAt bytes, and whenever a write
+  // would not fit; it grows only for a single write larger than itself.
+  static constexpr size_t kFlushAt = 1u << 16;
   std::ostream& out_;
   int indent_;
   std::vector<bool> first_;  // per open container: nothing written yet
   bool after_key_ = false;
-  std::string buf_;
+  std::unique_ptr<char[]> buf_{new char[2 * kFlushAt]};  // not zeroed
+  size_t len_ = 0;
+  size_t cap_ = 2 * kFlushAt;
 
+  // Room for n more bytes at buf_ + len_.
+  char* room(size_t n) {
+    if (len_ + n > cap_) {
+      flush();
+      if (n > cap_) {
+        cap_ = n;
+        buf_.reset(new char[cap_]);
+      }
+    }
+    return buf_.get() + len_;
+  }
+  void put(const char* p, size_t n) {
+    std::memcpy(room(n), p, n);
+    len_ += n;
+  }
+  void put(char c) {
+    *room(1) = c;
+    ++len_;
+  }
   template <typename N>
   void number(N n) {
-    char digits[24];
-    auto r = std::to_chars(digits, digits + sizeof digits, n);
-    buf_.append(digits, r.ptr);
+    char* at = room(24);
+    len_ += static_cast<size_t>(std::to_chars(at, at + 24, n).ptr - at);
   }
   void newline() {
     if (indent_ < 0) return;
     static constexpr std::string_view kSpaces = "\n                                                               ";
     size_t n = first_.size() * static_cast<size_t>(indent_) + 1;  // the newline and the indent, copied at once
     if (n <= kSpaces.size()) {
-      buf_.append(kSpaces.data(), n);
+      put(kSpaces.data(), n);
       return;
     }
-    buf_ += '\n';
-    buf_.append(n - 1, ' ');
+    char* at = room(n);
+    at[0] = '\n';
+    std::memset(at + 1, ' ', n - 1);
+    len_ += n;
   }
   void separate() {
     if (after_key_) { after_key_ = false; return; }
     if (first_.empty()) return;
-    if (!first_.back()) buf_ += ',';
+    if (!first_.back()) put(',');
     first_.back() = false;
     newline();
   }
   void open(char c) {
     separate();
-    buf_ += c;
+    put(c);
     first_.push_back(true);
   }
   void close(char c) {
     bool empty = first_.back();
     first_.pop_back();
     if (!empty) newline();
-    buf_ += c;
-    if (first_.empty() || buf_.size() >= (1u << 16)) flush();
+    put(c);
+    if (first_.empty() || len_ >= kFlushAt) flush();
   }
   static bool is_plain(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; }
+  // A string in quotes: copied as it is when no byte needs escaping (nearly every name), else
+  // escaped (escape_into).
+  // The length of s's first run of bytes that need no escaping.
+  static size_t plain_prefix(std::string_view s) {
+    size_t i = 0;
+#if defined(__SSE2__)
+    // 16 bytes at a time: a byte below 0x20 or from 0x80 on is below 0x20 as a signed byte.
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                  del = _mm_set1_epi8(0x7F);
+    for (; i + 16 <= s.size(); i += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(x, space), _mm_cmpeq_epi8(x, quote)),
+                                       _mm_or_si128(_mm_cmpeq_epi8(x, backslash), _mm_cmpeq_epi8(x, del)));
+      if (const int mask = _mm_movemask_epi8(bad)) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    }
+#endif
+    while (i < s.size() && is_plain(static_cast<unsigned char>(s[i]))) ++i;
+    return i;
+  }
   void write_string(std::string_view s) {
-    buf_ += '"';
-    escape_into(buf_, s);
-    buf_ += '"';
+    if (plain_prefix(s) == s.size()) {
+      char* at = room(s.size() + 2);
+      at[0] = '"';
+      std::memcpy(at + 1, s.data(), s.size());
+      at[s.size() + 1] = '"';
+      len_ += s.size() + 2;
+      return;
+    }
+    std::string escaped;
+    escape_into(escaped, s);
+    put('"');
+    put(escaped.data(), escaped.size());
+    put('"');
   }
 };
 
