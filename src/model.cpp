@@ -249,10 +249,9 @@ struct SipState {
     v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
     v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
   }
-  void absorb(uint64_t m) {
+  void absorb(uint64_t m, int rounds) {
     v3 ^= m;
-    round();
-    round();
+    for (int i = 0; i < rounds; ++i) round();
     v0 ^= m;
   }
 };
@@ -282,7 +281,10 @@ const std::pair<uint64_t, uint64_t>& table_key() {
 
 }  // namespace
 
-uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data) {
+namespace {
+
+// SipHash-c-d: c rounds per 8-byte block, d to finish.
+uint64_t siphash(uint64_t k0, uint64_t k1, std::string_view data, int c, int d) {
   SipState s{0x736f6d6570736575ull ^ k0, 0x646f72616e646f6dull ^ k1, 0x6c7967656e657261ull ^ k0,
              0x7465646279746573ull ^ k1};
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
@@ -293,17 +295,23 @@ uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     m = __builtin_bswap64(m);
 #endif
-    s.absorb(m);
+    s.absorb(m, c);
   }
-  s.absorb(load_le64(p + whole, data.size() - whole) | (static_cast<uint64_t>(data.size()) << 56));
+  s.absorb(load_le64(p + whole, data.size() - whole) | (static_cast<uint64_t>(data.size()) << 56), c);
   s.v2 ^= 0xff;
-  for (int i = 0; i < 4; ++i) s.round();
+  for (int i = 0; i < d; ++i) s.round();
   return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
+}  // namespace
+
+uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data) { return siphash(k0, k1, data, 2, 4); }
+
+uint64_t siphash13(uint64_t k0, uint64_t k1, std::string_view data) { return siphash(k0, k1, data, 1, 3); }
+
 uint64_t keyed_hash(std::string_view data) {
   const auto& [k0, k1] = table_key();
-  return siphash24(k0, k1, data);
+  return siphash13(k0, k1, data);
 }
 
 uint64_t ValueIndex::scope_hash(uint64_t name_hash, int g) {

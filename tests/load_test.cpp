@@ -420,6 +420,14 @@ TEST_CASE("the value table's hash is SipHash-2-4: the test vectors of its author
   CHECK(siphash24(k0, k1, "") == 0x726fdb47dd0e0e31ull);
 }
 
+TEST_CASE("the value table's hash is SipHash-1-3: the reference implementation's values", "[load]") {
+  // Under the all-zero key, the reference implementation (github.com/veorq/SipHash, built for
+  // SipHash-1-3) gives d1fba762150c532c for the empty message and 68a914128e01e473 for the one
+  // byte 00, as OCaml's runtime tests quote it (testsuite, hash sip13 test vectors).
+  CHECK(siphash13(0, 0, "") == 0xd1fba762150c532cull);
+  CHECK(siphash13(0, 0, std::string(1, '\0')) == 0x68a914128e01e473ull);
+}
+
 TEST_CASE("value ids follow first use, whatever the hash key: two loads of one file agree", "[load]") {
   // The key is drawn once per process, so this checks that ids, consumer lists and lookups come
   // from the order of the file and the names, not from where the table put them.
