@@ -249,11 +249,13 @@ void check_base(Audit& a, const std::string& path, const AuditOptions& options) 
       // A config: the matrices its numbers give, and its family's count when the family is known.
       ModelConfig config = read_model_config(options.base);
       std::optional<FamilyCount> count = family_count(config);
-      a.adapter->fit = fit_adapter(*a.adapter, config_matrices(config), false, options.base, count ? std::optional<uint64_t>(count->total) : std::nullopt);
+      const std::vector<BaseMatrix> matrices = config_matrices(config);
+      a.adapter->fit = fit_adapter(*a.adapter, matrices, !matrices.empty(), false, options.base,
+                                   count ? std::optional<uint64_t>(count->total) : std::nullopt);
       return;
     }
     Audit base = audit_file(options.base, o);
-    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), base.model.checkpoint != nullptr, options.base,
+    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), base.model.checkpoint != nullptr, true, options.base,
                                  base.framework.parameters);
   } catch (const InputError& e) {
     throw InputError("the base '" + options.base + "': " + e.what());

@@ -268,18 +268,30 @@ TEST_CASE("adapter: --base a config, its matrices from the config's numbers", "[
   CHECK(a.adapter->fit->misfits.empty());
 
   // The same numbers with 4 K/V heads: v_proj [32, 32], which the adapter's 32 -> 16 does not fit,
-  // in both layers. A model_type no family counts: its count is unknown, its matrices still known.
+  // in both layers.
   testutil::TempDir dir;
-  testutil::write_bytes(dir.file("config.json"),
-                        R"({"model_type": "somethingnew", "hidden_size": 32, "num_attention_heads": 4,
-                            "num_key_value_heads": 4, "num_hidden_layers": 2, "intermediate_size": 64, "vocab_size": 100})");
+  const std::string numbers = R"("hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 4,
+                                 "num_hidden_layers": 2, "intermediate_size": 64, "vocab_size": 100})";
+  testutil::write_bytes(dir.file("config.json"), R"({"model_type": "llama", )" + numbers);
   o.base = dir.file("config.json");
   Audit b = audit_file(samples + "/lora_peft", o);
   REQUIRE(b.adapter->fit);
   CHECK(b.adapter->fit->fitted == 2);
-  CHECK(!b.adapter->fit->base_parameters);
   REQUIRE(b.adapter->fit->misfits.size() == 2);
   CHECK(b.adapter->fit->misfits[0] ==
         "model.layers.0.self_attn.v_proj: the adapter is 32 -> 16, the base's model.layers.0.self_attn.v_proj.weight is [32, 32]");
   CHECK(check_gates(b, {}).size() == 1);
+
+  // A model_type no family knows: its count is unknown, and so are its modules' names (GPT-2 calls
+  // its attention c_attn, BERT query, Phi-3 qkv_proj): nothing is checked, and the gate does not pass.
+  testutil::write_bytes(dir.file("config.json"), R"({"model_type": "somethingnew", )" + numbers);
+  Audit c = audit_file(samples + "/lora_peft", o);
+  REQUIRE(c.adapter->fit);
+  CHECK(!c.adapter->fit->base_parameters);
+  CHECK(c.adapter->fit->fitted == 0);
+  CHECK(c.adapter->fit->misfits.empty());
+  REQUIRE(c.adapter->fit->unchecked.size() == 4);
+  CHECK(c.adapter->fit->unchecked[0] == "model.layers.0.self_attn.q_proj: the base's module names are not known");
+  REQUIRE(check_gates(c, {}).size() == 1);
+  CHECK(check_gates(c, {})[0].gate == "adapter-base");
 }

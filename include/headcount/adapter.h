@@ -26,15 +26,19 @@ struct BaseMatrix {
 
 // A base model's matrices: its 2-d tensors named NAME.weight.
 std::vector<BaseMatrix> base_matrices(const Model& base);
-// The matrices a config's numbers give a LLaMA-shaped model (Hugging Face's names: q/k/v/o_proj,
-// gate/up/down_proj, embed_tokens, lm_head), for the fields it declares.
+// The matrices a config's numbers give a LLaMA-named model (Hugging Face's names: q/k/v/o_proj,
+// gate/up/down_proj, embed_tokens, lm_head): all of them, for a family known to name its modules
+// so and a config declaring every field they need; else none (no module is proven either way).
 std::vector<BaseMatrix> config_matrices(const ModelConfig& config);
 
 // The adapter against a base's matrices (shown as `shown`, with `parameters` its framework count,
 // when known): each module it changes is looked for by its path from the layer container on
-// ("layers.0.self_attn.q_proj"), and its widths compared with the matrix's, either way round. A
-// module the base does not hold is a misfit when `names_prove` (a checkpoint's names), else unchecked.
-AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove,
+// ("layers.0.self_attn.q_proj"), and its widths compared with the matrix's [out, in], or also
+// [in, out] when `either_way` (an export's MatMul weights, GPT-2's Conv1D; a config's matrices are
+// nn.Linear's, one way). A module the base does not hold is a misfit when `names_prove` (a
+// checkpoint's names, a config's complete matrices), else unchecked; a module whose factors make
+// no matrix (one missing, ranks that disagree) is a misfit.
+AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove, bool either_way,
                        const std::string& shown, std::optional<uint64_t> parameters);
 
 // The adapter config beside a local checkpoint (adapter_config.json in its folder), "" for none.

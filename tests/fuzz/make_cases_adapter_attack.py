@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Writes the hostile adapter cases found attacking issue 38's adapter stage and `--base` gate
+(run with /usr/bin/python3; standard library only; deterministic):
+
+regressions-cases/adapter-*/   a LoRA adapter (adapter/: adapter_model.safetensors or a GGUF, and
+                               its adapter_config.json), sometimes a base config (base.json), the
+                               `args` headcount runs and the `expect`ed exit and lines.
+
+The shapes, and what each must show (every figure from the shapes written here):
+  adapter-targets-60000-by-1300-modules  target_modules lists 60,000 names, none a module of the
+      adapter's 1,300 q_proj modules (rank 1, 1 -> 1): the targets were matched each against each
+      (2.4 s); now ten are named and "the config targets 59990 more"
+  adapter-config-values-of-other-types   base_model_name_or_path null (as PEFT writes it), use_dora
+      "yes", use_rslora null, layers_to_transform an object: an internal error before; now read,
+      the flags false, no base named
+  adapter-config-target-patterns/-regex  target_modules "all-linear" (PEFT's every linear layer) and
+      a regular expression: each was a target "no factor belongs to" and every module untargeted
+  adapter-config-rank-pattern            r 4 with rank_pattern {"q_proj": 16}: q_proj's rank 16 was
+      "not the config's rank"
+  adapter-factor-named-twice             q_proj's A as lora_A.weight and as lora_A: the second
+      silently became a saved module; now a note
+  adapter-gguf-alpha-a-string            a GGUF adapter whose adapter.lora.alpha is a string: read
+      as alpha 0; now a note, no alpha
+  adapter-base-config-layer-past         q_proj in layers 0 and 7 of llama_tiny's config (2 layers):
+      the gate passed with layer 7 unchecked
+  adapter-base-config-in-out-swapped     v_proj 16 -> 32 against a config's v_proj [16, 32] (out 16,
+      in 32): the gate passed, comparing either way round
+  adapter-base-config-ranks-disagree     q_proj A [4, 32], B [32, 8]: factors that make no matrix,
+      passed
+  adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
+      c_attn): matched to LLaMA names the config does not have, passed
+"""
+import json
+import os
+import shutil
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "regressions-cases")
+
+LLAMA_TINY = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2, "vocab_size": 100,
+              "tie_word_embeddings": False}
+
+
+def safetensors(path, tensors):
+    """tensors: [(name, shape)], float32 zeros."""
+    header, offset = {}, 0
+    for name, shape in tensors:
+        size = 4
+        for d in shape:
+            size *= d
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + bytes(offset))
+
+
+def factors(layer, module, a, b, where="self_attn"):
+    prefix = "base_model.model.model.layers.%d.%s.%s." % (layer, where, module)
+    return [(prefix + "lora_A.weight", a), (prefix + "lora_B.weight", b)]
+
+
+def case(name, args, expect, tensors=None, config=None, raw_config=None, base=None, gguf=None):
+    folder = os.path.join(CASES, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(os.path.join(folder, "adapter"))
+    if tensors is not None:
+        safetensors(os.path.join(folder, "adapter", "adapter_model.safetensors"), tensors)
+    if gguf is not None:
+        with open(os.path.join(folder, "adapter", "adapter.gguf"), "wb") as f:
+            f.write(gguf)
+    if config is not None:
+        raw_config = json.dumps(config, separators=(",", ":"))
+    if raw_config is not None:
+        with open(os.path.join(folder, "adapter", "adapter_config.json"), "w") as f:
+            f.write(raw_config)
+    if base is not None:
+        with open(os.path.join(folder, "base.json"), "w") as f:
+            json.dump(base, f)
+    with open(os.path.join(folder, "args"), "w") as f:
+        f.write(args + "\n")
+    with open(os.path.join(folder, "expect"), "w") as f:
+        f.write("\n".join(expect) + "\n")
+
+
+def gguf_string(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_adapter():
+    """llama.cpp's adapter layout: general.type adapter, adapter.type lora, and adapter.lora.alpha
+    written as a string (type 8) instead of a float32; blk.0.attn_q.weight.lora_a ne {32, 4} (A
+    [4, 32]) and .lora_b ne {4, 32} (B [32, 4]), F32 zeros, 32-byte aligned."""
+    kvs = [("general.architecture", gguf_string("llama")), ("general.type", gguf_string("adapter")),
+           ("adapter.type", gguf_string("lora")), ("adapter.lora.alpha", gguf_string("16"))]
+    tensors = [("blk.0.attn_q.weight.lora_a", (32, 4)), ("blk.0.attn_q.weight.lora_b", (4, 32))]
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+    for key, v in kvs:
+        head += gguf_string(key) + struct.pack("<I", 8) + v
+    offset = 0
+    for name, ne in tensors:
+        head += gguf_string(name) + struct.pack("<I", 2) + struct.pack("<2Q", *ne) + struct.pack("<IQ", 0, offset)
+        offset += ne[0] * ne[1] * 4
+    head += b"\0" * (-len(head) % 32)
+    return head + b"\0" * offset
+
+
+def main():
+    base_config = {"peft_type": "LORA", "r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}
+
+    # 1,300 layers of q_proj factors of rank 1 and 60,000 declared targets t0 .. t59999.
+    many = []
+    for layer in range(1300):
+        many += factors(layer, "q_proj", [1, 1], [1, 1])
+    case("adapter-targets-60000-by-1300-modules", "audit adapter",
+         ["exit 0", "stdout: q_proj    1300     1     1 -> 1       2,600",
+          "stdout: note: the config targets 59990 more modules which no factor belongs to",
+          "stdout: note: 'q_proj' has factors, but the config does not target it"],
+         tensors=many, config={"r": 1, "lora_alpha": 1, "target_modules": ["t%d" % i for i in range(60000)]})
+
+    # q_proj 32 -> 32 of rank 4 in layer 0: A [4, 32] + B [32, 4] = 256.
+    q = factors(0, "q_proj", [4, 32], [32, 4])
+    case("adapter-config-values-of-other-types", "audit adapter",
+         ["exit 0", "stdout: LoRA adapter, rank 4, alpha 8, scale 2 (lora_alpha / r), read from",
+          "stdout-not: DoRA", "stdout-not: rsLoRA", "stderr-not: internal error"],
+         tensors=q, config=dict(base_config, target_modules=["q_proj"], base_model_name_or_path=None,
+                                use_dora="yes", use_rslora=None, layers_to_transform={"a": [1]},
+                                layers_pattern=5, fine_tune_type=5, model=None))
+    case("adapter-config-target-patterns", "audit adapter",
+         ["exit 0", "stdout-not: which no factor belongs to", "stdout-not: the config does not target it"],
+         tensors=q, config=dict(base_config, target_modules="all-linear"))
+    case("adapter-config-target-regex", "audit adapter",
+         ["exit 0", "stdout: the pattern '.*\\.(q|v)_proj'", "stdout-not: which no factor belongs to",
+          "stdout-not: the config does not target it"],
+         tensors=q, config=dict(base_config, target_modules=".*\\.(q|v)_proj"))
+    # q_proj of rank 16 (rank_pattern) and v_proj 32 -> 16 of rank 4 (r).
+    case("adapter-config-rank-pattern", "audit adapter",
+         ["exit 0", "stdout: q_proj       1    16   32 -> 32       1,024", "stdout-not: but factors have rank"],
+         tensors=factors(0, "q_proj", [16, 32], [32, 16]) + factors(0, "v_proj", [4, 32], [16, 4]),
+         config=dict(base_config, rank_pattern={"q_proj": 16}, alpha_pattern={"q_proj": 32}))
+    # q_proj's factors (256) and a second A [4, 32] (128) under PEFT's other name: 384 in all.
+    case("adapter-factor-named-twice", "audit adapter",
+         ["exit 0", "stdout: total 384: factors 256, whole modules saved beside them 128",
+          "stdout: note: model.layers.0.self_attn.q_proj has a second A factor"],
+         tensors=q + [("base_model.model.model.layers.0.self_attn.q_proj.lora_A", [4, 32])], config=base_config)
+    case("adapter-gguf-alpha-a-string", "audit adapter/adapter.gguf",
+         ["exit 0", "stdout: note: adapter.lora.alpha is a string, not a number", "stdout-not: alpha 0"],
+         gguf=gguf_adapter())
+
+    # Against llama_tiny's config (2 layers; q_proj [32, 32], v_proj [16, 32]).
+    case("adapter-base-config-layer-past", "audit adapter --base base.json",
+         ["exit 1", "stderr: adapter-base: 1 of the adapter's modules do not fit the base 'base.json': "
+                    "model.layers.7.self_attn.q_proj: the base holds no tensor layers.7.self_attn.q_proj.weight"],
+         tensors=q + factors(7, "q_proj", [4, 32], [32, 4]), config=dict(base_config, target_modules=["q_proj"]),
+         base=LLAMA_TINY)
+    case("adapter-base-config-in-out-swapped", "audit adapter --base base.json",
+         ["exit 1", "stderr: model.layers.0.self_attn.v_proj: the adapter is 16 -> 32, the base's "
+                    "model.layers.0.self_attn.v_proj.weight is [16, 32]"],
+         tensors=q + factors(0, "v_proj", [4, 16], [32, 4]), config=base_config, base=LLAMA_TINY)
+    case("adapter-base-config-ranks-disagree", "audit adapter --base base.json",
+         ["exit 1", "stderr: model.layers.0.self_attn.q_proj: A's rank 4 and B's 8 disagree"],
+         tensors=factors(0, "q_proj", [4, 32], [32, 8]), config=dict(base_config, target_modules=["q_proj"]),
+         base=LLAMA_TINY)
+    case("adapter-base-gpt2-config", "audit adapter --base base.json",
+         ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
+         tensors=q, config=dict(base_config, target_modules=["q_proj"]),
+         base={"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_layer": 2, "vocab_size": 100, "n_positions": 16})
+
+
+if __name__ == "__main__":
+    main()
