@@ -447,32 +447,69 @@ std::vector<BaseMatrix> config_matrices(const ModelConfig& c) {
   return out;
 }
 
+namespace {
+
+// How many of two paths' last components agree ("model.vision.layers.0.q" and "vision.layers.0.q": 4).
+size_t common_tail(const std::string& a, const std::string& b) {
+  const std::vector<std::string_view> pa = name_parts(a), pb = name_parts(b);
+  size_t n = 0;
+  while (n < pa.size() && n < pb.size() && pa[pa.size() - 1 - n] == pb[pb.size() - 1 - n]) ++n;
+  return n;
+}
+
+// The base's matrices a module of the adapter may be: of those with its key, the ones whose paths
+// agree with its own furthest from the end (a multimodal base holds layers.0.self_attn.q_proj in
+// its language model and in its vision tower); none when more than kMostAlike share the key.
+constexpr size_t kMostAlike = 64;
+
+std::vector<const BaseMatrix*> candidates(const std::multimap<std::string, const BaseMatrix*>& by_key, const std::string& path) {
+  auto [first, last] = by_key.equal_range(module_key(path));
+  std::vector<const BaseMatrix*> out;
+  if (static_cast<size_t>(std::distance(first, last)) > kMostAlike) return out;
+  size_t best = 0;
+  for (auto it = first; it != last; ++it) {
+    const size_t n = common_tail(path, it->second->path);
+    if (n > best) out.clear(), best = n;
+    if (n == best) out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
 AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove, bool either_way,
                        const std::string& shown, std::optional<uint64_t> parameters) {
   AdapterFit fit;
   fit.base = shown;
   fit.base_parameters = parameters;
-  std::map<std::string, const BaseMatrix*> by_key;  // the base's matrices by module key
+  std::multimap<std::string, const BaseMatrix*> by_key;  // the base's matrices by module key
   for (const BaseMatrix& m : base) by_key.emplace(module_key(m.path), &m);
   for (const AdapterModule& m : adapter.modules) {
     if (!m.problem.empty()) {  // factors that make no matrix fit no base
       fit.misfits.push_back(m.problem);
       continue;
     }
-    auto it = by_key.find(module_key(m.path));
-    if (it == by_key.end()) {
+    const size_t alike = by_key.count(module_key(m.path));
+    const std::vector<const BaseMatrix*> found = candidates(by_key, m.path);
+    if (alike == 0) {
       std::string what = m.path + (base.empty() ? ": the base's module names are not known"
                                                 : ": the base holds no tensor " + module_key(m.path) + ".weight");
       (names_prove ? fit.misfits : fit.unchecked).push_back(what);
       continue;
     }
-    const BaseMatrix& d = *it->second;
-    bool fits = (d.rows == m.out && d.columns == m.in) || (either_way && d.rows == m.in && d.columns == m.out);  // [out, in], or Conv1D's [in, out]
-    if (fits) {
+    auto fits = [&](const BaseMatrix* d) {  // [out, in], or Conv1D's [in, out]
+      return (d->rows == m.out && d->columns == m.in) || (either_way && d->rows == m.in && d->columns == m.out);
+    };
+    const size_t fitting = static_cast<size_t>(std::count_if(found.begin(), found.end(), fits));
+    if (!found.empty() && fitting == found.size()) {
       ++fit.fitted;
-    } else {
+    } else if (fitting == 0 && !found.empty()) {
+      const BaseMatrix& d = *found.front();
       fit.misfits.push_back(m.path + ": the adapter is " + std::to_string(m.in) + " -> " + std::to_string(m.out) + ", the base's " +
                             d.path + ".weight is [" + std::to_string(d.rows) + ", " + std::to_string(d.columns) + "]");
+    } else {  // tensors of its key that fit and that do not, and nothing in their paths to choose by
+      fit.unchecked.push_back(m.path + ": the base holds " + std::to_string(alike) + " tensors " + module_key(m.path) +
+                              ".weight, not told apart by their paths");
     }
   }
   return fit;

@@ -27,6 +27,12 @@ The shapes, and what each must show (every figure from the shapes written here):
       in 32): the gate passed, comparing either way round
   adapter-base-config-ranks-disagree     q_proj A [4, 32], B [32, 8]: factors that make no matrix,
       passed
+  adapter-base-two-towers-one-key        a base checkpoint holding layers.0.self_attn.q_proj twice, in
+      its language model [32, 32] (first) and its vision tower [16, 16]; an adapter of the vision
+      tower's, 32 -> 32: compared with the first tensor of that key, it passed
+  adapter-base-two-stacks-not-told-apart  encoder.layers.0.self_attn.q_proj [32, 32] and decoder's [16, 16]
+      in the base, an adapter's model.layers.0.self_attn.q_proj 32 -> 32: either may be it, so
+      it is unchecked (and with nothing checked, the gate fails)
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -63,7 +69,7 @@ def factors(layer, module, a, b, where="self_attn"):
     return [(prefix + "lora_A.weight", a), (prefix + "lora_B.weight", b)]
 
 
-def case(name, args, expect, tensors=None, config=None, raw_config=None, base=None, gguf=None):
+def case(name, args, expect, tensors=None, config=None, raw_config=None, base=None, gguf=None, base_tensors=None):
     folder = os.path.join(CASES, name)
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(os.path.join(folder, "adapter"))
@@ -77,6 +83,8 @@ def case(name, args, expect, tensors=None, config=None, raw_config=None, base=No
     if raw_config is not None:
         with open(os.path.join(folder, "adapter", "adapter_config.json"), "w") as f:
             f.write(raw_config)
+    if base_tensors is not None:
+        safetensors(os.path.join(folder, "base.safetensors"), base_tensors)
     if base is not None:
         with open(os.path.join(folder, "base.json"), "w") as f:
             json.dump(base, f)
@@ -165,6 +173,20 @@ def main():
          ["exit 1", "stderr: model.layers.0.self_attn.q_proj: A's rank 4 and B's 8 disagree"],
          tensors=factors(0, "q_proj", [4, 32], [32, 8]), config=dict(base_config, target_modules=["q_proj"]),
          base=LLAMA_TINY)
+    tower = [("base_model.model.model.vision_tower.layers.0.self_attn.q_proj.lora_" + f, shape)
+             for f, shape in (("A.weight", [4, 32]), ("B.weight", [32, 4]))]
+    case("adapter-base-two-towers-one-key", "audit adapter --base base.safetensors",
+         ["exit 1", "stderr: model.vision_tower.layers.0.self_attn.q_proj: the adapter is 32 -> 32, the base's "
+                    "model.vision_tower.layers.0.self_attn.q_proj.weight is [16, 16]"],
+         tensors=tower, config=dict(base_config, target_modules=["q_proj"]),
+         base_tensors=[("model.language_model.layers.0.self_attn.q_proj.weight", [32, 32]),
+                       ("model.vision_tower.layers.0.self_attn.q_proj.weight", [16, 16])])
+    case("adapter-base-two-stacks-not-told-apart", "audit adapter --base base.safetensors",
+         ["exit 1", "stdout: not checked: model.layers.0.self_attn.q_proj: the base holds 2 tensors",
+          "stderr: adapter-base: none of the adapter's modules could be checked"],
+         tensors=q, config=dict(base_config, target_modules=["q_proj"]),
+         base_tensors=[("encoder.layers.0.self_attn.q_proj.weight", [32, 32]),
+                       ("decoder.layers.0.self_attn.q_proj.weight", [16, 16])])
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
