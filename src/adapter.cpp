@@ -309,7 +309,7 @@ void add_instance(const Model& m, const std::string& path, const Instance& in, c
     t.in = t.out = 0;  // widths that differ among layers
   }
   t.layers += in_layer ? 1 : 0;
-  ad.modules.push_back({path, w.in, w.out, w.problem});
+  ad.modules.push_back({path, w.in, w.out, w.problem, in.embedding});
   if (w.rank > 0 && std::find(t.ranks.begin(), t.ranks.end(), w.rank) == t.ranks.end()) {
     t.ranks.push_back(w.rank);
     std::sort(t.ranks.begin(), t.ranks.end());
@@ -497,8 +497,10 @@ AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& ba
       (names_prove ? fit.misfits : fit.unchecked).push_back(what);
       continue;
     }
-    auto fits = [&](const BaseMatrix* d) {  // [out, in], or Conv1D's [in, out]
-      return (d->rows == m.out && d->columns == m.in) || (either_way && d->rows == m.in && d->columns == m.out);
+    auto fits = [&](const BaseMatrix* d) {  // [out, in] (an embedding's [in, out]), or the other way when either_way
+      const bool straight = m.embedding ? d->rows == m.in && d->columns == m.out : d->rows == m.out && d->columns == m.in;
+      const bool crossed = m.embedding ? d->rows == m.out && d->columns == m.in : d->rows == m.in && d->columns == m.out;
+      return straight || (either_way && crossed);
     };
     const size_t fitting = static_cast<size_t>(std::count_if(found.begin(), found.end(), fits));
     if (!found.empty() && fitting == found.size()) {

@@ -250,7 +250,8 @@ void check_base(Audit& a, const std::string& path, const AuditOptions& options) 
       ModelConfig config = read_model_config(options.base);
       std::optional<FamilyCount> count = family_count(config);
       const std::vector<BaseMatrix> matrices = config_matrices(config);
-      a.adapter->fit = fit_adapter(*a.adapter, matrices, !matrices.empty(), false, options.base,
+      // Its matrices are in Hugging Face's names: they prove a PEFT or MLX module absent, not llama.cpp's blk.N.attn_q.
+      a.adapter->fit = fit_adapter(*a.adapter, matrices, !matrices.empty() && a.adapter->format != "GGUF", false, options.base,
                                    count ? std::optional<uint64_t>(count->total) : std::nullopt);
       return;
     }

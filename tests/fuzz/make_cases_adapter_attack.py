@@ -33,6 +33,10 @@ The shapes, and what each must show (every figure from the shapes written here):
   adapter-base-two-stacks-not-told-apart  encoder.layers.0.self_attn.q_proj [32, 32] and decoder's [16, 16]
       in the base, an adapter's model.layers.0.self_attn.q_proj 32 -> 32: either may be it, so
       it is unchecked (and with nothing checked, the gate fails)
+  adapter-base-config-embedding          PEFT's embed_tokens factors (A [4, 100], B [32, 4]) against
+      llama_tiny's config: an embedding's weight is [vocabulary, width], so it fits
+  adapter-base-config-gguf-names         the GGUF adapter above against that config: its llama.cpp
+      names (blk.0.attn_q) are not the config's Hugging Face names; unchecked, not a misfit
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -187,6 +191,14 @@ def main():
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
          base_tensors=[("encoder.layers.0.self_attn.q_proj.weight", [32, 32]),
                        ("decoder.layers.0.self_attn.q_proj.weight", [16, 16])])
+    case("adapter-base-config-embedding", "audit adapter --base base.json",
+         ["exit 0", "stdout: 1 of its 1 modules fit"],
+         tensors=[("base_model.model.model.embed_tokens.lora_embedding_A", [4, 100]),
+                  ("base_model.model.model.embed_tokens.lora_embedding_B", [32, 4])],
+         config=dict(base_config, target_modules=["embed_tokens"]), base=LLAMA_TINY)
+    case("adapter-base-config-gguf-names", "audit adapter/adapter.gguf --base base.json",
+         ["exit 1", "stdout: not checked: blk.0.attn_q", "stdout-not: does not fit"],
+         gguf=gguf_adapter(), base=LLAMA_TINY)
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),

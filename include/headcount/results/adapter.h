@@ -26,6 +26,7 @@ struct AdapterModule {
   std::string path;         // without the tool's wrapping: "model.layers.0.self_attn.q_proj", "blk.0.attn_q"
   int64_t in = 0, out = 0;  // 0 when its factors do not say
   std::string problem;      // why its factors make no matrix (one missing, ranks that disagree); "" when they do
+  bool embedding = false;   // an embedding's factors: its base weight is [in (the vocabulary), out]
 };
 
 // The adapter against the base it is for (--base): whether each module it changes is in the base
