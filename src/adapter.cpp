@@ -130,8 +130,13 @@ Widths widths_of(const Model& m, const std::string& path, const Instance& in, bo
   return w;
 }
 
-std::vector<std::string> strings_of(const nlohmann::json& v) {
+// The strings of `j`'s `key`: one string, or a list's strings. Read in place: a copy of a value
+// nested 100,000 deep would recurse as deep.
+std::vector<std::string> strings_of(const nlohmann::json& j, const char* key) {
   std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end()) return out;
+  const nlohmann::json& v = *it;
   if (v.is_string()) out.push_back(v.get<std::string>());
   if (v.is_array()) {
     for (const auto& e : v) {
@@ -184,7 +189,7 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 void read_targets(const nlohmann::json& j, Adapter& ad) {
   auto it = j.find("target_modules");
   if (it == j.end() || !it->is_string()) {
-    ad.declared_targets = strings_of(it == j.end() ? nlohmann::json() : *it);
+    ad.declared_targets = strings_of(j, "target_modules");
     return;
   }
   const std::string pattern = it->get<std::string>();
@@ -210,7 +215,7 @@ void read_config(const nlohmann::json& j, Adapter& ad, std::set<int64_t>& ranks)
   if (auto lp = j.find("lora_parameters"); lp != j.end() && lp->is_object()) {
     ad.declared_rank = whole_number(*lp, "rank");
     if ((ad.scale = number(*lp, "scale"))) ad.scale_from = "lora_parameters.scale";
-    ad.declared_targets = strings_of(lp->value("keys", nlohmann::json()));
+    ad.declared_targets = strings_of(*lp, "keys");
     if (text_of(j, "fine_tune_type") == "dora") ad.method = "DoRA";
     ad.base = text_of(j, "model");
     if (ad.declared_rank) ranks.insert(*ad.declared_rank);

@@ -189,7 +189,9 @@ std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const Hub
     for (const auto& e : j) {
       if (out.size() >= kMostFiles)  // a list cut short would call a file missing that is there
         throw InputError(first + ": the Hub's file list holds more than " + std::to_string(kMostFiles) + " files");
-      if (!e.is_object() || e.value("type", "") != "file") continue;
+      if (!e.is_object()) continue;
+      const auto type = e.find("type");  // (value("type", "") throws on a type that is not a string)
+      if (type == e.end() || !type->is_string() || type->get<std::string>() != "file") continue;
       const auto path = e.find("path");
       const auto size = e.find("size");
       if (path == e.end() || !path->is_string() || segments(path->get<std::string>()).empty()) continue;

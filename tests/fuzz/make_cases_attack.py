@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the hostile adapter cases found attacking issue 38's adapter stage and `--base` gate
-(run with /usr/bin/python3; standard library only; deterministic):
+"""Writes the hostile cases found attacking issue 38's adapter stage, its `--base` gate and
+`explain --config` (run with /usr/bin/python3; standard library only; deterministic):
 
 regressions-cases/adapter-*/   a LoRA adapter (adapter/: adapter_model.safetensors or a GGUF, and
                                its adapter_config.json), sometimes a base config (base.json), the
@@ -37,6 +37,11 @@ The shapes, and what each must show (every figure from the shapes written here):
       llama_tiny's config: an embedding's weight is [vocabulary, width], so it fits
   adapter-base-config-gguf-names         the GGUF adapter above against that config: its llama.cpp
       names (blk.0.attn_q) are not the config's Hugging Face names; unchecked, not a misfit
+  adapter-config-nested-120000-deep      lora_parameters.keys an object nested 120,000 deep: copied
+      (recursively) to read it, a stack overflow (SIGSEGV); now read in place
+  config-text-config-nested-60000-deep   explain --config of a gemma3 config whose text_config nests
+      text_config 60,000 deep: copied to fill the class's defaults, a stack overflow (SIGSEGV); now
+      refused, a config nesting more than 64 deep
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -199,6 +204,19 @@ def main():
     case("adapter-base-config-gguf-names", "audit adapter/adapter.gguf --base base.json",
          ["exit 1", "stdout: not checked: blk.0.attn_q", "stdout-not: does not fit"],
          gguf=gguf_adapter(), base=LLAMA_TINY)
+    case("adapter-config-nested-120000-deep", "audit adapter",
+         ["exit 0", "stdout: q_proj       1     4   32 -> 32         256"],
+         tensors=q, raw_config='{"r":4,"lora_parameters":{"keys":' + '{"a":' * 120000 + '1' + '}' * 120000 + '}}')
+    folder = os.path.join(CASES, "config-text-config-nested-60000-deep")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        f.write('{"model_type":"gemma3","vision_config":{"hidden_size":1},"text_config":' + '{"text_config":' * 60000 +
+                '{}' + '}' * 60000 + '}')
+    with open(os.path.join(folder, "args"), "w") as f:
+        f.write("explain --config config.json\n")
+    with open(os.path.join(folder, "expect"), "w") as f:
+        f.write("exit 2\nstderr: headcount: error: model config 'config.json' nests 60002 deep, above the 64 a model config can\n")
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
