@@ -197,7 +197,11 @@ std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const Hub
       if (path == e.end() || !path->is_string() || segments(path->get<std::string>()).empty()) continue;
       RepoFile f;
       f.path = path->get<std::string>();
-      if (size != e.end() && size->is_number_unsigned()) f.size = size->get<uint64_t>();
+      // A size that is not a count of bytes (-5, 1e30, "64") is no size: a file said to hold 0 bytes
+      // would make its tensors' data "too short", a claim nothing proved.
+      if (size == e.end() || !size->is_number_unsigned())
+        throw InputError(url + ": the Hub's file list gives '" + f.path + "' no size in bytes");
+      f.size = size->get<uint64_t>();
       out.push_back(std::move(f));
     }
     url = head.next;
