@@ -211,11 +211,27 @@ std::set<int64_t> pattern_ranks(const nlohmann::json& j) {
   return out;
 }
 
+// A note for a setting the config gives but that is not read: a rank of "8" or 8.5, an alpha of
+// NaN or "16", targets that are a number. Said, never dropped silently.
+void note_unread(const nlohmann::json& j, const char* key, const std::string& shown, bool read, Adapter& ad) {
+  auto it = j.find(key);
+  if (read || it == j.end() || it->is_null()) return;
+  // A scalar as written; an object or a list by its kind (dumping one nested 100,000 deep would recurse as deep).
+  std::string value = it->is_structured() ? std::string("an ") + (it->is_object() ? "object" : "array") : it->dump();
+  if (value.size() > 40) value = value.substr(0, 40) + "...";
+  ad.notes.push_back("the config's " + shown + " is " + value + ", not what it must be (" +
+                     (shown == "target_modules" || shown == "lora_parameters.keys" ? "a name or a list of names" : "a number") +
+                     "): it is not read");
+}
+
 void read_config(const nlohmann::json& j, Adapter& ad, std::set<int64_t>& ranks) {
   if (auto lp = j.find("lora_parameters"); lp != j.end() && lp->is_object()) {
     ad.declared_rank = whole_number(*lp, "rank");
     if ((ad.scale = number(*lp, "scale"))) ad.scale_from = "lora_parameters.scale";
     ad.declared_targets = strings_of(*lp, "keys");
+    note_unread(*lp, "rank", "lora_parameters.rank", ad.declared_rank.has_value(), ad);
+    note_unread(*lp, "scale", "lora_parameters.scale", ad.scale.has_value(), ad);
+    note_unread(*lp, "keys", "lora_parameters.keys", !ad.declared_targets.empty(), ad);
     if (text_of(j, "fine_tune_type") == "dora") ad.method = "DoRA";
     ad.base = text_of(j, "model");
     if (ad.declared_rank) ranks.insert(*ad.declared_rank);
@@ -224,6 +240,10 @@ void read_config(const nlohmann::json& j, Adapter& ad, std::set<int64_t>& ranks)
   ad.declared_rank = whole_number(j, "r");
   ad.alpha = number(j, "lora_alpha");
   read_targets(j, ad);
+  note_unread(j, "r", "r", ad.declared_rank.has_value(), ad);
+  note_unread(j, "lora_alpha", "lora_alpha", ad.alpha.has_value(), ad);
+  const auto targets = j.find("target_modules");
+  note_unread(j, "target_modules", "target_modules", !ad.declared_targets.empty() || (targets != j.end() && targets->is_string()), ad);
   ad.base = text_of(j, "base_model_name_or_path");
   if (flag_of(j, "use_dora")) ad.method = "DoRA";
   if (ad.declared_rank) ranks.insert(*ad.declared_rank);

@@ -42,6 +42,8 @@ The shapes, and what each must show (every figure from the shapes written here):
   config-text-config-nested-60000-deep   explain --config of a gemma3 config whose text_config nests
       text_config 60,000 deep: copied to fill the class's defaults, a stack overflow (SIGSEGV); now
       refused, a config nesting more than 64 deep
+  adapter-mlx-config-values-as-strings   an MLX adapter (q_proj A [32, 4], B [4, 32]) whose config gives
+      lora_parameters.rank "8", scale "20.0" and keys 7: each silently dropped; now a note each
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -83,7 +85,7 @@ def case(name, args, expect, tensors=None, config=None, raw_config=None, base=No
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(os.path.join(folder, "adapter"))
     if tensors is not None:
-        safetensors(os.path.join(folder, "adapter", "adapter_model.safetensors"), tensors)
+        safetensors(os.path.join(folder, "adapter", "adapters.safetensors" if name.startswith("adapter-mlx") else "adapter_model.safetensors"), tensors)
     if gguf is not None:
         with open(os.path.join(folder, "adapter", "adapter.gguf"), "wb") as f:
             f.write(gguf)
@@ -217,6 +219,14 @@ def main():
         f.write("explain --config config.json\n")
     with open(os.path.join(folder, "expect"), "w") as f:
         f.write("exit 2\nstderr: headcount: error: model config 'config.json' nests 60002 deep, above the 64 a model config can\n")
+    mlx = [("model.layers.0.self_attn.q_proj.lora_a", [32, 4]), ("model.layers.0.self_attn.q_proj.lora_b", [4, 32])]
+    case("adapter-mlx-config-values-as-strings", "audit adapter",
+         ["exit 0", "stdout: MLX LoRA adapter, read from", "stdout: q_proj       1     4   32 -> 32         256",
+          "stdout: note: the config's lora_parameters.rank is \"8\", not what it must be (a number): it is not read",
+          "stdout: note: the config's lora_parameters.scale is \"20.0\"",
+          "stdout: note: the config's lora_parameters.keys is 7"],
+         tensors=mlx, raw_config='{"fine_tune_type": 5, "num_layers": "x", "lora_parameters": {"rank": "8", '
+                                 '"scale": "20.0", "keys": 7}, "model": null}')
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
