@@ -365,7 +365,8 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
       ad.config = config_name;
       read_config(j, ad, declared_ranks);
     } else {
-      ad.notes.push_back(config_name + " is not a JSON object: the adapter's settings are not read");
+      ad.notes.push_back(config_name + (j.is_discarded() ? " is not valid JSON" : " is not a JSON object") +
+                         ": the adapter's settings are not read");
     }
   }
   std::map<std::string, AdapterTarget> targets;
