@@ -256,7 +256,11 @@ void check_base(Audit& a, const std::string& path, const AuditOptions& options) 
       return;
     }
     Audit base = audit_file(options.base, o);
-    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), base.model.checkpoint != nullptr, true, options.base,
+    // A checkpoint's names prove a module absent when they are the adapter's kind of names: llama.cpp's
+    // (blk.0.attn_q) for a GGUF adapter in a GGUF base, Hugging Face's for PEFT and MLX elsewhere.
+    const bool gguf_base = base.model.checkpoint && base.model.checkpoint->kind == FormatKind::Gguf;
+    const bool names_prove = base.model.checkpoint && gguf_base == (a.adapter->format == "GGUF");
+    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), names_prove, true, options.base,
                                  base.framework.parameters);
   } catch (const InputError& e) {
     throw InputError("the base '" + options.base + "': " + e.what());

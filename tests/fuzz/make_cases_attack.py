@@ -44,6 +44,10 @@ The shapes, and what each must show (every figure from the shapes written here):
       refused, a config nesting more than 64 deep
   adapter-mlx-config-values-as-strings   an MLX adapter (q_proj A [32, 4], B [4, 32]) whose config gives
       lora_parameters.rank "8", scale "20.0" and keys 7: each silently dropped; now a note each
+  adapter-base-gguf-for-a-peft-adapter   samples/lora_peft's kind of adapter (q_proj, v_proj of
+      llama_tiny) against llama_tiny as GGUF (blk.0.attn_q ...): every module was "not in the base",
+      a misfit the names of another tool do not prove; now unchecked (and the gate fails, nothing
+      checked)
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -227,6 +231,12 @@ def main():
           "stdout: note: the config's lora_parameters.keys is 7"],
          tensors=mlx, raw_config='{"fine_tune_type": 5, "num_layers": "x", "lora_parameters": {"rank": "8", '
                                  '"scale": "20.0", "keys": 7}, "model": null}')
+    case("adapter-base-gguf-for-a-peft-adapter", "audit adapter --base base.gguf",
+         ["exit 1", "stdout: not checked: model.layers.0.self_attn.q_proj: the base holds no tensor",
+          "stdout-not: does not fit", "stderr: none of the adapter's modules could be checked"],
+         tensors=q + factors(0, "v_proj", [4, 32], [16, 4]), config=base_config)
+    shutil.copy(os.path.join(HERE, "..", "..", "samples", "llama_tiny.gguf"),
+                os.path.join(CASES, "adapter-base-gguf-for-a-peft-adapter", "base.gguf"))
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
