@@ -111,6 +111,10 @@ struct Widths {
 
 Widths widths_of(const Model& m, const std::string& path, const Instance& in, bool transposed) {
   Widths w;
+  if (in.a < 0 && in.b < 0) {  // a DoRA magnitude alone
+    w.problem = path + " has a magnitude vector but neither factor";
+    return w;
+  }
   if (in.a < 0 || in.b < 0) {
     w.problem = path + " has its " + std::string(in.a < 0 ? "B" : "A") + " factor but not its " + (in.a < 0 ? "A" : "B");
     return w;

@@ -48,6 +48,8 @@ The shapes, and what each must show (every figure from the shapes written here):
       llama_tiny) against llama_tiny as GGUF (blk.0.attn_q ...): every module was "not in the base",
       a misfit the names of another tool do not prove; now unchecked (and the gate fails, nothing
       checked)
+  adapter-dora-magnitude-alone           q_proj's factors and a DoRA magnitude [16] for v_proj, whose
+      factors are absent: "v_proj has its B factor but not its A"; now said as it is
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -237,6 +239,11 @@ def main():
          tensors=q + factors(0, "v_proj", [4, 32], [16, 4]), config=base_config)
     shutil.copy(os.path.join(HERE, "..", "..", "samples", "llama_tiny.gguf"),
                 os.path.join(CASES, "adapter-base-gguf-for-a-peft-adapter", "base.gguf"))
+    case("adapter-dora-magnitude-alone", "audit adapter",
+         ["exit 0", "stdout: note: model.layers.0.self_attn.v_proj has a magnitude vector but neither factor",
+          "stdout-not: has its B factor but not its A"],
+         tensors=q + [("base_model.model.model.layers.0.self_attn.v_proj.lora_magnitude_vector.weight", [16])],
+         config=dict(base_config, use_dora=True))
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
