@@ -250,6 +250,7 @@ void read_config(const nlohmann::json& j, Adapter& ad, std::set<int64_t>& ranks)
   note_unread(j, "target_modules", "target_modules", !ad.declared_targets.empty() || (targets != j.end() && targets->is_string()), ad);
   ad.base = text_of(j, "base_model_name_or_path");
   if (flag_of(j, "use_dora")) ad.method = "DoRA";
+  if (auto f = j.find("fan_in_fan_out"); f != j.end() && f->is_boolean()) ad.fan_in_fan_out = f->get<bool>();
   if (ad.declared_rank) ranks.insert(*ad.declared_rank);
   ranks.merge(pattern_ranks(j));
   if (ad.alpha && ad.declared_rank && *ad.declared_rank > 0) {
@@ -507,7 +508,7 @@ std::vector<const BaseMatrix*> candidates(const std::multimap<std::string, const
 
 }  // namespace
 
-AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove, bool either_way,
+AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove, BaseLayout layout,
                        const std::string& shown, std::optional<uint64_t> parameters) {
   AdapterFit fit;
   fit.base = shown;
@@ -527,10 +528,10 @@ AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& ba
       (names_prove ? fit.misfits : fit.unchecked).push_back(what);
       continue;
     }
-    auto fits = [&](const BaseMatrix* d) {  // [out, in] (an embedding's [in, out]), or the other way when either_way
-      const bool straight = m.embedding ? d->rows == m.in && d->columns == m.out : d->rows == m.out && d->columns == m.in;
-      const bool crossed = m.embedding ? d->rows == m.out && d->columns == m.in : d->rows == m.in && d->columns == m.out;
-      return straight || (either_way && crossed);
+    auto fits = [&](const BaseMatrix* d) {  // as the layout says; an embedding's weight is [in (vocabulary), out] in any
+      const bool out_in = d->rows == m.out && d->columns == m.in, in_out = d->rows == m.in && d->columns == m.out;
+      if (m.embedding) return in_out || (layout == BaseLayout::Either && out_in);
+      return layout == BaseLayout::OutIn ? out_in : layout == BaseLayout::InOut ? in_out : out_in || in_out;
     };
     const size_t fitting = static_cast<size_t>(std::count_if(found.begin(), found.end(), fits));
     if (!found.empty() && fitting == found.size()) {

@@ -251,7 +251,7 @@ void check_base(Audit& a, const std::string& path, const AuditOptions& options) 
       std::optional<FamilyCount> count = family_count(config);
       const std::vector<BaseMatrix> matrices = config_matrices(config);
       // Its matrices are in Hugging Face's names: they prove a PEFT or MLX module absent, not llama.cpp's blk.N.attn_q.
-      a.adapter->fit = fit_adapter(*a.adapter, matrices, !matrices.empty() && a.adapter->format != "GGUF", false, options.base,
+      a.adapter->fit = fit_adapter(*a.adapter, matrices, !matrices.empty() && a.adapter->format != "GGUF", BaseLayout::OutIn, options.base,
                                    count ? std::optional<uint64_t>(count->total) : std::nullopt);
       return;
     }
@@ -260,7 +260,13 @@ void check_base(Audit& a, const std::string& path, const AuditOptions& options) 
     // (blk.0.attn_q) for a GGUF adapter in a GGUF base, Hugging Face's for PEFT and MLX elsewhere.
     const bool gguf_base = base.model.checkpoint && base.model.checkpoint->kind == FormatKind::Gguf;
     const bool names_prove = base.model.checkpoint && gguf_base == (a.adapter->format == "GGUF");
-    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), names_prove, true, options.base,
+    // A safetensors base stores a layer as PEFT's fan_in_fan_out says, when the adapter says it;
+    // an export's MatMul weights and a GGUF's either way (not known).
+    const bool safetensors_base = base.model.checkpoint && !gguf_base;
+    const BaseLayout layout = safetensors_base && a.adapter->fan_in_fan_out
+                                  ? (*a.adapter->fan_in_fan_out ? BaseLayout::InOut : BaseLayout::OutIn)
+                                  : BaseLayout::Either;
+    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), names_prove, layout, options.base,
                                  base.framework.parameters);
   } catch (const InputError& e) {
     throw InputError("the base '" + options.base + "': " + e.what());

@@ -33,12 +33,16 @@ std::vector<BaseMatrix> config_matrices(const ModelConfig& config);
 
 // The adapter against a base's matrices (shown as `shown`, with `parameters` its framework count,
 // when known): each module it changes is looked for by its path from the layer container on
-// ("layers.0.self_attn.q_proj"), and its widths compared with the matrix's [out, in], or also
-// [in, out] when `either_way` (an export's MatMul weights, GPT-2's Conv1D; a config's matrices are
-// nn.Linear's, one way). A module the base does not hold is a misfit when `names_prove` (a
-// checkpoint's names, a config's complete matrices), else unchecked; a module whose factors make
-// no matrix (one missing, ranks that disagree) is a misfit.
-AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove, bool either_way,
+// ("layers.0.self_attn.q_proj"), and its widths compared with the matrix's as `layout` says (an
+// embedding's the other way round). A module the base does not hold is a misfit when
+// `names_prove` (a checkpoint's names, a config's complete matrices), else unchecked; a module
+// whose factors make no matrix (one missing, ranks that disagree) is a misfit.
+enum class BaseLayout {
+  OutIn,   // nn.Linear's [out, in]: a config's matrices, a checkpoint of PEFT's fan_in_fan_out false
+  InOut,   // GPT-2's Conv1D [in, out]: a checkpoint of PEFT's fan_in_fan_out true
+  Either,  // not known: an export's MatMul weights, a checkpoint the adapter says nothing of
+};
+AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove, BaseLayout layout,
                        const std::string& shown, std::optional<uint64_t> parameters);
 
 // The adapter config beside a local checkpoint (adapter_config.json in its folder), "" for none.

@@ -50,6 +50,9 @@ The shapes, and what each must show (every figure from the shapes written here):
       checked)
   adapter-dora-magnitude-alone           q_proj's factors and a DoRA magnitude [16] for v_proj, whose
       factors are absent: "v_proj has its B factor but not its A"; now said as it is
+  adapter-base-checkpoint-in-out-swapped  v_proj 16 -> 32 (fan_in_fan_out false: the base's layers are
+      [out, in]) against a checkpoint's v_proj [16, 32]: compared either way round, it passed; and
+      GPT-2's c_attn 32 -> 96 with fan_in_fan_out true against its Conv1D [32, 96], which fits
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -244,6 +247,18 @@ def main():
           "stdout-not: has its B factor but not its A"],
          tensors=q + [("base_model.model.model.layers.0.self_attn.v_proj.lora_magnitude_vector.weight", [16])],
          config=dict(base_config, use_dora=True))
+    llama_layer = [("model.layers.0.self_attn.q_proj.weight", [32, 32]), ("model.layers.0.self_attn.v_proj.weight", [16, 32])]
+    case("adapter-base-checkpoint-in-out-swapped", "audit adapter --base base.safetensors",
+         ["exit 1", "stderr: model.layers.0.self_attn.v_proj: the adapter is 16 -> 32, the base's "
+                    "model.layers.0.self_attn.v_proj.weight is [16, 32]"],
+         tensors=q + factors(0, "v_proj", [4, 16], [32, 4]), config=dict(base_config, fan_in_fan_out=False),
+         base_tensors=llama_layer)
+    c_attn = [("base_model.model.transformer.h.0.attn.c_attn.lora_A.weight", [4, 32]),
+              ("base_model.model.transformer.h.0.attn.c_attn.lora_B.weight", [96, 4])]
+    case("adapter-base-checkpoint-conv1d-fits", "audit adapter --base base.safetensors",
+         ["exit 0", "stdout: 1 of its 1 modules fit"],
+         tensors=c_attn, config=dict(base_config, target_modules=["c_attn"], fan_in_fan_out=True),
+         base_tensors=[("h.0.attn.c_attn.weight", [32, 96])])
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),

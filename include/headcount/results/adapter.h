@@ -47,6 +47,9 @@ struct Adapter {
   std::optional<double> alpha, scale;
   std::string scale_from;   // how the scale follows: "lora_alpha / r", "lora_parameters.scale" ...
   std::string base;         // the base model it names; "" when it names none
+  // PEFT's fan_in_fan_out: whether the base's layers store [in, out] (GPT-2's Conv1D; PEFT sets it
+  // so, and saves it, for such layers) or [out, in]; unknown when the config does not say.
+  std::optional<bool> fan_in_fan_out;
   std::vector<std::string> declared_targets;
   std::vector<AdapterTarget> targets;
   std::vector<int> factors;        // weight indices of its A, B and magnitude tensors
