@@ -273,17 +273,25 @@ void read_gguf_metadata(const Model& m, Adapter& ad) {
   auto type = md.find("adapter.type");
   if (type == md.end()) return;
   ad.config = "GGUF metadata";
-  if (type->second.s != "lora") ad.notes.push_back("adapter.type is '" + type->second.s + "', not lora");
+  if (type->second.type != CheckpointValue::Type::String) {
+    ad.notes.push_back("adapter.type is of type " + type->second.type_name + ", not the string lora");
+  } else if (type->second.s != "lora") {
+    ad.notes.push_back("adapter.type is '" + type->second.s + "', not lora");
+  }
   auto alpha = md.find("adapter.lora.alpha");
   if (alpha != md.end()) {
     const CheckpointValue& v = alpha->second;
     using T = CheckpointValue::Type;
     if (v.type != T::Float && v.type != T::Signed && v.type != T::Unsigned) {
-      ad.notes.push_back("adapter.lora.alpha is a " + v.type_name + ", not a number: the alpha is not read");
+      ad.notes.push_back("adapter.lora.alpha is of type " + v.type_name + ", not a number: the alpha is not read");
       return;
     }
     double a = v.type == T::Float ? v.f : v.type == T::Signed ? static_cast<double>(v.i) : static_cast<double>(v.u);
-    if (std::isfinite(a)) ad.alpha = a;
+    if (std::isfinite(a)) {
+      ad.alpha = a;
+    } else {
+      ad.notes.push_back("adapter.lora.alpha is " + std::string(std::isnan(a) ? "NaN" : "infinite") + ": the alpha is not read");
+    }
   }
 }
 

@@ -21,6 +21,8 @@ The shapes, and what each must show (every figure from the shapes written here):
       silently became a saved module; now a note
   adapter-gguf-alpha-a-string            a GGUF adapter whose adapter.lora.alpha is a string: read
       as alpha 0; now a note, no alpha
+  adapter-gguf-alpha-nan-type-a-number   adapter.lora.alpha a float32 NaN (dropped silently) and
+      adapter.type the uint32 7 (said to be ''): a note each
   adapter-base-config-layer-past         q_proj in layers 0 and 7 of llama_tiny's config (2 layers):
       the gate passed with layer 7 unchecked
   adapter-base-config-in-out-swapped     v_proj 16 -> 32 against a config's v_proj [16, 32] (out 16,
@@ -119,16 +121,18 @@ def gguf_string(s):
     return struct.pack("<Q", len(b)) + b
 
 
-def gguf_adapter():
+def gguf_adapter(hostile_type=False):
     """llama.cpp's adapter layout: general.type adapter, adapter.type lora, and adapter.lora.alpha
     written as a string (type 8) instead of a float32; blk.0.attn_q.weight.lora_a ne {32, 4} (A
     [4, 32]) and .lora_b ne {4, 32} (B [32, 4]), F32 zeros, 32-byte aligned."""
-    kvs = [("general.architecture", gguf_string("llama")), ("general.type", gguf_string("adapter")),
-           ("adapter.type", gguf_string("lora")), ("adapter.lora.alpha", gguf_string("16"))]
+    kvs = [("general.architecture", 8, gguf_string("llama")), ("general.type", 8, gguf_string("adapter")),
+           ("adapter.type", 8, gguf_string("lora")), ("adapter.lora.alpha", 8, gguf_string("16"))]
+    if hostile_type:  # adapter.type a uint32 (type 4) 7, adapter.lora.alpha a float32 (type 6) NaN
+        kvs[2:] = [("adapter.type", 4, struct.pack("<I", 7)), ("adapter.lora.alpha", 6, struct.pack("<f", float("nan")))]
     tensors = [("blk.0.attn_q.weight.lora_a", (32, 4)), ("blk.0.attn_q.weight.lora_b", (4, 32))]
     head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
-    for key, v in kvs:
-        head += gguf_string(key) + struct.pack("<I", 8) + v
+    for key, vtype, v in kvs:
+        head += gguf_string(key) + struct.pack("<I", vtype) + v
     offset = 0
     for name, ne in tensors:
         head += gguf_string(name) + struct.pack("<I", 2) + struct.pack("<2Q", *ne) + struct.pack("<IQ", 0, offset)
@@ -176,8 +180,13 @@ def main():
           "stdout: note: model.layers.0.self_attn.q_proj has a second A factor"],
          tensors=q + [("base_model.model.model.layers.0.self_attn.q_proj.lora_A", [4, 32])], config=base_config)
     case("adapter-gguf-alpha-a-string", "audit adapter/adapter.gguf",
-         ["exit 0", "stdout: note: adapter.lora.alpha is a string, not a number", "stdout-not: alpha 0"],
+         ["exit 0", "stdout: note: adapter.lora.alpha is of type string, not a number", "stdout-not: alpha 0"],
          gguf=gguf_adapter())
+
+    case("adapter-gguf-alpha-nan-type-a-number", "audit adapter/adapter.gguf",
+         ["exit 0", "stdout: note: adapter.lora.alpha is NaN: the alpha is not read",
+          "stdout: note: adapter.type is of type uint32, not the string lora"],
+         gguf=gguf_adapter(hostile_type=True))
 
     # Against llama_tiny's config (2 layers; q_proj [32, 32], v_proj [16, 32]).
     case("adapter-base-config-layer-past", "audit adapter --base base.json",
