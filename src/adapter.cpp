@@ -461,24 +461,26 @@ bool llama_named(const ModelConfig& c) {
 std::vector<BaseMatrix> config_matrices(const ModelConfig& c) {
   std::vector<BaseMatrix> out;
   auto known = [](const Int& v) { return v.positive() && *v < (int64_t{1} << 40); };
-  // Every matrix, or none: a config whose names or numbers are not all known proves no module absent.
-  if (!llama_named(c) || !known(c.hidden) || !known(c.vocab) || !known(c.layers) || *c.layers > 100000 || !known(c.heads) ||
+  // Every matrix, or none: a config whose names or numbers are not all known proves no module
+  // absent. At most kMostLayers layers (a model has hundreds; 100,000 made 700,000 matrices, 160 MB).
+  constexpr int64_t kMostLayers = 10000;
+  if (!llama_named(c) || !known(c.hidden) || !known(c.vocab) || !known(c.layers) || *c.layers > kMostLayers || !known(c.heads) ||
       !known(c.intermediate)) {
     return out;
   }
   const int64_t width = *c.hidden;
-  if (known(c.vocab)) out.push_back({"model.embed_tokens", *c.vocab, width});
-  if (known(c.vocab)) out.push_back({"lm_head", *c.vocab, width});
-  if (!known(c.layers) || *c.layers > 100000) return out;
-  Int head_dim = known(c.head_dim) ? c.head_dim : (width % *c.heads == 0 ? Int(width / *c.heads) : Int());
-  if (!known(head_dim)) return out;
+  const Int head_dim = known(c.head_dim) ? c.head_dim : (width % *c.heads == 0 ? Int(width / *c.heads) : Int());
+  const Int q = c.heads * head_dim, kv = (known(c.kv_heads) ? c.kv_heads : c.heads) * head_dim;  // checked: 2^40 · 2^40 overflows
+  if (!known(head_dim) || !known(q) || !known(kv)) return out;
+  out.reserve(static_cast<size_t>(2 + 7 * *c.layers));
+  out.push_back({"model.embed_tokens", *c.vocab, width});
+  out.push_back({"lm_head", *c.vocab, width});
   for (int64_t l = 0; l < *c.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    int64_t q = *c.heads * *head_dim, kv = (known(c.kv_heads) ? *c.kv_heads : *c.heads) * *head_dim;
-    out.push_back({p + "self_attn.q_proj", q, width});
-    out.push_back({p + "self_attn.k_proj", kv, width});
-    out.push_back({p + "self_attn.v_proj", kv, width});
-    out.push_back({p + "self_attn.o_proj", width, q});
+    out.push_back({p + "self_attn.q_proj", *q, width});
+    out.push_back({p + "self_attn.k_proj", *kv, width});
+    out.push_back({p + "self_attn.v_proj", *kv, width});
+    out.push_back({p + "self_attn.o_proj", width, *q});
     out.push_back({p + "mlp.gate_proj", *c.intermediate, width});
     out.push_back({p + "mlp.up_proj", *c.intermediate, width});
     out.push_back({p + "mlp.down_proj", width, *c.intermediate});

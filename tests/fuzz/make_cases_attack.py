@@ -55,6 +55,10 @@ The shapes, and what each must show (every figure from the shapes written here):
   adapter-base-checkpoint-in-out-swapped  v_proj 16 -> 32 (fan_in_fan_out false: the base's layers are
       [out, in]) against a checkpoint's v_proj [16, 32]: compared either way round, it passed; and
       GPT-2's c_attn 32 -> 96 with fan_in_fan_out true against its Conv1D [32, 96], which fits
+  adapter-base-config-heads-overflow     a llama config of 2^40 - 1 heads of 2^40 - 1: q_proj's rows
+      were their product, overflowed (undefined; shown as -2199023255551); now no matrix is known
+  adapter-base-config-100000-layers      a llama config of 100,000 layers: 700,000 matrices made,
+      160 MB; a config of more than 10,000 layers gives none (nothing is checked)
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -268,6 +272,14 @@ def main():
          ["exit 0", "stdout: 1 of its 1 modules fit"],
          tensors=c_attn, config=dict(base_config, target_modules=["c_attn"], fan_in_fan_out=True),
          base_tensors=[("h.0.attn.c_attn.weight", [32, 96])])
+    case("adapter-base-config-heads-overflow", "audit adapter --base base.json",
+         ["exit 1", "stdout: not checked: model.layers.0.self_attn.q_proj: the base's module names are not known",
+          "stdout-not: -2199023255551"],
+         tensors=q, config=dict(base_config, target_modules=["q_proj"]),
+         base=dict(LLAMA_TINY, num_attention_heads=2**40 - 1, head_dim=2**40 - 1))
+    case("adapter-base-config-100000-layers", "audit adapter --base base.json",
+         ["exit 1", "stdout: not checked: model.layers.0.self_attn.q_proj: the base's module names are not known"],
+         tensors=q, config=dict(base_config, target_modules=["q_proj"]), base=dict(LLAMA_TINY, num_hidden_layers=100000))
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
