@@ -378,8 +378,10 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
       ad.config = config_name;
       read_config(j, ad, declared_ranks);
     } else {
-      ad.notes.push_back(config_name + (j.is_discarded() ? " is not valid JSON" : " is not a JSON object") +
-                         ": the adapter's settings are not read");
+      // A config that could not be read comes as a JSON string saying why (audit.cpp's read_adapter_config).
+      std::string why = j.is_discarded() ? "is not valid JSON" : "is not a JSON object";
+      if (j.is_string()) why += " (" + j.get<std::string>().substr(0, 80) + ")";
+      ad.notes.push_back(config_name + " " + why + ": the adapter's settings are not read");
     }
   }
   std::map<std::string, AdapterTarget> targets;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -294,4 +295,20 @@ TEST_CASE("adapter: --base a config, its matrices from the config's numbers", "[
   CHECK(c.adapter->fit->unchecked[0] == "model.layers.0.self_attn.q_proj: the base's module names are not known");
   REQUIRE(check_gates(c, {}).size() == 1);
   CHECK(check_gates(c, {})[0].gate == "adapter-base");
+}
+
+TEST_CASE("adapter: an adapter_config.json that cannot be read says why", "[adapter]") {
+  // A sparse config of 17 MiB, above the 16 MiB an adapter config is read to: the note said only
+  // "is not a JSON object", the reason dropped.
+  testutil::TempDir dir;
+  testutil::write_bytes(dir.file("adapter_model.safetensors"),
+                        f32_file({{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", {4, 32}},
+                                      {"base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight", {32, 4}}}));
+  { std::ofstream(dir.file("adapter_config.json")); }
+  std::filesystem::resize_file(dir.file("adapter_config.json"), uint64_t{17} << 20);
+  Audit a = audit_folder(dir, "adapter_model.safetensors");
+  REQUIRE(a.adapter);
+  REQUIRE(a.adapter->notes.size() == 1);
+  CHECK(a.adapter->notes[0] ==
+        dir.file("adapter_config.json") + " is not a JSON object (is larger than 16 MiB): the adapter's settings are not read");
 }
