@@ -18,6 +18,7 @@
 
 #include "checkpoint/model.h"
 #include "headcount/checkpoint_index.h"
+#include "headcount/dtypes.h"
 #include "paths.h"
 
 namespace headcount {
@@ -434,11 +435,41 @@ std::string module_key(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The last components of the tensors a quantized module is stored as (GPTQ, AWQ, compressed
+// tensors, bitsandbytes' 8-bit SCB): the module is there, its widths are not in its shapes.
+const char* const kQuantizedParts[] = {"qweight", "qzeros", "scales", "g_idx", "weight_packed", "weight_scale", "SCB"};
+
+// bitsandbytes' 4-bit weight: NAME.weight as bytes in one column, beside NAME.weight.absmax ...
+bool packed_bytes(const Weight& w) {
+  static const int32_t u8 = checkpoint_dtype("U8")->onnx, i8 = checkpoint_dtype("I8")->onnx;
+  return (w.dtype == u8 || w.dtype == i8) && w.dims.size() == 2 && w.dims[1] == 1;
+}
+
+}  // namespace
+
 std::vector<BaseMatrix> base_matrices(const Model& base) {
   std::vector<BaseMatrix> out;
+  std::set<std::string> known, quantized;
   for (const Weight& w : base.weights) {
     const std::string name(w.name);
-    if (w.dims.size() == 2 && ends_with(name, ".weight")) out.push_back({name.substr(0, name.size() - 7), w.dims[0], w.dims[1]});
+    if (w.dims.size() == 2 && ends_with(name, ".weight") && !packed_bytes(w)) {
+      out.push_back({name.substr(0, name.size() - 7), w.dims[0], w.dims[1]});
+      known.insert(out.back().path);
+      continue;
+    }
+    const size_t inner = name.find(".weight.");  // NAME.weight.absmax, NAME.weight.quant_state...
+    const size_t dot = name.rfind('.');
+    if (inner != std::string::npos) {
+      quantized.insert(name.substr(0, inner));
+    } else if (dot != std::string::npos && (packed_bytes(w) || std::any_of(std::begin(kQuantizedParts), std::end(kQuantizedParts),
+                                                                             [&](const char* p) { return name.compare(dot + 1, std::string::npos, p) == 0; }))) {
+      quantized.insert(name.substr(0, dot));
+    }
+  }
+  for (const std::string& path : quantized) {
+    if (!known.count(path)) out.push_back({path, 0, 0, false});
   }
   return out;
 }
@@ -545,6 +576,10 @@ AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& ba
       if (m.embedding) return in_out || (layout == BaseLayout::Either && out_in);
       return layout == BaseLayout::OutIn ? out_in : layout == BaseLayout::InOut ? in_out : out_in || in_out;
     };
+    if (!found.empty() && std::all_of(found.begin(), found.end(), [](const BaseMatrix* d) { return !d->widths_known; })) {
+      fit.unchecked.push_back(m.path + ": the base stores " + found.front()->path + " quantized; its widths are not read");
+      continue;
+    }
     const size_t fitting = static_cast<size_t>(std::count_if(found.begin(), found.end(), fits));
     if (!found.empty() && fitting == found.size()) {
       ++fit.fitted;

@@ -22,9 +22,12 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
 struct BaseMatrix {
   std::string path;
   int64_t rows = 0, columns = 0;
+  bool widths_known = true;  // false for a module stored quantized (packed bytes, GPTQ's qweight)
 };
 
-// A base model's matrices: its 2-d tensors named NAME.weight.
+// A base model's matrices: its 2-d tensors named NAME.weight, and the modules it stores quantized
+// (bitsandbytes' 4-bit NAME.weight [bytes, 1] with NAME.weight.absmax ..., GPTQ's and AWQ's
+// NAME.qweight), whose widths are not read.
 std::vector<BaseMatrix> base_matrices(const Model& base);
 // The matrices a config's numbers give a LLaMA-named model (Hugging Face's names: q/k/v/o_proj,
 // gate/up/down_proj, embed_tokens, lm_head): all of them, for a family known to name its modules

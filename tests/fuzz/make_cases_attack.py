@@ -59,6 +59,10 @@ The shapes, and what each must show (every figure from the shapes written here):
       were their product, overflowed (undefined; shown as -2199023255551); now no matrix is known
   adapter-base-config-100000-layers      a llama config of 100,000 layers: 700,000 matrices made,
       160 MB; a config of more than 10,000 layers gives none (nothing is checked)
+  adapter-base-quantized-bnb-4bit        q_proj 32 -> 32 against a base stored as bitsandbytes' 4-bit
+      (q_proj.weight U8 [512, 1] beside q_proj.weight.absmax) and v_proj against GPTQ's v_proj.qweight
+      (no v_proj.weight): "the adapter is 32 -> 32, the base's ... is [512, 1]" and "the base holds
+      no tensor", misfits of a base that is the adapter's own; now unchecked
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -76,13 +80,14 @@ LLAMA_TINY = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64,
 
 
 def safetensors(path, tensors):
-    """tensors: [(name, shape)], float32 zeros."""
+    """tensors: [(name, shape)] in float32, or [(name, shape, dtype)] (F32, I32 or U8); zeros."""
     header, offset = {}, 0
-    for name, shape in tensors:
-        size = 4
+    for t in tensors:
+        name, shape, dtype = t if len(t) == 3 else t + ("F32",)
+        size = {"F32": 4, "I32": 4, "U8": 1}[dtype]
         for d in shape:
             size *= d
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + size]}
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
@@ -280,6 +285,14 @@ def main():
     case("adapter-base-config-100000-layers", "audit adapter --base base.json",
          ["exit 1", "stdout: not checked: model.layers.0.self_attn.q_proj: the base's module names are not known"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]), base=dict(LLAMA_TINY, num_hidden_layers=100000))
+    p = "model.layers.0.self_attn."
+    case("adapter-base-quantized-bnb-4bit", "audit adapter --base base.safetensors",
+         ["exit 1", "stdout: not checked: model.layers.0.self_attn.q_proj: the base stores",
+          "stdout: not checked: model.layers.0.self_attn.v_proj: the base stores", "stdout-not: does not fit"],
+         tensors=q + factors(0, "v_proj", [4, 32], [16, 4]), config=base_config,
+         base_tensors=[(p + "q_proj.weight", [512, 1], "U8"), (p + "q_proj.weight.absmax", [16]),
+                       (p + "q_proj.weight.quant_state.bitsandbytes__nf4", [64], "U8"),
+                       (p + "v_proj.qweight", [4, 16], "I32"), (p + "v_proj.scales", [1, 16]), (p + "v_proj.qzeros", [1, 2], "I32")])
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
