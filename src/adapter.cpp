@@ -568,7 +568,11 @@ AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& ba
     if (alike == 0) {
       std::string what = m.path + (base.empty() ? ": the base's module names are not known"
                                                 : ": the base holds no tensor " + module_key(m.path) + ".weight");
-      (names_prove ? fit.misfits : fit.unchecked).push_back(what);
+      // A checkpoint whose LM head is tied to its embedding saves no lm_head.weight; the module is
+      // there all the same (Llama 3.2 1B, Gemma): its absence proves nothing.
+      const bool tied_head = module_key(m.path) == "lm_head";
+      if (tied_head) what += " (an LM head tied to the embedding is not saved)";
+      (names_prove && !tied_head ? fit.misfits : fit.unchecked).push_back(what);
       continue;
     }
     auto fits = [&](const BaseMatrix* d) {  // as the layout says; an embedding's weight is [in (vocabulary), out] in any

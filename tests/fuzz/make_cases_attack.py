@@ -63,6 +63,9 @@ The shapes, and what each must show (every figure from the shapes written here):
       (q_proj.weight U8 [512, 1] beside q_proj.weight.absmax) and v_proj against GPTQ's v_proj.qweight
       (no v_proj.weight): "the adapter is 32 -> 32, the base's ... is [512, 1]" and "the base holds
       no tensor", misfits of a base that is the adapter's own; now unchecked
+  adapter-base-tied-lm-head              q_proj and lm_head (A [4, 32], B [100, 4]) against a base whose
+      LM head is tied to its embedding, so saved without lm_head.weight (as Llama 3.2 1B): lm_head
+      was "not in the base", a misfit; now unchecked, q_proj fits and the gate passes
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -293,6 +296,11 @@ def main():
          base_tensors=[(p + "q_proj.weight", [512, 1], "U8"), (p + "q_proj.weight.absmax", [16]),
                        (p + "q_proj.weight.quant_state.bitsandbytes__nf4", [64], "U8"),
                        (p + "v_proj.qweight", [4, 16], "I32"), (p + "v_proj.scales", [1, 16]), (p + "v_proj.qzeros", [1, 2], "I32")])
+    case("adapter-base-tied-lm-head", "audit adapter --base base.safetensors",
+         ["exit 0", "stdout: not checked: lm_head: the base holds no tensor lm_head.weight", "stdout-not: does not fit"],
+         tensors=q + [("base_model.model.lm_head.lora_A.weight", [4, 32]), ("base_model.model.lm_head.lora_B.weight", [100, 4])],
+         config=dict(base_config, target_modules=["q_proj", "lm_head"]),
+         base_tensors=[("model.embed_tokens.weight", [100, 32])] + llama_layer)
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
