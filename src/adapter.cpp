@@ -569,8 +569,8 @@ AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& ba
       std::string what = m.path + (base.empty() ? ": the base's module names are not known"
                                                 : ": the base holds no tensor " + module_key(m.path) + ".weight");
       // A checkpoint whose LM head is tied to its embedding saves no lm_head.weight; the module is
-      // there all the same (Llama 3.2 1B, Gemma): its absence proves nothing.
-      const bool tied_head = module_key(m.path) == "lm_head";
+      // there all the same (Llama 3.2 1B, Gemma; llama.cpp's output.weight likewise): its absence proves nothing.
+      const bool tied_head = module_key(m.path) == "lm_head" || (adapter.format == "GGUF" && module_key(m.path) == "output");
       if (tied_head) what += " (an LM head tied to the embedding is not saved)";
       (names_prove && !tied_head ? fit.misfits : fit.unchecked).push_back(what);
       continue;
