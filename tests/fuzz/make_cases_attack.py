@@ -66,6 +66,8 @@ The shapes, and what each must show (every figure from the shapes written here):
   adapter-base-tied-lm-head              q_proj and lm_head (A [4, 32], B [100, 4]) against a base whose
       LM head is tied to its embedding, so saved without lm_head.weight (as Llama 3.2 1B): lm_head
       was "not in the base", a misfit; now unchecked, q_proj fits and the gate passes
+  adapter-base-gguf-tied-output          a GGUF adapter of blk.0.attn_q and output (ne {32, 4}, {4, 100})
+      against a GGUF base that ties output to token_embd (no output.weight): unchecked, not a misfit
   adapter-base-gpt2-config               a q_proj adapter against a GPT-2 config (whose attention is
       c_attn): matched to LLaMA names the config does not have, passed
 """
@@ -131,6 +133,22 @@ def case(name, args, expect, tensors=None, config=None, raw_config=None, base=No
 def gguf_string(s):
     b = s.encode()
     return struct.pack("<Q", len(b)) + b
+
+
+def gguf_file(kvs, tensors):
+    """kvs: [(key, GGUF type, packed value)]; tensors: [(name, ne innermost first)], F32 zeros, 32-byte aligned."""
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+    for key, vtype, v in kvs:
+        head += gguf_string(key) + struct.pack("<I", vtype) + v
+    offset = 0
+    for name, ne in tensors:
+        head += gguf_string(name) + struct.pack("<I", len(ne)) + struct.pack("<%dQ" % len(ne), *ne) + struct.pack("<IQ", 0, offset)
+        size = 4
+        for n in ne:
+            size *= n
+        offset += (size + 31) // 32 * 32
+    head += b"\0" * (-len(head) % 32)
+    return head + b"\0" * offset
 
 
 def gguf_adapter(hostile_type=False):
@@ -301,6 +319,15 @@ def main():
          tensors=q + [("base_model.model.lm_head.lora_A.weight", [4, 32]), ("base_model.model.lm_head.lora_B.weight", [100, 4])],
          config=dict(base_config, target_modules=["q_proj", "lm_head"]),
          base_tensors=[("model.embed_tokens.weight", [100, 32])] + llama_layer)
+    adapter_kv = [("general.architecture", 8, gguf_string("llama")), ("general.type", 8, gguf_string("adapter")),
+                  ("adapter.type", 8, gguf_string("lora"))]
+    case("adapter-base-gguf-tied-output", "audit adapter/adapter.gguf --base base.gguf",
+         ["exit 0", "stdout: not checked: output: the base holds no tensor output.weight", "stdout-not: does not fit"],
+         gguf=gguf_file(adapter_kv, [("blk.0.attn_q.weight.lora_a", (32, 4)), ("blk.0.attn_q.weight.lora_b", (4, 32)),
+                                     ("output.weight.lora_a", (32, 4)), ("output.weight.lora_b", (4, 100))]))
+    with open(os.path.join(CASES, "adapter-base-gguf-tied-output", "base.gguf"), "wb") as f:
+        f.write(gguf_file([("general.architecture", 8, gguf_string("llama"))],
+                          [("token_embd.weight", (32, 100)), ("blk.0.attn_q.weight", (32, 32))]))
     case("adapter-base-gpt2-config", "audit adapter --base base.json",
          ["exit 1", "stderr: adapter-base: none of the adapter's modules could be checked against the base 'base.json'"],
          tensors=q, config=dict(base_config, target_modules=["q_proj"]),
