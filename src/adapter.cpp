@@ -8,6 +8,7 @@
 #include "headcount/adapter.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -333,6 +334,50 @@ void check_targets(const std::map<std::string, Instance>& factors, Adapter& ad) 
   for (const std::string& u : undeclared) ad.notes.push_back("'" + u + "' has factors, but the config does not target it");
 }
 
+// PEFT's layers_to_transform: the layer indices its targets are in (one, or a list); nothing when
+// the config gives none, and a note when it gives something else.
+std::optional<std::set<int64_t>> transformed_layers(const nlohmann::json& j, Adapter& ad) {
+  auto it = j.find("layers_to_transform");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  std::set<int64_t> out;
+  bool read = true;
+  if (auto one = whole(*it)) {
+    out.insert(*one);
+  } else if (it->is_array()) {
+    for (const auto& e : *it) {
+      auto n = whole(e);
+      read = read && n;
+      if (n) out.insert(*n);
+    }
+  } else {
+    read = false;
+  }
+  if (!read) {
+    ad.notes.push_back("the config's layers_to_transform is not a layer index or a list of them: it is not read");
+    return std::nullopt;
+  }
+  return out;
+}
+
+// Factors in a layer that layers_to_transform leaves out: the first, and how many.
+void check_layers(const std::map<std::string, Instance>& factors, const std::set<int64_t>& layers, Adapter& ad) {
+  size_t outside = 0;
+  std::string first;
+  for (const auto& factor : factors) {
+    const std::vector<std::string_view> parts = name_parts(factor.first);
+    const size_t at = layer_index_at(parts);
+    if (at == parts.size()) continue;
+    int64_t layer = 0;
+    const auto [end, ec] = std::from_chars(parts[at].data(), parts[at].data() + parts[at].size(), layer);
+    if (ec != std::errc() || layers.count(layer)) continue;
+    if (outside++ == 0) first = factor.first;
+  }
+  if (outside) {
+    ad.notes.push_back(first + (outside > 1 ? " and " + std::to_string(outside - 1) + " more modules have" : " has") +
+                       " factors in a layer the config's layers_to_transform leaves out");
+  }
+}
+
 void add_instance(const Model& m, const std::string& path, const Instance& in, const Widths& w,
                   std::map<std::string, AdapterTarget>& targets, Adapter& ad) {
   auto [name, in_layer] = module_name(path);
@@ -369,6 +414,7 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
   if (!model.checkpoint) return std::nullopt;
   Adapter ad;
   std::set<int64_t> declared_ranks;  // r, and the ranks of rank_pattern
+  std::optional<std::set<int64_t>> layers;  // layers_to_transform
   std::map<std::string, Instance> factors = find_factors(model, ad.format, ad.notes);
   if (factors.empty()) return std::nullopt;
   ad.method = "LoRA";
@@ -378,6 +424,7 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
     if (j.is_object()) {
       ad.config = config_name;
       read_config(j, ad, declared_ranks);
+      layers = transformed_layers(j, ad);
     } else {
       // A config that could not be read comes as a JSON string saying why (audit.cpp's read_adapter_config).
       std::string why = j.is_discarded() ? "is not valid JSON" : "is not a JSON object";
@@ -416,6 +463,7 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
     }
   }
   check_targets(factors, ad);
+  if (layers) check_layers(factors, *layers, ad);
   return ad;
 }
 

@@ -17,6 +17,8 @@ The shapes, and what each must show (every figure from the shapes written here):
       a regular expression: each was a target "no factor belongs to" and every module untargeted
   adapter-config-rank-pattern            r 4 with rank_pattern {"q_proj": 16}: q_proj's rank 16 was
       "not the config's rank"
+  adapter-config-layers-to-transform     q_proj's factors in layers 0, 1 and 2 with layers_to_transform
+      [0]: the key was not read; now a note names the first module outside and how many more
   adapter-factor-named-twice             q_proj's A as lora_A.weight and as lora_A: the second
       silently became a saved module; now a note
   adapter-gguf-alpha-a-string            a GGUF adapter whose adapter.lora.alpha is a string: read
@@ -204,6 +206,10 @@ def main():
          ["exit 0", "stdout: q_proj       1    16   32 -> 32       1,024", "stdout-not: but factors have rank"],
          tensors=factors(0, "q_proj", [16, 32], [32, 16]) + factors(0, "v_proj", [4, 32], [16, 4]),
          config=dict(base_config, rank_pattern={"q_proj": 16}, alpha_pattern={"q_proj": 32}))
+    case("adapter-config-layers-to-transform", "audit adapter",
+         ["exit 0", "stdout: note: model.layers.1.self_attn.q_proj and 1 more modules have factors in a layer"],
+         tensors=q + factors(1, "q_proj", [4, 32], [32, 4]) + factors(2, "q_proj", [4, 32], [32, 4]),
+         config=dict(base_config, target_modules=["q_proj"], layers_to_transform=[0]))
     # q_proj's factors (256) and a second A [4, 32] (128) under PEFT's other name: 384 in all.
     case("adapter-factor-named-twice", "audit adapter",
          ["exit 0", "stdout: total 384: factors 256, whole modules saved beside them 128",
