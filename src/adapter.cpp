@@ -8,6 +8,7 @@
 #include "headcount/adapter.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -18,6 +19,7 @@
 
 #include "checkpoint/model.h"
 #include "headcount/checkpoint_index.h"
+#include "headcount/dtypes.h"
 #include "paths.h"
 
 namespace headcount {
@@ -68,15 +70,22 @@ std::pair<std::string, bool> module_name(const std::string& path) {
 }
 
 // The weights of `model` named as LoRA factors, by module path; `format` says whose names they are.
-std::map<std::string, Instance> find_factors(const Model& model, std::string& format) {
+std::map<std::string, Instance> find_factors(const Model& model, std::string& format, std::vector<std::string>& notes) {
   std::map<std::string, Instance> out;
   bool peft = false, other = false;
   for (size_t wi = 0; wi < model.weights.size(); ++wi) {
     const std::string name(model.weights[wi].name);
     for (const Suffix& s : kSuffixes) {
       if (!ends_with(name, s.text)) continue;
-      Instance& in = out[module_path(name.substr(0, name.size() - std::string(s.text).size()))];
-      (s.factor == Factor::A ? in.a : s.factor == Factor::B ? in.b : in.magnitude) = static_cast<int>(wi);
+      const std::string path = module_path(name.substr(0, name.size() - std::string(s.text).size()));
+      Instance& in = out[path];
+      int& slot = s.factor == Factor::A ? in.a : s.factor == Factor::B ? in.b : in.magnitude;
+      if (slot >= 0) {  // a second name for one factor ("M.lora_A.weight" and "M.lora_A"): the first is the factor
+        notes.push_back(path + " has a second " + (s.factor == Factor::A ? "A" : s.factor == Factor::B ? "B" : "magnitude") +
+                        " factor, " + name + ": it is counted as a module saved beside the factors");
+        break;
+      }
+      slot = static_cast<int>(wi);
       in.embedding |= s.embedding;
       (s.peft ? peft : other) = true;
       break;
@@ -104,6 +113,10 @@ struct Widths {
 
 Widths widths_of(const Model& m, const std::string& path, const Instance& in, bool transposed) {
   Widths w;
+  if (in.a < 0 && in.b < 0) {  // a DoRA magnitude alone
+    w.problem = path + " has a magnitude vector but neither factor";
+    return w;
+  }
   if (in.a < 0 || in.b < 0) {
     w.problem = path + " has its " + std::string(in.a < 0 ? "B" : "A") + " factor but not its " + (in.a < 0 ? "A" : "B");
     return w;
@@ -123,8 +136,13 @@ Widths widths_of(const Model& m, const std::string& path, const Instance& in, bo
   return w;
 }
 
-std::vector<std::string> strings_of(const nlohmann::json& v) {
+// The strings of `j`'s `key`: one string, or a list's strings. Read in place: a copy of a value
+// nested 100,000 deep would recurse as deep.
+std::vector<std::string> strings_of(const nlohmann::json& j, const char* key) {
   std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end()) return out;
+  const nlohmann::json& v = *it;
   if (v.is_string()) out.push_back(v.get<std::string>());
   if (v.is_array()) {
     for (const auto& e : v) {
@@ -136,14 +154,30 @@ std::vector<std::string> strings_of(const nlohmann::json& v) {
 
 // A whole number of a config (a rank): an integer in int64's range, else nothing. A float is not
 // converted (a rank of 1e300 or NaN would be undefined as an integer).
+std::optional<int64_t> whole(const nlohmann::json& v) {
+  if (!v.is_number_integer()) return std::nullopt;
+  if (v.is_number_unsigned()) {
+    uint64_t u = v.get<uint64_t>();
+    return u <= static_cast<uint64_t>(INT64_MAX) ? std::optional<int64_t>(static_cast<int64_t>(u)) : std::nullopt;
+  }
+  return v.get<int64_t>();
+}
+
 std::optional<int64_t> whole_number(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  if (it->is_number_unsigned()) {
-    uint64_t v = it->get<uint64_t>();
-    return v <= static_cast<uint64_t>(INT64_MAX) ? std::optional<int64_t>(static_cast<int64_t>(v)) : std::nullopt;
-  }
-  return it->get<int64_t>();
+  return it == j.end() ? std::nullopt : whole(*it);
+}
+
+// A string or a flag of a config, read only when it has that type (PEFT writes null for a base it
+// was not given; a hostile config writes anything): "" and false otherwise.
+std::string text_of(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+bool flag_of(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 
 std::optional<double> number(const nlohmann::json& j, const char* key) {
@@ -155,24 +189,83 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 
 // PEFT's adapter_config.json ({"peft_type": "LORA", "r", "lora_alpha", "target_modules", ...}) or
 // MLX's ({"fine_tune_type", "lora_parameters": {"rank", "scale", "keys"}, "model"}).
-void read_config(const nlohmann::json& j, Adapter& ad) {
+// PEFT's target_modules: a list of module names (each matches a path's tail), or one string that
+// is a regular expression over whole paths, or "all-linear" (every linear layer but the output).
+// Only a list is checked against the factors; a pattern is said not to be.
+void read_targets(const nlohmann::json& j, Adapter& ad) {
+  auto it = j.find("target_modules");
+  if (it == j.end() || !it->is_string()) {
+    ad.declared_targets = strings_of(j, "target_modules");
+    return;
+  }
+  const std::string pattern = it->get<std::string>();
+  if (pattern == "all-linear") return;
+  ad.notes.push_back("the config targets the modules whose paths match the pattern '" +
+                     (pattern.size() > 80 ? pattern.substr(0, 80) + "..." : pattern) +
+                     "': which modules that reaches is not checked");
+}
+
+// PEFT's rank_pattern ({"q_proj": 16}, a regular expression of module names to its rank): the
+// ranks it gives, which a factor may have beside r.
+std::set<int64_t> pattern_ranks(const nlohmann::json& j) {
+  std::set<int64_t> out;
+  auto it = j.find("rank_pattern");
+  if (it == j.end() || !it->is_object()) return out;
+  for (const auto& [key, value] : it->items()) {
+    if (auto r = whole(value)) out.insert(*r);
+  }
+  return out;
+}
+
+// A note for a setting the config gives but that is not read: a rank of "8" or 8.5, an alpha of
+// NaN or "16", targets that are a number. Said, never dropped silently.
+void note_unread(const nlohmann::json& j, const char* key, const std::string& shown, bool read, Adapter& ad) {
+  auto it = j.find(key);
+  if (read || it == j.end() || it->is_null()) return;
+  // A scalar as written; an object or a list by its kind (dumping one nested 100,000 deep would recurse as deep).
+  std::string value = it->is_structured() ? std::string("an ") + (it->is_object() ? "object" : "array") : it->dump();
+  if (value.size() > 40) value = value.substr(0, 40) + "...";
+  ad.notes.push_back("the config's " + shown + " is " + value + ", not what it must be (" +
+                     (shown == "target_modules" || shown == "lora_parameters.keys" ? "a name or a list of names" : "a number") +
+                     "): it is not read");
+}
+
+void read_config(const nlohmann::json& j, Adapter& ad, std::set<int64_t>& ranks) {
   if (auto lp = j.find("lora_parameters"); lp != j.end() && lp->is_object()) {
     ad.declared_rank = whole_number(*lp, "rank");
     if ((ad.scale = number(*lp, "scale"))) ad.scale_from = "lora_parameters.scale";
-    ad.declared_targets = strings_of(lp->value("keys", nlohmann::json()));
-    if (j.value("fine_tune_type", "") == "dora") ad.method = "DoRA";
-    ad.base = j.value("model", "");
+    ad.declared_targets = strings_of(*lp, "keys");
+    note_unread(*lp, "rank", "lora_parameters.rank", ad.declared_rank.has_value(), ad);
+    note_unread(*lp, "scale", "lora_parameters.scale", ad.scale.has_value(), ad);
+    note_unread(*lp, "keys", "lora_parameters.keys", !ad.declared_targets.empty(), ad);
+    if (text_of(j, "fine_tune_type") == "dora") ad.method = "DoRA";
+    ad.base = text_of(j, "model");
+    if (ad.declared_rank) ranks.insert(*ad.declared_rank);
     return;
   }
   ad.declared_rank = whole_number(j, "r");
   ad.alpha = number(j, "lora_alpha");
-  ad.declared_targets = strings_of(j.value("target_modules", nlohmann::json()));
-  ad.base = j.value("base_model_name_or_path", "");
-  if (j.value("use_dora", false)) ad.method = "DoRA";
+  read_targets(j, ad);
+  note_unread(j, "r", "r", ad.declared_rank.has_value(), ad);
+  note_unread(j, "lora_alpha", "lora_alpha", ad.alpha.has_value(), ad);
+  const auto targets = j.find("target_modules");
+  note_unread(j, "target_modules", "target_modules", !ad.declared_targets.empty() || (targets != j.end() && targets->is_string()), ad);
+  ad.base = text_of(j, "base_model_name_or_path");
+  if (flag_of(j, "use_dora")) ad.method = "DoRA";
+  if (auto f = j.find("fan_in_fan_out"); f != j.end() && f->is_boolean()) ad.fan_in_fan_out = f->get<bool>();
+  if (ad.declared_rank) ranks.insert(*ad.declared_rank);
+  ranks.merge(pattern_ranks(j));
   if (ad.alpha && ad.declared_rank && *ad.declared_rank > 0) {
-    bool rs = j.value("use_rslora", false);
+    bool rs = flag_of(j, "use_rslora");
     ad.scale = *ad.alpha / (rs ? std::sqrt(static_cast<double>(*ad.declared_rank)) : static_cast<double>(*ad.declared_rank));
     ad.scale_from = rs ? "lora_alpha / sqrt(r) (rsLoRA)" : "lora_alpha / r";
+    for (const char* key : {"rank_pattern", "alpha_pattern"}) {
+      auto p = j.find(key);
+      if (p != j.end() && p->is_object() && !p->empty()) {
+        ad.scale_from += "; the modules rank_pattern or alpha_pattern names have their own";
+        break;
+      }
+    }
   }
 }
 
@@ -182,36 +275,107 @@ void read_gguf_metadata(const Model& m, Adapter& ad) {
   auto type = md.find("adapter.type");
   if (type == md.end()) return;
   ad.config = "GGUF metadata";
-  if (type->second.s != "lora") ad.notes.push_back("adapter.type is '" + type->second.s + "', not lora");
+  if (type->second.type != CheckpointValue::Type::String) {
+    ad.notes.push_back("adapter.type is of type " + type->second.type_name + ", not the string lora");
+  } else if (type->second.s != "lora") {
+    ad.notes.push_back("adapter.type is '" + type->second.s + "', not lora");
+  }
   auto alpha = md.find("adapter.lora.alpha");
   if (alpha != md.end()) {
     const CheckpointValue& v = alpha->second;
-    double a = v.type == CheckpointValue::Type::Float ? v.f : v.type == CheckpointValue::Type::Signed ? static_cast<double>(v.i)
-                                                                                                    : static_cast<double>(v.u);
-    if (std::isfinite(a)) ad.alpha = a;
+    using T = CheckpointValue::Type;
+    if (v.type != T::Float && v.type != T::Signed && v.type != T::Unsigned) {
+      ad.notes.push_back("adapter.lora.alpha is of type " + v.type_name + ", not a number: the alpha is not read");
+      return;
+    }
+    double a = v.type == T::Float ? v.f : v.type == T::Signed ? static_cast<double>(v.i) : static_cast<double>(v.u);
+    if (std::isfinite(a)) {
+      ad.alpha = a;
+    } else {
+      ad.notes.push_back("adapter.lora.alpha is " + std::string(std::isnan(a) ? "NaN" : "infinite") + ": the alpha is not read");
+    }
   }
 }
 
-// Whether a declared target names the module at `path` (PEFT: the name or the path's tail; MLX:
-// a path tail such as "self_attn.q_proj").
-bool names_module(const std::string& target, const std::string& path) {
-  return path == target || ends_with(path, "." + target);
+// A module path's tails that a declared target may be: the path and each part after a dot
+// ("model.layers.0.q_proj", "layers.0.q_proj", "0.q_proj", "q_proj"), as names_module matches.
+std::vector<std::string_view> tails_of(std::string_view path) {
+  std::vector<std::string_view> out{path};
+  for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.', dot + 1)) out.push_back(path.substr(dot + 1));
+  return out;
 }
 
+// The declared targets against the factors' modules, through a set of the targets (a config may
+// name 100,000 and an adapter hold 10,000 modules: never each against each), each named once.
 void check_targets(const std::map<std::string, Instance>& factors, Adapter& ad) {
-  for (const std::string& t : ad.declared_targets) {
-    bool found = std::any_of(factors.begin(), factors.end(), [&](const auto& f) { return names_module(t, f.first); });
-    if (!found) ad.notes.push_back("the config targets '" + t + "', which no factor belongs to");
-  }
   if (ad.declared_targets.empty()) return;
+  const std::set<std::string, std::less<>> declared(ad.declared_targets.begin(), ad.declared_targets.end());
+  std::set<std::string, std::less<>> found;
   std::set<std::string> undeclared;
   for (const auto& factor : factors) {
-    const std::string& path = factor.first;  // (a lambda cannot capture a binding in C++17)
-    bool declared = std::any_of(ad.declared_targets.begin(), ad.declared_targets.end(),
-                                [&](const std::string& t) { return names_module(t, path); });
-    if (!declared) undeclared.insert(module_name(path).first);
+    bool targeted = false;
+    for (std::string_view tail : tails_of(factor.first)) {
+      auto it = declared.find(tail);
+      if (it == declared.end()) continue;
+      targeted = true;
+      found.insert(*it);
+    }
+    if (!targeted) undeclared.insert(module_name(factor.first).first);
+  }
+  std::vector<std::string> missing;
+  for (const std::string& t : declared) {
+    if (!found.count(t)) missing.push_back(t);
+  }
+  const size_t shown = missing.size() > 10 ? 10 : missing.size();  // a config may name 100,000: ten, and how many more
+  for (size_t k = 0; k < shown; ++k) ad.notes.push_back("the config targets '" + missing[k] + "', which no factor belongs to");
+  if (missing.size() > shown) {
+    ad.notes.push_back("the config targets " + std::to_string(missing.size() - shown) + " more modules which no factor belongs to");
   }
   for (const std::string& u : undeclared) ad.notes.push_back("'" + u + "' has factors, but the config does not target it");
+}
+
+// PEFT's layers_to_transform: the layer indices its targets are in (one, or a list); nothing when
+// the config gives none, and a note when it gives something else.
+std::optional<std::set<int64_t>> transformed_layers(const nlohmann::json& j, Adapter& ad) {
+  auto it = j.find("layers_to_transform");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  std::set<int64_t> out;
+  bool read = true;
+  if (auto one = whole(*it)) {
+    out.insert(*one);
+  } else if (it->is_array()) {
+    for (const auto& e : *it) {
+      auto n = whole(e);
+      read = read && n;
+      if (n) out.insert(*n);
+    }
+  } else {
+    read = false;
+  }
+  if (!read) {
+    ad.notes.push_back("the config's layers_to_transform is not a layer index or a list of them: it is not read");
+    return std::nullopt;
+  }
+  return out;
+}
+
+// Factors in a layer that layers_to_transform leaves out: the first, and how many.
+void check_layers(const std::map<std::string, Instance>& factors, const std::set<int64_t>& layers, Adapter& ad) {
+  size_t outside = 0;
+  std::string first;
+  for (const auto& factor : factors) {
+    const std::vector<std::string_view> parts = name_parts(factor.first);
+    const size_t at = layer_index_at(parts);
+    if (at == parts.size()) continue;
+    int64_t layer = 0;
+    const auto [end, ec] = std::from_chars(parts[at].data(), parts[at].data() + parts[at].size(), layer);
+    if (ec != std::errc() || layers.count(layer)) continue;
+    if (outside++ == 0) first = factor.first;
+  }
+  if (outside) {
+    ad.notes.push_back(first + (outside > 1 ? " and " + std::to_string(outside - 1) + " more modules have" : " has") +
+                       " factors in a layer the config's layers_to_transform leaves out");
+  }
 }
 
 void add_instance(const Model& m, const std::string& path, const Instance& in, const Widths& w,
@@ -229,7 +393,7 @@ void add_instance(const Model& m, const std::string& path, const Instance& in, c
     t.in = t.out = 0;  // widths that differ among layers
   }
   t.layers += in_layer ? 1 : 0;
-  ad.modules.push_back({path, w.in, w.out});
+  ad.modules.push_back({path, w.in, w.out, w.problem, in.embedding});
   if (w.rank > 0 && std::find(t.ranks.begin(), t.ranks.end(), w.rank) == t.ranks.end()) {
     t.ranks.push_back(w.rank);
     std::sort(t.ranks.begin(), t.ranks.end());
@@ -249,7 +413,9 @@ void add_instance(const Model& m, const std::string& path, const Instance& in, c
 std::optional<Adapter> read_adapter(const Model& model, const std::string& config_text, const std::string& config_name) {
   if (!model.checkpoint) return std::nullopt;
   Adapter ad;
-  std::map<std::string, Instance> factors = find_factors(model, ad.format);
+  std::set<int64_t> declared_ranks;  // r, and the ranks of rank_pattern
+  std::optional<std::set<int64_t>> layers;  // layers_to_transform
+  std::map<std::string, Instance> factors = find_factors(model, ad.format, ad.notes);
   if (factors.empty()) return std::nullopt;
   ad.method = "LoRA";
   if (ad.format == "GGUF") read_gguf_metadata(model, ad);
@@ -257,9 +423,13 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
     nlohmann::json j = nlohmann::json::parse(config_text, nullptr, false);
     if (j.is_object()) {
       ad.config = config_name;
-      read_config(j, ad);
+      read_config(j, ad, declared_ranks);
+      layers = transformed_layers(j, ad);
     } else {
-      ad.notes.push_back(config_name + " is not a JSON object: the adapter's settings are not read");
+      // A config that could not be read comes as a JSON string saying why (audit.cpp's read_adapter_config).
+      std::string why = j.is_discarded() ? "is not valid JSON" : "is not a JSON object";
+      if (j.is_string()) why += " (" + j.get<std::string>().substr(0, 80) + ")";
+      ad.notes.push_back(config_name + " " + why + ": the adapter's settings are not read");
     }
   }
   std::map<std::string, AdapterTarget> targets;
@@ -287,11 +457,13 @@ std::optional<Adapter> read_adapter(const Model& model, const std::string& confi
   }
   if (ad.declared_rank) {
     for (int64_t r : ranks) {
-      if (r != *ad.declared_rank)
-        ad.notes.push_back("the config's rank is " + std::to_string(*ad.declared_rank) + ", but factors have rank " + std::to_string(r));
+      if (!declared_ranks.count(r))
+        ad.notes.push_back("the config's rank is " + std::to_string(*ad.declared_rank) + (declared_ranks.size() > 1 ? " (and its rank_pattern's)" : "") +
+                           ", but factors have rank " + std::to_string(r));
     }
   }
   check_targets(factors, ad);
+  if (layers) check_layers(factors, *layers, ad);
   return ad;
 }
 
@@ -311,63 +483,165 @@ std::string module_key(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The last components of the tensors a quantized module is stored as (GPTQ, AWQ, compressed
+// tensors, bitsandbytes' 8-bit SCB): the module is there, its widths are not in its shapes.
+const char* const kQuantizedParts[] = {"qweight", "qzeros", "scales", "g_idx", "weight_packed", "weight_scale", "SCB"};
+
+// bitsandbytes' 4-bit weight: NAME.weight as bytes in one column, beside NAME.weight.absmax ...
+bool packed_bytes(const Weight& w) {
+  static const int32_t u8 = checkpoint_dtype("U8")->onnx, i8 = checkpoint_dtype("I8")->onnx;
+  return (w.dtype == u8 || w.dtype == i8) && w.dims.size() == 2 && w.dims[1] == 1;
+}
+
+}  // namespace
+
 std::vector<BaseMatrix> base_matrices(const Model& base) {
   std::vector<BaseMatrix> out;
+  std::set<std::string> known, quantized;
   for (const Weight& w : base.weights) {
     const std::string name(w.name);
-    if (w.dims.size() == 2 && ends_with(name, ".weight")) out.push_back({name.substr(0, name.size() - 7), w.dims[0], w.dims[1]});
+    if (w.dims.size() == 2 && ends_with(name, ".weight") && !packed_bytes(w)) {
+      out.push_back({name.substr(0, name.size() - 7), w.dims[0], w.dims[1]});
+      known.insert(out.back().path);
+      continue;
+    }
+    const size_t inner = name.find(".weight.");  // NAME.weight.absmax, NAME.weight.quant_state...
+    const size_t dot = name.rfind('.');
+    if (inner != std::string::npos) {
+      quantized.insert(name.substr(0, inner));
+    } else if (dot != std::string::npos && (packed_bytes(w) || std::any_of(std::begin(kQuantizedParts), std::end(kQuantizedParts),
+                                                                             [&](const char* p) { return name.compare(dot + 1, std::string::npos, p) == 0; }))) {
+      quantized.insert(name.substr(0, dot));
+    }
+  }
+  for (const std::string& path : quantized) {
+    if (!known.count(path)) out.push_back({path, 0, 0, false});
   }
   return out;
 }
+
+namespace {
+
+// The families whose Hugging Face modeling names every linear module of a layer as LLaMA does
+// (self_attn.q/k/v/o_proj, mlp.gate/up/down_proj) and nothing else: for them a config proves which
+// modules a model holds. Others pack them (Phi-3's qkv_proj), name them otherwise (GPT-2's c_attn,
+// BERT's query) or hold experts, and a config of theirs proves nothing about a module's name. The
+// config is the language model's own (not a wrapper's text_config, whose vision tower has modules
+// of the same names and other widths).
+bool llama_named(const ModelConfig& c) {
+  static const char* const kFamilies[] = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "olmo2", "smollm3"};
+  return std::any_of(std::begin(kFamilies), std::end(kFamilies), [&](const char* f) { return c.family == f; }) &&
+         c.model_type == c.family && c.vision.empty() && !c.experts.positive() && !c.q_lora_rank.positive() &&
+         !c.kv_lora_rank.positive();
+}
+
+}  // namespace
 
 std::vector<BaseMatrix> config_matrices(const ModelConfig& c) {
   std::vector<BaseMatrix> out;
   auto known = [](const Int& v) { return v.positive() && *v < (int64_t{1} << 40); };
-  if (!known(c.hidden)) return out;
+  // Every matrix, or none: a config whose names or numbers are not all known proves no module
+  // absent. At most kMostLayers layers (a model has hundreds; 100,000 made 700,000 matrices, 160 MB).
+  constexpr int64_t kMostLayers = 10000;
+  if (!llama_named(c) || !known(c.hidden) || !known(c.vocab) || !known(c.layers) || *c.layers > kMostLayers || !known(c.heads) ||
+      !known(c.intermediate)) {
+    return out;
+  }
   const int64_t width = *c.hidden;
-  if (known(c.vocab)) out.push_back({"model.embed_tokens", *c.vocab, width});
-  if (known(c.vocab)) out.push_back({"lm_head", *c.vocab, width});
-  if (!known(c.layers) || *c.layers > 100000) return out;
-  Int head_dim = known(c.head_dim) ? c.head_dim : (known(c.heads) && width % *c.heads == 0 ? Int(width / *c.heads) : Int());
+  const Int head_dim = known(c.head_dim) ? c.head_dim : (width % *c.heads == 0 ? Int(width / *c.heads) : Int());
+  const Int q = c.heads * head_dim, kv = (known(c.kv_heads) ? c.kv_heads : c.heads) * head_dim;  // checked: 2^40 · 2^40 overflows
+  if (!known(head_dim) || !known(q) || !known(kv)) return out;
+  out.reserve(static_cast<size_t>(2 + 7 * *c.layers));
+  out.push_back({"model.embed_tokens", *c.vocab, width});
+  out.push_back({"lm_head", *c.vocab, width});
   for (int64_t l = 0; l < *c.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    if (known(c.heads) && known(head_dim)) {
-      int64_t q = *c.heads * *head_dim, kv = (known(c.kv_heads) ? *c.kv_heads : *c.heads) * *head_dim;
-      out.push_back({p + "self_attn.q_proj", q, width});
-      out.push_back({p + "self_attn.k_proj", kv, width});
-      out.push_back({p + "self_attn.v_proj", kv, width});
-      out.push_back({p + "self_attn.o_proj", width, q});
-    }
-    if (known(c.intermediate)) {
-      out.push_back({p + "mlp.gate_proj", *c.intermediate, width});
-      out.push_back({p + "mlp.up_proj", *c.intermediate, width});
-      out.push_back({p + "mlp.down_proj", width, *c.intermediate});
-    }
+    out.push_back({p + "self_attn.q_proj", *q, width});
+    out.push_back({p + "self_attn.k_proj", *kv, width});
+    out.push_back({p + "self_attn.v_proj", *kv, width});
+    out.push_back({p + "self_attn.o_proj", width, *q});
+    out.push_back({p + "mlp.gate_proj", *c.intermediate, width});
+    out.push_back({p + "mlp.up_proj", *c.intermediate, width});
+    out.push_back({p + "mlp.down_proj", width, *c.intermediate});
   }
   return out;
 }
 
-AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove,
+namespace {
+
+// How many of two paths' last components agree ("model.vision.layers.0.q" and "vision.layers.0.q": 4).
+size_t common_tail(const std::string& a, const std::string& b) {
+  const std::vector<std::string_view> pa = name_parts(a), pb = name_parts(b);
+  size_t n = 0;
+  while (n < pa.size() && n < pb.size() && pa[pa.size() - 1 - n] == pb[pb.size() - 1 - n]) ++n;
+  return n;
+}
+
+// The base's matrices a module of the adapter may be: of those with its key, the ones whose paths
+// agree with its own furthest from the end (a multimodal base holds layers.0.self_attn.q_proj in
+// its language model and in its vision tower); none when more than kMostAlike share the key.
+constexpr size_t kMostAlike = 64;
+
+std::vector<const BaseMatrix*> candidates(const std::multimap<std::string, const BaseMatrix*>& by_key, const std::string& path) {
+  auto [first, last] = by_key.equal_range(module_key(path));
+  std::vector<const BaseMatrix*> out;
+  if (static_cast<size_t>(std::distance(first, last)) > kMostAlike) return out;
+  size_t best = 0;
+  for (auto it = first; it != last; ++it) {
+    const size_t n = common_tail(path, it->second->path);
+    if (n > best) out.clear(), best = n;
+    if (n == best) out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+AdapterFit fit_adapter(const Adapter& adapter, const std::vector<BaseMatrix>& base, bool names_prove, BaseLayout layout,
                        const std::string& shown, std::optional<uint64_t> parameters) {
   AdapterFit fit;
   fit.base = shown;
   fit.base_parameters = parameters;
-  std::map<std::string, const BaseMatrix*> by_key;  // the base's matrices by module key
+  std::multimap<std::string, const BaseMatrix*> by_key;  // the base's matrices by module key
   for (const BaseMatrix& m : base) by_key.emplace(module_key(m.path), &m);
   for (const AdapterModule& m : adapter.modules) {
-    auto it = by_key.find(module_key(m.path));
-    if (it == by_key.end()) {
-      std::string what = m.path + ": the base holds no tensor " + module_key(m.path) + ".weight";
-      (names_prove ? fit.misfits : fit.unchecked).push_back(what);
+    if (!m.problem.empty()) {  // factors that make no matrix fit no base
+      fit.misfits.push_back(m.problem);
       continue;
     }
-    const BaseMatrix& d = *it->second;
-    bool fits = (d.rows == m.out && d.columns == m.in) || (d.rows == m.in && d.columns == m.out);  // [out, in], or Conv1D's [in, out]
-    if (fits) {
+    const size_t alike = by_key.count(module_key(m.path));
+    const std::vector<const BaseMatrix*> found = candidates(by_key, m.path);
+    if (alike == 0) {
+      std::string what = m.path + (base.empty() ? ": the base's module names are not known"
+                                                : ": the base holds no tensor " + module_key(m.path) + ".weight");
+      // A checkpoint whose LM head is tied to its embedding saves no lm_head.weight; the module is
+      // there all the same (Llama 3.2 1B, Gemma; llama.cpp's output.weight likewise): its absence proves nothing.
+      const bool tied_head = module_key(m.path) == "lm_head" || (adapter.format == "GGUF" && module_key(m.path) == "output");
+      if (tied_head) what += " (an LM head tied to the embedding is not saved)";
+      (names_prove && !tied_head ? fit.misfits : fit.unchecked).push_back(what);
+      continue;
+    }
+    auto fits = [&](const BaseMatrix* d) {  // as the layout says; an embedding's weight is [in (vocabulary), out] in any
+      const bool out_in = d->rows == m.out && d->columns == m.in, in_out = d->rows == m.in && d->columns == m.out;
+      if (m.embedding) return in_out || (layout == BaseLayout::Either && out_in);
+      return layout == BaseLayout::OutIn ? out_in : layout == BaseLayout::InOut ? in_out : out_in || in_out;
+    };
+    if (!found.empty() && std::all_of(found.begin(), found.end(), [](const BaseMatrix* d) { return !d->widths_known; })) {
+      fit.unchecked.push_back(m.path + ": the base stores " + found.front()->path + " quantized; its widths are not read");
+      continue;
+    }
+    const size_t fitting = static_cast<size_t>(std::count_if(found.begin(), found.end(), fits));
+    if (!found.empty() && fitting == found.size()) {
       ++fit.fitted;
-    } else {
+    } else if (fitting == 0 && !found.empty()) {
+      const BaseMatrix& d = *found.front();
       fit.misfits.push_back(m.path + ": the adapter is " + std::to_string(m.in) + " -> " + std::to_string(m.out) + ", the base's " +
                             d.path + ".weight is [" + std::to_string(d.rows) + ", " + std::to_string(d.columns) + "]");
+    } else {  // tensors of its key that fit and that do not, and nothing in their paths to choose by
+      fit.unchecked.push_back(m.path + ": the base holds " + std::to_string(alike) + " tensors " + module_key(m.path) +
+                              ".weight, not told apart by their paths");
     }
   }
   return fit;

@@ -251,11 +251,24 @@ void check_base(Audit& a, const std::string& path, const AuditOptions& options) 
       // A config: the matrices its numbers give, and its family's count when the family is known.
       ModelConfig config = read_model_config(options.base);
       std::optional<FamilyCount> count = family_count(config);
-      a.adapter->fit = fit_adapter(*a.adapter, config_matrices(config), false, options.base, count ? std::optional<uint64_t>(count->total) : std::nullopt);
+      const std::vector<BaseMatrix> matrices = config_matrices(config);
+      // Its matrices are in Hugging Face's names: they prove a PEFT or MLX module absent, not llama.cpp's blk.N.attn_q.
+      a.adapter->fit = fit_adapter(*a.adapter, matrices, !matrices.empty() && a.adapter->format != "GGUF", BaseLayout::OutIn, options.base,
+                                   count ? std::optional<uint64_t>(count->total) : std::nullopt);
       return;
     }
     Audit base = audit_file(options.base, o);
-    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), base.model.checkpoint != nullptr, options.base,
+    // A checkpoint's names prove a module absent when they are the adapter's kind of names: llama.cpp's
+    // (blk.0.attn_q) for a GGUF adapter in a GGUF base, Hugging Face's for PEFT and MLX elsewhere.
+    const bool gguf_base = base.model.checkpoint && base.model.checkpoint->kind == FormatKind::Gguf;
+    const bool names_prove = base.model.checkpoint && gguf_base == (a.adapter->format == "GGUF");
+    // A safetensors base stores a layer as PEFT's fan_in_fan_out says, when the adapter says it;
+    // an export's MatMul weights and a GGUF's either way (not known).
+    const bool safetensors_base = base.model.checkpoint && !gguf_base;
+    const BaseLayout layout = safetensors_base && a.adapter->fan_in_fan_out
+                                  ? (*a.adapter->fan_in_fan_out ? BaseLayout::InOut : BaseLayout::OutIn)
+                                  : BaseLayout::Either;
+    a.adapter->fit = fit_adapter(*a.adapter, base_matrices(base.model), names_prove, layout, options.base,
                                  base.framework.parameters);
   } catch (const InputError& e) {
     throw InputError("the base '" + options.base + "': " + e.what());

@@ -918,10 +918,16 @@ namespace {
 // Python's json writes float('inf') and float('nan') as the bare words Infinity, -Infinity and
 // NaN, which JSON has not (a published Nemotron-H config.json holds "time_step_limit": [0.0,
 // Infinity]). Outside strings each such word becomes null: not a number a count is read from.
-std::string without_python_constants(const std::string& text) {
+// `depth` is how deep its objects and arrays nest (a config nests 3 or 4; a copy of a value nested
+// 60,000 deep recurses as deep, past the stack).
+constexpr size_t kMostConfigDepth = 64;
+
+std::string without_python_constants(const std::string& text, size_t& depth) {
   std::string out;
   out.reserve(text.size());
   bool in_string = false;
+  size_t open = 0;
+  depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
@@ -931,6 +937,8 @@ std::string without_python_constants(const std::string& text) {
       continue;
     }
     if (c == '"') in_string = true;
+    if (c == '{' || c == '[') depth = std::max(depth, ++open);
+    if ((c == '}' || c == ']') && open > 0) --open;
     bool replaced = false;
     for (const char* word : {"-Infinity", "Infinity", "NaN"}) {
       const size_t n = std::strlen(word);
@@ -987,8 +995,13 @@ const json* language_model(ModelConfig& c, const json& j, const std::string& pat
 }
 
 ModelConfig parse_config(const std::string& text, const std::string& path) {
-  json j = json::parse(without_python_constants(text), nullptr, false);
+  size_t depth = 0;
+  json j = json::parse(without_python_constants(text, depth), nullptr, false);
   if (j.is_discarded()) throw InputError("model config '" + path + "' is not valid JSON");
+  if (depth > kMostConfigDepth) {
+    throw InputError("model config '" + path + "' nests " + std::to_string(depth) + " deep, above the " +
+                     std::to_string(kMostConfigDepth) + " a model config can");
+  }
   if (!j.is_object()) throw InputError("model config '" + path + "' is not a JSON object");
   ModelConfig c;
   c.file = path;

@@ -314,9 +314,10 @@ const std::vector<GateKind>& gate_kinds() {
                  "--base MODEL checks a LoRA adapter (PEFT, MLX or GGUF) against the model it is for (an export, a "
                  "checkpoint, an hf:// id, a config.json): each module the adapter changes is looked for in the base by its path from "
                  "the layer on (layers.0.self_attn.q_proj), and fails the gate when the base's tensor has other widths "
-                 "than the adapter's factors, or when a checkpoint base holds no such tensor. An export whose tensor "
-                 "names do not show a module leaves it unchecked (the report lists it); a base in which no module "
-                 "could be checked fails the gate, since nothing was proven."});
+                 "than the adapter's factors, when a module's factors make no matrix, or when a checkpoint base, or a "
+                 "config of a family whose modules are named as LLaMA's, holds no such module. An export whose tensor "
+                 "names do not show a module leaves it unchecked (the report lists it), as does a config of another "
+                 "family; a base in which no module could be checked fails the gate, since nothing was proven."});
     k.push_back({"baseline", "the model moved from its --baseline report",
                  "--baseline REPORT compares the model with its entry (by path) in an earlier --format json or jsonl "
                  "report: parameters.framework and parameters.attention within --tolerance, and the number of attention "

@@ -189,13 +189,19 @@ std::vector<RepoFile> list_files(http::Client& client, const Hub& hub, const Hub
     for (const auto& e : j) {
       if (out.size() >= kMostFiles)  // a list cut short would call a file missing that is there
         throw InputError(first + ": the Hub's file list holds more than " + std::to_string(kMostFiles) + " files");
-      if (!e.is_object() || e.value("type", "") != "file") continue;
+      if (!e.is_object()) continue;
+      const auto type = e.find("type");  // (value("type", "") throws on a type that is not a string)
+      if (type == e.end() || !type->is_string() || type->get<std::string>() != "file") continue;
       const auto path = e.find("path");
       const auto size = e.find("size");
       if (path == e.end() || !path->is_string() || segments(path->get<std::string>()).empty()) continue;
       RepoFile f;
       f.path = path->get<std::string>();
-      if (size != e.end() && size->is_number_unsigned()) f.size = size->get<uint64_t>();
+      // A size that is not a count of bytes (-5, 1e30, "64") is no size: a file said to hold 0 bytes
+      // would make its tensors' data "too short", a claim nothing proved.
+      if (size == e.end() || !size->is_number_unsigned())
+        throw InputError(url + ": the Hub's file list gives '" + f.path + "' no size in bytes");
+      f.size = size->get<uint64_t>();
       out.push_back(std::move(f));
     }
     url = head.next;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -268,18 +269,46 @@ TEST_CASE("adapter: --base a config, its matrices from the config's numbers", "[
   CHECK(a.adapter->fit->misfits.empty());
 
   // The same numbers with 4 K/V heads: v_proj [32, 32], which the adapter's 32 -> 16 does not fit,
-  // in both layers. A model_type no family counts: its count is unknown, its matrices still known.
+  // in both layers.
   testutil::TempDir dir;
-  testutil::write_bytes(dir.file("config.json"),
-                        R"({"model_type": "somethingnew", "hidden_size": 32, "num_attention_heads": 4,
-                            "num_key_value_heads": 4, "num_hidden_layers": 2, "intermediate_size": 64, "vocab_size": 100})");
+  const std::string numbers = R"("hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 4,
+                                 "num_hidden_layers": 2, "intermediate_size": 64, "vocab_size": 100})";
+  testutil::write_bytes(dir.file("config.json"), R"({"model_type": "llama", )" + numbers);
   o.base = dir.file("config.json");
   Audit b = audit_file(samples + "/lora_peft", o);
   REQUIRE(b.adapter->fit);
   CHECK(b.adapter->fit->fitted == 2);
-  CHECK(!b.adapter->fit->base_parameters);
   REQUIRE(b.adapter->fit->misfits.size() == 2);
   CHECK(b.adapter->fit->misfits[0] ==
         "model.layers.0.self_attn.v_proj: the adapter is 32 -> 16, the base's model.layers.0.self_attn.v_proj.weight is [32, 32]");
   CHECK(check_gates(b, {}).size() == 1);
+
+  // A model_type no family knows: its count is unknown, and so are its modules' names (GPT-2 calls
+  // its attention c_attn, BERT query, Phi-3 qkv_proj): nothing is checked, and the gate does not pass.
+  testutil::write_bytes(dir.file("config.json"), R"({"model_type": "somethingnew", )" + numbers);
+  Audit c = audit_file(samples + "/lora_peft", o);
+  REQUIRE(c.adapter->fit);
+  CHECK(!c.adapter->fit->base_parameters);
+  CHECK(c.adapter->fit->fitted == 0);
+  CHECK(c.adapter->fit->misfits.empty());
+  REQUIRE(c.adapter->fit->unchecked.size() == 4);
+  CHECK(c.adapter->fit->unchecked[0] == "model.layers.0.self_attn.q_proj: the base's module names are not known");
+  REQUIRE(check_gates(c, {}).size() == 1);
+  CHECK(check_gates(c, {})[0].gate == "adapter-base");
+}
+
+TEST_CASE("adapter: an adapter_config.json that cannot be read says why", "[adapter]") {
+  // A sparse config of 17 MiB, above the 16 MiB an adapter config is read to: the note said only
+  // "is not a JSON object", the reason dropped.
+  testutil::TempDir dir;
+  testutil::write_bytes(dir.file("adapter_model.safetensors"),
+                        f32_file({{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", {4, 32}},
+                                      {"base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight", {32, 4}}}));
+  { std::ofstream(dir.file("adapter_config.json")); }
+  std::filesystem::resize_file(dir.file("adapter_config.json"), uint64_t{17} << 20);
+  Audit a = audit_folder(dir, "adapter_model.safetensors");
+  REQUIRE(a.adapter);
+  REQUIRE(a.adapter->notes.size() == 1);
+  CHECK(a.adapter->notes[0] ==
+        dir.file("adapter_config.json") + " is not a JSON object (is larger than 16 MiB): the adapter's settings are not read");
 }

@@ -364,6 +364,34 @@ TEST_CASE("remote audit: an ONNX file's external data is looked up in the repo's
   }
 }
 
+TEST_CASE("remote audit: a file list whose entries have sizes or types of another kind", "[remote]") {
+  // bert_base_external.onnx's data file listed with a size that is no byte count (-5, 1e30, "64"):
+  // read as 0 bytes, it made every external tensor "too short", a claim nothing proved; the list is
+  // refused. An entry whose type is a number (value("type", "") threw: an internal error) is not a file.
+  const std::string onnx = slurp(std::string(HEADCOUNT_SAMPLES_DIR) + "/bert_base_external.onnx");
+  Hub hub;
+  for (const char* size : {"-5", "1e30", "\"64\""}) {
+    const std::string repo = std::string("org/size") + std::to_string(hub.trees.size());
+    hub.put(repo, "model.onnx", onnx);
+    fs::path tree = hub.www.path / "api" / "models" / repo / "tree" / "main";
+    std::ofstream(tree) << R"([{"type":"file","path":"model.onnx","size":)" << onnx.size()
+                        << R"(},{"type":"file","path":"bert_base_external.onnx.data","size":)" << size << "}]";
+  }
+  hub.put("org/typed", "model.onnx", onnx);
+  std::ofstream(hub.www.path / "api" / "models" / "org" / "typed" / "tree" / "main")
+      << R"([{"type":5,"path":"x"},{"type":"file","path":"model.onnx","size":)" << onnx.size() << "}]";
+  testutil::Nginx nginx(hub.www.path);
+  Endpoint endpoint(nginx.url(""));
+  for (int k = 0; k < 3; ++k) {
+    const std::string repo = "org/size" + std::to_string(k);
+    CHECK(error_of([&] { headcount::audit_file("hf://" + repo + "/model.onnx"); }) ==
+          nginx.url("/api/models/" + repo + "/tree/main?recursive=true") +
+              ": the Hub's file list gives 'bert_base_external.onnx.data' no size in bytes");
+  }
+  Audit typed = headcount::audit_file("hf://org/typed/model.onnx");
+  CHECK(external_status_of(figures(typed)).find("missing") == 0);  // the data file is not in the list
+}
+
 TEST_CASE("remote audit: an ONNX file's external location that leaves its folder is refused as on disk", "[remote]") {
   auto m = testutil::model();
   auto* g = m.mutable_graph();

@@ -25,6 +25,8 @@ struct AdapterTarget {
 struct AdapterModule {
   std::string path;         // without the tool's wrapping: "model.layers.0.self_attn.q_proj", "blk.0.attn_q"
   int64_t in = 0, out = 0;  // 0 when its factors do not say
+  std::string problem;      // why its factors make no matrix (one missing, ranks that disagree); "" when they do
+  bool embedding = false;   // an embedding's factors: its base weight is [in (the vocabulary), out]
 };
 
 // The adapter against the base it is for (--base): whether each module it changes is in the base
@@ -45,6 +47,9 @@ struct Adapter {
   std::optional<double> alpha, scale;
   std::string scale_from;   // how the scale follows: "lora_alpha / r", "lora_parameters.scale" ...
   std::string base;         // the base model it names; "" when it names none
+  // PEFT's fan_in_fan_out: whether the base's layers store [in, out] (GPT-2's Conv1D; PEFT sets it
+  // so, and saves it, for such layers) or [out, in]; unknown when the config does not say.
+  std::optional<bool> fan_in_fan_out;
   std::vector<std::string> declared_targets;
   std::vector<AdapterTarget> targets;
   std::vector<int> factors;        // weight indices of its A, B and magnitude tensors
