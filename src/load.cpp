@@ -701,7 +701,8 @@ class WireReader {
           kept += len;
           std::string bytes;
           if (!in_.ReadString(&bytes, static_cast<int>(len))) malformed();
-          keep_payload(t, f, bytes);
+          if (f == field::kTensorRawData) t->set_raw_data(std::move(bytes));  // bytes as they are: no parse
+          else keep_payload(t, f, bytes);
           (void)tag_at;
           return true;
         }
