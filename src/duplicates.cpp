@@ -30,15 +30,9 @@ bool transposed_shapes(const Weight& a, const Weight& b) {
          a.dims[0] != a.dims[1];
 }
 
-// Element e of a tensor in a canonical orientation: a 2-D tensor stored [M, m] with M > m is
-// read as its transpose, so a tensor and its transposed copy give the same samples.
-uint64_t canonical_position(const Weight& w, uint64_t e) {
-  bool flip = w.dims.size() == 2 && w.dims[0] > w.dims[1];
-  uint64_t rows = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[1] : w.dims[0]) : 1;
-  uint64_t cols = w.dims.size() == 2 ? static_cast<uint64_t>(flip ? w.dims[0] : w.dims[1]) : w.elements;
-  uint64_t i = e / cols, j = e % cols;  // canonical (i, j)
-  return flip ? j * rows + i : e;       // stored position
-}
+// Element e of a tensor in a canonical orientation (model.h), so a tensor and its transposed copy
+// give the same samples.
+uint64_t canonical_position(const Weight& w, uint64_t e) { return headcount::canonical_position(w.dims, w.elements, e); }
 bool canonical_element(const PayloadReader& r, const Weight& w, size_t es, uint64_t e, char* out) {
   return r.read(canonical_position(w, e) * es, es, out);
 }
@@ -288,6 +282,10 @@ std::vector<std::optional<std::string>> middles_of(const Model& model, const Sha
   for (int i : candidates) {
     const Weight& w = model.weights[static_cast<size_t>(i)];
     const size_t es = static_cast<size_t>(dtype_bits(w.dtype) / 8);
+    if (w.tensor && w.tensor->middle_size == es && w.payload_file) {  // seen as the reader skipped it
+      middle_of[static_cast<size_t>(i)] = std::string(reinterpret_cast<const char*>(&w.tensor->middle), es);
+      continue;
+    }
     PayloadReader r;
     std::string x(es, '\0');
     if (r.open(w, &files) && r.read(canonical_position(w, w.elements / 2) * es, es, x.data(), window)) middle_of[static_cast<size_t>(i)] = x;

@@ -63,6 +63,8 @@ struct PayloadInfo {
   bool stripped = false;
   int64_t raw_offset = -1;
   uint64_t raw_length = 0;
+  uint64_t middle = 0;      // TensorRec::middle
+  uint8_t middle_size = 0;
 };
 
 // A copy of `v` in the arena.
@@ -116,6 +118,8 @@ TensorRec* tensor_record(google::protobuf::Arena* arena, const onnx::TensorProto
   }
   r->raw_offset = where.raw_offset;
   r->raw_length = where.raw_length;
+  r->middle = where.middle;
+  r->middle_size = where.middle_size;
   return r;
 }
 
@@ -694,6 +698,7 @@ class WireReader {
         if (f == field::kTensorRawData) {
           info.raw_offset = start;
           info.raw_length = len;
+          info.middle_size = 0;
         }
         const uint64_t keep = f == field::kTensorRawData ? raw_limit(t->data_type()) : options_.keep_payload_bytes;
         if (!info.stripped && kept + len <= keep) {
@@ -708,6 +713,7 @@ class WireReader {
         }
         info.stripped = true;
         stripped_bytes += len;
+        if (f == field::kTensorRawData) sample_middle(*t, len, &info);
         if (!in_.Skip(static_cast<int>(len))) truncated_at(start);
         return true;
       }
@@ -739,6 +745,29 @@ class WireReader {
     }
     ++tensors_read;
     return info;
+  }
+
+  // The middle element of a raw payload about to be skipped (in the canonical orientation), when
+  // the reader's window already holds it: the content comparison reads that element of every
+  // candidate first (duplicates.cpp), and here it costs no read. Only for a payload of 1,024
+  // elements or more, whose type and dims came before it and agree with its length.
+  void sample_middle(const onnx::TensorProto& t, uint32_t len, PayloadInfo* info) {
+    const int bits = dtype_bits(t.data_type());
+    if (bits < 8 || bits > 64 || bits % 8 != 0) return;
+    const uint64_t es = static_cast<uint64_t>(bits / 8);
+    uint64_t elements = 1, bytes = 0;
+    for (int64_t d : t.dims()) {
+      if (d < 0 || mul_overflows(elements, static_cast<uint64_t>(d), &elements)) return;
+    }
+    if (elements < 1024 || mul_overflows(elements, es, &bytes) || bytes != len) return;
+    const uint64_t at = canonical_position(Span<int64_t>(t.dims().data(), static_cast<size_t>(t.dims_size())), elements,
+                                           elements / 2) * es;
+    const void* data = nullptr;
+    int size = 0;
+    in_.GetDirectBufferPointerInline(&data, &size);  // what the window holds from here: never a read
+    if (data == nullptr || size < 0 || at + es > static_cast<uint64_t>(size)) return;
+    std::memcpy(&info->middle, static_cast<const char*>(data) + at, static_cast<size_t>(es));
+    info->middle_size = static_cast<uint8_t>(es);
   }
 
   // Parses a kept length-delimited payload field into the tensor through protobuf itself.

@@ -86,6 +86,14 @@ std::string dtype_name(int32_t dtype) {
   }
 }
 
+uint64_t canonical_position(Span<int64_t> dims, uint64_t elements, uint64_t e) {
+  bool flip = dims.size() == 2 && dims[0] > dims[1];
+  uint64_t rows = dims.size() == 2 ? static_cast<uint64_t>(flip ? dims[1] : dims[0]) : 1;
+  uint64_t cols = dims.size() == 2 ? static_cast<uint64_t>(flip ? dims[0] : dims[1]) : elements;
+  uint64_t i = e / cols, j = e % cols;  // canonical (i, j)
+  return flip ? j * rows + i : e;       // stored position
+}
+
 bool dtype_is_parameter_type(int32_t dtype) {
   using T = onnx::TensorProto;
   switch (dtype) {

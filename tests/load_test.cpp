@@ -14,10 +14,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -478,6 +480,46 @@ TEST_CASE("a 64 MB initializer is located, not read", "[load]") {
   in.read(back.data(), static_cast<std::streamsize>(back.size()));
   CHECK(in.gcount() == static_cast<std::streamsize>(n));
   CHECK(back == raw);
+}
+
+TEST_CASE("the reader keeps the middle element of a payload it skips, in the canonical orientation", "[load]") {
+  // The content comparison reads the middle element of each candidate first (duplicates.cpp);
+  // the reader keeps it as it skips the payload. Float32 values 0, 1, 2, ... in file order:
+  //   [32, 40]: 1,280 elements, middle e = 640, no flip (32 <= 40): stored at 640, value 640.
+  //   [40, 32]: stored [M, m] with M > m is read as its transpose [32, 40]: e = 640 is (i, j) =
+  //             (640 / 40, 640 % 40) = (16, 0), stored at j * 32 + i = 16, value 16.
+  //   [1000]:   fewer than 1,024 elements, not a candidate: nothing kept.
+  testutil::TempDir dir;
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  auto counting = [](const std::string& name, std::vector<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    T t = testutil::tensor(name, dims, T::FLOAT, true);
+    std::string bytes;
+    for (int64_t i = 0; i < n; ++i) {
+      const float f = static_cast<float>(i);
+      bytes += std::string(reinterpret_cast<const char*>(&f), 4);
+    }
+    t.set_raw_data(bytes);
+    return t;
+  };
+  *g->add_initializer() = counting("wide", {32, 40});
+  *g->add_initializer() = counting("tall", {40, 32});
+  *g->add_initializer() = counting("short", {1000});
+  std::string path = dir.file("middles.onnx");
+  testutil::save(m, path);
+  Model model = load_model(path);
+  auto middle = [&](const std::string& name) -> std::optional<float> {
+    const TensorRec& t = *weight(model, name).tensor;
+    if (t.middle_size != 4) return std::nullopt;
+    float f;
+    std::memcpy(&f, &t.middle, 4);
+    return f;
+  };
+  CHECK(middle("wide") == 640.0f);
+  CHECK(middle("tall") == 16.0f);
+  CHECK_FALSE(middle("short"));
 }
 
 TEST_CASE("payloads kept in memory: raw int data up to 512 bytes, other raw data up to 64, typed fields up to 4096",

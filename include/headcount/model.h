@@ -73,7 +73,11 @@ struct TensorRec {
   uint64_t raw_length = 0;
   const TensorRec* next = nullptr;  // the next initializer of its graph, in file order
   const Rare* rare = nullptr;
+  // The payload's middle element in the canonical orientation (canonical_position), when the
+  // reader had it in its window as it skipped the payload: the content comparison's first read.
+  uint64_t middle = 0;
   int32_t data_type = 0;
+  uint8_t middle_size = 0;  // bytes of `middle` (the element's size), 0 when not seen
   bool external = false;  // data_location is EXTERNAL
 
   Span<Entry> external_data() const { return rare ? rare->external_data : Span<Entry>(); }
@@ -532,6 +536,10 @@ constexpr int32_t kGgmlDtype = 1000;
 
 // Element width in bits for an ONNX data type, 0 when unknown (string, undefined).
 int dtype_bits(int32_t dtype);
+// Where element e of a tensor of these dims is stored when it is read in a canonical orientation:
+// a 2-D tensor stored [M, m] with M > m is read as its transpose, so a tensor and its transposed
+// copy give the same elements at the same e.
+uint64_t canonical_position(Span<int64_t> dims, uint64_t elements, uint64_t e);
 // Short lowercase name: float32, float16, int8, uint4 ...
 std::string dtype_name(int32_t dtype);
 // Whether tensors of this type can be learned parameters (float or quantized-weight types).
