@@ -103,7 +103,7 @@ bool ReadWindow::read(const PayloadFile* file, int fd, uint64_t offset, size_t n
   uint64_t end = 0;
   if (file != file_ || offset < start_ || add_overflows(offset, n, &end) || end > start_ + filled_) {
     if (n > kSize) return false;
-    const bool close = file == file_ && offset > last_miss_ && offset - last_miss_ <= kSize / 8;
+    const bool close = file == file_ && offset > last_miss_ && offset - last_miss_ <= kClose;
     const size_t size = close ? kSize : std::max<size_t>(n, 4096);
     last_miss_ = offset;
     if (!buf_) buf_.emplace(kSize);
