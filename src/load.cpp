@@ -132,6 +132,20 @@ class NamePool {
   size_t size() const { return names_.size(); }
   // The pool's copy of `name` and its index (names are numbered in order of first use).
   std::pair<std::string_view, int32_t> intern(std::string_view name) {
+    // A node mostly reads what the nodes just before it wrote: the names interned last are
+    // compared first, without a hash (a bounded look, so no file makes it slow).
+    for (int32_t k : recent_) {
+      if (k >= 0 && names_[static_cast<size_t>(k)] == name) return {names_[static_cast<size_t>(k)], k};
+    }
+    auto found = intern_hashed(name);
+    recent_[next_recent_++ % kRecent] = found.second;
+    return found;
+  }
+  // Each name's keyed_hash(), by index: the indexer hashes no name a second time.
+  std::vector<uint64_t> take_hashes() { return std::move(hashes_); }
+
+ private:
+  std::pair<std::string_view, int32_t> intern_hashed(std::string_view name) {
     if ((names_.size() + 1) * 2 > slots_.size()) grow();
     const uint64_t h = keyed_hash(name), mask = slots_.size() - 1;
     uint64_t i = h & mask;
@@ -144,10 +158,9 @@ class NamePool {
     hashes_.push_back(h);
     return {names_.back(), static_cast<int32_t>(names_.size() - 1)};
   }
-  // Each name's keyed_hash(), by index: the indexer hashes no name a second time.
-  std::vector<uint64_t> take_hashes() { return std::move(hashes_); }
-
- private:
+  static constexpr size_t kRecent = 4;
+  int32_t recent_[kRecent] = {-1, -1, -1, -1};
+  size_t next_recent_ = 0;
   void grow() {
     slots_.assign(std::max<size_t>(1024, slots_.size() * 2), 0);
     const uint64_t mask = slots_.size() - 1;
@@ -417,6 +430,21 @@ class WireReader {
     if (!in_.ReadString(out, static_cast<int>(len))) malformed();
   }
 
+  // A string field's bytes: a view of the reader's window when it holds them all (no copy), else
+  // a copy in name_. The view lasts until the next read.
+  std::string_view read_bytes(const char* what) {
+    const uint32_t len = read_length(what);
+    const void* data = nullptr;
+    int size = 0;
+    in_.GetDirectBufferPointerInline(&data, &size);
+    if (data != nullptr && size >= 0 && static_cast<uint32_t>(size) >= len) {
+      in_.Skip(static_cast<int>(len));  // inside the window: moves past the bytes, reads nothing
+      return {static_cast<const char*>(data), len};
+    }
+    if (!in_.ReadString(&name_, static_cast<int>(len))) malformed();
+    return name_;
+  }
+
   // A string field read straight into the arena, as a view.
   std::string_view read_view(const char* what) {
     uint32_t len = read_length(what);
@@ -428,8 +456,7 @@ class WireReader {
   // A value name, held once however many nodes name it.
   // Its index in the pool goes to `keys`.
   std::string_view read_name(const char* what, std::vector<int32_t>& keys) {
-    read_string(&name_, what);
-    auto [view, key] = names_.intern(name_);
+    auto [view, key] = names_.intern(read_bytes(what));
     keys.push_back(key);
     return view;
   }
@@ -438,9 +465,9 @@ class WireReader {
   // so a name that begins the node's first output, read before it, is a view of that output's
   // name in the pool, not a copy of its own.
   std::string_view read_node_name(const std::vector<std::string_view>& outputs) {
-    read_string(&name_, "a node name");
-    if (!outputs.empty() && outputs[0].substr(0, name_.size()) == name_) return outputs[0].substr(0, name_.size());
-    return arena_string(arena_, name_.data(), name_.size());
+    const std::string_view name = read_bytes("a node name");
+    if (!outputs.empty() && outputs[0].substr(0, name.size()) == name) return outputs[0].substr(0, name.size());
+    return arena_string(arena_, name.data(), name.size());
   }
 
   // An op type or a domain: a graph has a few distinct ones over all its nodes, so each is held
@@ -451,12 +478,12 @@ class WireReader {
 
   // The word is a view in the arena that nodes point to (NodeRec keeps a pointer, not a view).
   const std::string_view* read_word(const char* what) {
-    read_string(&name_, what);
-    uint64_t h = name_.size();
-    for (char c : name_) h = h * 31 + static_cast<unsigned char>(c);
+    const std::string_view word = read_bytes(what);
+    uint64_t h = word.size();
+    for (char c : word) h = h * 31 + static_cast<unsigned char>(c);
     const std::string_view*& slot = words_[h % words_.size()];
-    if (slot == nullptr || *slot != name_) {
-      slot = google::protobuf::Arena::Create<std::string_view>(arena_, arena_string(arena_, name_.data(), name_.size()));
+    if (slot == nullptr || *slot != word) {
+      slot = google::protobuf::Arena::Create<std::string_view>(arena_, arena_string(arena_, word.data(), word.size()));
     }
     return slot;
   }
