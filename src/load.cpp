@@ -900,7 +900,9 @@ class Indexer {
     m_.nodes.push_back(Node{&n, gi});
     raw_nodes_[gi].push_back(ni);
     bool is_constant = n.op_type() == "Constant"sv && (n.domain().empty() || n.domain() == "ai.onnx"sv);
-    if (op_has(n.op_type(), Trait::PackedWeights)) packed_readers_.push_back(ni);
+    const uint64_t traits = op_traits(n.op_type());
+    m_.op_traits |= traits;
+    if (traits & static_cast<uint64_t>(Trait::PackedWeights)) packed_readers_.push_back(ni);
     if (n.op_type() == "DequantizeLinear"sv) dequantizers_.push_back(ni);
     for (const Attribute& a : n.attribute()) {
       if (is_constant && n.output_size() > 0) add_constant_attribute(a, gi, n.output(0));

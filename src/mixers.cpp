@@ -713,10 +713,7 @@ class MixerMatcher {
 }  // namespace
 
 bool detail::may_hold_mixers(const Model& model) {
-  for (const auto& n : model.nodes) {
-    if (op_has(n.rec->op_type(), Trait::WindowSum)) return true;
-  }
-  return false;
+  return (model.op_traits & static_cast<uint64_t>(Trait::WindowSum)) != 0;
 }
 
 MixerResult detail::match_mixers(SharedShapes& shapes, const AttentionResult& attention, const ExpertResult& experts,

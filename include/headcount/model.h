@@ -405,6 +405,9 @@ struct Model {
   Skeleton proto;  // skeleton, large payloads stripped
   std::vector<Weight> weights;
   std::vector<Node> nodes;
+  // The traits (ops.h) of every node's op type, or-ed: which kinds of operator the model holds at
+  // all, so a stage can tell without a pass over the nodes that it has nothing to look for.
+  uint64_t op_traits = 0;
   std::vector<Graph> graphs;
   std::vector<Value> values;       // every (scope, name) the graphs use, by id
   ValueIndex value_index;          // (scope, name) -> id
