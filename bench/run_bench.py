@@ -6,6 +6,7 @@ Run with Debian's interpreter (it has python3-onnx and numpy):
     /usr/bin/python3 bench/run_bench.py --headcount build/headcount
     /usr/bin/python3 bench/run_bench.py --sizes 1M,10M --markdown
     /usr/bin/python3 bench/run_bench.py --layers          # 1,000-layer encoder
+    /usr/bin/python3 bench/run_bench.py --layers --full-layers   # whole layers, 16 tensors each
 
 Not a pass/fail test: exits 0 whether or not the targets are met (exit 2 only
 for usage errors such as a missing headcount binary).  Progress goes to
@@ -111,7 +112,7 @@ def build_weights_model(target_bytes, seed=0):
                              opset_imports=[helper.make_opsetid("", OPSET)])
 
 
-def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0):
+def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0, full=False):
     """Synthetic N-layer self-attention encoder, unfused PyTorch-export style.
 
     Per layer: Q/K/V = MatMul+Add (width d_model); Reshape [0,0,H,Dh] +
@@ -120,6 +121,12 @@ def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0):
     output MatMul+Add; residual Add.  Weights/biases are small embedded
     float32 initializers; shape and scale constants are Constant nodes (as
     torch.onnx.export emits them), so every initializer is a parameter.
+    With full=True each layer is a whole post-norm encoder layer, as PyTorch's
+    TransformerEncoderLayer exports at opset 17: the attention above, then
+    LayerNormalization, a feed-forward MatMul+Add, Relu, MatMul+Add of width
+    ffn = 4 * d_model, a residual Add and a second LayerNormalization: 16
+    initializers per layer (8 weights and biases of attention, 4 of the
+    feed-forward, 4 of the two norms).
     Returns the ModelProto.
     """
     head_dim = d_model // num_heads
@@ -140,9 +147,13 @@ def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0):
     def const(name, arr):
         return node("Constant", [], name, value=numpy_helper.from_array(arr, f"{name}_value"))
 
-    def linear(x, prefix, scope):
-        y = node("MatMul", [x, weight(f"{prefix}.weight", (d_model, d_model))], f"{scope}/MatMul")
-        return node("Add", [y, weight(f"{prefix}.bias", (d_model,))], f"{scope}/Add")
+    def linear(x, prefix, scope, d_in=d_model, d_out=d_model):
+        y = node("MatMul", [x, weight(f"{prefix}.weight", (d_in, d_out))], f"{scope}/MatMul")
+        return node("Add", [y, weight(f"{prefix}.bias", (d_out,))], f"{scope}/Add")
+
+    def layer_norm(x, prefix, scope):
+        return node("LayerNormalization", [x, weight(f"{prefix}.weight", (d_model,)), weight(f"{prefix}.bias", (d_model,))],
+                    f"{scope}/LayerNormalization", axis=-1, epsilon=1e-5)
 
     x = "input"
     for l in range(num_layers):
@@ -163,6 +174,14 @@ def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0):
         ctx = node("Reshape", [ctx, shape], f"{s}/Reshape")
         y = linear(ctx, f"{p}.out_proj", f"{s}/out_proj")
         x = node("Add", [x, y], f"/layers.{l}/Add")
+        if full:
+            x = layer_norm(x, f"layers.{l}.norm1", f"/layers.{l}/norm1")
+            ffn = 4 * d_model
+            y = linear(x, f"layers.{l}.linear1", f"/layers.{l}/linear1", d_model, ffn)
+            y = node("Relu", [y], f"/layers.{l}/Relu")
+            y = linear(y, f"layers.{l}.linear2", f"/layers.{l}/linear2", ffn, d_model)
+            x = node("Add", [x, y], f"/layers.{l}/Add_1")
+            x = layer_norm(x, f"layers.{l}.norm2", f"/layers.{l}/norm2")
     nodes.append(helper.make_node("Identity", [x], ["output"], name="/Identity"))
     graph = helper.make_graph(
         nodes, f"encoder_{num_layers}L",
@@ -170,7 +189,7 @@ def build_transformer_encoder(num_layers, d_model=64, num_heads=4, seed=0):
         [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", "seq", d_model])],
         initializer=inits)
     return helper.make_model(graph, producer_name="headcount-bench",
-                             opset_imports=[helper.make_opsetid("", OPSET)])
+                             opset_imports=[helper.make_opsetid("", 17 if full else OPSET)])
 
 
 def build_tied_model(vocab=50265, d_model=768, seed=0):
@@ -465,10 +484,11 @@ def run_layers(args, runner, workdir):
     rows, notes, shapes = [], [], []
     growth_paths = {}  # 1,000 and 10,000 layers, kept for the growth runs when both are asked for
     for n in args.layers:
-        name = f"encoder_{n}L"
+        name = f"encoder_{n}L" + ("_full" if args.full_layers else "")
         path = os.path.join(workdir, f"{name}.onnx")
         log(f"[{name}] generating {path} ...")
-        model = build_transformer_encoder(n, seed=args.seed)
+        model = (build_transformer_encoder(n, d_model=32, seed=args.seed, full=True) if args.full_layers
+                 else build_transformer_encoder(n, seed=args.seed))
         n_nodes, n_inits = len(model.graph.node), len(model.graph.initializer)
         save_model(model, path)
         del model
@@ -500,7 +520,9 @@ def run_layers(args, runner, workdir):
         if not args.keep:
             for p in growth_paths.values():
                 os.unlink(p)
-    print("model:     unfused self-attention encoders (d_model 64, 4 heads): " + "; ".join(shapes))
+    kind = ("whole encoder layers (attention, two LayerNorms, a feed-forward of 128; d_model 32, 4 heads)"
+            if args.full_layers else "unfused self-attention encoders (d_model 64, 4 heads)")
+    print(f"model:     {kind}: " + "; ".join(shapes))
     print()
     print_table(rows, args.markdown)
     print()
@@ -638,6 +660,9 @@ def main(argv=None):
     ap.add_argument("--layers", nargs="?", const="1000", default=None, metavar="N[,N...]",
                     help="instead of --sizes, time N-layer transformer encoders, one row each "
                          "(default N: 1000; e.g. 1000,10000 also checks that time grows linearly)")
+    ap.add_argument("--full-layers", action="store_true",
+                    help="with --layers: whole encoder layers (attention, two LayerNorms, a feed-forward; width 32, "
+                         "16 initializers per layer; about 52 MB at 1,000 layers) instead of attention alone")
     ap.add_argument("--tied", action="store_true",
                     help="instead of --sizes, time a RoBERTa-shaped tied embedding and LM head (309 MB)")
     ap.add_argument("--folder", type=int, nargs="?", const=200, default=None, metavar="N",
@@ -660,6 +685,8 @@ def main(argv=None):
             ap.error("--layers takes layer counts separated by commas")
         if not args.layers or min(args.layers) < 1:
             ap.error("--layers must be >= 1")
+    if args.full_layers and args.layers is None:
+        ap.error("--full-layers goes with --layers")
     try:
         for s in args.sizes.split(","):
             if s.strip():
