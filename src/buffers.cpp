@@ -344,6 +344,16 @@ std::string trilu_fill(const Model& m, const Weight& w, const Reader& r) {
 // parameter.
 std::string compared_only(const Model& m, const Weight& w) {
   if (w.consumers.empty() || !is_float_dtype(w.dtype)) return "";
+  // A reader in the weight's own graph that neither compares nor passes it on (an Identity) is
+  // one of readers()' uses: then not every use compares, and no name need be looked up.
+  for (int ni : w.consumers) {
+    const Node& node = m.nodes[static_cast<size_t>(ni)];
+    const NodeRec& n = *node.rec;
+    if (node.graph == w.graph && !op_has(n.op_type(), Trait::Comparison) &&
+        !(n.op_type() == "Identity"sv && n.output_size() == 1)) {
+      return "";
+    }
+  }
   const auto uses = readers(m, w);
   if (uses.empty()) return "";
   for (const auto& use : uses) {
