@@ -312,7 +312,11 @@ void write_tensors(JsonWriter& j, const Model& m) {
       j.end_object();
     }
     j.key("consumers").begin_array();
-    for (int ni : w.consumers) j.value(node_label(m, ni));
+    for (int ni : w.consumers) {
+      const std::string_view name = m.nodes[static_cast<size_t>(ni)].rec->name();
+      if (name.empty()) j.value(node_label(m, ni));
+      else j.value(name);  // node_label's text, without a copy
+    }
     j.end_array();
     j.end_object();
   }
