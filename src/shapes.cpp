@@ -83,6 +83,23 @@ std::optional<size_t> norm_axis(Int axis, int rank) {
   return static_cast<size_t>(a);
 }
 
+// One dim of a broadcast, folded from the inputs' dims at that place (see broadcast()).
+struct BroadcastDim {
+  Int v;
+  bool unknown = false, conflict = false;
+  void fold(Int x) {
+    if (!x) {
+      unknown = true;
+    } else if (*x != 1) {
+      conflict = conflict || (v && *v != 1 && *v != *x);
+      v = x;
+    } else if (!v) {
+      v = 1;
+    }
+  }
+  Int result() const { return v && !conflict && (*v != 1 || !unknown) ? v : Int(); }
+};
+
 // Broadcast of elementwise inputs: a known dim > 1 wins, 1 yields to the other side. Two known
 // dims that differ and are not 1 do not broadcast (the node is an error): that dim is unknown.
 Dims broadcast(const std::vector<Dims>& in) {
@@ -107,22 +124,12 @@ Dims broadcast(const std::vector<Dims>& in) {
   }
   out = known_rank(rank);
   for (int i = 0; i < rank; ++i) {
-    Int v;
-    bool unknown = false, conflict = false;
+    BroadcastDim b;
     for (const auto& d : in) {
-      int j = i - (rank - d.rank);
-      if (j < 0) continue;
-      Int x = d.d[static_cast<size_t>(j)];
-      if (!x) {
-        unknown = true;
-      } else if (*x != 1) {
-        conflict = conflict || (v && *v != 1 && *v != *x);
-        v = x;
-      } else if (!v) {
-        v = 1;
-      }
+      const int j = i - (rank - d.rank);
+      if (j >= 0) b.fold(d.d[static_cast<size_t>(j)]);
     }
-    if (v && !conflict && (*v != 1 || !unknown)) out.d[static_cast<size_t>(i)] = v;
+    out.d[static_cast<size_t>(i)] = b.result();
   }
   return out;
 }
@@ -148,15 +155,18 @@ Dims matmul_dims(const Dims& a, const Dims& b) {
     if (b.rank >= 2) out.tail = b.last();  // a B of unknown rank may be 1-D: its last dim says nothing
     return out;
   }
-  Dims batch_a = a, batch_b = b;
-  batch_a.d.resize(static_cast<size_t>(a.rank - 2));
-  batch_a.rank -= 2;
-  batch_b.d.resize(static_cast<size_t>(b.rank - 2));
-  batch_b.rank -= 2;
-  out = broadcast({batch_a, batch_b});
-  out.rank += 2;
-  out.d.push_back(a.d[static_cast<size_t>(a.rank - 2)]);
-  out.d.push_back(b.d.back());
+  // The batch dims (all but the last two of each, both ranks known) broadcast as broadcast()
+  // does, without a copy of either; then A's rows and B's columns.
+  const int batch_a = a.rank - 2, batch_b = b.rank - 2, batch = std::max(batch_a, batch_b);
+  out = known_rank(batch + 2);
+  for (int i = 0; i < batch; ++i) {
+    BroadcastDim d;
+    if (const int j = i - (batch - batch_a); j >= 0) d.fold(a.d[static_cast<size_t>(j)]);
+    if (const int j = i - (batch - batch_b); j >= 0) d.fold(b.d[static_cast<size_t>(j)]);
+    out.d[static_cast<size_t>(i)] = d.result();
+  }
+  out.d[static_cast<size_t>(batch)] = a.d[static_cast<size_t>(a.rank - 2)];
+  out.d[static_cast<size_t>(batch) + 1] = b.d.back();
   return out;
 }
 

@@ -11,8 +11,8 @@ namespace {
 // How one fused attention operator holds its projections and states its heads. Slots are input
 // indices, -1 when the operator has none.
 struct FusedOp {
-  const char* domain;     // "com.microsoft", or "" for the ONNX operator
-  const char* type;
+  std::string_view domain;  // "com.microsoft", or "" for the ONNX operator
+  std::string_view type;
   int packed_weight;      // [in, q + k + v] weight inside the op; -1: Q, K and V are projected
                           // upstream of inputs 0, 1 and 2 (a packed query when 1 and 2 are empty)
   int packed_bias;        // the [q + k + v] bias, of packed_weight or of the upstream projections
@@ -27,7 +27,7 @@ struct FusedOp {
 };
 
 // Slots as onnxruntime's ContribOperators.md and the ONNX operator spec (opset 23) give them.
-const FusedOp kFusedOps[] = {
+constexpr FusedOp kFusedOps[] = {
     // domain          type                               weight bias global gbias heads          kv_heads        past k, v  causal
     {"com.microsoft", "Attention",                        1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1, false},
     {"com.microsoft", "PackedAttention",                  1,     2,   -1,    -1,   "num_heads",   nullptr,        -1, -1, false},
@@ -41,7 +41,22 @@ const FusedOp kFusedOps[] = {
     {"com.microsoft", "PagedAttention",                   -1,    -1,  -1,    -1,   "num_heads",   "kv_num_heads", -1, -1, true},
     {"",              "Attention",                        -1,    -1,  -1,    -1,   "q_num_heads", "kv_num_heads", 4,  5, false},
 };
+// Every fused attention op's type ends in "Attention" (checked at compile time), so any other
+// node is told apart without a look at the table.
+constexpr bool ends_in_attention(std::string_view type) {
+  constexpr std::string_view kAttention = "Attention";
+  return type.size() >= kAttention.size() && type.substr(type.size() - kAttention.size()) == kAttention;
+}
+constexpr bool every_type_ends_in_attention() {
+  for (const FusedOp& op : kFusedOps) {
+    if (!ends_in_attention(op.type)) return false;
+  }
+  return true;
+}
+static_assert(every_type_ends_in_attention(), "fused_op() looks only at op types ending in Attention");
+
 const FusedOp* fused_op(const NodeRec& n) {
+  if (!ends_in_attention(n.op_type())) return nullptr;
   std::string_view domain = n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain());
   for (const FusedOp& op : kFusedOps) {
     if (domain == op.domain && n.op_type() == op.type) return &op;
