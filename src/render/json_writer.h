@@ -3,6 +3,7 @@
 // Writes pretty-printed JSON with integers as integers and strings escaped per RFC 8259.
 #pragma once
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -231,9 +232,7 @@ class JsonWriter {
     put(c);
     if (first_.empty() || len_ >= kFlushAt) flush();
   }
-  static bool is_plain(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; }
-  // A string in quotes: copied as it is when no byte needs escaping (nearly every name), else
-  // escaped (escape_into).
+  static constexpr bool is_plain(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; }
   // The length of s's first run of bytes that need no escaping.
   static size_t plain_prefix(std::string_view s) {
     size_t i = 0;
@@ -248,9 +247,16 @@ class JsonWriter {
       if (const int mask = _mm_movemask_epi8(bad)) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
     }
 #endif
-    while (i < s.size() && is_plain(static_cast<unsigned char>(s[i]))) ++i;
+    static constexpr auto kPlain = [] {  // is_plain() of every byte, looked up once a byte
+      std::array<bool, 256> t{};
+      for (int c = 0; c < 256; ++c) t[static_cast<size_t>(c)] = is_plain(static_cast<unsigned char>(c));
+      return t;
+    }();
+    while (i < s.size() && kPlain[static_cast<unsigned char>(s[i])]) ++i;
     return i;
   }
+  // A string in quotes: copied as it is when no byte needs escaping (nearly every name), else
+  // escaped (escape_into).
   void write_string(std::string_view s) {
     if (plain_prefix(s) == s.size()) {
       char* at = room(s.size() + 2);
