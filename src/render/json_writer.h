@@ -27,7 +27,7 @@ class JsonWriter {
   // A writer for one value that another writer places, with raw(), `depth` containers deep: it
   // indents as that writer would there and writes no separator before the value.
   JsonWriter(std::ostream& out, int indent, size_t depth)
-      : out_(out), indent_(indent), first_(depth, true), after_key_(true) {}
+      : out_(out), indent_(indent), first_(depth, 1), after_key_(true) {}
   ~JsonWriter() { flush(); }
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
@@ -170,7 +170,7 @@ class JsonWriter {
   static constexpr size_t kFlushAt = 1u << 16;
   std::ostream& out_;
   int indent_;
-  std::vector<bool> first_;  // per open container: nothing written yet
+  std::vector<char> first_;  // per open container: nothing written yet (a char each, not a bit)
   bool after_key_ = false;
   std::unique_ptr<char[]> buf_{new char[2 * kFlushAt]};  // not zeroed
   size_t len_ = 0;
@@ -217,13 +217,13 @@ class JsonWriter {
     if (after_key_) { after_key_ = false; return; }
     if (first_.empty()) return;
     if (!first_.back()) put(',');
-    first_.back() = false;
+    first_.back() = 0;
     newline();
   }
   void open(char c) {
     separate();
     put(c);
-    first_.push_back(true);
+    first_.push_back(1);
   }
   void close(char c) {
     bool empty = first_.back();
