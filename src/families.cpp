@@ -1181,6 +1181,11 @@ class Counter {
     if (error_.empty()) error_ = why;
     return false;
   }
+  // Whether a per-layer list of `n` entries under `key` has one a layer; else fails, saying so.
+  bool one_per_layer(const std::string& key, size_t n) {
+    if (c_.layers.is(static_cast<int64_t>(n))) return true;
+    return fail(key + " names " + std::to_string(n) + " layers, and " + c_.key_of.at("layers") + " is " + c_.layers.str());
+  }
   bool picks(const EveryNth& e, int64_t l) const;
   bool expert_layer(int64_t l) const;
   bool qk_norm() const { return c_.qk_norm || (f_.qk_norm_key && flag(f_.qk_norm_key).value_or(false)); }
@@ -1287,10 +1292,7 @@ bool Counter::read_layer_types() {
   const ConfigValue* v = f_.layers.layer_types ? value("layer_types") : nullptr;
   if (!v) return true;
   if (v->kind != ConfigValue::Kind::List) return fail("layer_types is not a list");
-  if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
-    return fail("layer_types names " + std::to_string(v->items.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
-                c_.layers.str());
-  }
+  if (!one_per_layer("layer_types", v->items.size())) return false;
   const MixerLayers& m = f_.layers;
   for (size_t l = 0; l < v->items.size(); ++l) {
     const ConfigValue& x = v->items[l];
@@ -1454,10 +1456,7 @@ bool Counter::plan_indexers() {
   indexer_layers_ = 0;
   if (const ConfigValue* v = value("indexer_types")) {
     if (v->kind != ConfigValue::Kind::List) return fail("indexer_types is not a list");
-    if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
-      return fail("indexer_types names " + std::to_string(v->items.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
-                  c_.layers.str());
-    }
+    if (!one_per_layer("indexer_types", v->items.size())) return false;
     for (size_t l = 0; l < v->items.size(); ++l) {
       const ConfigValue& x = v->items[l];
       const bool full = x.kind == ConfigValue::Kind::String && x.text == "full";
@@ -1470,10 +1469,7 @@ bool Counter::plan_indexers() {
   }
   if (const ConfigValue* v = value("index_topk_pattern")) {
     if (v->kind != ConfigValue::Kind::String) return fail("index_topk_pattern is not a string");
-    if (!c_.layers.is(static_cast<int64_t>(v->text.size()))) {
-      return fail("index_topk_pattern names " + std::to_string(v->text.size()) + " layers, and " + c_.key_of.at("layers") + " is " +
-                  c_.layers.str());
-    }
+    if (!one_per_layer("index_topk_pattern", v->text.size())) return false;
     for (size_t l = 0; l < v->text.size(); ++l) {
       if (v->text[l] != 'F' && v->text[l] != 'S') return fail("index_topk_pattern[" + std::to_string(l) + "] is neither F nor S");
       indexer_layers_ += v->text[l] == 'F' ? 1 : 0;
@@ -1494,10 +1490,7 @@ bool Counter::plan_indexers() {
 bool Counter::read_mlp_kinds() {
   const ConfigValue* v = value(f_.expert_layers.kinds);
   if (v->kind != ConfigValue::Kind::List) return fail(std::string(f_.expert_layers.kinds) + " is not a list");
-  if (!c_.layers.is(static_cast<int64_t>(v->items.size()))) {
-    return fail(std::string(f_.expert_layers.kinds) + " names " + std::to_string(v->items.size()) + " layers, and " +
-                c_.key_of.at("layers") + " is " + c_.layers.str());
-  }
+  if (!one_per_layer(f_.expert_layers.kinds, v->items.size())) return false;
   for (size_t l = 0; l < v->items.size(); ++l) {
     const ConfigValue& x = v->items[l];
     const bool sparse = x.kind == ConfigValue::Kind::String && x.text == "sparse";
@@ -1775,10 +1768,7 @@ bool Counter::plan_blocks() {
     missing_.push_back(ml.pattern);
     return false;
   }
-  if (!c.layers.is(static_cast<int64_t>(kinds.size()))) {
-    return fail(std::string(key) + " names " + std::to_string(kinds.size()) + " layers, and " + c.key_of.at("layers") + " is " +
-                c.layers.str());
-  }
+  if (!one_per_layer(key, kinds.size())) return false;
   for (size_t l = 0; l < kinds.size(); ++l) {
     switch (kinds[l]) {
       case 'M': ++kinds_[static_cast<int>(Mixer::Mamba2)]; break;
