@@ -1,6 +1,7 @@
 // config_test_util.h: what the `explain --config` tests share: a published config of tests/configs
-// by name, a copy of one with an edit, the error a config gives, the K/V cache at a context, and
-// whether an exact count agrees with a published rounded figure.
+// by name, a config file's count and its notes, a copy of one with an edit, the error a config
+// gives, the K/V cache at a context, and whether an exact count agrees with a published rounded
+// figure.
 #pragma once
 
 #include <cmath>
@@ -23,6 +24,17 @@ using headcount::read_model_config;
 using Json = nlohmann::json;
 
 inline std::string config(const std::string& name) { return std::string(HEADCOUNT_CONFIGS_DIR) + "/" + name + ".config.json"; }
+
+// The count of a config file.
+inline FamilyCount count_file(const std::string& path) { return family_count_or_explain(read_model_config(path)); }
+
+// Whether one of a count's notes holds `part`.
+inline bool has_note(const FamilyCount& f, const std::string& part) {
+  for (const auto& n : f.notes) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
 
 // The K/V cache at `context` tokens and `bits` per element (0 when none).
 inline uint64_t kv_at(const FamilyCount& f, uint64_t context, int bits) {

@@ -18,19 +18,6 @@ using namespace headcount;
 using namespace configtest;
 using Json = nlohmann::json;
 
-namespace {
-
-FamilyCount count_of(const std::string& path) { return family_count_or_explain(read_model_config(path)); }
-
-bool has_note(const FamilyCount& f, const std::string& part) {
-  for (const auto& n : f.notes) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 TEST_CASE("explain --config: Nemotron-H-8B is 8.1B: Mamba-2, attention and feed-forward blocks", "[families][nemotron_h]") {
   // modeling_nemotron_h.py: each of the 52 layers is one NemotronHBlock (an RMSNorm of 4096, then
   // one mixer). hybrid_override_pattern: 24 M, 4 *, 24 -.
@@ -42,7 +29,7 @@ TEST_CASE("explain --config: Nemotron-H-8B is 8.1B: Mamba-2, attention and feed-
   // 167,772,160. MLP (up, down; relu2): 2·4096·21504 = 176,160,768 · 24 = 4,227,858,432.
   // Norms 52·4096 + 4096 = 217,088. Embedding and LM head (untied) 2·131072·4096 = 1,073,741,824.
   // Total 8,100,852,736 ("8B").
-  FamilyCount f = count_of(config("nemotron-h-8b-base-8k"));
+  FamilyCount f = count_file(config("nemotron-h-8b-base-8k"));
   CHECK(f.family == "Nemotron-H");
   CHECK(f.total == 8100852736u);
   CHECK(agrees(f.total, 8, 0));
@@ -70,7 +57,7 @@ TEST_CASE("explain --config: Nemotron 3 Nano is 31.6B with 3.6B active (3.2B wit
   // Norms 52·2688 + 2688 = 142,464. Embedding and LM head 2·131072·2688 = 704,643,072.
   // Total 31,577,940,288 (31.6B). Active: less 23 · (128 − 6) · 9,977,856 = 27,997,863,936 ->
   // 3,580,076,352 (3.6B); less the embedding 352,321,536 -> 3,227,754,816 (3.2B).
-  FamilyCount f = count_of(config("nemotron-3-nano-30b-a3b"));
+  FamilyCount f = count_file(config("nemotron-3-nano-30b-a3b"));
   CHECK(f.total == 31577940288u);
   CHECK(agrees(f.total, 31.6, 1));
   REQUIRE(f.active.has_value());
@@ -100,7 +87,7 @@ TEST_CASE("explain --config: Nemotron-H's layers_block_type is the pattern's oth
     j.erase("hybrid_override_pattern");
     j["layers_block_type"] = blocks;
   });
-  CHECK(count_of(p).total == 31577940288u);
+  CHECK(count_file(p).total == 31577940288u);
 }
 
 TEST_CASE("explain --config: a Nemotron-H pattern that does not fit the layers is an error", "[families][nemotron_h]") {
@@ -145,7 +132,7 @@ TEST_CASE("explain --config: an unknown model_type is estimated, saying so and w
   testutil::TempDir dir;
   std::string p = dir.file("config.json");
   testutil::write_bytes(p, kUnknownDense);
-  FamilyCount f = count_of(p);
+  FamilyCount f = count_file(p);
   CHECK(f.estimate);
   CHECK(f.total == 8030261248u);
   CHECK(agrees(f.total, 8.03, 2));
@@ -185,7 +172,7 @@ TEST_CASE("explain --config: an unknown model_type with latent attention and exp
     j["model_type"] = "mystery_moe";
     j.erase("architectures");
   });
-  FamilyCount f = count_of(p);
+  FamilyCount f = count_file(p);
   CHECK(f.estimate);
   CHECK(f.total == 1026408232448u);
   REQUIRE(f.active.has_value());
@@ -197,7 +184,7 @@ TEST_CASE("explain --config: an unknown model_type with latent attention and exp
     j.erase("architectures");
     j.erase("tie_word_embeddings");
   });
-  f = count_of(p);
+  f = count_file(p);
   CHECK(f.total == 1026408232448u);
   CHECK(has_note(f, "with an untied LM head (tie_word_embeddings not given)"));
 }
@@ -226,7 +213,7 @@ TEST_CASE("explain --config: DeepSeek-V3.2 is DeepSeek-V3 with a lightning index
   // 458,752: 13,959,424 a layer; 61 · 13,959,424 = 851,524,864.
   // Total 671,877,944,064; active 38,403,822,336 (the indexer runs for every token); the MTP layer
   // holds an indexer too: 11,624,027,648. DeepSeek calls the model 671B (V3's size class): agrees.
-  FamilyCount f = count_of(config("deepseek-v3.2-exp"));
+  FamilyCount f = count_file(config("deepseek-v3.2-exp"));
   CHECK(f.family == "DeepSeek-V3.2");
   CHECK(f.total == 671877944064u);
   CHECK(agrees(f.total, 671, 0));
@@ -265,7 +252,7 @@ TEST_CASE("explain --config: GLM-4.5-Air is 106B with 12B active (without the em
   // embedding 12,803,372,672 (Zhipu: 12B active).
   // MTP (num_nextn_predict_layers 1), apart: one MoE layer 109,066,240 + 2,232,418,432 + 2·4096 =
   // 2,341,492,864, eh_proj 2·4096·4096 = 33,554,432, 3 norms 12,288: 2,375,059,584.
-  FamilyCount f = count_of(config("glm-4.5-air"));
+  FamilyCount f = count_file(config("glm-4.5-air"));
   CHECK(f.family == "GLM-4.5");
   CHECK(f.total == 106852251264u);
   CHECK(agrees(f.total, 106, 0));
@@ -279,7 +266,7 @@ TEST_CASE("explain --config: GLM-4.5-Air is 106B with 12B active (without the em
   // use_qk_norm adds q_norm and k_norm of 128 in each of the 46 layers: 46 · 256 = 11,776.
   testutil::TempDir dir;
   std::string p = edited(dir, "glm-4.5-air", [](Json& j) { j["use_qk_norm"] = true; });
-  CHECK(count_of(p).total == 106852251264u + 11776u);
+  CHECK(count_file(p).total == 106852251264u + 11776u);
 }
 
 TEST_CASE("explain --config: OLMo-2-7B is 7.3B, its q/k norms over the whole width", "[families][olmo2]") {
@@ -288,7 +275,7 @@ TEST_CASE("explain --config: OLMo-2-7B is 7.3B, its q/k norms over the whole wid
   // post_attention_layernorm and post_feedforward_layernorm 2·4096; MLP 3·4096·11008 = 135,266,304:
   // 202,391,552 · 32 = 6,476,529,664. Final norm 4,096; embedding and LM head (untied)
   // 2·100352·4096 = 822,083,584. Total 7,298,617,344 (the Hub's 7.3B).
-  FamilyCount f = count_of(config("olmo-2-1124-7b"));
+  FamilyCount f = count_file(config("olmo-2-1124-7b"));
   CHECK(f.family == "OLMo 2");
   CHECK(f.total == 7298617344u);
   CHECK(agrees(f.total, 7.3, 1));
@@ -298,7 +285,7 @@ TEST_CASE("explain --config: OLMo-2-7B is 7.3B, its q/k norms over the whole wid
   // 2·4096·(4096 − 1024) = 25,165,824 in k and v and 3,072 in k_norm: 32 · 25,168,896 = 805,404,672.
   testutil::TempDir dir;
   std::string p = edited(dir, "olmo-2-1124-7b", [](Json& j) { j["num_key_value_heads"] = 8; });
-  CHECK(count_of(p).total == 7298617344u - 805404672u);
+  CHECK(count_file(p).total == 7298617344u - 805404672u);
 }
 
 TEST_CASE("explain --config: MiniMax-M2 is 230B with 10B active", "[families][minimax_m2]") {
@@ -312,7 +299,7 @@ TEST_CASE("explain --config: MiniMax-M2 is 230B with 10B active", "[families][mi
   // Total 228,689,764,864 (MiniMax: "230B", to ten billion). Active: less 62 · 248 · 14,155,776 =
   // 217,659,211,776 -> 11,030,553,088; without the input embedding 10,415,956,480 ("10B").
   // The MTP modules (num_mtp_modules 3) are not in MiniMaxM2ForCausalLM: not counted.
-  FamilyCount f = count_of(config("minimax-m2"));
+  FamilyCount f = count_file(config("minimax-m2"));
   CHECK(f.family == "MiniMax-M2");
   CHECK(f.total == 228689764864u);
   CHECK(agrees(f.total, 230, -1));
@@ -335,7 +322,7 @@ TEST_CASE("explain --config: Qwen3-VL-30B-A3B is its language model, its vision 
   // 30,679,808; 3 DeepStack mergers (deepstack_visual_indexes [8, 16, 24]): LayerNorm(4608) 9,216
   // + 21,238,272 + 9,439,232 = 30,686,720 · 3 = 92,060,160. Vision tower 538,631,408.
   // Together 31,070,754,032 (the Hub: 31B).
-  FamilyCount f = count_of(config("qwen3-vl-30b-a3b-instruct"));
+  FamilyCount f = count_file(config("qwen3-vl-30b-a3b-instruct"));
   CHECK(f.total == 30532122624u);
   CHECK(f.vision_total == 538631408u);
   REQUIRE(f.total_with_vision.has_value());
@@ -379,7 +366,7 @@ TEST_CASE("explain --config: Gemma 3 4B is 4.30B: the language model from Gemma3
   // 2·1152·4304 + 4304 + 1152 = 9,921,872: 15,239,504 · 27 = 411,466,608; post_layernorm 2,304.
   // Gemma3MultiModalProjector: mm_input_projection_weight 1152·2560 = 2,949,120 + mm_soft_emb_norm
   // 1,152. Vision 419,816,304. Together 4,300,079,472: Google's 4.30B (the Hub's 4.3B).
-  FamilyCount f = count_of(config("gemma-3-4b-it"));
+  FamilyCount f = count_file(config("gemma-3-4b-it"));
   CHECK(f.total == 3880263168u);
   CHECK(f.vision_total == 419816304u);
   REQUIRE(f.total_with_vision.has_value());
@@ -409,7 +396,7 @@ TEST_CASE("explain --config: SmolLM3-3B is 3.08B; its layers without RoPE hold t
   // 78,123,008 · 36 = 2,812,428,288. Final norm 2,048; embedding 128256·2048 = 262,668,288, the LM
   // head tied. Total 3,075,098,624 ("3B"). no_rope_layer_interval 4 makes every 4th layer skip
   // RoPE, which has no parameters: read, and the count is unchanged.
-  FamilyCount f = count_of(config("smollm3-3b"));
+  FamilyCount f = count_file(config("smollm3-3b"));
   CHECK(f.family == "SmolLM3");
   CHECK(f.total == 3075098624u);
   CHECK(agrees(f.total, 3, 0));
@@ -420,7 +407,7 @@ TEST_CASE("explain --config: SmolLM3-3B is 3.08B; its layers without RoPE hold t
     j["no_rope_layers"] = Json::array();
     for (int l = 0; l < 36; ++l) j["no_rope_layers"].push_back((l + 1) % 4 == 0 ? 0 : 1);
   });
-  CHECK(count_of(p).total == 3075098624u);
+  CHECK(count_file(p).total == 3075098624u);
 }
 
 TEST_CASE("explain --config: Qwen3.5-35B-A3B's language model is Qwen3-Next's kind, 34.66B with 3.45B active", "[families][qwen3_5]") {
@@ -436,7 +423,7 @@ TEST_CASE("explain --config: Qwen3.5-35B-A3B's language model is Qwen3-Next's ki
   // 2·248320·2048 = 1,017,118,720. Total 34,660,610,688 (the vision tower, whose vision_config this
   // copy leaves out, makes Qwen's 35B). Active: less 40 · 248 · 3,145,728 = 31,205,621,760 ->
   // 3,454,988,928; without the embedding 2,946,429,568 ("A3B").
-  FamilyCount f = count_of(config("qwen3.5-35b-a3b"));
+  FamilyCount f = count_file(config("qwen3.5-35b-a3b"));
   CHECK(f.family == "Qwen3.5-MoE");
   CHECK(f.total == 34660610688u);
   CHECK_FALSE(f.total_with_vision.has_value());
@@ -453,7 +440,7 @@ TEST_CASE("explain --config: Qwen3.5-35B-A3B's language model is Qwen3-Next's ki
   // Without the output gate, q projects 16·256: 10 · 2048·4096 = 83,886,080 fewer.
   testutil::TempDir dir;
   std::string p = edited(dir, "qwen3.5-35b-a3b", [](Json& j) { j["text_config"]["attn_output_gate"] = false; });
-  CHECK(count_of(p).total == 34660610688u - 83886080u);
+  CHECK(count_file(p).total == 34660610688u - 83886080u);
   // Its vision tower is Qwen3-VL's without the DeepStack mergers: with Qwen3-VL-30B-A3B's
   // vision_config numbers (worked in the Qwen3-VL case) 538,631,408 − 92,060,160 = 446,571,248.
   p = edited(dir, "qwen3.5-35b-a3b", [](Json& j) {
@@ -461,7 +448,7 @@ TEST_CASE("explain --config: Qwen3.5-35B-A3B's language model is Qwen3-Next's ki
                           {"num_heads", 16},  {"patch_size", 16},    {"temporal_patch_size", 2},  {"spatial_merge_size", 2},
                           {"out_hidden_size", 2048}, {"num_position_embeddings", 2304}};
   });
-  FamilyCount v = count_of(p);
+  FamilyCount v = count_file(p);
   CHECK(v.vision_total == 446571248u);
   CHECK(v.total_with_vision == 34660610688u + 446571248u);
 }
@@ -485,7 +472,7 @@ TEST_CASE("explain --config: a wrapper headcount does not know is read through i
   // An unknown text model_type inside it is estimated from the text_config's fields.
   j["text_config"]["model_type"] = "new_vl_text";
   testutil::write_bytes(p, j.dump());
-  f = count_of(p);
+  f = count_file(p);
   CHECK(f.estimate);
   CHECK(f.total == 6738415616u);
 }

@@ -17,19 +17,6 @@ using namespace headcount;
 using namespace configtest;
 using Json = nlohmann::json;
 
-namespace {
-
-FamilyCount count_of(const std::string& path) { return family_count_or_explain(read_model_config(path)); }
-
-bool has_note(const FamilyCount& f, const std::string& part) {
-  for (const auto& n : f.notes) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 TEST_CASE("explain --config: OLMo-3-7B is 7.30B, three of four layers sliding over 4,096 tokens", "[families][olmo3]") {
   // modular_olmo3.py: Olmo3DecoderLayer is Olmo2DecoderLayer; only the mask differs (layer_types:
   // sliding_attention, sliding_attention, sliding_attention, full_attention, eight times).
@@ -38,7 +25,7 @@ TEST_CASE("explain --config: OLMo-3-7B is 7.30B, three of four layers sliding ov
   // post_feedforward_layernorm 2·4096 = 8,192; MLP gate, up, down 3·4096·11008 = 135,266,304:
   // 202,391,552 · 32 = 6,476,529,664. Final norm 4,096; embedding 100278·4096 = 410,738,688 and the
   // untied LM head the same. Total 7,298,011,136 (Ai2's "7B").
-  FamilyCount f = count_of(config("olmo-3-1025-7b"));
+  FamilyCount f = count_file(config("olmo-3-1025-7b"));
   CHECK(f.family == "OLMo 3");
   CHECK(f.total == 7298011136u);
   CHECK(agrees(f.total, 7, 0));
@@ -58,13 +45,13 @@ TEST_CASE("explain --config: OLMo-3-7B is 7.30B, three of four layers sliding ov
   testutil::TempDir dir;
   // Without layer_types, Olmo3Config's rule: layer i slides unless (i + 1) % 4 == 0; the same split.
   std::string p = edited(dir, "olmo-3-1025-7b", [](Json& j) { j.erase("layer_types"); });
-  CHECK(kv_at(count_of(p), 65536, 16) == 10200547328u);
+  CHECK(kv_at(count_file(p), 65536, 16) == 10200547328u);
   // Without sliding_window, Olmo3Config's default 4096, said so.
   p = edited(dir, "olmo-3-1025-7b", [](Json& j) {
     j.erase("layer_types");
     j.erase("sliding_window");
   });
-  FamilyCount d = count_of(p);
+  FamilyCount d = count_file(p);
   CHECK(kv_at(d, 65536, 16) == 10200547328u);
   CHECK(has_note(d, "not in the config, so Olmo3Config's defaults: sliding_window 4096"));
   // A layer_types list that does not fit the layers is an error, not a guess.
@@ -88,7 +75,7 @@ TEST_CASE("explain --config: Qwen3-VL-8B is 8,767,123,696: its language model an
   // = 18,878,464: 40,119,040; 3 DeepStack mergers (LayerNorm(4608) 9,216 + 21,238,272 + 18,878,464)
   // · 3 = 120,377,856. Vision 576,388,336. Together 8,767,123,696: the sum of the 750 tensors'
   // elements of the release's four safetensors files as a public weight report lists them.
-  FamilyCount f = count_of(config("qwen3-vl-8b-instruct"));
+  FamilyCount f = count_file(config("qwen3-vl-8b-instruct"));
   CHECK(f.family == "Qwen3");
   CHECK(f.total == 8190735360u);
   CHECK(f.vision_total == 576388336u);
@@ -121,7 +108,7 @@ TEST_CASE("explain --config: Qwen3.5's dense 27B is 27.36B with its vision tower
   // 460,730,096. Together 27,356,728,560 (Qwen: 27B).
   // The copy is Qwen3.6-27B's config.json, whose layout Qwen3.5-27B's card gives too (64 layers,
   // 24 Q and 4 K/V heads of 256, MLP 17,408, width 5,120).
-  FamilyCount f = count_of(config("qwen3.6-27b"));
+  FamilyCount f = count_file(config("qwen3.6-27b"));
   CHECK(f.family == "Qwen3.5");
   CHECK(f.total == 26895998464u);
   CHECK(f.vision_total == 460730096u);
@@ -170,7 +157,7 @@ TEST_CASE("explain --config: Gemma-4-31B is 31,273,088,876: full layers whose ke
   // 1152·5376 = 6,193,152. Vision 575,743,536. Together 31,273,088,876: the sum of the elements of
   // the 1,188 tensors of the release's two safetensors files as a public weight report lists them
   // (Google: 31B).
-  FamilyCount f = count_of(config("gemma-4-31b-it"));
+  FamilyCount f = count_file(config("gemma-4-31b-it"));
   CHECK(f.family == "Gemma 4");
   CHECK(f.total == 30697345340u);
   CHECK(f.vision_total == 575743536u);
@@ -193,7 +180,7 @@ TEST_CASE("explain --config: Gemma-4-31B is 31,273,088,876: full layers whose ke
   // Without attention_k_eq_v the full layers have v_proj and the sliding layers' 16 K/V heads:
   // 10 · (5376·32·512 + 2·5376·16·512 + 32·512·5376 − 187,170,816) = 10 · 77,070,336 more.
   std::string p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["attention_k_eq_v"] = false; });
-  CHECK(count_of(p).total == 30697345340u + 770703360u);
+  CHECK(count_file(p).total == 30697345340u + 770703360u);
   // Keys as values without their head count is a number missing, not a guess.
   p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"].erase("num_global_key_value_heads"); });
   CHECK(error_of(p) == start + p + "': the gemma4_text (model_type gemma4) formula needs a number the config does not give "
@@ -219,7 +206,7 @@ TEST_CASE("explain --config: Gemma-4-31B is 31,273,088,876: full layers whose ke
     j["text_config"].erase("layer_types");
     j["text_config"]["num_hidden_layers"] = 62;
   });
-  CHECK(count_of(p).total == 30697345340u + 1012968962u);
+  CHECK(count_file(p).total == 30697345340u + 1012968962u);
   // A last layer that is not full is refused: Gemma4TextConfig would make it full.
   p = edited(dir, "gemma-4-31b-it", [](Json& j) { j["text_config"]["layer_types"][59] = "sliding_attention"; });
   CHECK(error_of(p) == start + p + "': layer_types' last layer is not full_attention, which Gemma4TextConfig forces it to be");
@@ -251,7 +238,7 @@ TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's 
   // MTP (num_nextn_predict_layers 1, model.layers.78), apart: one MoE layer 174,394,112 +
   // 9,663,676,416 + 37,748,736 + 1,573,120 + 2 norms 12,288 = 9,877,404,672, eh_proj 2·6144·6144 =
   // 75,497,472, 3 norms 18,432: 9,952,920,576.
-  FamilyCount f = count_of(config("glm-5"));
+  FamilyCount f = count_file(config("glm-5"));
   CHECK(f.family == "GLM-5");
   CHECK(f.total == 743911218432u);
   CHECK(agrees(f.total, 744, 0));
@@ -274,7 +261,7 @@ TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's 
     j["index_topk_freq"] = 4;
     j["index_skip_topk_offset"] = 3;
   });
-  FamilyCount s = count_of(p);
+  FamilyCount s = count_file(p);
   CHECK(s.total == 743911218432u - 534198528u);
   CHECK(s.kv_bytes_per_token == 95232u);
   CHECK(s.mtp_total == 9952920576u);
@@ -287,12 +274,12 @@ TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's 
     j["index_topk_freq"] = 2;
     j["index_skip_topk_offset"] = 0;
   });
-  CHECK(count_of(p).total == 743911218432u - 365504256u);
+  CHECK(count_file(p).total == 743911218432u - 365504256u);
   p = edited(dir, "glm-5", [](Json& j) {
     j["index_topk_freq"] = 4;
     j["index_skip_topk_offset"] = 100;
   });
-  CHECK(count_of(p).total == 743911218432u);
+  CHECK(count_file(p).total == 743911218432u);
   // The same schedule as indexer_types, and mlp_layer_types naming the 3 dense layers: the same count.
   p = edited(dir, "glm-5", [](Json& j) {
     j["indexer_types"] = Json::array();
@@ -303,14 +290,14 @@ TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's 
     }
     j.erase("first_k_dense_replace");
   });
-  CHECK(count_of(p).total == 743911218432u - 534198528u);
+  CHECK(count_file(p).total == 743911218432u - 534198528u);
   // mlp_layer_types decides: a fourth dense layer replaces one MoE layer (9,702,998,272, its experts,
   // shared expert and router) with a dense one (226,492,416).
   p = edited(dir, "glm-5", [](Json& j) {
     j["mlp_layer_types"] = Json::array();
     for (int l = 0; l < 78; ++l) j["mlp_layer_types"].push_back(l < 4 ? "dense" : "sparse");
   });
-  CHECK(count_of(p).total == 743911218432u - 9702998272u + 226492416u);
+  CHECK(count_file(p).total == 743911218432u - 9702998272u + 226492416u);
   // Lists that do not fit the layers, or name what the formula does not know, are errors.
   p = edited(dir, "glm-5", [](Json& j) { j["indexer_types"] = Json::array({"full", "shared"}); });
   CHECK(error_of(p) == start + p + "': indexer_types names 2 layers, and num_hidden_layers is 78");
@@ -320,7 +307,7 @@ TEST_CASE("explain --config: GLM-5 is 743.9B with 40.8B active: DeepSeek-V3.2's 
   CHECK(error_of(p) == start + p + "': mlp_layer_types names 1 layers, and num_hidden_layers is 78");
   // MTP layers whose count does not fit in 64 bits are said so, never given as 0 (before: "= 0").
   p = edited(dir, "glm-5", [](Json& j) { j["num_nextn_predict_layers"] = INT64_MAX; });
-  FamilyCount m = count_of(p);
+  FamilyCount m = count_file(p);
   CHECK(m.total == 743911218432u);
   CHECK(m.mtp.empty());
   CHECK(has_note(m, "num_nextn_predict_layers is 9223372036854775807: the multi-token-prediction modules' count does not "
@@ -361,7 +348,7 @@ TEST_CASE("explain --config: GLM-4.5 is 352.8B as Glm4MoeForCausalLM builds it; 
     j["first_k_dense_replace"] = 3;
     j["use_qk_norm"] = true;
   });
-  FamilyCount f = count_of(p);
+  FamilyCount f = count_file(p);
   CHECK(f.total == 352797829024u);
   CHECK(f.active_without_embedding == 32856319904u);
   CHECK(agrees(*f.active_without_embedding, 32, 0));
@@ -382,7 +369,7 @@ TEST_CASE("explain --config: ERNIE-4.5-21B-A3B is 21.8B with 3.35B active", "[fa
   // e_score_correction_bias 64 (163,904): 778,731,584 · 27 = 21,025,752,768. Norms 28·2·2560 + 2560
   // = 145,920. Embedding 103424·2560 = 264,765,440, the LM head tied. Total 21,825,437,888 (Baidu:
   // 21B). Active: less 27 · (64 − 6) · 11,796,480 = 18,473,287,680 -> 3,352,150,208 (Baidu: A3B).
-  FamilyCount f = count_of(config("ernie-4.5-21b-a3b-pt"));
+  FamilyCount f = count_file(config("ernie-4.5-21b-a3b-pt"));
   CHECK(f.family == "ERNIE 4.5 MoE");
   CHECK(f.total == 21825437888u);
   CHECK(agrees(f.total, 21, 0));
@@ -397,13 +384,13 @@ TEST_CASE("explain --config: ERNIE-4.5-21B-A3B is 21.8B with 3.35B active", "[fa
   const std::string start = "model config '";
   // moe_layer_end_index 13 keeps layers 14..27 dense: 14 · (778,731,584 − 94,371,840) fewer.
   std::string p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["moe_layer_end_index"] = 13; });
-  CHECK(count_of(p).total == 21825437888u - 14ull * (778731584ull - 94371840ull));
+  CHECK(count_file(p).total == 21825437888u - 14ull * (778731584ull - 94371840ull));
   // moe_layer_interval 2: layers 1, 3, …, 27 (14) hold experts, the other 13 of 1..27 are dense.
   p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["moe_layer_interval"] = 2; });
-  CHECK(count_of(p).total == 21825437888u - 13ull * (778731584ull - 94371840ull));
+  CHECK(count_file(p).total == 21825437888u - 13ull * (778731584ull - 94371840ull));
   // The checkpoint's MTP layers are not built by the class: read, not counted, said so.
   p = edited(dir, "ernie-4.5-21b-a3b-pt", [](Json& j) { j["num_nextn_predict_layers"] = 1; });
-  FamilyCount m = count_of(p);
+  FamilyCount m = count_file(p);
   CHECK(m.total == 21825437888u);
   CHECK(has_note(m, "not built by Ernie4_5_MoeForCausalLM"));
   // Biases on every projection and the LM head are not in the formula: refused.
@@ -425,7 +412,7 @@ TEST_CASE("explain --config: LFM2-1.2B is 1.17B: short convolutions, six attenti
   // 50,331,648 · 16 = 805,306,368. operator_norm and ffn_norm 16·2·2048 + embedding_norm 2048 =
   // 67,584. Embedding 65536·2048 = 134,217,728, tied (tie_embedding). Total 1,170,340,608 (Liquid:
   // 1.17B).
-  FamilyCount f = count_of(config("lfm2-1.2b"));
+  FamilyCount f = count_file(config("lfm2-1.2b"));
   CHECK(f.family == "LFM2");
   CHECK(f.total == 1170340608u);
   CHECK(agrees(f.total, 1.17, 2));
@@ -447,10 +434,10 @@ TEST_CASE("explain --config: LFM2-1.2B is 1.17B: short convolutions, six attenti
       j["layer_types"].push_back(attn ? "full_attention" : "conv");
     }
   });
-  CHECK(count_of(p).total == 1170340608u);
+  CHECK(count_file(p).total == 1170340608u);
   // Neither: Lfm2Config makes every layer attend: 10 · (10,485,760 + 128 − 16,783,360) fewer.
   p = edited(dir, "lfm2-1.2b", [](Json& j) { j.erase("full_attn_idxs"); });
-  CHECK(count_of(p).total == 1170340608ull - 10ull * (16783360ull - 10485888ull));
+  CHECK(count_file(p).total == 1170340608ull - 10ull * (16783360ull - 10485888ull));
   // LFM2-350M's numbers (width 1024, 16 heads, block_ff_dim 6656 -> int(13312 / 3) = 4437 -> 4608):
   // 67,108,864 + 6 · 3,145,856 + 10 · (3,145,728 + 3,072 + 1,048,576) + 16 · 3·1024·4608 + 16·2048
   // + 1024 = 354,483,968 (Liquid: 354M).
@@ -461,10 +448,10 @@ TEST_CASE("explain --config: LFM2-1.2B is 1.17B: short convolutions, six attenti
     j["num_attention_heads"] = 16;
     j["block_ff_dim"] = 6656;
   });
-  CHECK(count_of(p).total == 354483968u);
+  CHECK(count_file(p).total == 354483968u);
   // conv_bias: 3·2048 + 2048 + 2048 more in each of the 10 conv layers.
   p = edited(dir, "lfm2-1.2b", [](Json& j) { j["conv_bias"] = true; });
-  CHECK(count_of(p).total == 1170340608u + 10u * 5u * 2048u);
+  CHECK(count_file(p).total == 1170340608u + 10u * 5u * 2048u);
   // A multiplier Python would round is refused, not approximated.
   p = edited(dir, "lfm2-1.2b", [](Json& j) { j["block_ffn_dim_multiplier"] = 1.5; });
   CHECK(error_of(p) == start + p + "': block_ffn_dim_multiplier is not a whole number headcount can multiply by exactly");
@@ -488,7 +475,7 @@ TEST_CASE("explain --config: Granite-4.0-H-Tiny is 6.94B with 1.47B active: Mamb
   // 155,811,840 · 40 = 6,232,473,600. Norms 40·2·1536 + 1536 = 124,416. Embedding 100352·1536 =
   // 154,140,672, tied. Total 6,939,037,248 (IBM: 7B). Active: less 40 · (64 − 6) · 2,359,296 =
   // 5,473,566,720 -> 1,465,470,528 (IBM: 1B active).
-  FamilyCount f = count_of(config("granite-4.0-h-tiny"));
+  FamilyCount f = count_file(config("granite-4.0-h-tiny"));
   CHECK(f.family == "Granite 4.0 hybrid");
   CHECK(f.total == 6939037248u);
   CHECK(agrees(f.total, 7, 0));
@@ -511,15 +498,15 @@ TEST_CASE("explain --config: Granite-4.0-H-Tiny is 6.94B with 1.47B active: Mamb
     j["num_local_experts"] = 0;
     j["num_experts_per_tok"] = 0;
   });
-  FamilyCount d = count_of(p);
+  FamilyCount d = count_file(p);
   CHECK(d.total == 6939037248ull - 40ull * (150994944ull + 98304ull));
   CHECK_FALSE(d.active.has_value());
   // mamba_d_head "auto" is the width over the heads: the same count.
   p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j["mamba_d_head"] = "auto"; });
-  CHECK(count_of(p).total == 6939037248u);
+  CHECK(count_file(p).total == 6939037248u);
   // Without layer_types every layer is Mamba-2: 4 · (14,642,576 − 6,291,456) more.
   p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j.erase("layer_types"); });
-  CHECK(count_of(p).total == 6939037248u + 4u * (14642576u - 6291456u));
+  CHECK(count_file(p).total == 6939037248u + 4u * (14642576u - 6291456u));
   // Heads that do not fill the width, and a layer name the formula does not know, are errors.
   p = edited(dir, "granite-4.0-h-tiny", [](Json& j) { j["mamba_d_head"] = 32; });
   CHECK(error_of(p) == start + p + "': mamba_n_heads · mamba_d_head is not mamba_expand · hidden_size (2·1536)");
