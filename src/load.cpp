@@ -719,29 +719,7 @@ class WireReader {
       }
       if (!field::is_tensor_payload(f)) return false;
       if (wt == kLengthDelimited) {
-        int64_t tag_at = in_.CurrentPosition();
-        uint32_t len = read_length(f == field::kTensorRawData ? "tensor data" : "a TensorProto data field");
-        int64_t start = in_.CurrentPosition();
-        if (f == field::kTensorRawData) {
-          info.raw_offset = start;
-          info.raw_length = len;
-          info.middle_size = 0;
-        }
-        const uint64_t keep = f == field::kTensorRawData ? raw_limit(t->data_type()) : options_.keep_payload_bytes;
-        if (!info.stripped && kept + len <= keep) {
-          // Too small to skip: rewind-free copy into the message's own bytes.
-          kept += len;
-          std::string bytes;
-          if (!in_.ReadString(&bytes, static_cast<int>(len))) malformed();
-          if (f == field::kTensorRawData) t->set_raw_data(std::move(bytes));  // bytes as they are: no parse
-          else keep_payload(t, f, bytes);
-          (void)tag_at;
-          return true;
-        }
-        info.stripped = true;
-        stripped_bytes += len;
-        if (f == field::kTensorRawData) sample_middle(*t, len, &info);
-        if (!in_.Skip(static_cast<int>(len))) truncated_at(start);
+        read_payload_field(t, f, info, kept);
         return true;
       }
       // An unpacked element of a typed field: at most 8 bytes each.
@@ -772,6 +750,32 @@ class WireReader {
     }
     ++tensors_read;
     return info;
+  }
+
+  // One length-delimited payload field (raw_data, or a packed typed field): kept while the tensor's
+  // kept bytes stay within its limit, else skipped by its length, its place recorded in `info`.
+  void read_payload_field(onnx::TensorProto* t, int f, PayloadInfo& info, uint64_t& kept) {
+    const uint32_t len = read_length(f == field::kTensorRawData ? "tensor data" : "a TensorProto data field");
+    const int64_t start = in_.CurrentPosition();
+    if (f == field::kTensorRawData) {
+      info.raw_offset = start;
+      info.raw_length = len;
+      info.middle_size = 0;
+    }
+    const uint64_t keep = f == field::kTensorRawData ? raw_limit(t->data_type()) : options_.keep_payload_bytes;
+    if (!info.stripped && kept + len <= keep) {
+      // Too small to skip: rewind-free copy into the message's own bytes.
+      kept += len;
+      std::string bytes;
+      if (!in_.ReadString(&bytes, static_cast<int>(len))) malformed();
+      if (f == field::kTensorRawData) t->set_raw_data(std::move(bytes));  // bytes as they are: no parse
+      else keep_payload(t, f, bytes);
+      return;
+    }
+    info.stripped = true;
+    stripped_bytes += len;
+    if (f == field::kTensorRawData) sample_middle(*t, len, &info);
+    if (!in_.Skip(static_cast<int>(len))) truncated_at(start);
   }
 
   // The middle element of a raw payload about to be skipped (in the canonical orientation), when
