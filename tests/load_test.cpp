@@ -482,6 +482,43 @@ TEST_CASE("a 64 MB initializer is located, not read", "[load]") {
   CHECK(back == raw);
 }
 
+TEST_CASE("payloads kept in memory: raw data before its type gets the type's limit once the type is read", "[load]") {
+  // TensorProto fields written out of protobuf's order: dims (1), raw_data (9), then data_type (2)
+  // and name (8). While raw_data is read the type is not known, so the int limit (512 bytes)
+  // applies; after the message the type's own limit decides:
+  //   "f": 17 float32s, 68 bytes > 64: not kept, read again from the file (17 values, the last 16);
+  //   "i": 64 int64s, 512 bytes <= 512: kept, its values in memory (the last 63).
+  auto tensor = [](const std::string& name, int32_t dtype, int64_t n, const std::string& raw) {
+    return varint_field(1, static_cast<uint64_t>(n)) + delimited(9, raw) + varint_field(2, static_cast<uint64_t>(dtype)) +
+           delimited(8, name);
+  };
+  std::string floats, ints;
+  for (int64_t i = 0; i < 17; ++i) {
+    const float f = static_cast<float>(i);
+    floats += std::string(reinterpret_cast<const char*>(&f), 4);
+  }
+  for (int64_t i = 0; i < 64; ++i) ints += std::string(reinterpret_cast<const char*>(&i), 8);  // little-endian host
+  const std::string graph = delimited(5, tensor("f", T::FLOAT, 17, floats)) + delimited(5, tensor("i", T::INT64, 64, ints));
+  testutil::TempDir dir;
+  const std::string path = dir.file("out_of_order.onnx");
+  testutil::write_bytes(path, varint_field(1, 8) + delimited(7, graph));  // ir_version 8, the graph
+
+  Model model = load_model(path);
+  CHECK_FALSE(float_values(*weight(model, "f").tensor));
+  CHECK(weight(model, "f").payload_known);
+  CHECK(model.stripped_payload_bytes == 68);
+  std::vector<double> read;
+  CHECK(for_each_value(weight(model, "f"), [&](uint64_t, double v) {
+    read.push_back(v);
+    return true;
+  }));
+  REQUIRE(read.size() == 17);
+  CHECK(read[16] == 16.0);
+  auto i = int_values(*weight(model, "i").tensor);
+  REQUIRE(i);
+  CHECK(i->at(63) == 63);
+}
+
 TEST_CASE("the reader keeps the middle element of a payload it skips, in the canonical orientation", "[load]") {
   // The content comparison reads the middle element of each candidate first (duplicates.cpp);
   // the reader keeps it as it skips the payload. Float32 values 0, 1, 2, ... in file order:
