@@ -64,7 +64,9 @@ struct PayloadInfo {
   int64_t raw_offset = -1;
   uint64_t raw_length = 0;
   uint64_t middle = 0;      // TensorRec::middle
+  uint64_t head = 0;        // TensorRec::head
   uint8_t middle_size = 0;
+  uint8_t head_size = 0;
 };
 
 // A copy of `v` in the arena.
@@ -120,6 +122,8 @@ TensorRec* tensor_record(google::protobuf::Arena* arena, const onnx::TensorProto
   r->raw_length = where.raw_length;
   r->middle = where.middle;
   r->middle_size = where.middle_size;
+  r->head = where.head;
+  r->head_size = where.head_size;
   return r;
 }
 
@@ -761,6 +765,7 @@ class WireReader {
       info.raw_offset = start;
       info.raw_length = len;
       info.middle_size = 0;
+      info.head_size = 0;
     }
     const uint64_t keep = f == field::kTensorRawData ? raw_limit(t->data_type()) : options_.keep_payload_bytes;
     if (!info.stripped && kept + len <= keep) {
@@ -774,7 +779,10 @@ class WireReader {
     }
     info.stripped = true;
     stripped_bytes += len;
-    if (f == field::kTensorRawData) sample_middle(*t, len, &info);
+    if (f == field::kTensorRawData) {
+      sample_middle(*t, len, &info);
+      sample_head(len, &info);
+    }
     if (!in_.Skip(static_cast<int>(len))) truncated_at(start);
   }
 
@@ -799,6 +807,18 @@ class WireReader {
     if (data == nullptr || size < 0 || at + es > static_cast<uint64_t>(size)) return;
     std::memcpy(&info->middle, static_cast<const char*>(data) + at, static_cast<size_t>(es));
     info->middle_size = static_cast<uint8_t>(es);
+  }
+
+  // The first bytes of a raw payload about to be skipped, when the reader's window holds them
+  // (never a read): most value checks decide on the first element (buffers.cpp).
+  void sample_head(uint32_t len, PayloadInfo* info) {
+    const void* data = nullptr;
+    int size = 0;
+    in_.GetDirectBufferPointerInline(&data, &size);
+    const uint64_t n = std::min<uint64_t>({sizeof info->head, len, size > 0 ? static_cast<uint64_t>(size) : 0});
+    if (data == nullptr || n == 0) return;
+    std::memcpy(&info->head, data, static_cast<size_t>(n));
+    info->head_size = static_cast<uint8_t>(n);
   }
 
   // Parses a kept length-delimited payload field into the tensor through protobuf itself.

@@ -13,7 +13,14 @@
 
 namespace headcount {
 
+namespace {
+thread_local uint64_t reads_made = 0;
+}  // namespace
+
+uint64_t payload_reads_on_this_thread() { return reads_made; }
+
 ssize_t read_at(int fd, char* out, size_t n, uint64_t offset) {
+  ++reads_made;
   size_t done = 0;
   while (done < n) {
     ssize_t got = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
@@ -217,26 +224,40 @@ bool for_each_value(const Weight& w, const std::function<bool(uint64_t, double)>
   PayloadReader r;
   PayloadScope* scope = PayloadScope::current();
   if (w.sparse || w.packed || !r.open(w, scope ? &scope->files : nullptr)) return false;
-  std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes)));  // no bigger than the tensor
-  uint64_t index = 0;
-  for (uint64_t at = 0; at < w.bytes; at += kPayloadChunk) {
+  // The elements in `n` bytes at `p`, from element `index` on.
+  auto visit_bytes = [&](const char* p, size_t n, uint64_t& index) {
+    for (size_t i = 0; i + es <= n; i += es, ++index) {
+      double v = 0;
+      switch (w.dtype) {
+        case T::FLOAT: { float f; std::memcpy(&f, p + i, 4); v = f; break; }
+        case T::FLOAT16: case T::BFLOAT16: case T::DOUBLE: decode_floats(w.dtype, p + i, 1, &v); break;
+        case T::INT8: v = static_cast<int8_t>(p[i]); break;
+        case T::INT32: { int32_t x; std::memcpy(&x, p + i, 4); v = x; break; }
+        case T::INT64: { int64_t x; std::memcpy(&x, p + i, 8); v = static_cast<double>(x); break; }
+        default: v = static_cast<uint8_t>(p[i]); break;
+      }
+      if (!visit(index, v)) return false;
+    }
+    return true;
+  };
+  // The first elements as the loader saw them skipping the payload (TensorRec::head): a check
+  // that decides on them reads nothing, and the read after them starts past them.
+  uint64_t index = 0, from = 0;
+  const TensorRec* t = w.tensor;
+  if (t && t->head_size >= es && w.storage == Storage::Embedded && !w.external && t->raw_offset >= 0 &&
+      w.payload_offset == static_cast<uint64_t>(t->raw_offset) && w.payload_length == t->raw_length) {
+    char head[sizeof t->head];
+    std::memcpy(head, &t->head, sizeof head);
+    from = std::min<uint64_t>(t->head_size / es * es, w.bytes);
+    if (!visit_bytes(head, static_cast<size_t>(from), index)) return false;
+  }
+  std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes - from)));  // no bigger than the tensor
+  for (uint64_t at = from; at < w.bytes; at += kPayloadChunk) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(kPayloadChunk, w.bytes - at));
     // A small tensor through the scope's window: its neighbours in the file come in the same read.
     const bool windowed = scope && n <= kWindowedRead;
     if (!(windowed ? r.read(at, n, buf.data(), scope->window) : r.read(at, n, buf.data()))) return false;
-    for (size_t i = 0; i + es <= n; i += es, ++index) {
-      double v = 0;
-      const char* p = buf.data() + i;
-      switch (w.dtype) {
-        case T::FLOAT: { float f; std::memcpy(&f, p, 4); v = f; break; }
-        case T::FLOAT16: case T::BFLOAT16: case T::DOUBLE: decode_floats(w.dtype, p, 1, &v); break;
-        case T::INT8: v = static_cast<int8_t>(*p); break;
-        case T::INT32: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
-        case T::INT64: { int64_t x; std::memcpy(&x, p, 8); v = static_cast<double>(x); break; }
-        default: v = static_cast<uint8_t>(*p); break;
-      }
-      if (!visit(index, v)) return false;
-    }
+    if (!visit_bytes(buf.data(), n, index)) return false;
   }
   return true;
 }

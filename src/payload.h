@@ -22,6 +22,8 @@ constexpr size_t kPayloadChunk = 1 << 20;  // bytes per read: memory stays flat 
 // Reads up to n bytes at `offset` of fd into out, retrying interrupted reads, until n bytes or
 // the end of the file. Returns the bytes read, or -1 on an error.
 ssize_t read_at(int fd, char* out, size_t n, uint64_t offset);
+// The calls of read_at this thread made (for tests: which checks cost a read).
+uint64_t payload_reads_on_this_thread();
 
 // A read block of up to kScratchSize bytes, taken from this thread's cache and given back to
 // it: a folder of small models touches the block's pages once per thread, not once per model

@@ -559,6 +559,64 @@ TEST_CASE("the reader keeps the middle element of a payload it skips, in the can
   CHECK_FALSE(middle("short"));
 }
 
+TEST_CASE("the reader keeps a skipped payload's first 8 bytes; a value check that decides on them reads nothing",
+          "[load]") {
+  // "b": 100 float32s 0.5, 1.5, 2.5, ... (400 bytes > 64: skipped). Its first 8 bytes are the
+  // floats 0.5 and 1.5, kept as the reader skips it (TensorRec::head). for_each_value visits
+  // those two from memory; element 2 (2.5) on is read from the file, each index once, in order.
+  // "h": 100 float16s of 1.0 (0x3C00): 8 bytes hold 4 of them.
+  testutil::TempDir dir;
+  auto m = testutil::model();
+  auto* g = m.mutable_graph();
+  T b = testutil::tensor("b", {100}, T::FLOAT, true);
+  std::string bytes;
+  for (int i = 0; i < 100; ++i) {
+    const float f = static_cast<float>(i) + 0.5f;
+    bytes += std::string(reinterpret_cast<const char*>(&f), 4);
+  }
+  b.set_raw_data(bytes);
+  *g->add_initializer() = b;
+  T h = testutil::tensor("h", {100}, T::FLOAT16, true);
+  std::string halves;
+  for (int i = 0; i < 100; ++i) halves += std::string("\x00\x3c", 2);  // 1.0 as float16, little-endian
+  h.set_raw_data(halves);
+  *g->add_initializer() = h;
+  std::string path = dir.file("heads.onnx");
+  testutil::save(m, path);
+  Model model = load_model(path);
+  const TensorRec& t = *weight(model, "b").tensor;
+  REQUIRE(t.head_size == 8);
+  CHECK(std::memcmp(&t.head, bytes.data(), 8) == 0);
+  CHECK(weight(model, "h").tensor->head_size == 8);
+
+  PayloadScope scope;  // as an audit reads values: through one window
+  const uint64_t before = payload_reads_on_this_thread();
+  std::vector<double> seen;
+  auto until = [&](const Weight& w, uint64_t last) {
+    seen.clear();
+    return for_each_value(w, [&](uint64_t index, double v) {
+      CHECK(index == seen.size());
+      seen.push_back(v);
+      return index < last;
+    });
+  };
+  CHECK_FALSE(until(weight(model, "b"), 0));  // stops at element 0
+  CHECK(seen == std::vector<double>{0.5});
+  CHECK_FALSE(until(weight(model, "b"), 1));
+  CHECK(seen == std::vector<double>{0.5, 1.5});
+  CHECK_FALSE(until(weight(model, "h"), 3));
+  CHECK(seen == std::vector<double>{1, 1, 1, 1});
+  CHECK(payload_reads_on_this_thread() == before);  // all of it from the heads
+  CHECK_FALSE(until(weight(model, "b"), 2));  // element 2 is past the head: one read
+  CHECK(seen == std::vector<double>{0.5, 1.5, 2.5});
+  CHECK(payload_reads_on_this_thread() == before + 1);
+  CHECK(until(weight(model, "b"), 100));  // every element, each once
+  REQUIRE(seen.size() == 100);
+  CHECK(seen[99] == 99.5);
+  CHECK(until(weight(model, "h"), 100));
+  CHECK(seen == std::vector<double>(100, 1.0));
+}
+
 TEST_CASE("payloads kept in memory: raw int data up to 512 bytes, other raw data up to 64, typed fields up to 4096",
           "[load]") {
   // LoadOptions: the shape stage reads at most 64 elements of a value (64 int64s = 512 bytes);

@@ -76,8 +76,12 @@ struct TensorRec {
   // The payload's middle element in the canonical orientation (canonical_position), when the
   // reader had it in its window as it skipped the payload: the content comparison's first read.
   uint64_t middle = 0;
+  // The payload's first bytes (up to 8), when the reader had them in its window as it skipped the
+  // payload: a value check's first element (for_each_value), which most checks need alone.
+  uint64_t head = 0;
   int32_t data_type = 0;
   uint8_t middle_size = 0;  // bytes of `middle` (the element's size), 0 when not seen
+  uint8_t head_size = 0;    // bytes of `head`, 0 when not seen
   bool external = false;  // data_location is EXTERNAL
 
   Span<Entry> external_data() const { return rare ? rare->external_data : Span<Entry>(); }
