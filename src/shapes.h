@@ -19,10 +19,12 @@
 
 #include "headcount/checked.h"
 #include "headcount/model.h"
+#include "headcount/small_vector.h"
 
 namespace headcount::detail {
 
-using IntVector = std::vector<Int>;  // a 0-D/1-D integer tensor, element by element
+// A 0-D/1-D integer tensor, element by element; a shape is one too, and four dims fit in place.
+using IntVector = SmallVector<Int, 4>;
 
 // Shape of a value: rank when known, and whatever dims are known.
 struct Dims {

@@ -53,7 +53,7 @@ PARTS = {
     "Ground": ["src/ops.", "src/checked.cpp", "include/headcount/checked.h", "src/numbers.cpp",
                "include/headcount/numbers.h", "src/paths.", "src/suggest.h", "src/json_fields.h", "src/version.cpp",
                "include/headcount/version.h", "src/dtypes.cpp", "include/headcount/dtypes.h",
-               "include/headcount/file_identity.h"],
+               "include/headcount/file_identity.h", "include/headcount/small_vector.h"],
 }
 
 # The stages: none includes another's header.
