@@ -362,18 +362,45 @@ std::string Matcher::block_name(const AttentionBlock& b, const std::vector<int>&
   return node_name(m_, b.core_node);
 }
 
+// What a block's shares claim of each tensor, by weight index in increasing order: a share that
+// several projections read (the same tensor and slice) once, at its first reading in Q, K, V, O
+// order, the extras whole. A sum past 64 bits saturates and sets *overflow.
+std::vector<std::pair<int, uint64_t>> block_claims(const AttentionBlock& b, bool* overflow) {
+  static const std::string kWhole;
+  struct Share {
+    int weight;
+    const std::string* slice;
+    uint64_t elements;
+  };
+  std::vector<Share> shares;
+  for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
+    for (const auto& t : b.projection(role).tensors) shares.push_back({t.weight, &t.slice, t.elements});
+  }
+  for (const auto& e : b.extras) shares.push_back({e.weight, &kWhole, e.elements});
+  auto key = [](const Share& x) { return std::tie(x.weight, *x.slice); };
+  std::stable_sort(shares.begin(), shares.end(), [&](const Share& x, const Share& y) { return key(x) < key(y); });
+  std::vector<std::pair<int, uint64_t>> claims;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    if (i > 0 && key(shares[i]) == key(shares[i - 1])) continue;  // read again: counted at its first
+    if (claims.empty() || claims.back().first != shares[i].weight) claims.emplace_back(shares[i].weight, 0);
+    uint64_t& c = claims.back().second;
+    if (add_overflows(c, shares[i].elements, &c)) {
+      c = UINT64_MAX;
+      if (overflow) *overflow = true;
+    }
+  }
+  return claims;
+}
+
 void Matcher::finish(AttentionResult& r) {
   for (auto& b : r.blocks) bound_claims(m_, b);
   // By weight index (vectors, not maps: a model of many layers has many weights in blocks).
   std::vector<uint64_t> per_weight(m_.weights.size(), 0);  // elements claimed by the busiest block
   std::vector<int> blocks_using(m_.weights.size(), 0);     // the number of blocks that use it
-  for (const auto& b : r.blocks) {
-    std::set<int> mine;
-    for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
-      for (const auto& t : b.projection(role).tensors) mine.insert(t.weight);
-    }
-    for (const auto& e : b.extras) mine.insert(e.weight);
-    for (int wi : mine) ++blocks_using[static_cast<size_t>(wi)];
+  std::vector<std::vector<std::pair<int, uint64_t>>> claims(r.blocks.size());
+  for (size_t i = 0; i < r.blocks.size(); ++i) {
+    claims[i] = block_claims(r.blocks[i], nullptr);
+    for (const auto& c : claims[i]) ++blocks_using[static_cast<size_t>(c.first)];
   }
   for (size_t i = 0; i < r.blocks.size(); ++i) {
     AttentionBlock& b = r.blocks[i];
@@ -391,17 +418,8 @@ void Matcher::finish(AttentionResult& r) {
       b.standard = 0;  // only a hostile width gets here: no standard to compare with
     }
     if (!b.q.found && !b.k.found && !b.v.found && !b.o.found) b.standard = 0;  // nothing here to compare
-    std::map<int, uint64_t> mine;
-    std::set<std::pair<int, std::string>> seen;  // one share read by several projections counts once
-    for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
-      for (const auto& t : b.projection(role).tensors) {
-        if (seen.insert({t.weight, t.slice}).second) mine[t.weight] = plus(mine[t.weight], t.elements);
-      }
-    }
-    for (const auto& e : b.extras) {
-      if (seen.insert({e.weight, ""}).second) mine[e.weight] = plus(mine[e.weight], e.elements);
-    }
-    for (auto& [wi, n] : mine) per_weight[static_cast<size_t>(wi)] = std::max(per_weight[static_cast<size_t>(wi)], n);
+    // Each tensor's claim, bounded above by bound_claims: no sum here reaches 64 bits.
+    for (const auto& [wi, n] : claims[i]) per_weight[static_cast<size_t>(wi)] = std::max(per_weight[static_cast<size_t>(wi)], n);
   }
   for (size_t wi = 0; wi < per_weight.size(); ++wi) {
     // A tensor gives the attention total at most its own elements, and only when it is a
@@ -416,23 +434,8 @@ void Matcher::finish(AttentionResult& r) {
 // A block may claim no more of a tensor than it stores (an empty tensor of huge dims split per
 // head would): a split that does is refused and the tensor counted whole, once.
 void bound_claims(const Model& model, AttentionBlock& b) {
-  // What the block's shares claim of each tensor: a share read by several projections once (as
-  // finish() counts them), the extras whole.
-  std::map<int, uint64_t> claimed;
-  std::set<std::pair<int, std::string>> seen;
   bool overflow = false;
-  auto add = [&](int wi, uint64_t n) {
-    uint64_t& c = claimed[wi];
-    if (add_overflows(c, n, &c)) overflow = true, c = UINT64_MAX;
-  };
-  for (Role role : {Role::Q, Role::K, Role::V, Role::O}) {
-    for (const auto& t : b.projection(role).tensors) {
-      if (seen.insert({t.weight, t.slice}).second) add(t.weight, t.elements);
-    }
-  }
-  for (const auto& e : b.extras) {
-    if (seen.insert({e.weight, ""}).second) add(e.weight, e.elements);
-  }
+  const std::vector<std::pair<int, uint64_t>> claimed = detail::block_claims(b, &overflow);
   bool refused = false;
   for (const auto& [tensor, n] : claimed) {
     const int wi = tensor;  // a plain variable: lambdas cannot capture a structured binding in C++17

@@ -20,6 +20,9 @@ namespace headcount::detail {
 // Sums of shares: a hostile graph can route one huge tensor into many projections, so a count
 // that does not fit in 64 bits refuses the model (InputError) instead of wrapping.
 uint64_t plus(uint64_t a, uint64_t b);
+// What a block's shares claim of each tensor, by weight index (match.cpp); a sum past 64 bits
+// saturates and sets *overflow when given.
+std::vector<std::pair<int, uint64_t>> block_claims(const AttentionBlock& b, bool* overflow);
 // Widths add as checked integers; unknown (0) when a sum does not fit.
 int64_t plus_width(int64_t a, int64_t b);
 // Whether a node is a fused attention operator that matching reads (fused.cpp).
