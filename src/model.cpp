@@ -440,6 +440,7 @@ std::string shortened(std::string_view s, size_t most = 48) {
 }  // namespace
 
 std::string Model::scope_name(int g) const {
+  if (graphs[g].parent < 0 && graphs[g].function.empty()) return "main";  // nearly every tensor's
   constexpr size_t kHead = 2, kTail = 3;  // levels kept at each end of a deep path
   std::vector<int> chain;                 // outermost first; the loader bounds the depth
   for (int s = g; s >= 0; s = graphs[s].parent) chain.insert(chain.begin(), s);
