@@ -253,13 +253,40 @@ using FingerprintGroups = std::map<std::tuple<int32_t, uint64_t, std::vector<int
 // tensors are left out: equal small tensors are common (merged biases) and are not what tied
 // weights look like.
 ShapeGroups by_shape_of(const Model& model) {
-  ShapeGroups by_shape;
+  std::vector<int> candidates;
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
     if (!w.parameter || w.sparse || w.packed || w.elements < 1024 || dtype_bits(w.dtype) < 8) continue;
-    std::vector<int64_t> shape(w.dims.begin(), w.dims.end());
-    if (shape.size() == 2 && shape[0] > shape[1]) std::swap(shape[0], shape[1]);
-    by_shape[{w.dtype, w.elements, shape}].push_back(static_cast<int>(i));
+    candidates.push_back(static_cast<int>(i));
+  }
+  // Dim k of a weight's shape up to transposition (a 2-D shape with its smaller dim first).
+  auto dim = [&](const Weight& w, size_t k) {
+    const bool flip = w.dims.size() == 2 && w.dims[0] > w.dims[1];
+    return w.dims[flip ? 1 - k : k];
+  };
+  // Sorted by key, each key's weights in index order: the groups a map of keys would hold, made
+  // with one list per group rather than one per weight.
+  auto less = [&](int x, int y) {
+    const Weight& a = model.weights[static_cast<size_t>(x)];
+    const Weight& b = model.weights[static_cast<size_t>(y)];
+    if (a.dtype != b.dtype) return a.dtype < b.dtype;
+    if (a.elements != b.elements) return a.elements < b.elements;
+    for (size_t k = 0; k < a.dims.size() && k < b.dims.size(); ++k) {
+      if (dim(a, k) != dim(b, k)) return dim(a, k) < dim(b, k);
+    }
+    return a.dims.size() < b.dims.size();
+  };
+  std::stable_sort(candidates.begin(), candidates.end(), less);
+  ShapeGroups by_shape;
+  for (size_t i = 0; i < candidates.size();) {
+    size_t j = i + 1;
+    while (j < candidates.size() && !less(candidates[i], candidates[j])) ++j;
+    const Weight& w = model.weights[static_cast<size_t>(candidates[i])];
+    std::vector<int64_t> shape;
+    for (size_t k = 0; k < w.dims.size(); ++k) shape.push_back(dim(w, k));
+    by_shape.emplace(ShapeKey{w.dtype, w.elements, std::move(shape)},
+                     std::vector<int>(candidates.begin() + static_cast<long>(i), candidates.begin() + static_cast<long>(j)));
+    i = j;
   }
   return by_shape;
 }
