@@ -35,22 +35,25 @@ TEST_CASE("JSON strings are escaped per RFC 8259", "[render]") {
 
 TEST_CASE("JSON strings: a byte that needs escaping is found at every place of a long name", "[render]") {
   // The writer copies a run of plain bytes at once (16 at a time where it can); each byte that
-  // RFC 8259 escapes, or that is not ASCII, is put at each place of a 40-byte name, and the
+  // RFC 8259 escapes, or that is not ASCII, is put at each place of a name of 1 to 41 bytes, and the
   // written value must be the name with that one byte escaped:
   //   '"' -> \"   '\\' -> \\\\   0x1F -> \u001f   0x7F -> \u007f   0xC3 0xA9 (é, valid UTF-8) as is
   //   0xFF (never valid UTF-8) -> U+FFFD (EF BF BD)
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"\"", "\\\""}, {"\\", "\\\\"}, {"\x1f", "\\u001f"}, {"\x7f", "\\u007f"},
       {"\xc3\xa9", "\xc3\xa9"}, {"\xff", "\xef\xbf\xbd"}};
+  // Names of other lengths too: shorter than one block of 16, one block, a block and a tail.
   for (const auto& [byte, escaped] : cases) {
-    for (size_t at = 0; at <= 40; ++at) {
-      const std::string name = std::string(at, 'a') + byte + std::string(40 - at, 'b');
-      std::ostringstream out;
-      {
-        JsonWriter j(out, -1);
-        j.value(name);
+    for (size_t plain : {size_t{0}, size_t{1}, size_t{7}, size_t{14}, size_t{15}, size_t{16}, size_t{30}, size_t{40}}) {
+      for (size_t at = 0; at <= plain; ++at) {
+        const std::string name = std::string(at, 'a') + byte + std::string(plain - at, 'b');
+        std::ostringstream out;
+        {
+          JsonWriter j(out, -1);
+          j.value(name);
+        }
+        CHECK(out.str() == "\"" + std::string(at, 'a') + escaped + std::string(plain - at, 'b') + "\"");
       }
-      CHECK(out.str() == "\"" + std::string(at, 'a') + escaped + std::string(40 - at, 'b') + "\"");
     }
   }
   std::ostringstream out;
