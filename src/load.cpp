@@ -888,11 +888,14 @@ class Indexer {
   std::vector<int> dequantizers_;            // the DequantizeLinear nodes
   std::vector<uint64_t> name_hashes_;        // by pool index
   std::vector<int32_t> first_value_;         // by pool index: the value the first scope to use the name made
+  const PayloadFile* model_file_ = nullptr;  // the model file's record, once an embedded payload asks
   std::map<std::string, FileIdentity> stat_cache_;  // resolved path -> what a stat found (known: a regular file)
 
   // The model's one record of a payload file: its name, and the file the loader found there (the
   // model file's was recorded when it was opened).
   const PayloadFile* payload_file(const std::string& path, const FileIdentity& id = {}) {
+    auto it = m_.payload_files.find(path);  // looked up first: a record is made (its path copied) once
+    if (it != m_.payload_files.end()) return &*it;
     return &*m_.payload_files.insert(PayloadFile{path, id}).first;
   }
 
@@ -1015,7 +1018,7 @@ class Indexer {
         }
         w.payload_known = readable_;
         if (memory_) w.payload_memory = memory_ + t.raw_offset;
-        else w.payload_file = payload_file(m_.path);
+        else w.payload_file = model_file_ ? model_file_ : (model_file_ = payload_file(m_.path));
         w.payload_offset = static_cast<uint64_t>(t.raw_offset);
         w.payload_length = t.raw_length;
       }
