@@ -287,11 +287,11 @@ std::string explain_config(const std::string& path, const ConfigExplainOptions& 
   const FamilyCount& f = v.count;
   std::ostringstream out;
   if (f.estimate) {
-    out << "Estimate for model_type " << c.model_type << (c.read_as.empty() ? "" : " (" + c.read_as + ")") << ", read as "
-        << f.estimated_as << " (" << path
+    out << "Estimate for model_type " << renderers::visible(c.model_type) << (c.read_as.empty() ? "" : " (" + renderers::visible(c.read_as) + ")") << ", read as "
+        << renderers::visible(f.estimated_as) << " (" << renderers::visible(path)
         << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << "), an estimate\n\n";
   } else {
-    out << f.family << " (model_type " << c.model_type << (c.read_as.empty() ? "" : ", " + c.read_as) << ", " << path
+    out << renderers::visible(f.family) << " (model_type " << renderers::visible(c.model_type) << (c.read_as.empty() ? "" : ", " + renderers::visible(c.read_as)) << ", " << renderers::visible(path)
         << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << ")";
     if (f.total_with_vision) {
       out << " in the language model, " << with_commas(*f.total_with_vision) << " (" << approx(*f.total_with_vision)
@@ -609,19 +609,19 @@ std::string latent_derivation(const AttentionBlock& b) {
 
 // The block's name, heads, width, window, score path and head size (and a latent block's factors).
 void write_block_header(std::ostream& out, const AttentionBlock& b, const Model& m) {
-  out << "block " << b.index << " of " << m.path << ": " << b.name << " (" << b.form << ", " << b.kind << "-attention)\n";
+  out << "block " << b.index << " of " << renderers::visible(m.path) << ": " << renderers::visible(b.name) << " (" << b.form << ", " << b.kind << "-attention)\n";
   out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
   std::string from = b.heads_from;  // "unknown: why" says unknown once
   if (!b.heads && from.rfind("unknown: ", 0) == 0) from = from.substr(9);
-  out << ": " << from << "\n";
+  out << ": " << renderers::visible(from) << "\n";
   out << "  width      " << (b.width > 0 ? std::to_string(b.width) : std::string("unknown"))
       << (b.q.found || b.width <= 0 ? " (input of the Q projection)\n" : " (the query's width: no Q projection in this graph)\n");
-  if (b.window) out << "  window     " << *b.window << " tokens: " << b.window_from << "\n";
+  if (b.window) out << "  window     " << *b.window << " tokens: " << renderers::visible(b.window_from) << "\n";
   if (!b.score_path.empty()) {
     std::string path;
     for (const auto& step : b.score_path) path += (path.empty() ? "" : " → ") + step;
-    out << "  scores     " << path << "\n";
+    out << "  scores     " << renderers::visible(path) << "\n";
   }
   if (b.head_dim) out << "  head size  " << *b.head_dim << " for Q/K, " << (b.v_head_dim ? std::to_string(*b.v_head_dim) : "?") << " for V\n";
   if (b.latent) out << latent_derivation(b);
@@ -633,24 +633,24 @@ void write_projection(std::ostream& out, Role r, const Projection& p, const Mode
   role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
   if (!p.found) {
     if (p.from_input.empty()) out << "  " << role << "  not found\n";
-    else out << "  " << role << "  from the graph input '" << p.from_input << "': projected outside this graph\n";
+    else out << "  " << role << "  from the graph input '" << renderers::visible(p.from_input) << "': projected outside this graph\n";
     for (const auto& t : p.tensors) {  // a share of a packed bias inside a fused op
-      out << "     bias   " << m.weights[t.weight].name << " " << shape_string(m.weights[t.weight].dims);
-      if (!t.slice.empty()) out << ", " << t.slice;
+      out << "     bias   " << renderers::visible(m.weights[t.weight].name) << " " << shape_string(m.weights[t.weight].dims);
+      if (!t.slice.empty()) out << ", " << renderers::visible(t.slice);
       out << ": " << with_commas(t.elements) << "\n";
     }
     return;
   }
   out << "  " << role << "  " << p.in_width << " → " << p.out_width << "\n";
   if (!p.weight_input.empty()) {
-    out << "     weight the graph input '" << p.weight_input << "' [" << p.in_width << ", " << p.out_width
+    out << "     weight the graph input '" << renderers::visible(p.weight_input) << "' [" << p.in_width << ", " << p.out_width
         << "], fed at run time: 0 stored\n";
   }
-  if (!p.bias_input.empty()) out << "     bias   the graph input '" << p.bias_input << "', fed at run time: 0 stored\n";
+  if (!p.bias_input.empty()) out << "     bias   the graph input '" << renderers::visible(p.bias_input) << "', fed at run time: 0 stored\n";
   for (const auto& t : p.tensors) {
     const Weight& w = m.weights[t.weight];
-    out << "     " << (t.bias ? "bias   " : "weight ") << w.name << " " << shape_string(w.dims);
-    if (!t.slice.empty()) out << ", " << t.slice;
+    out << "     " << (t.bias ? "bias   " : "weight ") << renderers::visible(w.name) << " " << shape_string(w.dims);
+    if (!t.slice.empty()) out << ", " << renderers::visible(t.slice);
     out << ": " << with_commas(t.elements) << "\n";
   }
   out << "     = " << (p.bias ? with_commas(p.weight) + " + " + with_commas(p.bias) + " = " : std::string()) << with_commas(p.total())
@@ -662,7 +662,7 @@ void write_block_total(std::ostream& out, const AttentionBlock& b, const Model& 
   uint64_t extras = 0;
   for (const auto& e : b.extras) {
     const Weight& w = m.weights[static_cast<size_t>(e.weight)];
-    out << "  extra  " << extra_role_name(e.role) << " " << w.name << " " << shape_string(w.dims) << ": "
+    out << "  extra  " << extra_role_name(e.role) << " " << renderers::visible(w.name) << " " << shape_string(w.dims) << ": "
         << with_commas(e.elements) << "\n";
     extras += e.elements;
   }
@@ -697,9 +697,9 @@ std::string explain_block(const Audit& a, int index) {
   out << "\n";
   for (Role r : {Role::Q, Role::K, Role::V, Role::O}) write_projection(out, r, b.projection(r), a.model);
   write_block_total(out, b, a.model);
-  for (const auto& note : b.notes) out << "  note: " << note << "\n";
+  for (const auto& note : b.notes) out << "  note: " << renderers::visible(note) << "\n";
   for (const auto& f : a.findings) {
-    if (f.block && *f.block == b.index) out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << f.message << "\n";
+    if (f.block && *f.block == b.index) out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << renderers::visible(f.message) << "\n";
   }
   return out.str();
 }

@@ -11,6 +11,7 @@
 #include "headcount/cli.h"
 #include "headcount/numbers.h"
 #include "headcount/runner.h"
+#include "graph_builder.h"
 #include "test_util.h"
 
 using namespace headcount;
@@ -146,4 +147,49 @@ TEST_CASE("cli: --timings adds one stderr line per model and one for the run, an
   }
   CHECK(err[2].find("; render ") != std::string::npos);
   CHECK(err[2].substr(err[2].size() - 3) == " ms");
+}
+
+TEST_CASE("cli: control characters in a file's names are made visible in the text report and explain, never printed raw",
+          "[cli][hostile]") {
+  // A tensor named "q<LF>headcount: error: forged<ESC>[31m" would otherwise print a line of its own
+  // that a script reads as headcount's error, and send an escape sequence to the terminal. The
+  // producer name carries a CR, the node name a BEL and a C1 control (U+009B, C2 9B in UTF-8), and
+  // a valid UTF-8 'é' (C3 A9), which stays as it is.
+  testutil::TempDir dir;
+  onnx::ModelProto m = testutil::layers_model({testutil::LayerSpec{}});
+  m.set_producer_name("evil\r\nheadcount: error: forged producer");
+  auto* g = m.mutable_graph();
+  const std::string old_name = g->initializer(0).name();
+  const std::string bad = "q\nheadcount: error: forged\x1b[31m";
+  g->mutable_initializer(0)->set_name(bad);
+  for (auto& n : *g->mutable_node()) {
+    for (auto& in : *n.mutable_input()) {
+      if (in == old_name) in = bad;
+    }
+  }
+  g->mutable_node(0)->set_name("node\x07\xc2\x9b\xc3\xa9");
+  const std::string path = testutil::saved(m, dir);
+
+  auto check = [&](const std::string& out) {
+    for (unsigned char c : out) {
+      INFO("byte " << static_cast<int>(c));
+      CHECK((c >= 0x20 || c == '\n'));  // no control character but the report's own line ends
+    }
+    CHECK(out.find("\xc2\x9b") == std::string::npos);
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) CHECK(line.rfind("headcount: error", 0) != 0);
+  };
+  CliResult audit = cli({"audit", path, "--all-blocks", "--top", "100"});
+  REQUIRE(audit.code == 0);
+  check(audit.out);
+  CHECK(audit.out.find("evil\\r\\nheadcount: error: forged producer") != std::string::npos);
+  CHECK(audit.out.find("q\\nheadcount: error: forged\\x1b[31m") != std::string::npos);
+  CliResult explain = cli({"explain", path, "--block", "0"});
+  REQUIRE(explain.code == 0);
+  check(explain.out);
+  CHECK(explain.out.find("q\\nheadcount: error: forged\\x1b[31m") != std::string::npos);
+  // The JSON keeps the exact name, escaped as JSON escapes it.
+  CliResult json = cli({"audit", path, "--format", "json"});
+  REQUIRE(json.code == 0);
+  CHECK(json.out.find("q\\nheadcount: error: forged\\u001b[31m") != std::string::npos);
 }

@@ -12,8 +12,51 @@
 #include "headcount/results/audit.h"
 #include "headcount/model.h"
 #include "headcount/numbers.h"
+#include "json_writer.h"
 
 namespace headcount::renderers {
+
+// Text from a file (a tensor's or node's name, a producer, a config's model_type, and the
+// messages that quote them) as a text report prints it: its control characters made visible, so
+// a newline in a name cannot begin a line of the report's own (one a script reads as
+// "headcount: error: ..."), and no escape sequence reaches the terminal. \n, \r and \t are
+// written so; other C0 and C1 controls, DEL, and bytes that are not valid UTF-8 as \xNN.
+inline std::string visible(std::string_view s) {
+  auto plain = [&](size_t i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    return c >= 0x20 && c < 0x7F;
+  };
+  size_t i = 0;
+  while (i < s.size() && plain(i)) ++i;
+  if (i == s.size()) return std::string(s);
+  std::string o(s.substr(0, i));
+  auto hex = [&](unsigned char c) {
+    static const char* digits = "0123456789abcdef";
+    o += "\\x";
+    o += digits[c >> 4];
+    o += digits[c & 15];
+  };
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (plain(i)) {
+      o += static_cast<char>(c);
+    } else if (c == '\n') {
+      o += "\\n";
+    } else if (c == '\r') {
+      o += "\\r";
+    } else if (c == '\t') {
+      o += "\\t";
+    } else if (c < 0x80) {
+      hex(c);
+    } else if (size_t len = JsonWriter::utf8_length(s, i); len == 0 || (c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)) {
+      hex(c);  // not UTF-8, or a C1 control (U+0080 to U+009F): its first byte, the rest in turn
+    } else {
+      o.append(s.data() + i, len);
+      i += len - 1;
+    }
+  }
+  return o;
+}
 
 inline std::string node_label(const Model& m, int ni) {
   const auto& n = *m.nodes[ni].rec;
@@ -21,8 +64,8 @@ inline std::string node_label(const Model& m, int ni) {
 }
 
 inline std::string producer_string(const onnx::ModelProto& p) {
-  std::string s = p.producer_name().empty() ? "unknown producer" : p.producer_name();
-  if (!p.producer_version().empty()) s += " " + p.producer_version();
+  std::string s = p.producer_name().empty() ? "unknown producer" : visible(p.producer_name());
+  if (!p.producer_version().empty()) s += " " + visible(p.producer_version());
   return s;
 }
 
@@ -30,7 +73,7 @@ inline std::string opset_string(const onnx::ModelProto& p) {
   std::string s;
   for (const auto& o : p.opset_import()) {
     if (!s.empty()) s += ", ";
-    s += (o.domain().empty() || o.domain() == "ai.onnx" ? std::string("opset ") : o.domain() + " ") +
+    s += (o.domain().empty() || o.domain() == "ai.onnx" ? std::string("opset ") : visible(o.domain()) + " ") +
          std::to_string(o.version());
   }
   return s;
@@ -43,12 +86,15 @@ struct Table {
   std::vector<bool> right;  // per column
   void print(std::ostream& out, const std::string& indent) const {
     std::vector<size_t> w(right.size(), 0);
-    for (const auto& r : rows)
-      for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
-    for (const auto& r : rows) {
+    std::vector<std::vector<std::string>> shown(rows.size());  // each cell as printed (visible)
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (const auto& cell : rows[i]) shown[i].push_back(visible(cell));
+      for (size_t c = 0; c < shown[i].size() && c < w.size(); ++c) w[c] = std::max(w[c], display_width(shown[i][c]));
+    }
+    for (const auto& r : shown) {
       std::string line = indent;
       for (size_t c = 0; c < r.size() && c < w.size(); ++c) {
-        std::string cell = r[c];
+        const std::string& cell = r[c];
         std::string pad(w[c] - display_width(cell), ' ');
         line += right[c] ? pad + cell : cell + (c + 1 < r.size() ? pad : "");
         if (c + 1 < r.size()) line += "  ";
@@ -80,7 +126,7 @@ inline std::string wrap(const std::string& text, size_t first_used, size_t inden
     col += len;
     word.clear();
   };
-  for (char c : text) {
+  for (char c : visible(text)) {
     if (c == ' ') flush();
     else word += c;
   }

@@ -267,7 +267,7 @@ void framework_text(const Audit& a, std::ostream& out) {
 void summary_text(const Audit& a, std::ostream& out) {
   const Model& m = a.model;
   const Inventory& inv = a.inventory;
-  out << "headcount " << kVersion << ": " << m.path << "\n";
+  out << "headcount " << kVersion << ": " << visible(m.path) << "\n";
   if (a.remote) {
     const RemoteRead& r = *a.remote;
     out << "  source      " << wrap(r.url + (r.commit.empty() ? "" : " (commit " + r.commit.substr(0, 12) + ")") + "; " +
@@ -285,7 +285,7 @@ void summary_text(const Audit& a, std::ostream& out) {
       auto arch = c.metadata.find("general.architecture");
       if (arch != c.metadata.end() && arch->second.type == CheckpointValue::Type::String) what += ", architecture " + arch->second.s;
     }
-    out << "  checkpoint  " << what << "; " << count_of(c.files.size(), "file", "files") << ", no graph: its parts are read from the tensor names\n";
+    out << "  checkpoint  " << visible(what) << "; " << count_of(c.files.size(), "file", "files") << ", no graph: its parts are read from the tensor names\n";
   } else {
     out << "  model       " << producer_string(*m.proto) << ", ir " << m.proto->ir_version() << ", "
         << opset_string(*m.proto) << "; " << count_of(m.graphs.size(), "graph", "graphs") << ", "
@@ -412,8 +412,8 @@ void declared_text(const Audit& a, std::ostream& out) {
     return;
   }
   const Declared& d = *a.declared;
-  out << "\nwhat the config declares (" << d.config.file
-      << (d.config.model_type.empty() ? std::string() : ", model_type " + d.config.model_type) << ")\n";
+  out << "\nwhat the config declares (" << visible(d.config.file)
+      << (d.config.model_type.empty() ? std::string() : ", model_type " + visible(d.config.model_type)) << ")\n";
   Table t;
   t.right = {false, false, true, true, false};
   t.rows.push_back({"field", "key", "declared", "found", ""});
@@ -429,11 +429,11 @@ void declared_text(const Audit& a, std::ostream& out) {
   }
   t.print(out, "  ");
   if (d.count) {
-    out << "  " << d.count->family << " formula: " << with_commas(d.count->total) << " parameters; "
+    out << "  " << visible(d.count->family) << " formula: " << with_commas(d.count->total) << " parameters; "
         << wrap(d.count_note, 4 + d.count->family.size() + 10 + with_commas(d.count->total).size() + 13, 4) << "\n";
     for (const auto& p : d.count->parts) out << "    " << p.part << ": " << wrap(p.formula, 6 + p.part.size(), 6) << "\n";
   } else if (!d.config.model_type.empty()) {
-    out << "  no formula for model_type " << d.config.model_type << ": its fields are compared, its count is not\n";
+    out << "  no formula for model_type " << visible(d.config.model_type) << ": its fields are compared, its count is not\n";
   }
 }
 
@@ -648,7 +648,7 @@ void render_gates_text(const Run& run, const FileResult& f, std::ostream& out) {
   }
   out << "\ngates: " << f.gates.size() << " failed\n";
   for (const auto& g : f.gates) {
-    std::string head = "  " + g.gate + ":";
+    std::string head = "  " + visible(g.gate) + ":";
     out << head << " " << wrap(g.message, head.size() + 1, 4) << "\n";
   }
 }
@@ -679,7 +679,7 @@ void render_summary(const Run& run, std::ostream& out) {
 
 void write_text(const Run& run, const RenderOptions& options, std::ostream& out) {
   auto model = [&](const FileResult& f, std::ostream& s) {
-    if (!run.config.empty()) s << "config: " << run.config << "\n";
+    if (!run.config.empty()) s << "config: " << visible(run.config) << "\n";
     model_text(*f.audit, options, s);
     render_gates_text(run, f, s);
   };
