@@ -121,7 +121,12 @@ Run run_audit(const AuditRequest& request) {
 
 void report_problems(const Run& run, std::ostream& err) {
   for (const auto& r : run.files) {
-    if (!r.audit) err << "headcount: error: " << one_line(r.path + ": " + r.error) << "\n";
+    if (!r.audit) {
+      // FILE: what is wrong. An error that names the file itself (a URL's fetch error) is not
+      // prefixed with it a second time.
+      const bool named = r.error.compare(0, r.path.size() + 2, r.path + ": ") == 0;
+      err << "headcount: error: " << one_line(named ? r.error : r.path + ": " + r.error) << "\n";
+    }
   }
   for (const auto& r : run.files) {
     for (const auto& g : r.gates) {
