@@ -424,11 +424,11 @@ double exp_tolerance(double e) { return 1e-5 * e + 1e-30; }
 // size.
 using FoldIndex = std::vector<std::tuple<uint64_t, double, int>>;
 
-FoldIndex fold_candidates(const Model& m, const std::set<int>& claimed, const Reader& r) {
+FoldIndex fold_candidates(const Model& m, const std::vector<char>& claimed, const Reader& r) {
   FoldIndex index;
   for (size_t i = 0; i < m.weights.size(); ++i) {
     const Weight& w = m.weights[i];
-    if (!w.parameter || w.elements < 2 || w.elements > kMostHeadSlice || claimed.count(static_cast<int>(i))) continue;
+    if (!w.parameter || w.elements < 2 || w.elements > kMostHeadSlice || claimed[i]) continue;
     std::optional<double> first;
     r.each(w, [&](uint64_t, double v) {
       first = v;
@@ -460,7 +460,7 @@ int exp_of(const Weight& t, const std::vector<double>& values, const Reader& r) 
 // a parameter's element count whose values are -exp (or exp) of that parameter's, as Mamba's
 // A = -exp(A_log) folds. By weight index, with the reason. Only parameters read by Exp are
 // sources, and only tensors of the same element count and a matching first value are compared.
-std::map<int, std::string> folded_from_parameters(const Model& m, const std::set<int>& claimed, const Reader& r) {
+std::map<int, std::string> folded_from_parameters(const Model& m, const std::vector<char>& claimed, const Reader& r) {
   std::map<int, std::string> out;
   FoldIndex index;
   bool indexed = false;
@@ -543,19 +543,22 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
   const Reader buffers{budget, "buffers"}, folded_reader{budget, "folded constants"};
   FrameworkView v;
   v.values_read = read_values;
-  std::set<int> claimed;  // attention weights and extras, and duplicate copies: not buffers
+  std::vector<char> claimed(model.weights.size(), 0);  // by weight: attention weights and extras, duplicate copies: not buffers
+  auto claim = [&](int wi) {
+    if (wi >= 0 && static_cast<size_t>(wi) < claimed.size()) claimed[static_cast<size_t>(wi)] = 1;
+  };
   for (const auto& b : attention.blocks) {
     for (Role r : {Role::Q, Role::K, Role::V, Role::O}) {
-      for (const auto& t : b.projection(r).tensors) claimed.insert(t.weight);
+      for (const auto& t : b.projection(r).tensors) claim(t.weight);
     }
-    for (const auto& e : b.extras) claimed.insert(e.weight);
+    for (const auto& e : b.extras) claim(e.weight);
   }
-  for (const auto& d : duplicates) claimed.insert(d.copy);
+  for (const auto& d : duplicates) claim(d.copy);
 
   std::map<int, std::string> folded = read_values ? folded_from_parameters(model, claimed, folded_reader) : std::map<int, std::string>();
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
-    if (!w.parameter || claimed.count(static_cast<int>(i)) || w.elements < 1) continue;
+    if (!w.parameter || claimed[i] || w.elements < 1) continue;
     std::string why = stored_integers(model, w);
     if (why.empty()) why = cache_slot(model, w);
     if (why.empty() && read_values && buffer_like_use(model, w)) why = by_values(w, buffers);
@@ -583,12 +586,12 @@ FrameworkView framework_view(const Model& model, const AttentionResult& attentio
 
   // Identity nodes re-creating a parameter tensor: each use beyond the first is one more
   // parameter in the framework (the exporter stored equal tensors once).
-  std::set<int> buffer_set;
-  for (const auto& b : v.buffers) buffer_set.insert(b.weight);
-  for (const auto& c : v.constants) buffer_set.insert(c.weight);
+  std::vector<char> buffer_set(model.weights.size(), 0);  // by weight
+  for (const auto& b : v.buffers) buffer_set[static_cast<size_t>(b.weight)] = 1;
+  for (const auto& c : v.constants) buffer_set[static_cast<size_t>(c.weight)] = 1;
   for (size_t i = 0; i < model.weights.size(); ++i) {
     const Weight& w = model.weights[i];
-    if (!w.parameter || buffer_set.count(static_cast<int>(i))) continue;
+    if (!w.parameter || buffer_set[i]) continue;
     std::vector<int> identities;
     bool direct = false;
     for (int ni : w.consumers) {
