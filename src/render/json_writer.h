@@ -246,16 +246,6 @@ class JsonWriter {
                                        _mm_or_si128(_mm_cmpeq_epi8(x, backslash), _mm_cmpeq_epi8(x, del)));
       if (const int mask = _mm_movemask_epi8(bad)) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
     }
-    if (i < s.size()) {  // the last bytes (all of a short key or name) the same way, in a block padded with plain bytes
-      alignas(16) char tail[16];
-      std::memset(tail, 'a', sizeof tail);
-      std::memcpy(tail, s.data() + i, s.size() - i);
-      const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
-      const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(x, space), _mm_cmpeq_epi8(x, quote)),
-                                       _mm_or_si128(_mm_cmpeq_epi8(x, backslash), _mm_cmpeq_epi8(x, del)));
-      if (const int mask = _mm_movemask_epi8(bad)) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
-      return s.size();
-    }
 #endif
     static constexpr auto kPlain = [] {  // is_plain() of every byte, looked up once a byte
       std::array<bool, 256> t{};
