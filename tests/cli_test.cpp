@@ -193,3 +193,39 @@ TEST_CASE("cli: control characters in a file's names are made visible in the tex
   REQUIRE(json.code == 0);
   CHECK(json.out.find("q\\nheadcount: error: forged\\u001b[31m") != std::string::npos);
 }
+
+TEST_CASE("cli: control characters in names are shown, not sent on, in the markdown and GitHub formats", "[cli][hostile]") {
+  // Two 32x32 float32 tensors of the same values (0, 1, ..., 1023) make the duplicate-weights
+  // warning, which quotes both names: one holds an LF and an ESC sequence, the other a BEL.
+  // Markdown turns a line end into a space (a table row stays one line) and shows the others as
+  // \xNN; the GitHub format sends LF as %0A (its escape) and shows the others as \xNN, so no
+  // escape sequence reaches the job's log.
+  testutil::TempDir dir;
+  onnx::ModelProto m = testutil::model();
+  auto* g = m.mutable_graph();
+  testutil::input(g, "x", {1, 32});
+  onnx::TensorProto a = testutil::tensor("w\nheadcount: error: forged\x1b[31m", {32, 32});
+  std::string bytes;
+  for (int i = 0; i < 1024; ++i) {
+    const float f = static_cast<float>(i);
+    bytes += std::string(reinterpret_cast<const char*>(&f), 4);
+  }
+  a.set_raw_data(bytes);
+  onnx::TensorProto b = a;
+  b.set_name("dup\x07");
+  *g->add_initializer() = a;
+  *g->add_initializer() = b;
+  testutil::node(g, "MatMul", {"x", a.name()}, {"y"}, "first");
+  testutil::node(g, "MatMul", {"y", b.name()}, {"z"}, "second");
+  const std::string path = testutil::saved(m, dir);
+  for (const std::string format : {"markdown", "github"}) {
+    INFO(format);
+    CliResult r = cli({"audit", path, "--format", format});
+    REQUIRE(r.code == 0);
+    for (unsigned char c : r.out) CHECK((c >= 0x20 || c == '\n'));
+    CHECK(r.out.find("dup\\x07") != std::string::npos);
+    CHECK(r.out.find("\\x1b") != std::string::npos);
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) CHECK(line.rfind("headcount: error", 0) != 0);
+  }
+}

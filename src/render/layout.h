@@ -157,7 +157,9 @@ inline std::string heads_summary(const Audit& a) {
 inline std::string md_text(const std::string& s) {
   std::string o;
   for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
     if (c == '\n' || c == '\r') o += ' ';
+    else if (u < 0x20 || u == 0x7F) o += visible(std::string_view(&c, 1));  // \t, \xNN: shown, not sent on
     else if (std::string_view("\\`*_[]<>|~&").find(c) != std::string_view::npos) o += std::string("\\") + c;
     else o += c;
   }
