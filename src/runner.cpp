@@ -75,7 +75,16 @@ std::string failure_message(std::exception_ptr stopped) {
 
 std::string one_line(const std::string& text) {
   std::string out;
-  for (char c : text) out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+      out += '?';  // a C1 control in UTF-8 (U+0080 to U+009F): a terminal may act on it
+      ++i;
+    } else {
+      out += c < 0x20 || c == 0x7F ? '?' : static_cast<char>(c);
+    }
+  }
   return out;
 }
 

@@ -229,3 +229,9 @@ TEST_CASE("cli: control characters in names are shown, not sent on, in the markd
     for (std::string line; std::getline(lines, line);) CHECK(line.rfind("headcount: error", 0) != 0);
   }
 }
+
+TEST_CASE("cli: an error line's text has no control character a terminal acts on", "[cli][hostile]") {
+  // LF, DEL and U+009B (CSI as a C1 control, C2 9B in UTF-8) each become '?'; é (C3 A9) stays.
+  CHECK(one_line("a\nb\x7f" "c\xc2\x9b" "d\xc3\xa9") == "a?b?c?d\xc3\xa9");
+  CHECK(one_line("\xc2") == "\xc2");  // a lone lead byte is no control: left as it is
+}

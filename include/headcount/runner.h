@@ -64,7 +64,7 @@ struct DiffRun {
 DiffRun run_diff(const DiffRequest& request);
 
 // An error or gate line is one line, whatever names a hostile file carries: control characters
-// become '?'.
+// (C0, DEL, and C1 written in UTF-8) become '?'.
 std::string one_line(const std::string& text);
 
 }  // namespace headcount
