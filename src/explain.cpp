@@ -287,11 +287,13 @@ std::string explain_config(const std::string& path, const ConfigExplainOptions& 
   const FamilyCount& f = v.count;
   std::ostringstream out;
   if (f.estimate) {
-    out << "Estimate for model_type " << renderers::visible(c.model_type) << (c.read_as.empty() ? "" : " (" + renderers::visible(c.read_as) + ")") << ", read as "
+    out << "Estimate for model_type " << renderers::visible(c.model_type)
+        << (c.read_as.empty() ? "" : " (" + renderers::visible(c.read_as) + ")") << ", read as "
         << renderers::visible(f.estimated_as) << " (" << renderers::visible(path)
         << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << "), an estimate\n\n";
   } else {
-    out << renderers::visible(f.family) << " (model_type " << renderers::visible(c.model_type) << (c.read_as.empty() ? "" : ", " + renderers::visible(c.read_as)) << ", " << renderers::visible(path)
+    out << renderers::visible(f.family) << " (model_type " << renderers::visible(c.model_type)
+        << (c.read_as.empty() ? "" : ", " + renderers::visible(c.read_as)) << ", " << renderers::visible(path)
         << "): " << with_commas(f.total) << " parameters (" << approx(f.total) << ")";
     if (f.total_with_vision) {
       out << " in the language model, " << with_commas(*f.total_with_vision) << " (" << approx(*f.total_with_vision)
@@ -609,7 +611,8 @@ std::string latent_derivation(const AttentionBlock& b) {
 
 // The block's name, heads, width, window, score path and head size (and a latent block's factors).
 void write_block_header(std::ostream& out, const AttentionBlock& b, const Model& m) {
-  out << "block " << b.index << " of " << renderers::visible(m.path) << ": " << renderers::visible(b.name) << " (" << b.form << ", " << b.kind << "-attention)\n";
+  out << "block " << b.index << " of " << renderers::visible(m.path) << ": " << renderers::visible(b.name) << " (" << b.form
+      << ", " << b.kind << "-attention)\n";
   out << "  heads      " << (b.heads ? std::to_string(*b.heads) : std::string("unknown"));
   if (b.kv_heads && b.heads && *b.kv_heads != *b.heads) out << " query, " << *b.kv_heads << " key/value";
   std::string from = b.heads_from;  // "unknown: why" says unknown once
@@ -633,7 +636,8 @@ void write_projection(std::ostream& out, Role r, const Projection& p, const Mode
   role[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(role[0])));
   if (!p.found) {
     if (p.from_input.empty()) out << "  " << role << "  not found\n";
-    else out << "  " << role << "  from the graph input '" << renderers::visible(p.from_input) << "': projected outside this graph\n";
+    else out << "  " << role << "  from the graph input '" << renderers::visible(p.from_input)
+             << "': projected outside this graph\n";
     for (const auto& t : p.tensors) {  // a share of a packed bias inside a fused op
       out << "     bias   " << renderers::visible(m.weights[t.weight].name) << " " << shape_string(m.weights[t.weight].dims);
       if (!t.slice.empty()) out << ", " << renderers::visible(t.slice);
@@ -646,7 +650,9 @@ void write_projection(std::ostream& out, Role r, const Projection& p, const Mode
     out << "     weight the graph input '" << renderers::visible(p.weight_input) << "' [" << p.in_width << ", " << p.out_width
         << "], fed at run time: 0 stored\n";
   }
-  if (!p.bias_input.empty()) out << "     bias   the graph input '" << renderers::visible(p.bias_input) << "', fed at run time: 0 stored\n";
+  if (!p.bias_input.empty()) {
+    out << "     bias   the graph input '" << renderers::visible(p.bias_input) << "', fed at run time: 0 stored\n";
+  }
   for (const auto& t : p.tensors) {
     const Weight& w = m.weights[t.weight];
     out << "     " << (t.bias ? "bias   " : "weight ") << renderers::visible(w.name) << " " << shape_string(w.dims);
@@ -699,7 +705,9 @@ std::string explain_block(const Audit& a, int index) {
   write_block_total(out, b, a.model);
   for (const auto& note : b.notes) out << "  note: " << renderers::visible(note) << "\n";
   for (const auto& f : a.findings) {
-    if (f.block && *f.block == b.index) out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << renderers::visible(f.message) << "\n";
+    if (f.block && *f.block == b.index) {
+      out << "  " << severity_name(f.severity) << " [" << f.rule << "]: " << renderers::visible(f.message) << "\n";
+    }
   }
   return out.str();
 }

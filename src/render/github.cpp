@@ -16,7 +16,7 @@ const char* github_command(Severity s) {
 }
 
 // GitHub workflow commands: data escapes %, CR, LF; properties also escape ':' and ','. Other
-// control characters from the file are shown as \t or \xNN (visible, layout.h): an escape
+// control characters from the file are shown as \t or \xNN (shown_byte, layout.h): an escape
 // sequence in a name would otherwise colour the job's log.
 std::string gh_data(const std::string& s) {
   std::string o;
@@ -25,7 +25,7 @@ std::string gh_data(const std::string& s) {
     if (c == '%') o += "%25";
     else if (c == '\r') o += "%0D";
     else if (c == '\n') o += "%0A";
-    else if (u < 0x20 || u == 0x7F) o += visible(std::string_view(&c, 1));
+    else if (u < 0x20 || u == 0x7F) o += shown_byte(u);
     else o += c;
   }
   return o;

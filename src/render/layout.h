@@ -16,11 +16,21 @@
 
 namespace headcount::renderers {
 
+// How a text report shows one control character (or a byte that is not UTF-8) from a file:
+// \n, \r and \t, else \xNN.
+inline std::string shown_byte(unsigned char c) {
+  if (c == '\n') return "\\n";
+  if (c == '\r') return "\\r";
+  if (c == '\t') return "\\t";
+  static const char* digits = "0123456789abcdef";
+  return std::string("\\x") + digits[c >> 4] + digits[c & 15];
+}
+
 // Text from a file (a tensor's or node's name, a producer, a config's model_type, and the
 // messages that quote them) as a text report prints it: its control characters made visible, so
 // a newline in a name cannot begin a line of the report's own (one a script reads as
-// "headcount: error: ..."), and no escape sequence reaches the terminal. \n, \r and \t are
-// written so; other C0 and C1 controls, DEL, and bytes that are not valid UTF-8 as \xNN.
+// "headcount: error: ..."), and no escape sequence reaches the terminal. C0 and C1 controls, DEL
+// and bytes that are not valid UTF-8 are shown as shown_byte() writes them.
 inline std::string visible(std::string_view s) {
   auto plain = [&](size_t i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -30,26 +40,13 @@ inline std::string visible(std::string_view s) {
   while (i < s.size() && plain(i)) ++i;
   if (i == s.size()) return std::string(s);
   std::string o(s.substr(0, i));
-  auto hex = [&](unsigned char c) {
-    static const char* digits = "0123456789abcdef";
-    o += "\\x";
-    o += digits[c >> 4];
-    o += digits[c & 15];
-  };
   for (; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t len = c < 0x80 ? 0 : JsonWriter::utf8_length(s, i);
     if (plain(i)) {
       o += static_cast<char>(c);
-    } else if (c == '\n') {
-      o += "\\n";
-    } else if (c == '\r') {
-      o += "\\r";
-    } else if (c == '\t') {
-      o += "\\t";
-    } else if (c < 0x80) {
-      hex(c);
-    } else if (size_t len = JsonWriter::utf8_length(s, i); len == 0 || (c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)) {
-      hex(c);  // not UTF-8, or a C1 control (U+0080 to U+009F): its first byte, the rest in turn
+    } else if (len == 0 || (c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)) {
+      o += shown_byte(c);  // a control, a byte that is not UTF-8, or a C1 control's first byte (the rest in turn)
     } else {
       o.append(s.data() + i, len);
       i += len - 1;
@@ -159,7 +156,7 @@ inline std::string md_text(const std::string& s) {
   for (char c : s) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (c == '\n' || c == '\r') o += ' ';
-    else if (u < 0x20 || u == 0x7F) o += visible(std::string_view(&c, 1));  // \t, \xNN: shown, not sent on
+    else if (u < 0x20 || u == 0x7F) o += shown_byte(u);  // \t, \xNN: shown, not sent on
     else if (std::string_view("\\`*_[]<>|~&").find(c) != std::string_view::npos) o += std::string("\\") + c;
     else o += c;
   }
