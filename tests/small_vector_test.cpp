@@ -58,7 +58,8 @@ TEST_CASE("a small vector's copies and moves are independent, in place or on the
     d = std::move(c);
     CHECK(d[0] == 100);
     CHECK(d.size() == n);
-    a = a;  // NOLINT: self-assignment keeps the elements
+    const Small& self = a;
+    a = self;  // self-assignment keeps the elements
     CHECK(a.size() == n);
     CHECK(a[n - 1] == static_cast<int64_t>(n));
   }
