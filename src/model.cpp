@@ -131,14 +131,6 @@ void* Skeleton::allocate_block(size_t size) {
 
 void Skeleton::free_block(void* block, size_t) { ::operator delete(block); }
 
-Name input_of(const NodeRec& n, int i) {
-  return i >= 0 && i < n.input_size() ? n.input(i) : Name();
-}
-
-Name output_of(const NodeRec& n, int i) {
-  return i >= 0 && i < n.output_size() ? n.output(i) : Name();
-}
-
 namespace {
 
 // Little-endian fixed-width read from raw_data.

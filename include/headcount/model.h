@@ -531,8 +531,8 @@ class VisitBudget {
 
 // A node's i-th input or output name, or "" when the node has fewer: graphs from files may omit
 // inputs that an operator normally has, and a missing one must read as absent, not crash.
-Name input_of(const NodeRec& n, int i);
-Name output_of(const NodeRec& n, int i);
+inline Name input_of(const NodeRec& n, int i) { return i >= 0 && i < n.input_size() ? n.input(i) : Name(); }
+inline Name output_of(const NodeRec& n, int i) { return i >= 0 && i < n.output_size() ? n.output(i) : Name(); }
 
 // "[768, 3072]": a tensor shape as reports print it.
 std::string shape_string(Span<int64_t> dims);
