@@ -393,8 +393,7 @@ ValueBudget::ValueBudget(const Model& m) {
   left_ = total_ = units;
 }
 
-int Model::defining_value(int g, const Name& name) const {
-  if (own_id(g, name)) return values[static_cast<size_t>(name.id)].def;
+int Model::defining_value_by_name(int g, const Name& name) const {
   for (; g >= 0; g = graphs[static_cast<size_t>(g)].parent) {
     int id = value_index.find(values, g, name);
     if (id < 0) continue;
@@ -402,23 +401,6 @@ int Model::defining_value(int g, const Name& name) const {
     if (v.producer >= 0 || v.weight >= 0) return id;
   }
   return -1;
-}
-
-const Weight* Model::weight_for(int g, const Name& value) const {
-  int id = defining_value(g, value);
-  if (id < 0) return nullptr;
-  int w = values[static_cast<size_t>(id)].weight;  // an activation of a scope hides outer names
-  return w >= 0 ? &weights[static_cast<size_t>(w)] : nullptr;
-}
-
-int Model::producer_of(int g, const Name& value) const {
-  int id = defining_value(g, value);
-  return id < 0 ? -1 : values[static_cast<size_t>(id)].producer;
-}
-
-NodeSpan Model::consumers_of(int g, const Name& value) const {
-  int id = value_id(g, value);
-  return id < 0 ? NodeSpan() : consumers(id);
 }
 
 namespace {

@@ -430,13 +430,30 @@ struct Model {
   }
   // The id of the record that defines a name as seen from graph g: the nearest scope, looking
   // outwards, where a node produces it or a weight holds it; -1 for graph inputs and unknown names.
-  int defining_value(int g, const Name& name) const;
+  // (Inline, as the walks ask it of nearly every node: a name with its id is read at once.)
+  int defining_value(int g, const Name& name) const {
+    if (own_id(g, name)) return values[static_cast<size_t>(name.id)].def;
+    return defining_value_by_name(g, name);
+  }
   // The weight a value name refers to as seen from graph g (looks through enclosing scopes).
-  const Weight* weight_for(int g, const Name& value) const;
+  const Weight* weight_for(int g, const Name& value) const {
+    const int id = defining_value(g, value);
+    if (id < 0) return nullptr;
+    const int w = values[static_cast<size_t>(id)].weight;  // an activation of a scope hides outer names
+    return w >= 0 ? &weights[static_cast<size_t>(w)] : nullptr;
+  }
   // The node producing a value as seen from graph g, or -1.
-  int producer_of(int g, const Name& value) const;
+  int producer_of(int g, const Name& value) const {
+    const int id = defining_value(g, value);
+    return id < 0 ? -1 : values[static_cast<size_t>(id)].producer;
+  }
   // Nodes consuming a value inside graph g, in node order (a node reading it twice is listed twice).
-  NodeSpan consumers_of(int g, const Name& value) const;
+  NodeSpan consumers_of(int g, const Name& value) const {
+    const int id = value_id(g, value);
+    return id < 0 ? NodeSpan() : consumers(id);
+  }
+  // defining_value for a name without its id in g: looked up by name, scope by scope outwards.
+  int defining_value_by_name(int g, const Name& name) const;
   NodeSpan consumers(int id) const {
     const Value& v = values[static_cast<size_t>(id)];
     return NodeSpan(consumer_list.data() + v.first_consumer, v.consumer_count);
